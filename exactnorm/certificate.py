@@ -1,0 +1,114 @@
+"""Certificate documents, format ``exactnorm.certificate`` version 1 (SPEC §3).
+
+Build one from a :class:`~exactnorm.constructions.Construction`, save it atomically (``.json`` or
+``.json.gz``), load it strictly. Validity is *not* decided here: that is the independent checker's
+job (:mod:`exactnorm.checker`).
+
+>>> from exactnorm.io import demo_target
+>>> from exactnorm.constructions import certify_theorem1
+>>> doc = certificate_document(certify_theorem1(demo_target(), seed=0))
+>>> doc["format"], doc["version"], doc["network"]["checkpoints"]
+('exactnorm.certificate', 1, [2, 4, 6])
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from exactnorm.constructions.common import Construction
+from exactnorm.errors import InvalidCertificateError, LimitExceededError
+from exactnorm.io import atomic_write_bytes, target_to_dict
+from exactnorm.network import FrozenNetwork
+from exactnorm.rationals import format_number, strict_json_loads, unlimited_int_digits
+
+__all__ = [
+    "FORMAT",
+    "VERSION",
+    "DEFAULT_MAX_CERTIFICATE_BYTES",
+    "network_to_dict",
+    "certificate_document",
+    "save_certificate",
+    "load_certificate",
+    "certificate_bytes",
+]
+
+FORMAT = "exactnorm.certificate"
+VERSION = 1
+#: Largest certificate read unless the caller raises it (uncompressed bytes).
+DEFAULT_MAX_CERTIFICATE_BYTES = 2 * 1024**3
+
+
+def _matrix(M: Any) -> list[list[Any]]:
+    return [[format_number(x) for x in row] for row in M.tolist()]
+
+
+def network_to_dict(net: FrozenNetwork) -> dict[str, Any]:
+    """The ``network`` section: layers (input, weight, gamma, beta, activation, skip), checkpoints."""
+    layers = []
+    for layer in net.layers:
+        entry: dict[str, Any] = {
+            "input": layer.input,
+            "weight": _matrix(layer.weight),
+            "gamma": [format_number(x) for x in layer.gamma],
+            "beta": [format_number(x) for x in layer.beta],
+            "activation": layer.activation,
+        }
+        if layer.skips:
+            entry["skip"] = [{"from": s.source, "weight": _matrix(s.weight), "kind": s.kind}
+                             for s in layer.skips]
+        layers.append(entry)
+    return {"layers": layers, "checkpoints": list(net.checkpoints)}
+
+
+def certificate_document(c: Construction) -> dict[str, Any]:
+    """The full version-1 document for a construction."""
+    doc: dict[str, Any] = {"format": FORMAT, "version": VERSION}
+    doc.update(target_to_dict(c.target))
+    doc["network"] = network_to_dict(c.network)
+    doc["provenance"] = c.provenance
+    doc["witnesses"] = c.witnesses
+    return doc
+
+
+def certificate_bytes(doc: dict[str, Any]) -> bytes:
+    """Deterministic serialization: sorted keys, compact separators, trailing newline."""
+    with unlimited_int_digits():
+        return (json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n").encode()
+
+
+def save_certificate(doc: dict[str, Any], path: str | os.PathLike[str]) -> int:
+    """Write atomically; gzip when ``path`` ends in ``.gz`` (still version 1 inside).
+
+    Returns the number of bytes written. The gzip header carries no time stamp, so equal documents
+    give equal files.
+    """
+    data = certificate_bytes(doc)
+    if str(path).endswith(".gz"):
+        data = gzip.compress(data, mtime=0)
+    atomic_write_bytes(path, lambda fh: fh.write(data))
+    return len(data)
+
+
+def load_certificate(path: str | os.PathLike[str], *,
+                     max_bytes: int = DEFAULT_MAX_CERTIFICATE_BYTES) -> dict[str, Any]:
+    """Read a certificate strictly (no floats, no duplicate keys, size-limited)."""
+    p = Path(path)
+    try:
+        if p.suffix == ".gz":
+            with gzip.open(p, "rb") as fh:
+                raw = fh.read(max_bytes + 1)
+        else:
+            with open(p, "rb") as fh:
+                raw = fh.read(max_bytes + 1)
+    except (OSError, EOFError) as exc:
+        raise InvalidCertificateError(f"cannot read certificate {p}: {exc}") from None
+    if len(raw) > max_bytes:
+        raise LimitExceededError(f"certificate {p} exceeds {max_bytes} bytes (raise the limit)")
+    doc = strict_json_loads(raw, what=f"certificate {p}")
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise InvalidCertificateError(f"{p} is not an {FORMAT} document")
+    return doc

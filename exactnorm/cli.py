@@ -1,0 +1,82 @@
+"""Command line ``exactnorm``: argument parsing, progress, exit codes. No mathematics here.
+
+Exit codes: 0 success / valid certificate, 1 invalid certificate (or a failed comparison),
+2 usage or input error, 130 interrupted. Errors are one line on stderr; ``--debug`` shows the
+traceback.
+
+Each subcommand lives in ``exactnorm.commands.<name>`` and provides ``register(subparsers)``,
+which adds its parser and sets ``func`` (``args → exit code``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from exactnorm import __version__
+from exactnorm.errors import ExactnormError
+
+__all__ = ["main", "build_parser", "COMMAND_MODULES"]
+
+COMMAND_MODULES = (
+    "exactnorm.commands.certify",
+    "exactnorm.commands.check",
+    "exactnorm.commands.tables",
+)
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse that reports usage errors as one line with exit code 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        raise SystemExit(2)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="exactnorm",
+                     description="Exact certificates for normalization-only reconstruction.")
+    parser.add_argument("--version", action="version", version=f"exactnorm {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub.required = True
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    try:
+        args = build_parser().parse_args(argv)
+        return int(args.func(args))
+    except SystemExit as exc:
+        return int(exc.code) if isinstance(exc.code, int) else 2
+    except KeyboardInterrupt:
+        sys.stderr.write("exactnorm: interrupted; no partial output was written\n")
+        return 130
+    except ExactnormError as exc:
+        if debug:
+            raise
+        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        sys.stderr.write(f"exactnorm: error: {msg}\n")
+        return exc.exit_code
+    except (MemoryError, RecursionError) as exc:
+        if debug:
+            raise
+        sys.stderr.write(f"exactnorm: error: input too large or too deeply nested "
+                         f"({type(exc).__name__})\n")
+        return 2
+    except Exception as exc:  # a bug: still one line, the traceback behind --debug
+        if debug:
+            raise
+        sys.stderr.write(f"exactnorm: internal error: {type(exc).__name__}: {exc} "
+                         f"(rerun with --debug and report it)\n")
+        return 3
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

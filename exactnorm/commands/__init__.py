@@ -1,0 +1,1 @@
+"""Subcommands of the ``exactnorm`` CLI, one module each, thin over :mod:`exactnorm.api`."""

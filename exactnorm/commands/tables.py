@@ -1,0 +1,36 @@
+"""``exactnorm tables``: regenerate the proof tables, or compare them with the checked-in ones."""
+
+from __future__ import annotations
+
+import argparse
+
+from exactnorm.commands._common import console, err_console
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("tables", help="regenerate the proof tables in proofs/")
+    p.add_argument("--out", default="proofs", help="output folder (default proofs)")
+    p.add_argument("--only", default=None, help="comma-separated table keys, e.g. T1,T3")
+    p.add_argument("--check", action="store_true",
+                   help="regenerate into a temporary folder and compare with --out; exit 1 on "
+                        "any difference")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from exactnorm.tables import compare_tables, generate_tables
+
+    only = [k.strip() for k in args.only.split(",")] if args.only else None
+    if args.check:
+        problems = compare_tables(args.out, only)
+        for p in problems:
+            console.print(p)
+        console.print("tables up to date" if not problems else f"{len(problems)} difference(s)")
+        return 1 if problems else 0
+    paths = generate_tables(args.out, only,
+                            progress=lambda k: err_console.print(f"generating {k} ..."))
+    for p in paths:
+        console.print(f"wrote {p}")
+    return 0

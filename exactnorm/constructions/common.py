@@ -1,0 +1,99 @@
+"""Steps shared by every construction: the result type, the activating shift and its cancellation.
+
+Ground types: ``fmpq_mat``/``fmpz_mat`` matrices, vectors as tuples of ``fmpq``.
+"""
+
+from __future__ import annotations
+
+import platform
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from flint import fmpq
+
+from exactnorm.linalg import FlintMatrix
+from exactnorm.network import FrozenNetwork, TargetNetwork, Vector, affine_interval, column
+
+__all__ = ["Construction", "LayerReport", "activating_shift", "cancelling_bias", "provenance"]
+
+
+@dataclass
+class LayerReport:
+    """What one target layer cost: sizes, exact rank, bit sizes, attempts, time (not certified)."""
+
+    layer: int
+    d_in: int
+    d_out: int
+    widths: tuple[int, ...]
+    systems: int
+    system_size: int
+    rank: int
+    gamma_bits: int
+    beta_bits: int
+    attempts: int
+    seconds: float = 0.0
+    witness: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Construction:
+    """A frozen network realizing a target, with what is needed to write its certificate."""
+
+    name: str
+    target: TargetNetwork
+    network: FrozenNetwork
+    reports: list[LayerReport]
+    provenance: dict[str, Any]
+    witnesses: dict[str, Any]
+
+
+def activating_shift(G: FlintMatrix, lo: Sequence[fmpq], hi: Sequence[fmpq],
+                     mode: str = "neuron") -> Vector:
+    """Shift β that makes every neuron of ``G a + β`` non-negative on the box ``[lo, hi]``.
+
+    ``mode="neuron"`` gives each neuron the smallest such shift, ``β_k = −min_{a∈B} G_k a`` (the
+    neuron's exact minimum becomes 0); ``mode="layer"`` uses one constant ``c = max_k β_k`` for
+    the whole layer, as in the proof of Theorem 1. Either way the ReLU acts as the identity on the
+    box, so the layer is affine there (SPEC §2.1 step 2).
+    """
+    zeros = [fmpq(0)] * G.nrows()
+    mins, _ = affine_interval(G, zeros, lo, hi)
+    per_neuron = tuple(-m for m in mins)
+    if mode == "neuron":
+        return per_neuron
+    if mode == "layer":
+        c = max(per_neuron) if per_neuron else fmpq(0)
+        return tuple(c for _ in per_neuron)
+    raise ValueError(f"unknown shift mode {mode!r}")
+
+
+def cancelling_bias(V: FlintMatrix, shift: Sequence[fmpq], bias: Sequence[fmpq]) -> Vector:
+    """``b − V·shift``: the next layer's β that removes an earlier shift exactly (step 3)."""
+    vs = V * column(shift)
+    return tuple(fmpq(bias[r]) - vs[r, 0] for r in range(V.nrows()))
+
+
+def provenance(construction: str, seed: int, distribution: str, **extra: Any) -> dict[str, Any]:
+    """Seed, distribution and software versions, recorded in every certificate."""
+    import flint
+    import numpy
+    import sympy
+
+    from exactnorm import __version__
+
+    out = {
+        "construction": construction,
+        "seed": seed,
+        "distribution": distribution,
+        "rng": "numpy PCG64, SeedSequence(seed, spawn_key=(layer, attempt))",
+        "versions": {
+            "exactnorm": __version__,
+            "python-flint": flint.__version__,
+            "numpy": numpy.__version__,
+            "sympy": sympy.__version__,
+            "python": platform.python_version(),
+        },
+    }
+    out.update(extra)
+    return out

@@ -1,0 +1,255 @@
+"""Reading and writing target networks: JSON target files, ``.npz`` arrays, the demo target.
+
+A target file is ``{"domain": {...}, "target": {...}}`` exactly as in a certificate (SPEC §3/§7).
+An ``.npz`` file holds ``W1, b1, …, WL, bL`` (integer or float; floats converted exactly to dyadic
+rationals), optional ``lower``/``upper`` arrays and an optional string array ``activations``.
+
+>>> g = demo_target()
+>>> g.widths
+(3, 4, 3, 2)
+>>> target_from_dict(target_to_dict(g)) == g
+True
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Callable
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from exactnorm.errors import InputError, ShapeError
+from exactnorm.linalg import from_numpy_exact, to_fractions
+from exactnorm.network import DEFAULT_MAX_WIDTH, TargetNetwork
+from exactnorm.rationals import (
+    DEFAULT_MAX_DIGITS,
+    format_number,
+    parse_number,
+    strict_json_loads,
+    unlimited_int_digits,
+)
+
+__all__ = [
+    "demo_target",
+    "target_to_dict",
+    "target_from_dict",
+    "load_target",
+    "save_target",
+    "parse_box",
+    "atomic_write_bytes",
+    "random_target",
+]
+
+
+def demo_target() -> TargetNetwork:
+    """The embedded demo: 3 layers, widths 3 → 4 → 3 → 2, rational weights, identity output."""
+    W1 = [["1/2", -1, "3/4"], [2, "1/3", 0], ["-3/2", 1, "1/5"], [0, "-2/3", 1]]
+    b1 = ["1/4", -1, "1/2", 0]
+    W2 = [[1, "-1/2", "2/3", "1/4"], ["3/5", 1, -1, 0], ["-1/3", "1/2", "1/2", 2]]
+    b2 = [0, "1/3", "-1/2"]
+    W3 = [["5/4", -1, "1/2"], ["-1/6", "2/3", 1]]
+    b3 = ["1/8", -2]
+    return target_from_dict({
+        "domain": {"lower": [-1, "-1/2", 0], "upper": [1, "1/2", 2]},
+        "target": {"layers": [
+            {"weight": W1, "bias": b1, "activation": "relu"},
+            {"weight": W2, "bias": b2, "activation": "relu"},
+            {"weight": W3, "bias": b3, "activation": "identity"},
+        ]},
+    })
+
+
+def _fmt_vec(v: Any) -> list[Any]:
+    return [format_number(Fraction(int(x.numer()), int(x.denom()))) for x in v]
+
+
+def target_to_dict(g: TargetNetwork) -> dict[str, Any]:
+    """``TargetNetwork`` → the ``domain``/``target`` sections of SPEC §3 (exact JSON values)."""
+    return {
+        "domain": {"lower": _fmt_vec(g.lower), "upper": _fmt_vec(g.upper)},
+        "target": {"layers": [
+            {"weight": [[format_number(x) for x in row] for row in to_fractions(layer.weight)],
+             "bias": _fmt_vec(layer.bias),
+             "activation": layer.activation}
+            for layer in g.layers
+        ]},
+    }
+
+
+def _numbers(obj: Any, what: str, max_digits: int) -> list[Fraction]:
+    if not isinstance(obj, list):
+        raise ShapeError(f"{what} must be a list")
+    return [parse_number(x, max_digits=max_digits, where=f"{what}[{k}]") for k, x in enumerate(obj)]
+
+
+def _matrix(obj: Any, what: str, max_digits: int) -> list[list[Fraction]]:
+    if not isinstance(obj, list) or not obj:
+        raise ShapeError(f"{what} must be a non-empty list of rows")
+    return [_numbers(row, f"{what}[{i}]", max_digits) for i, row in enumerate(obj)]
+
+
+def _field(obj: Any, key: str, what: str) -> Any:
+    if not isinstance(obj, dict):
+        raise InputError(f"{what} must be a JSON object")
+    if key not in obj:
+        raise InputError(f"{what} has no {key!r} field")
+    return obj[key]
+
+
+def target_from_dict(doc: Any, *, max_digits: int = DEFAULT_MAX_DIGITS,
+                     max_width: int = DEFAULT_MAX_WIDTH,
+                     box: tuple[Fraction, Fraction] | None = None) -> TargetNetwork:
+    """Parse ``{"domain": …, "target": …}`` into a :class:`TargetNetwork` with clear errors.
+
+    ``box`` (lo, hi) supplies a cube when the document has no ``domain``.
+    """
+    if not isinstance(doc, dict):
+        raise InputError("a target file must be a JSON object with 'domain' and 'target'")
+    layers = _field(_field(doc, "target", "document"), "layers", "target")
+    if not isinstance(layers, list) or not layers:
+        raise ShapeError("the target network has no layers")
+    weights, biases, acts = [], [], []
+    for i, layer in enumerate(layers, 1):
+        weights.append(_matrix(_field(layer, "weight", f"target layer {i}"),
+                               f"target layer {i} weight", max_digits))
+        biases.append(_numbers(_field(layer, "bias", f"target layer {i}"),
+                               f"target layer {i} bias", max_digits))
+        acts.append(layer.get("activation", "relu" if i < len(layers) else "identity"))
+    if "domain" in doc:
+        dom = doc["domain"]
+        lower = _numbers(_field(dom, "lower", "domain"), "domain lower", max_digits)
+        upper = _numbers(_field(dom, "upper", "domain"), "domain upper", max_digits)
+    elif box is not None:
+        d0 = len(weights[0][0])
+        lower, upper = [box[0]] * d0, [box[1]] * d0
+    else:
+        raise InputError("the target has no 'domain'; give one or pass --box LO:HI")
+    return TargetNetwork.from_lists(weights, biases, acts, lower=lower, upper=upper,
+                                    max_width=max_width)
+
+
+def parse_box(text: str) -> tuple[Fraction, Fraction]:
+    """``"LO:HI"`` (exact numbers, e.g. ``-1:1`` or ``-1/2:3/2``) → ``(lo, hi)``."""
+    if not isinstance(text, str) or text.count(":") != 1:
+        raise InputError(f"--box must look like LO:HI, got {text!r}")
+    lo_s, hi_s = text.split(":")
+    lo = parse_number(lo_s, where="--box LO")
+    hi = parse_number(hi_s, where="--box HI")
+    if lo > hi:
+        raise InputError(f"inverted box: {lo} > {hi}")
+    return lo, hi
+
+
+def _target_from_npz(path: Path, *, max_width: int,
+                     box: tuple[Fraction, Fraction] | None) -> TargetNetwork:
+    try:
+        data = np.load(path, allow_pickle=False)
+    except (OSError, ValueError) as exc:
+        raise InputError(f"cannot read {path} as .npz: {exc}") from None
+    with data:
+        keys = set(data.files)
+        L = 0
+        while f"W{L + 1}" in keys:
+            L += 1
+        if L == 0:
+            raise InputError(f"{path} has no arrays W1, b1, …")
+        weights, biases = [], []
+        for i in range(1, L + 1):
+            if f"b{i}" not in keys:
+                raise InputError(f"{path} has W{i} but no b{i}")
+            W = np.asarray(data[f"W{i}"])
+            if W.ndim != 2:
+                raise ShapeError(f"W{i} must be 2-D, got shape {W.shape}")
+            weights.append(to_fractions(from_numpy_exact(W, f"W{i}")))
+            b = np.asarray(data[f"b{i}"]).reshape(-1)
+            biases.append([row[0] for row in to_fractions(from_numpy_exact(b, f"b{i}"))])
+        acts = None
+        if "activations" in keys:
+            acts = [str(a) for a in np.asarray(data["activations"]).reshape(-1)]
+        if "lower" in keys and "upper" in keys:
+            lower = [r[0] for r in to_fractions(from_numpy_exact(
+                np.asarray(data["lower"]).reshape(-1), "lower"))]
+            upper = [r[0] for r in to_fractions(from_numpy_exact(
+                np.asarray(data["upper"]).reshape(-1), "upper"))]
+        elif box is not None:
+            lower = [box[0]] * len(weights[0][0])
+            upper = [box[1]] * len(weights[0][0])
+        else:
+            raise InputError(f"{path} has no lower/upper arrays; pass --box LO:HI")
+    return TargetNetwork.from_lists(weights, biases, acts, lower=lower, upper=upper,
+                                    max_width=max_width)
+
+
+def load_target(path: str | os.PathLike[str], *, max_digits: int = DEFAULT_MAX_DIGITS,
+                max_width: int = DEFAULT_MAX_WIDTH,
+                box: tuple[Fraction, Fraction] | None = None) -> TargetNetwork:
+    """Load a target from ``.json`` (SPEC §3 sections) or ``.npz`` (``W1, b1, …``)."""
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"no such target file: {p}")
+    if p.suffix == ".npz":
+        return _target_from_npz(p, max_width=max_width, box=box)
+    try:
+        text = p.read_bytes()
+    except OSError as exc:
+        raise InputError(f"cannot read {p}: {exc}") from None
+    return target_from_dict(strict_json_loads(text, what=str(p)), max_digits=max_digits,
+                            max_width=max_width, box=box)
+
+
+def atomic_write_bytes(path: str | os.PathLike[str], produce: Callable[[Any], None]) -> None:
+    """Write a file atomically: ``produce(fileobj)`` fills a temp file, then it is renamed.
+
+    An interruption (Ctrl-C, crash) leaves either the old file or none, never a partial one.
+    """
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            produce(fh)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def save_target(g: TargetNetwork, path: str | os.PathLike[str]) -> None:
+    """Write ``g`` as a JSON target file (atomic)."""
+
+    def produce(fh: Any) -> None:
+        with unlimited_int_digits():
+            fh.write(json.dumps(target_to_dict(g), indent=1).encode())
+
+    atomic_write_bytes(path, produce)
+
+
+def random_target(widths: tuple[int, ...] | list[int], *, seed: int,
+                  distribution: str = "rational:4", box: tuple[Any, Any] = (-1, 1),
+                  activations: list[str] | None = None) -> TargetNetwork:
+    """A seeded random target with the given widths ``(d_0, …, d_L)`` on the cube ``box``.
+
+    Weights and biases come from ``layer_rng(seed, 10**6, i)`` so that they never coincide with
+    the frozen weights drawn from the same seed.
+    """
+    from exactnorm.sampling import layer_rng, sample_matrix
+
+    if len(widths) < 2:
+        raise ShapeError("a target needs at least one layer: widths (d_0, d_1, ...)")
+    weights, biases = [], []
+    for i in range(1, len(widths)):
+        rng = layer_rng(seed, 10**6, i)
+        weights.append(to_fractions(sample_matrix(rng, widths[i], widths[i - 1], distribution)))
+        biases.append([r[0] for r in to_fractions(sample_matrix(rng, widths[i], 1, distribution))])
+    lo, hi = box
+    return TargetNetwork.from_lists(weights, biases, activations, lower=[lo] * widths[0],
+                                    upper=[hi] * widths[0])

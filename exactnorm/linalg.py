@@ -1,0 +1,413 @@
+"""Exact linear algebra: Khatri–Rao/Kronecker/Hadamard, vec, rank, solve, kernels, conversions.
+
+Ground domains, stated once for the whole module:
+
+* ``fmpz_mat`` / ``fmpq_mat`` (python-flint) are the working types. Products take either and return
+  the type of their arguments (``fmpq_mat`` if either is rational).
+* ``list[list[Fraction]]`` is the pure-Python interchange type; ``sympy.Matrix`` (of ``Rational``) is
+  the symbolic one; ``numpy.ndarray`` of ``float64`` is for comparison only and never flows back
+  into a certified result without :func:`from_numpy_exact`.
+
+Vectorization conventions (SPEC §1): ``vec(M, "F")`` stacks columns (column-major), ``vec(M, "C")``
+stacks rows. For ``A`` (p×m), ``γ`` (m) and ``B`` (m×n)::
+
+    vec(A diag(γ) B, "F") = khatri_rao(Bᵀ, A) γ
+    vec(A diag(γ) B, "C") = khatri_rao(A, Bᵀ) γ
+
+>>> from flint import fmpz_mat
+>>> A = fmpz_mat([[1, 2], [3, 4]]); B = fmpz_mat([[5, 6], [7, 8]])
+>>> khatri_rao(A, B).tolist()
+[[5, 12], [7, 16], [15, 24], [21, 32]]
+>>> g = fmpz_mat([[1], [-1]])
+>>> khatri_rao(B.transpose(), A) * g == vec(A * diag(g) * B, "F")
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any, Literal
+
+import numpy as np
+from flint import fmpq, fmpq_mat, fmpz, fmpz_mat, nmod_mat
+
+from exactnorm.errors import InputError, NumberFormatError, ShapeError, SingularSystemError
+
+__all__ = [
+    "FlintMatrix",
+    "khatri_rao",
+    "kronecker",
+    "hadamard",
+    "diag",
+    "vec",
+    "unvec",
+    "exact_rank",
+    "solve_exact",
+    "kernel_vector",
+    "is_prime",
+    "random_prime",
+    "rank_mod_prime",
+    "clear_denominators",
+    "max_bits",
+    "to_fmpq_mat",
+    "to_fmpz_mat",
+    "to_fractions",
+    "to_sympy",
+    "from_sympy",
+    "from_numpy_exact",
+    "to_numpy",
+]
+
+FlintMatrix = fmpz_mat | fmpq_mat
+Order = Literal["F", "C"]
+
+#: nmod_mat works with word-size moduli only.
+_MAX_MODULUS = 2**63
+
+
+def _shape(M: FlintMatrix) -> tuple[int, int]:
+    return M.nrows(), M.ncols()
+
+
+def _rows(M: FlintMatrix) -> list[list[Any]]:
+    return M.tolist()
+
+
+def _same_kind(*mats: FlintMatrix) -> type:
+    return fmpq_mat if any(isinstance(M, fmpq_mat) for M in mats) else fmpz_mat
+
+
+def _build(kind: type, nrows: int, ncols: int, rows: list[list[Any]]) -> FlintMatrix:
+    if nrows == 0 or ncols == 0:
+        return kind(nrows, ncols)
+    return kind(rows)
+
+
+def khatri_rao(X: FlintMatrix, Y: FlintMatrix) -> FlintMatrix:
+    """Column-wise Khatri–Rao product ``X ⊙ Y``.
+
+    Definition (Definition 6 of the source): for ``X`` (p×n) and ``Y`` (q×n), column ``k`` of
+    ``X ⊙ Y`` is ``X[:, k] ⊗ Y[:, k]``; entry ``(a*q + b, k)`` is ``X[a, k]·Y[b, k]``.
+
+    Parameters
+    ----------
+    X, Y : fmpz_mat or fmpq_mat
+        Same number of columns.
+
+    Returns
+    -------
+    fmpz_mat or fmpq_mat of shape (p·q)×n.
+
+    Examples
+    --------
+    >>> from flint import fmpz_mat
+    >>> khatri_rao(fmpz_mat([[1, 2]]), fmpz_mat([[3, 4], [5, 6]])).tolist()
+    [[3, 8], [5, 12]]
+    """
+    p, n = _shape(X)
+    q, n2 = _shape(Y)
+    if n != n2:
+        raise ShapeError(f"khatri_rao needs equal column counts, got {n} and {n2}")
+    xr, yr = _rows(X), _rows(Y)
+    rows = [[xa[k] * yb[k] for k in range(n)] for xa in xr for yb in yr]
+    return _build(_same_kind(X, Y), p * q, n, rows)
+
+
+def kronecker(X: FlintMatrix, Y: FlintMatrix) -> FlintMatrix:
+    """Kronecker product ``X ⊗ Y`` (Definition 5): block ``(a, c)`` is ``X[a, c]·Y``."""
+    p, n = _shape(X)
+    q, r = _shape(Y)
+    xr, yr = _rows(X), _rows(Y)
+    rows = [[xa[c] * yb[e] for c in range(n) for e in range(r)] for xa in xr for yb in yr]
+    return _build(_same_kind(X, Y), p * q, n * r, rows)
+
+
+def hadamard(X: FlintMatrix, Y: FlintMatrix) -> FlintMatrix:
+    """Entry-wise (Hadamard) product ``X ∘ Y`` of two matrices of equal shape."""
+    if _shape(X) != _shape(Y):
+        raise ShapeError(f"hadamard needs equal shapes, got {_shape(X)} and {_shape(Y)}")
+    rows = [[a * b for a, b in zip(ra, rb)] for ra, rb in zip(_rows(X), _rows(Y))]
+    return _build(_same_kind(X, Y), *_shape(X), rows)
+
+
+def diag(v: FlintMatrix | Sequence[Any]) -> FlintMatrix:
+    """Diagonal matrix from a column vector (n×1 matrix) or a sequence of exact numbers."""
+    if isinstance(v, (fmpz_mat, fmpq_mat)):
+        kind = type(v)
+        entries = v.entries()
+    else:
+        entries = list(v)
+        kind = fmpq_mat if any(isinstance(e, (fmpq, Fraction)) for e in entries) else fmpz_mat
+        entries = [fmpq(e.numerator, e.denominator) if isinstance(e, Fraction) else e
+                   for e in entries]
+    n = len(entries)
+    D = kind(n, n)
+    for i, e in enumerate(entries):
+        D[i, i] = e
+    return D
+
+
+def vec(M: FlintMatrix, order: Order = "F") -> FlintMatrix:
+    """Stack ``M`` into a column: columns one after another (``"F"``) or rows (``"C"``)."""
+    p, n = _shape(M)
+    rows = _rows(M)
+    if order == "F":
+        flat = [rows[i][j] for j in range(n) for i in range(p)]
+    elif order == "C":
+        flat = [x for row in rows for x in row]
+    else:
+        raise InputError(f"order must be 'F' or 'C', got {order!r}")
+    return _build(type(M), p * n, 1, [[x] for x in flat])
+
+
+def unvec(v: FlintMatrix, shape: tuple[int, int], order: Order = "F") -> FlintMatrix:
+    """Inverse of :func:`vec`: reshape a column (or row) vector into ``shape``."""
+    p, n = shape
+    flat = v.entries()
+    if len(flat) != p * n:
+        raise ShapeError(f"cannot unvec {len(flat)} entries into shape {shape}")
+    if order == "F":
+        rows = [[flat[j * p + i] for j in range(n)] for i in range(p)]
+    elif order == "C":
+        rows = [flat[i * n:(i + 1) * n] for i in range(p)]
+    else:
+        raise InputError(f"order must be 'F' or 'C', got {order!r}")
+    return _build(type(v), p, n, rows)
+
+
+def clear_denominators(M: FlintMatrix) -> tuple[fmpz_mat, fmpz]:
+    """Return ``(N, den)`` with ``M = N / den``, ``N`` integer, ``den > 0`` minimal common denominator."""
+    if isinstance(M, fmpz_mat):
+        return M, fmpz(1)
+    if M.nrows() == 0 or M.ncols() == 0:
+        return fmpz_mat(M.nrows(), M.ncols()), fmpz(1)
+    return M.numer_denom()
+
+
+def exact_rank(M: FlintMatrix) -> int:
+    """Exact rank over Q (fraction-free elimination in FLINT)."""
+    if M.nrows() == 0 or M.ncols() == 0:
+        return 0
+    return clear_denominators(M)[0].rank()
+
+
+def kernel_vector(M: FlintMatrix) -> list[int] | None:
+    """A nonzero integer vector ``x`` with ``M x = 0``, or ``None`` if ``M`` has full column rank."""
+    N, nullity = clear_denominators(M)[0].nullspace()
+    if nullity == 0:
+        return None
+    col = [int(N[i, 0]) for i in range(N.nrows())]
+    return col
+
+
+def solve_exact(K: FlintMatrix, rhs: FlintMatrix, *, layer: int | None = None) -> fmpq_mat:
+    """Solve the square system ``K x = rhs`` exactly.
+
+    Returns
+    -------
+    fmpq_mat
+        The unique solution.
+
+    Raises
+    ------
+    SingularSystemError
+        If ``K`` is singular, with its exact rank and an integer kernel vector; never an
+        approximate or least-squares answer.
+    """
+    m, n = _shape(K)
+    if m != n:
+        raise ShapeError(f"solve_exact needs a square matrix, got {m}×{n}")
+    if rhs.nrows() != m:
+        raise ShapeError(f"right-hand side has {rhs.nrows()} rows, system has {m}")
+    if m == 0:
+        return fmpq_mat(0, rhs.ncols())
+    Kz, _ = clear_denominators(K)
+    rz, rden = clear_denominators(rhs)
+    kden = clear_denominators(K)[1]
+    try:
+        x = Kz.solve(rz)
+    except ZeroDivisionError:
+        rank = Kz.rank()
+        where = f" (layer {layer})" if layer is not None else ""
+        raise SingularSystemError(
+            f"Khatri–Rao system{where} is singular: exact rank {rank} < {m}",
+            rank=rank, size=m, kernel=kernel_vector(Kz), layer=layer,
+        ) from None
+    # K = Kz/kden, rhs = rz/rden  ⇒  x = Kz⁻¹ rz · kden / rden
+    if kden != 1 or rden != 1:
+        x = x * fmpq(int(kden), int(rden))
+    return x
+
+
+def is_prime(p: int) -> bool:
+    """Deterministic primality (FLINT's ``fmpz_is_prime``, a proof, not a probable-prime test)."""
+    return p > 1 and bool(fmpz(p).is_prime())
+
+
+def random_prime(bits: int, rng: np.random.Generator) -> int:
+    """A uniformly drawn odd ``bits``-bit prime (checked with :func:`is_prime`)."""
+    if not 3 <= bits <= 62:
+        raise InputError(f"prime size must be between 3 and 62 bits, got {bits}")
+    while True:
+        cand = int(rng.integers(2 ** (bits - 1), 2**bits, dtype=np.uint64)) | 1
+        if is_prime(cand):
+            return cand
+
+
+def rank_mod_prime(M: FlintMatrix, p: int) -> int:
+    """Rank of ``M`` reduced modulo the prime ``p``.
+
+    A rank mod ``p`` is a lower bound for the rank over Q (a nonzero minor mod p is nonzero), so
+    full rank mod ``p`` proves full rank. ``p`` is checked to be prime *before* FLINT sees it:
+    composite moduli can abort the interpreter in FLINT's modular elimination (SPEC §8).
+    ``M`` must have integer entries or denominators prime to ``p``.
+    """
+    if not isinstance(p, int) or isinstance(p, bool):
+        raise InputError(f"modulus must be an integer, got {type(p).__name__}")
+    if not (2 <= p < _MAX_MODULUS) or not is_prime(p):
+        raise InputError(f"modulus {p} is not a prime below 2^63; refusing modular elimination")
+    Mz, den = clear_denominators(M)
+    if den % p == 0:
+        raise InputError(f"prime {p} divides a denominator of the matrix")
+    if Mz.nrows() == 0 or Mz.ncols() == 0:
+        return 0
+    return nmod_mat(Mz.tolist(), p).rank()
+
+
+def max_bits(M: FlintMatrix) -> int:
+    """Largest bit size of a numerator or denominator among the entries."""
+    best = 0
+    for e in M.entries():
+        if isinstance(e, fmpq):
+            best = max(best, int(e.numer()).bit_length(), int(e.denom()).bit_length())
+        else:
+            best = max(best, int(e).bit_length())
+    return best
+
+
+# ---------------------------------------------------------------- conversions
+
+
+def _to_fmpq(x: Any, where: str) -> fmpq:
+    if isinstance(x, bool):
+        raise NumberFormatError(f"boolean at {where} is not a number")
+    if isinstance(x, (int, fmpz)):
+        return fmpq(x)
+    if isinstance(x, fmpq):
+        return x
+    if isinstance(x, Fraction):
+        return fmpq(x.numerator, x.denominator)
+    if isinstance(x, (float, np.floating)):
+        raise NumberFormatError(f"float at {where}; convert with from_numpy_exact or write p/q")
+    if isinstance(x, np.integer):
+        return fmpq(int(x))
+    try:  # SymPy Rational / Integer
+        import sympy
+
+        if isinstance(x, sympy.Rational):
+            return fmpq(int(x.p), int(x.q))
+    except ImportError:  # pragma: no cover - sympy is a dependency
+        pass
+    raise NumberFormatError(f"not an exact rational at {where}: {type(x).__name__}")
+
+
+def _check_rect(rows: Sequence[Sequence[Any]], what: str) -> tuple[int, int]:
+    if not isinstance(rows, Sequence) or isinstance(rows, (str, bytes)):
+        raise ShapeError(f"{what} must be a list of rows")
+    nrows = len(rows)
+    ncols = None
+    for i, row in enumerate(rows):
+        if not isinstance(row, Sequence) or isinstance(row, (str, bytes)):
+            raise ShapeError(f"{what} row {i} is not a list")
+        if ncols is None:
+            ncols = len(row)
+        elif len(row) != ncols:
+            raise ShapeError(f"{what} is ragged: row 0 has {ncols} entries, row {i} has {len(row)}")
+    return nrows, ncols or 0
+
+
+def to_fmpq_mat(rows: Sequence[Sequence[Any]] | FlintMatrix, what: str = "matrix") -> fmpq_mat:
+    """Rows of exact numbers (int, Fraction, fmpz, fmpq, SymPy Rational) → ``fmpq_mat``."""
+    if isinstance(rows, fmpq_mat):
+        return rows
+    if isinstance(rows, fmpz_mat):
+        return fmpq_mat(rows)
+    nrows, ncols = _check_rect(rows, what)
+    data = [[_to_fmpq(x, f"{what}[{i}][{j}]") for j, x in enumerate(r)] for i, r in enumerate(rows)]
+    return _build(fmpq_mat, nrows, ncols, data)
+
+
+def to_fmpz_mat(rows: Sequence[Sequence[Any]] | FlintMatrix, what: str = "matrix") -> fmpz_mat:
+    """Rows of integers → ``fmpz_mat``; refuses non-integers."""
+    if isinstance(rows, fmpz_mat):
+        return rows
+    Q = to_fmpq_mat(rows, what)
+    N, den = clear_denominators(Q)
+    if den != 1:
+        raise NumberFormatError(f"{what} has non-integer entries")
+    return N
+
+
+def to_fractions(M: FlintMatrix) -> list[list[Fraction]]:
+    """``fmpz_mat``/``fmpq_mat`` → list of rows of :class:`fractions.Fraction`."""
+    out = []
+    for row in M.tolist():
+        r = []
+        for e in row:
+            if isinstance(e, fmpq):
+                r.append(Fraction(int(e.numer()), int(e.denom())))
+            else:
+                r.append(Fraction(int(e)))
+        out.append(r)
+    return out
+
+
+def to_sympy(M: FlintMatrix) -> Any:
+    """``fmpz_mat``/``fmpq_mat`` → ``sympy.Matrix`` of ``Rational`` (exact)."""
+    import sympy
+
+    return sympy.Matrix(M.nrows(), M.ncols(),
+                        [sympy.Rational(f.numerator, f.denominator)
+                         for row in to_fractions(M) for f in row])
+
+
+def from_sympy(M: Any) -> fmpq_mat:
+    """``sympy.Matrix`` of rationals → ``fmpq_mat``; refuses symbols and floats."""
+    return to_fmpq_mat(M.tolist(), "sympy matrix")
+
+
+def from_numpy_exact(a: np.ndarray, what: str = "array") -> fmpq_mat:
+    """numpy array (integer or float, 1-D or 2-D) → ``fmpq_mat``, each float converted exactly.
+
+    A float64 is a dyadic rational; this returns that rational, not a nearby "nice" one. A 1-D
+    array becomes a column.
+    """
+    arr = np.asarray(a)
+    if arr.ndim == 1:
+        arr = arr.reshape(-1, 1)
+    if arr.ndim != 2:
+        raise ShapeError(f"{what} must be 1-D or 2-D, got {arr.ndim}-D")
+    if arr.dtype.kind in "iu":
+        rows = [[fmpq(int(x)) for x in row] for row in arr]
+    elif arr.dtype.kind == "f":
+        if not np.all(np.isfinite(arr)):
+            raise NumberFormatError(f"{what} contains NaN or infinity")
+        rows = []
+        for row in arr:
+            r = []
+            for x in row:
+                num, den = float(x).as_integer_ratio()
+                r.append(fmpq(num, den))
+            rows.append(r)
+    elif arr.dtype.kind == "b":
+        raise NumberFormatError(f"{what} is boolean, not numeric")
+    else:
+        raise NumberFormatError(f"{what} has unsupported dtype {arr.dtype}")
+    return _build(fmpq_mat, arr.shape[0], arr.shape[1], rows)
+
+
+def to_numpy(M: FlintMatrix) -> np.ndarray:
+    """``fmpz_mat``/``fmpq_mat`` → float64 array (rounded; for comparison only)."""
+    return np.array([[float(Fraction(x)) for x in row] for row in to_fractions(M)],
+                    dtype=np.float64).reshape(M.nrows(), M.ncols())

@@ -1,0 +1,195 @@
+"""Exact numbers in and out: parsing, printing, float → dyadic rational, size limits.
+
+Ground type: :class:`fractions.Fraction` on input, ``fmpq``/``Fraction``/``int`` on output. This
+module knows nothing about networks.
+
+Accepted number forms (SPEC §3): JSON integers, and strings ``"p"``, ``"p/q"`` (q > 0) or finite
+decimals such as ``"-1.25"``. JSON floats, ``NaN``/``Infinity``, booleans and ``null`` are refused:
+a float in a certified document would be a silent rounding.
+
+>>> parse_number("-3/6")
+Fraction(-1, 2)
+>>> format_number(Fraction(7, 1)), format_number(Fraction(-1, 2))
+(7, '-1/2')
+>>> float_to_fraction(0.1)
+Fraction(3602879701896397, 36028797018963968)
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+import sys
+from collections.abc import Iterator
+from fractions import Fraction
+from typing import Any
+
+from exactnorm.errors import InputError, LimitExceededError, NumberFormatError
+
+__all__ = [
+    "DEFAULT_MAX_DIGITS",
+    "parse_number",
+    "format_number",
+    "float_to_fraction",
+    "strict_json_loads",
+    "unlimited_int_digits",
+]
+
+#: Default cap on the decimal digits of one number read from a file (overridable everywhere).
+DEFAULT_MAX_DIGITS = 200_000
+
+_RATIONAL = re.compile(r"^\s*(-?)(\d+)(?:/(\d+))?\s*$")
+_DECIMAL = re.compile(r"^\s*(-?)(\d*)\.(\d+)\s*$|^\s*(-?)(\d+)\.\s*$")
+
+
+@contextlib.contextmanager
+def unlimited_int_digits() -> Iterator[None]:
+    """Lift CPython's int/str conversion limit (PEP 651's 4300 digits) for the duration.
+
+    Certified Γ entries routinely have thousands of digits; the limit would turn a valid
+    certificate into a ``ValueError``. Our own ``max_digits`` check replaces it.
+    """
+    getter = getattr(sys, "get_int_max_str_digits", None)
+    if getter is None:  # Python < 3.10.7 has no limit
+        yield
+        return
+    old = getter()
+    sys.set_int_max_str_digits(0)
+    try:
+        yield
+    finally:
+        sys.set_int_max_str_digits(old)
+
+
+def parse_number(value: Any, *, max_digits: int = DEFAULT_MAX_DIGITS, where: str = "") -> Fraction:
+    """Parse one exact number.
+
+    Parameters
+    ----------
+    value : int | str | Fraction
+        A JSON integer, or a string ``"p"``, ``"p/q"`` or a finite decimal.
+    max_digits : int
+        Refuse numbers whose numerator or denominator has more decimal digits.
+    where : str
+        Location for the error message (``"target layer 2 weight[0][1]"``).
+
+    Returns
+    -------
+    Fraction
+
+    Raises
+    ------
+    NumberFormatError
+        For floats, booleans, ``None``, malformed strings, zero denominators.
+    LimitExceededError
+        For numbers longer than ``max_digits``.
+    """
+    loc = f" at {where}" if where else ""
+    if isinstance(value, bool) or value is None:
+        raise NumberFormatError(f"expected an exact number{loc}, got {value!r}")
+    if isinstance(value, int):
+        return Fraction(value)
+    if isinstance(value, Fraction):
+        return value
+    if isinstance(value, float):
+        raise NumberFormatError(
+            f"float {value!r}{loc} is not allowed; write it as a string \"p/q\" or a decimal string"
+        )
+    if not isinstance(value, str):
+        raise NumberFormatError(f"expected an exact number{loc}, got {type(value).__name__}")
+    if len(value) > 2 * max_digits + 8:
+        raise LimitExceededError(f"number{loc} has more than {max_digits} digits")
+    with unlimited_int_digits():
+        m = _RATIONAL.match(value)
+        if m:
+            sign, p, q = m.groups()
+            if len(p) > max_digits or (q is not None and len(q) > max_digits):
+                raise LimitExceededError(f"number{loc} has more than {max_digits} digits")
+            den = int(q) if q is not None else 1
+            if den == 0:
+                raise NumberFormatError(f"zero denominator in {value!r}{loc}")
+            num = int(p)
+            return Fraction(-num if sign else num, den)
+        m = _DECIMAL.match(value)
+        if m:
+            if m.group(3) is not None:
+                sign, ip, fp = m.group(1), m.group(2) or "0", m.group(3)
+            else:
+                sign, ip, fp = m.group(4), m.group(5), ""
+            if len(ip) + len(fp) > max_digits:
+                raise LimitExceededError(f"number{loc} has more than {max_digits} digits")
+            num = int(ip + fp) if (ip + fp) else 0
+            return Fraction(-num if sign else num, 10 ** len(fp))
+    raise NumberFormatError(f"not an exact number{loc}: {value[:40]!r}")
+
+
+def format_number(x: Any) -> int | str:
+    """Exact number → JSON value: small integers as JSON ints, everything else as ``"p/q"``.
+
+    Integers with more than 18 digits are written as strings so that no JSON reader rounds them.
+    Accepts ``int``, ``Fraction``, python-flint ``fmpz``/``fmpq``.
+    """
+    if isinstance(x, bool):
+        raise TypeError("booleans are not numbers here")
+    if isinstance(x, float):
+        raise TypeError("refusing to write a float into an exact document")
+    with unlimited_int_digits():
+        if isinstance(x, int):
+            return x if abs(x) < 10**18 else str(x)
+        if isinstance(x, Fraction):
+            if x.denominator == 1:
+                return format_number(x.numerator)
+            return f"{x.numerator}/{x.denominator}"
+        # python-flint fmpz / fmpq: str() is exact and unlimited
+        s = str(x)
+        if "/" in s:
+            return s
+        return int(s) if len(s) < 18 else s
+
+
+def float_to_fraction(x: float, *, where: str = "") -> Fraction:
+    """Convert a finite float exactly to the dyadic rational it denotes (no rounding)."""
+    loc = f" at {where}" if where else ""
+    xf = float(x)
+    if not math.isfinite(xf):
+        raise NumberFormatError(f"non-finite value {xf!r}{loc}")
+    return Fraction(xf)
+
+
+def _reject_float(text: str) -> Any:
+    raise NumberFormatError(
+        f"JSON float {text} is not allowed; write exact numbers as integers or strings \"p/q\""
+    )
+
+
+def _reject_constant(text: str) -> Any:
+    raise NumberFormatError(f"JSON constant {text} is not allowed")
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, val in pairs:
+        if key in out:
+            raise InputError(f"duplicated JSON key {key!r}")
+        out[key] = val
+    return out
+
+
+def strict_json_loads(text: str | bytes, *, what: str = "document") -> Any:
+    """``json.loads`` that refuses floats, NaN/Infinity and duplicated keys, with clear errors."""
+    try:
+        with unlimited_int_digits():
+            return json.loads(
+                text,
+                parse_float=_reject_float,
+                parse_constant=_reject_constant,
+                object_pairs_hook=_no_duplicates,
+            )
+    except (NumberFormatError, InputError):
+        raise
+    except RecursionError:
+        raise InputError(f"{what} is nested too deeply") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(f"{what} is not valid JSON: {exc}") from None
