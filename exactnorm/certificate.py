@@ -20,10 +20,17 @@ from pathlib import Path
 from typing import Any
 
 from exactnorm.constructions.common import Construction
-from exactnorm.errors import InvalidCertificateError, LimitExceededError
+from exactnorm.errors import InputError, InvalidCertificateError, LimitExceededError, ShapeError
 from exactnorm.io import atomic_write_bytes, target_to_dict
-from exactnorm.network import FrozenNetwork
-from exactnorm.rationals import format_number, strict_json_loads, unlimited_int_digits
+from exactnorm.linalg import to_fmpq_mat
+from exactnorm.network import FrozenLayer, FrozenNetwork, Skip
+from exactnorm.rationals import (
+    DEFAULT_MAX_DIGITS,
+    format_number,
+    parse_number,
+    strict_json_loads,
+    unlimited_int_digits,
+)
 
 __all__ = [
     "FORMAT",
@@ -34,6 +41,7 @@ __all__ = [
     "save_certificate",
     "load_certificate",
     "certificate_bytes",
+    "network_from_dict",
 ]
 
 FORMAT = "exactnorm.certificate"
@@ -112,3 +120,35 @@ def load_certificate(path: str | os.PathLike[str], *,
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InvalidCertificateError(f"{p} is not an {FORMAT} document")
     return doc
+
+
+def network_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGITS) -> FrozenNetwork:
+    """Rebuild the :class:`FrozenNetwork` of a certificate (for evaluation and export).
+
+    This parses, it does not validate the proof: use the checker for that.
+    """
+    def vec(obj: Any, what: str) -> tuple[Any, ...]:
+        if not isinstance(obj, list):
+            raise ShapeError(f"{what} must be a list")
+        return tuple(to_fmpq_mat([[parse_number(x, max_digits=max_digits, where=what)
+                                   for x in obj]]).entries()) if obj else ()
+
+    def mat(obj: Any, what: str) -> Any:
+        if not isinstance(obj, list):
+            raise ShapeError(f"{what} must be a list of rows")
+        return to_fmpq_mat([[parse_number(x, max_digits=max_digits, where=what) for x in row]
+                            if isinstance(row, list) else row for row in obj], what)
+
+    try:
+        net = doc["network"]
+        d0 = len(doc["domain"]["lower"])
+        layers = []
+        for j, L in enumerate(net["layers"], 1):
+            skips = tuple(Skip(int(s["from"]), mat(s["weight"], f"layer {j} skip weight"),
+                               s["kind"]) for s in L.get("skip", []))
+            layers.append(FrozenLayer(int(L["input"]), mat(L["weight"], f"layer {j} weight"),
+                                      vec(L["gamma"], f"layer {j} gamma"),
+                                      vec(L["beta"], f"layer {j} beta"), L["activation"], skips))
+        return FrozenNetwork(d0, tuple(layers), tuple(int(c) for c in net["checkpoints"]))
+    except (KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"certificate network section is malformed: {exc!r}") from None

@@ -15,7 +15,8 @@ from flint import fmpq
 from exactnorm.linalg import FlintMatrix
 from exactnorm.network import FrozenNetwork, TargetNetwork, Vector, affine_interval, column
 
-__all__ = ["Construction", "LayerReport", "activating_shift", "cancelling_bias", "provenance"]
+__all__ = ["Construction", "LayerReport", "activating_shift", "scaled_activating_shift",
+           "cancelling_bias", "provenance"]
 
 
 @dataclass
@@ -68,6 +69,25 @@ def activating_shift(G: FlintMatrix, lo: Sequence[fmpq], hi: Sequence[fmpq],
     raise ValueError(f"unknown shift mode {mode!r}")
 
 
+def scaled_activating_shift(gamma: Sequence[fmpq], V: FlintMatrix, lo: Sequence[fmpq],
+                            hi: Sequence[fmpq], mode: str = "neuron") -> Vector:
+    """:func:`activating_shift` of ``G = diag(γ) V`` without forming ``G``.
+
+    ``min_a γ_k (V_k a)`` is ``γ_k·min_a V_k a`` for ``γ_k ≥ 0`` and ``γ_k·max_a V_k a``
+    otherwise, so the interval arithmetic runs on the small frozen entries of ``V`` and each
+    (large) ``γ_k`` is multiplied once. Same result as ``activating_shift(diag(γ) V, …)``.
+    """
+    zeros = [fmpq(0)] * V.nrows()
+    vmin, vmax = affine_interval(V, zeros, lo, hi)
+    per_neuron = tuple(-(g * (mn if g >= 0 else mx)) for g, mn, mx in zip(gamma, vmin, vmax))
+    if mode == "neuron":
+        return per_neuron
+    if mode == "layer":
+        c = max(per_neuron) if per_neuron else fmpq(0)
+        return tuple(c for _ in per_neuron)
+    raise ValueError(f"unknown shift mode {mode!r}")
+
+
 def cancelling_bias(V: FlintMatrix, shift: Sequence[fmpq], bias: Sequence[fmpq]) -> Vector:
     """``b − V·shift``: the next layer's β that removes an earlier shift exactly (step 3)."""
     vs = V * column(shift)
@@ -76,11 +96,15 @@ def cancelling_bias(V: FlintMatrix, shift: Sequence[fmpq], bias: Sequence[fmpq])
 
 def provenance(construction: str, seed: int, distribution: str, **extra: Any) -> dict[str, Any]:
     """Seed, distribution and software versions, recorded in every certificate."""
-    import flint
-    import numpy
-    import sympy
+    from importlib.metadata import PackageNotFoundError, version
 
     from exactnorm import __version__
+
+    def installed(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "not installed"
 
     out = {
         "construction": construction,
@@ -89,9 +113,9 @@ def provenance(construction: str, seed: int, distribution: str, **extra: Any) ->
         "rng": "numpy PCG64, SeedSequence(seed, spawn_key=(layer, attempt))",
         "versions": {
             "exactnorm": __version__,
-            "python-flint": flint.__version__,
-            "numpy": numpy.__version__,
-            "sympy": sympy.__version__,
+            "python-flint": installed("python-flint"),
+            "numpy": installed("numpy"),
+            "sympy": installed("sympy"),
             "python": platform.python_version(),
         },
     }

@@ -34,14 +34,13 @@ from flint import fmpq, fmpq_mat
 from exactnorm.constructions.common import (
     Construction,
     LayerReport,
-    activating_shift,
     cancelling_bias,
     provenance,
+    scaled_activating_shift,
 )
 from exactnorm.errors import InputError, SingularSystemError
 from exactnorm.linalg import (
     FlintMatrix,
-    diag,
     khatri_rao,
     max_bits,
     random_prime,
@@ -129,7 +128,7 @@ def realize_layer_theorem1(
             continue
         break
     gamma = tuple(gamma_col.entries())
-    beta_in = activating_shift(diag(gamma) * V_in, *box, mode=shift_mode)
+    beta_in = scaled_activating_shift(gamma, V_in, *box, mode=shift_mode)
     beta_out = cancelling_bias(V_out, beta_in, b)
     ones = tuple(fmpq(1) for _ in range(d_out))
     first = FrozenLayer(input_node, V_in, gamma, beta_in, "relu")

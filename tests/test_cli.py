@@ -1,0 +1,144 @@
+"""The CLI: exit codes 0/1/2, one-line errors without tracebacks, summary output."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from exactnorm.cli import main
+
+
+def run(argv, capsys):
+    code = main(argv)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+GOOD = {"domain": {"lower": [-1, 0], "upper": [1, "1/2"]},
+        "target": {"layers": [{"weight": [[1, "1/2"], [0, -1]], "bias": [0, 1],
+                               "activation": "relu"},
+                              {"weight": [[2, 3]], "bias": ["-1/3"], "activation": "identity"}]}}
+
+
+def write(tmp_path, name, obj):
+    p = tmp_path / name
+    p.write_text(obj if isinstance(obj, str) else json.dumps(obj))
+    return str(p)
+
+
+def test_certify_demo_and_check(tmp_path, capsys):
+    out = str(tmp_path / "c.json")
+    code, stdout, _ = run(["certify", "--out", out], capsys)
+    assert code == 0
+    assert "VALID" in stdout and "exact rank" in stdout
+    for extra in ([], ["--pure"], ["--both"]):
+        code, stdout, _ = run(["check", out, *extra], capsys)
+        assert code == 0 and "VALID" in stdout
+
+
+def test_check_rejects_tampered_certificate(tmp_path, capsys):
+    out = tmp_path / "c.json"
+    assert run(["certify", "--target", write(tmp_path, "t.json", GOOD), "--out", str(out)],
+               capsys)[0] == 0
+    doc = json.loads(out.read_text())
+    doc["network"]["layers"][1]["beta"][0] = "12345/7"
+    out.write_text(json.dumps(doc))
+    code, stdout, err = run(["check", str(out)], capsys)
+    assert code == 1 and "INVALID" in stdout and "Traceback" not in err
+
+
+BAD_TARGETS = {
+    "float": json.dumps(GOOD).replace('"1/2"]}', '0.5]}'),
+    "nan": json.dumps(GOOD).replace('"-1/3"', "NaN"),
+    "ragged": {**GOOD, "target": {"layers": [{"weight": [[1, 2], [3]], "bias": [0, 0]}]}},
+    "width": {**GOOD, "target": {"layers": [{"weight": [[1, 2, 3]], "bias": [0]}]}},
+    "inverted": {**GOOD, "domain": {"lower": [1, 0], "upper": [-1, 1]}},
+    "empty": {**GOOD, "target": {"layers": []}},
+    "activation": {**GOOD, "target": {"layers": [{"weight": [[1, 2]], "bias": [0],
+                                                  "activation": "tanh"}]}},
+    "bias": {**GOOD, "target": {"layers": [{"weight": [[1, 2]], "bias": [0, 1]}]}},
+    "not json": "{oops",
+    "zero den": json.dumps(GOOD).replace('"-1/3"', '"1/0"'),
+    "bool": json.dumps(GOOD).replace('"-1/3"', "true"),
+    "no domain": {"target": GOOD["target"]},
+    "list": [1, 2, 3],
+}
+
+
+@pytest.mark.parametrize("name", sorted(BAD_TARGETS))
+def test_bad_targets_exit_2_one_line(tmp_path, capsys, name):
+    path = write(tmp_path, "bad.json", BAD_TARGETS[name])
+    code, _, err = run(["certify", "--target", path, "--out", str(tmp_path / "c.json")], capsys)
+    assert code == 2, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("exactnorm: error:"), err
+    assert "Traceback" not in err
+    assert not (tmp_path / "c.json").exists()
+
+
+def test_box_option_and_npz(tmp_path, capsys):
+    npz = tmp_path / "t.npz"
+    np.savez(npz, W1=np.array([[0.5, -0.25], [1.0, 2.0]]), b1=np.array([0.1, 0.0]),
+             W2=np.array([[1, -1]]), b2=np.array([3]))
+    code, _, err = run(["certify", "--target", str(npz), "--out", str(tmp_path / "c.json")],
+                       capsys)
+    assert code == 2 and "--box" in err
+    code, stdout, _ = run(["certify", "--target", str(npz), "--box", "-1:1", "--out",
+                           str(tmp_path / "c.json")], capsys)
+    assert code == 0 and "VALID" in stdout
+    doc = json.loads((tmp_path / "c.json").read_text())
+    # 0.1 became its exact dyadic value, not 1/10
+    assert doc["target"]["layers"][0]["bias"][0] == "3602879701896397/36028797018963968"
+    assert run(["certify", "--box", "1:-1"], capsys)[0] == 2
+
+
+@pytest.mark.parametrize("argv", [
+    ["certify", "--seed", "-1"], ["certify", "--distribution", "uniform"],
+    ["certify", "--distribution", "int:x"], ["certify", "--retry", "-2"],
+    ["check", "/no/such/file.json"], ["nosuchcommand"], ["certify", "--max-width", "2"],
+])
+def test_usage_errors_exit_2(tmp_path, capsys, argv):
+    code, _, err = run(argv + (["--out", str(tmp_path / "c.json")] if argv[0] == "certify"
+                               and "--max-width" not in argv else []), capsys)
+    if argv == ["certify", "--max-width", "2"]:
+        # the demo is not read from a file, so the width limit does not apply to it
+        assert code == 0
+        return
+    assert code == 2 and "Traceback" not in err
+
+
+def test_max_width_limits_files(tmp_path, capsys):
+    path = write(tmp_path, "t.json", GOOD)
+    code, _, err = run(["certify", "--target", path, "--max-width", "1"], capsys)
+    assert code == 2 and "width" in err
+
+
+def test_corrupted_certificate_files_exit_1(tmp_path, capsys):
+    for text in ["{", '{"format": "exactnorm.certificate", "version": 1}', "[]",
+                 '{"format": "exactnorm.certificate", "version": 1, "domain": 1.5}']:
+        p = write(tmp_path, "c.json", text)
+        for extra in ([], ["--pure"]):
+            code, stdout, err = run(["check", p, *extra], capsys)
+            assert code == 1, (text, stdout, err)
+            assert "Traceback" not in err
+
+
+def test_singular_draw_is_exit_2_with_rank(tmp_path, capsys):
+    path = write(tmp_path, "t.json", GOOD)
+    for seed in range(100):
+        code, _, err = run(["certify", "--target", path, "--distribution", "set:0,1", "--seed",
+                            str(seed), "--out", str(tmp_path / "c.json")], capsys)
+        if code != 0:
+            assert code == 2 and "exact rank" in err
+            return
+    pytest.fail("no singular draw found for set:0,1")
+
+
+def test_console_script_runs():
+    res = subprocess.run([sys.executable, "-m", "exactnorm.cli", "--version"],
+                         capture_output=True, text=True, check=False)
+    assert res.returncode == 0 and "exactnorm" in res.stdout

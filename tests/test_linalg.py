@@ -1,0 +1,191 @@
+"""exact linear algebra, each operation against an independent implementation (types × operations)."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import sympy
+from flint import fmpq, fmpq_mat, fmpz_mat
+from sympy.polys.domains import QQ
+from sympy.polys.matrices import DomainMatrix
+
+from exactnorm import linalg
+from exactnorm.errors import InputError, NumberFormatError, ShapeError, SingularSystemError
+from exactnorm.sampling import layer_rng, sample_matrix
+
+
+def rand_q(rng: np.random.Generator, r: int, c: int, bound: int = 9) -> fmpq_mat:
+    num = rng.integers(-bound, bound + 1, size=(r, c))
+    den = rng.integers(1, bound + 1, size=(r, c))
+    return fmpq_mat([[fmpq(int(num[i, j]), int(den[i, j])) for j in range(c)] for i in range(r)])
+
+
+def as_objects(M) -> np.ndarray:
+    """Independent representation: numpy object array of Fractions."""
+    return np.array(linalg.to_fractions(M), dtype=object).reshape(M.nrows(), M.ncols())
+
+
+def vec_numpy(M: np.ndarray, order: str) -> np.ndarray:
+    return M.reshape(-1, order=order)
+
+
+SHAPES = [(1, 1, 1), (2, 3, 2), (3, 1, 4), (4, 5, 3), (2, 6, 5)]
+
+
+@pytest.mark.parametrize("p,m,n", SHAPES)
+@pytest.mark.parametrize("seed", range(4))
+def test_vec_identity_column_major(p, m, n, seed):
+    rng = np.random.default_rng(seed)
+    A, B, g = rand_q(rng, p, m), rand_q(rng, m, n), rand_q(rng, m, 1)
+    lhs = linalg.vec(A * linalg.diag(g) * B, "F")
+    rhs = linalg.khatri_rao(B.transpose(), A) * g
+    assert lhs == rhs
+    # independent: numpy object arithmetic with Fortran-order reshape
+    prod = as_objects(A) @ np.diag(as_objects(g)[:, 0]) @ as_objects(B)
+    assert list(vec_numpy(prod, "F")) == [row[0] for row in linalg.to_fractions(lhs)]
+
+
+@pytest.mark.parametrize("p,m,n", SHAPES)
+@pytest.mark.parametrize("seed", range(4))
+def test_vec_identity_row_major(p, m, n, seed):
+    rng = np.random.default_rng(100 + seed)
+    A, B, g = rand_q(rng, p, m), rand_q(rng, m, n), rand_q(rng, m, 1)
+    lhs = linalg.vec(A * linalg.diag(g) * B, "C")
+    assert lhs == linalg.khatri_rao(A, B.transpose()) * g
+    prod = as_objects(A) @ np.diag(as_objects(g)[:, 0]) @ as_objects(B)
+    assert list(vec_numpy(prod, "C")) == [row[0] for row in linalg.to_fractions(lhs)]
+
+
+def test_mixing_conventions_is_wrong():
+    rng = np.random.default_rng(7)
+    A, B, g = rand_q(rng, 2, 4, 5), rand_q(rng, 4, 3, 5), rand_q(rng, 4, 1, 5)
+    assert linalg.vec(A * linalg.diag(g) * B, "F") != linalg.khatri_rao(A, B.transpose()) * g
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_khatri_rao_kronecker_hadamard_against_numpy(seed):
+    rng = np.random.default_rng(seed)
+    X = rng.integers(-5, 6, size=(3, 4))
+    Y = rng.integers(-5, 6, size=(2, 4))
+    Xf, Yf = fmpz_mat(X.tolist()), fmpz_mat(Y.tolist())
+    from scipy.linalg import khatri_rao as kr_scipy
+
+    assert linalg.khatri_rao(Xf, Yf).tolist() == kr_scipy(X, Y).tolist()
+    assert linalg.kronecker(Xf, Yf).tolist() == np.kron(X, Y).tolist()
+    Z = rng.integers(-5, 6, size=(3, 4))
+    assert linalg.hadamard(Xf, fmpz_mat(Z.tolist())).tolist() == (X * Z).tolist()
+
+
+def test_khatri_rao_is_selected_kronecker_columns():
+    rng = np.random.default_rng(3)
+    X, Y = rand_q(rng, 3, 4), rand_q(rng, 2, 4)
+    Kr, Kk = linalg.khatri_rao(X, Y), linalg.kronecker(X, Y)
+    n = 4
+    for k in range(n):
+        assert [Kr[i, k] for i in range(6)] == [Kk[i, k * n + k] for i in range(6)]
+
+
+def test_shape_errors():
+    with pytest.raises(ShapeError):
+        linalg.khatri_rao(fmpz_mat(2, 3), fmpz_mat(2, 2))
+    with pytest.raises(ShapeError):
+        linalg.hadamard(fmpz_mat(2, 3), fmpz_mat(3, 2))
+    with pytest.raises(ShapeError):
+        linalg.unvec(fmpz_mat(5, 1), (2, 3))
+    with pytest.raises(ShapeError):
+        linalg.to_fmpq_mat([[1, 2], [3]])
+
+
+@pytest.mark.parametrize("order", ["F", "C"])
+def test_vec_unvec_round_trip(order):
+    M = rand_q(np.random.default_rng(1), 3, 5)
+    assert linalg.unvec(linalg.vec(M, order), (3, 5), order) == M
+
+
+def domainmatrix_rank(M) -> int:
+    return DomainMatrix([[QQ(int(f.numerator), int(f.denominator)) for f in row]
+                         for row in linalg.to_fractions(M)], (M.nrows(), M.ncols()), QQ).rank()
+
+
+@pytest.mark.parametrize("d", [1, 2, 3, 4])
+@pytest.mark.parametrize("seed", range(3))
+def test_rank_flint_modp_sympy_agree_full_rank(d, seed):
+    m = d * d
+    rng = layer_rng(seed, d)
+    K = linalg.khatri_rao(sample_matrix(rng, m, d).transpose(), sample_matrix(rng, d, m))
+    exact = linalg.exact_rank(K)
+    p = linalg.random_prime(60, layer_rng(seed, d, 99))
+    assert p.bit_length() == 60 and sympy.isprime(p)
+    if exact == m:
+        assert linalg.rank_mod_prime(K, p) == m
+    if m <= 16:
+        assert domainmatrix_rank(K) == exact
+
+
+@pytest.mark.parametrize("rank", [0, 1, 2, 3])
+def test_rank_deficient_agree(rank):
+    rng = np.random.default_rng(rank)
+    A = fmpz_mat(rng.integers(-4, 5, size=(5, rank)).tolist()) if rank else fmpz_mat(5, 1)
+    B = fmpz_mat(rng.integers(-4, 5, size=(rank, 6)).tolist()) if rank else fmpz_mat(1, 6)
+    M = A * B
+    r = linalg.exact_rank(M)
+    assert r == domainmatrix_rank(M) == sympy.Matrix(M.tolist()).rank()
+    assert r <= rank
+    assert linalg.rank_mod_prime(M, 2**61 - 1) <= r
+
+
+def test_solve_exact_and_singular_report():
+    rng = np.random.default_rng(5)
+    K = rand_q(rng, 6, 6)
+    rhs = rand_q(rng, 6, 1)
+    x = linalg.solve_exact(K, rhs)
+    assert K * x == rhs
+    S = fmpz_mat([[1, 2, 3], [2, 4, 6], [1, 0, 1]])
+    with pytest.raises(SingularSystemError) as info:
+        linalg.solve_exact(S, fmpz_mat([[1], [2], [3]]))
+    err = info.value
+    assert err.rank == 2 and err.size == 3
+    kern = fmpz_mat([[k] for k in err.kernel])
+    assert not kern.is_zero() and (S * kern).is_zero()
+
+
+def test_composite_modulus_refused_before_flint():
+    M = fmpz_mat([[1, 2], [3, 4]])
+    for bad in (15, 2**61, 1, 0, -7, 2**64 + 13):
+        with pytest.raises(InputError):
+            linalg.rank_mod_prime(M, bad)
+    with pytest.raises(InputError):
+        linalg.rank_mod_prime(M, True)
+
+
+def test_rank_mod_prime_divides_denominator():
+    with pytest.raises(InputError):
+        linalg.rank_mod_prime(fmpq_mat([[fmpq(1, 7)]]), 7)
+
+
+def test_conversions_round_trip():
+    M = rand_q(np.random.default_rng(2), 3, 4)
+    assert linalg.to_fmpq_mat(linalg.to_fractions(M)) == M
+    assert linalg.from_sympy(linalg.to_sympy(M)) == M
+    assert isinstance(linalg.to_sympy(M)[0, 0], sympy.Rational)
+
+
+def test_from_numpy_exact_is_dyadic():
+    a = np.array([[0.1, -2.5], [3.0, 1e-300]])
+    M = linalg.from_numpy_exact(a)
+    for (i, j), x in np.ndenumerate(a):
+        assert Fraction(int(M[i, j].numer()), int(M[i, j].denom())) == Fraction(float(x))
+    assert np.array_equal(linalg.to_numpy(M), a)
+    with pytest.raises(NumberFormatError):
+        linalg.from_numpy_exact(np.array([1.0, np.nan]))
+    with pytest.raises(NumberFormatError):
+        linalg.to_fmpq_mat([[0.5]])
+
+
+def test_max_bits_and_clear_denominators():
+    M = fmpq_mat([[fmpq(3, 4), fmpq(-1000, 3)]])
+    N, den = linalg.clear_denominators(M)
+    assert den == 12 and N.tolist() == [[9, -4000]]
+    assert linalg.max_bits(M) == (1000).bit_length()
