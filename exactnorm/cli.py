@@ -24,6 +24,9 @@ COMMAND_MODULES = (
     "exactnorm.commands.certify",
     "exactnorm.commands.check",
     "exactnorm.commands.tables",
+    "exactnorm.commands.sparse_sweep",
+    "exactnorm.commands.detpoly",
+    "exactnorm.commands.realizable",
 )
 
 
@@ -47,8 +50,23 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _join_negative_values(argv: list[str]) -> list[str]:
+    """``--box -1:1`` → ``--box=-1:1``: argparse would take ``-1:1`` for an option."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        if argv[i] in ("--box", "--mean", "--scale") and i + 1 < len(argv) \
+                and argv[i + 1].startswith("-"):
+            out.append(f"{argv[i]}={argv[i + 1]}")
+            i += 2
+        else:
+            out.append(argv[i])
+            i += 1
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    argv = _join_negative_values(list(sys.argv[1:] if argv is None else argv))
     debug = "--debug" in argv
     try:
         args = build_parser().parse_args(argv)

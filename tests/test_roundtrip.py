@@ -47,7 +47,7 @@ def test_shift_modes_both_valid_and_neuron_is_smaller(mode):
         assert all(x <= y for x, y in zip(a.beta, b.beta))
 
 
-@pytest.mark.parametrize("dist", ["int:1", "bits:30", "nonzero:3", "set:-1,1", "rational:5",
+@pytest.mark.parametrize("dist", ["int:1", "bits:30", "nonzero:3", "set:-3,-1,2,5", "rational:5",
                                   "gauss:12"])
 def test_distributions_round_trip(dist):
     g = case_target(11)

@@ -1,0 +1,464 @@
+"""Independent certificate checker for exactnorm certificates, version 1 (SPEC §3).
+
+Standard library only; shares no code with the constructions. Written to be read in one sitting:
+one function per rule, straight-line code, messages that quote the failing rule.
+
+Claim checked: for every x in the box D, the frozen network f equals the target g.
+
+Rules:
+  format       the document is an exactnorm.certificate, version 1, with the required sections
+  number       every number is an integer or a string "p", "p/q" (q > 0) or a finite decimal
+  shape        matrices are rectangular and non-empty, widths chain correctly
+  domain       lower <= upper coordinate-wise
+  checkpoints  L strictly increasing node indices, the last one is the last layer
+  segment      a layer reads only nodes of its own segment (previous checkpoint or later)
+  skip         skip kinds are identity / selection / random and match their matrices;
+               a checkpoint layer has no skip
+  stability    every ReLU neuron strictly inside a segment has exact min >= 0 or max <= 0 on the box
+  identity     the checkpoint pre-activation map equals (W_i, b_i) exactly
+  activation   the checkpoint activation equals sigma_i
+  width        the checkpoint width equals d_i
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import sys
+from dataclasses import dataclass
+from fractions import Fraction
+
+__all__ = ["Verdict", "CertificateError", "parse_certificate_text", "check_certificate",
+           "check_certificate_text", "check_file", "read_file_bytes", "main"]
+
+DEFAULT_MAX_DIGITS = 200_000
+ACTIVATIONS = ("relu", "identity")
+SKIP_KINDS = ("identity", "selection", "random")
+_RATIONAL = re.compile(r"^(-?)([0-9]+)(?:/([0-9]+))?$")
+_DECIMAL = re.compile(r"^(-?)([0-9]*)\.([0-9]*)$")
+
+
+@dataclass(frozen=True)
+class Verdict:
+    ok: bool
+    rule: str
+    message: str
+    layer: int | None = None
+    neuron: int | None = None
+
+
+class CertificateError(ValueError):
+    """A rule violation found while reading or checking; becomes a failed Verdict."""
+
+    def __init__(self, rule: str, message: str, layer: int | None = None,
+                 neuron: int | None = None) -> None:
+        super().__init__(message)
+        self.rule, self.layer, self.neuron = rule, layer, neuron
+
+
+# ---------------------------------------------------------------- reading
+
+
+class _IntDigits:
+    """Lift CPython's int/str digit limit while parsing; max_digits replaces it."""
+
+    def __enter__(self) -> None:
+        self.old = sys.get_int_max_str_digits() if hasattr(sys, "get_int_max_str_digits") else 0
+        if hasattr(sys, "set_int_max_str_digits"):
+            sys.set_int_max_str_digits(0)
+
+    def __exit__(self, *exc: object) -> None:
+        if hasattr(sys, "set_int_max_str_digits"):
+            sys.set_int_max_str_digits(self.old)
+
+
+def _refuse_float(text: str) -> None:
+    raise CertificateError("number", f"JSON float {text[:30]} is not an exact number")
+
+
+def _refuse_constant(text: str) -> None:
+    raise CertificateError("number", f"JSON constant {text} is not a number")
+
+
+def _refuse_duplicates(pairs: list) -> dict:
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise CertificateError("format", f"duplicated key {key!r}")
+        out[key] = value
+    return out
+
+
+def parse_certificate_text(text: str | bytes, *, max_digits: int = DEFAULT_MAX_DIGITS) -> dict:
+    """Strict JSON: no floats, no NaN/Infinity, no duplicated keys."""
+    try:
+        with _IntDigits():
+            doc = json.loads(text, parse_float=_refuse_float, parse_constant=_refuse_constant,
+                             object_pairs_hook=_refuse_duplicates)
+    except RecursionError:
+        raise CertificateError("format", "document is nested too deeply") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CertificateError("format", f"not valid JSON: {exc}") from None
+    if not isinstance(doc, dict):
+        raise CertificateError("format", "a certificate is a JSON object")
+    return doc
+
+
+def number(value: object, where: str, max_digits: int = DEFAULT_MAX_DIGITS) -> Fraction:
+    """An exact number: int, "p", "p/q" with q > 0, or a finite decimal string."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise CertificateError("number", f"{where}: {value!r} is not an exact number")
+    if isinstance(value, int):
+        return Fraction(value)
+    if len(value) > 2 * max_digits + 3:
+        raise CertificateError("number", f"{where}: more than {max_digits} digits")
+    with _IntDigits():
+        m = _RATIONAL.match(value)
+        if m:
+            sign, p, q = m.groups()
+            if len(p) > max_digits or (q and len(q) > max_digits):
+                raise CertificateError("number", f"{where}: more than {max_digits} digits")
+            if q is not None and int(q) == 0:
+                raise CertificateError("number", f"{where}: zero denominator in {value!r}")
+            x = Fraction(int(p), int(q) if q is not None else 1)
+            return -x if sign else x
+        m = _DECIMAL.match(value)
+        if m and (m.group(2) or m.group(3)):
+            sign, ip, fp = m.groups()
+            if len(ip) + len(fp) > max_digits:
+                raise CertificateError("number", f"{where}: more than {max_digits} digits")
+            x = Fraction(int(ip or "0") * 10 ** len(fp) + int(fp or "0"), 10 ** len(fp))
+            return -x if sign else x
+    raise CertificateError("number", f"{where}: {value[:40]!r} is not an exact number")
+
+
+def vector(value: object, where: str, length: int | None = None) -> list[Fraction]:
+    if not isinstance(value, list) or not value:
+        raise CertificateError("shape", f"{where} must be a non-empty list")
+    if length is not None and len(value) != length:
+        raise CertificateError("shape", f"{where} has length {len(value)}, expected {length}")
+    return [number(x, f"{where}[{k}]") for k, x in enumerate(value)]
+
+
+def matrix(value: object, where: str, rows: int | None = None,
+           cols: int | None = None) -> list[list[Fraction]]:
+    if not isinstance(value, list) or not value:
+        raise CertificateError("shape", f"{where} must be a non-empty list of rows")
+    if rows is not None and len(value) != rows:
+        raise CertificateError("shape", f"{where} has {len(value)} rows, expected {rows}")
+    width = cols
+    out = []
+    for r, row in enumerate(value):
+        if not isinstance(row, list):
+            raise CertificateError("shape", f"{where} row {r} is not a list")
+        if width is None:
+            width = len(row)
+        if len(row) != width:
+            raise CertificateError("shape", f"{where} row {r} has {len(row)} entries, "
+                                            f"expected {width}")
+        out.append(vector(row, f"{where}[{r}]"))
+    return out
+
+
+def field(obj: object, key: str, where: str) -> object:
+    if not isinstance(obj, dict) or key not in obj:
+        raise CertificateError("format", f"{where} has no {key!r}")
+    return obj[key]
+
+
+def activation(value: object, where: str) -> str:
+    if value not in ACTIVATIONS:
+        raise CertificateError("format", f"{where}: activation {value!r} is not relu/identity")
+    return value  # type: ignore[return-value]
+
+
+def index(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CertificateError("format", f"{where} must be an integer node index")
+    return value
+
+
+# ---------------------------------------------------------------- the rules
+
+
+def rule_format(doc: dict) -> None:
+    if doc.get("format") != "exactnorm.certificate":
+        raise CertificateError("format", "format must be 'exactnorm.certificate'")
+    if doc.get("version") != 1 or isinstance(doc.get("version"), bool):
+        raise CertificateError("format", f"unsupported version {doc.get('version')!r}")
+    for key in ("domain", "target", "network"):
+        field(doc, key, "certificate")
+
+
+def rule_domain(doc: dict) -> tuple[list[Fraction], list[Fraction]]:
+    lower = vector(field(doc["domain"], "lower", "domain"), "domain.lower")
+    upper = vector(field(doc["domain"], "upper", "domain"), "domain.upper", len(lower))
+    for k, (lo, hi) in enumerate(zip(lower, upper)):
+        if lo > hi:
+            raise CertificateError("domain", f"domain: lower[{k}] = {short(lo)} > "
+                                             f"upper[{k}] = {short(hi)}")
+    return lower, upper
+
+
+def read_target(doc: dict, d0: int) -> list[tuple[list[list[Fraction]], list[Fraction], str]]:
+    layers = field(doc["target"], "layers", "target")
+    if not isinstance(layers, list) or not layers:
+        raise CertificateError("shape", "target has no layers")
+    out, width = [], d0
+    for i, layer in enumerate(layers, 1):
+        where = f"target layer {i}"
+        W = matrix(field(layer, "weight", where), f"{where} weight", cols=width)
+        b = vector(field(layer, "bias", where), f"{where} bias", len(W))
+        out.append((W, b, activation(field(layer, "activation", where), where)))
+        width = len(W)
+    return out
+
+
+def read_network(doc: dict, d0: int) -> tuple[list[dict], list[int]]:
+    layers = field(doc["network"], "layers", "network")
+    if not isinstance(layers, list) or not layers:
+        raise CertificateError("shape", "network has no layers")
+    dims = [d0]
+    out = []
+    for j, layer in enumerate(layers, 1):
+        where = f"network layer {j}"
+        src = index(field(layer, "input", where), f"{where} input")
+        if not 0 <= src < j:
+            raise CertificateError("segment", f"{where} reads node {src}, not an earlier node",
+                                   layer=j)
+        V = matrix(field(layer, "weight", where), f"{where} weight", cols=dims[src])
+        n = len(V)
+        gamma = vector(field(layer, "gamma", where), f"{where} gamma", n)
+        beta = vector(field(layer, "beta", where), f"{where} beta", n)
+        act = activation(field(layer, "activation", where), where)
+        skips_raw = layer.get("skip", [])
+        if not isinstance(skips_raw, list):
+            raise CertificateError("skip", f"{where} skip must be a list", layer=j)
+        skips = []
+        for t, s in enumerate(skips_raw):
+            sw = f"{where} skip {t}"
+            frm = index(field(s, "from", sw), f"{sw} from")
+            if not 0 <= frm < j:
+                raise CertificateError("segment", f"{sw} reads node {frm}, not an earlier node",
+                                       layer=j)
+            P = matrix(field(s, "weight", sw), f"{sw} weight", rows=n, cols=dims[frm])
+            kind = field(s, "kind", sw)
+            rule_skip_kind(kind, P, sw, j)
+            skips.append((frm, P))
+        out.append({"input": src, "V": V, "gamma": gamma, "beta": beta, "act": act,
+                    "skips": skips})
+        dims.append(n)
+    cps = field(doc["network"], "checkpoints", "network")
+    if not isinstance(cps, list):
+        raise CertificateError("checkpoints", "checkpoints must be a list")
+    return out, [index(c, "checkpoint") for c in cps]
+
+
+def rule_skip_kind(kind: object, P: list[list[Fraction]], where: str, layer: int) -> None:
+    if kind not in SKIP_KINDS:
+        raise CertificateError("skip", f"{where}: kind {kind!r} is not one of {SKIP_KINDS}",
+                               layer=layer)
+    if kind == "identity":
+        ok = len(P) == len(P[0]) and all(P[r][c] == (1 if r == c else 0)
+                                         for r in range(len(P)) for c in range(len(P)))
+        if not ok:
+            raise CertificateError("skip", f"{where}: kind identity but not an identity matrix",
+                                   layer=layer)
+    if kind == "selection":
+        for r, row in enumerate(P):
+            if any(x not in (0, 1) for x in row) or sum(row) > 1:
+                raise CertificateError("skip", f"{where}: kind selection but row {r} is not "
+                                               f"a 0/1 row with at most one 1", layer=layer)
+
+
+def rule_checkpoints(cps: list[int], n_target: int, n_layers: int) -> None:
+    if len(cps) != n_target:
+        raise CertificateError("checkpoints", f"{len(cps)} checkpoints for {n_target} target "
+                                              f"layers")
+    prev = 0
+    for c in cps:
+        if not prev < c <= n_layers:
+            raise CertificateError("checkpoints", f"checkpoints must strictly increase within "
+                                                  f"1..{n_layers}, got {cps}")
+        prev = c
+    if cps[-1] != n_layers:
+        raise CertificateError("checkpoints", f"last checkpoint {cps[-1]} is not the last layer "
+                                              f"{n_layers}")
+
+
+def rule_segment(layer: dict, j: int, start: int) -> None:
+    for src in [layer["input"]] + [s for s, _ in layer["skips"]]:
+        if not start <= src < j:
+            raise CertificateError("segment", f"network layer {j} reads node {src}, outside its "
+                                              f"segment [{start}, {j})", layer=j)
+
+
+def short(x: Fraction) -> str:
+    """A number for a message: exact, abbreviated when it has hundreds of digits."""
+    s = str(x)
+    return s if len(s) <= 60 else f"{s[:25]}...{s[-25:]} ({len(s)} chars)"
+
+
+def box_range(row: list[Fraction], const: Fraction, lo: list[Fraction],
+              hi: list[Fraction]) -> tuple[Fraction, Fraction]:
+    """Exact min and max of row·a + const over the box lo <= a <= hi."""
+    mn = mx = const
+    for w, l, h in zip(row, lo, hi):
+        if w > 0:
+            mn, mx = mn + w * l, mx + w * h
+        elif w < 0:
+            mn, mx = mn + w * h, mx + w * l
+    return mn, mx
+
+
+def compose(V: list[list[Fraction]], A: list[list[Fraction]],
+            c: list[Fraction]) -> tuple[list[list[Fraction]], list[Fraction]]:
+    """V·(A a + c) as an affine map (V A, V c)."""
+    cols = len(A[0])
+    VA = [[sum((v[k] * A[k][t] for k in range(len(A)) if v[k]), Fraction(0))
+           for t in range(cols)] for v in V]
+    Vc = [sum((v[k] * c[k] for k in range(len(c)) if v[k]), Fraction(0)) for v in V]
+    return VA, Vc
+
+
+def rule_stability(A: list[list[Fraction]], c: list[Fraction], lo: list[Fraction],
+                   hi: list[Fraction], j: int) -> tuple[list[list[Fraction]], list[Fraction]]:
+    """ReLU of an affine map that must be stable on the box: identity rows or zero rows."""
+    outA, outc = [], []
+    for k, (row, const) in enumerate(zip(A, c)):
+        mn, mx = box_range(row, const, lo, hi)
+        if mn >= 0:
+            outA.append(row)
+            outc.append(const)
+        elif mx <= 0:
+            outA.append([Fraction(0)] * len(row))
+            outc.append(Fraction(0))
+        else:
+            raise CertificateError("stability", f"network layer {j} neuron {k} is not stable on "
+                                                f"the box: min {short(mn)} < 0 < max {short(mx)}",
+                                   layer=j, neuron=k)
+    return outA, outc
+
+
+def rule_identity(A: list[list[Fraction]], c: list[Fraction], W: list[list[Fraction]],
+                  b: list[Fraction], j: int, i: int) -> None:
+    if len(A) != len(W):
+        raise CertificateError("width", f"checkpoint layer {j} has width {len(A)}, target layer "
+                                        f"{i} has {len(W)}", layer=j)
+    for r in range(len(W)):
+        for t in range(len(W[r])):
+            if A[r][t] != W[r][t]:
+                raise CertificateError("identity", f"checkpoint layer {j}: pre-activation weight "
+                                                   f"[{r}][{t}] is {short(A[r][t])}, target layer "
+                                                   f"{i} has {short(W[r][t])}", layer=j, neuron=r)
+        if c[r] != b[r]:
+            raise CertificateError("identity", f"checkpoint layer {j}: pre-activation bias [{r}] "
+                                               f"is {short(c[r])}, target layer {i} has "
+                                               f"{short(b[r])}",
+                                   layer=j, neuron=r)
+
+
+def next_box(W: list[list[Fraction]], b: list[Fraction], act: str, lo: list[Fraction],
+             hi: list[Fraction]) -> tuple[list[Fraction], list[Fraction]]:
+    """Interval bound propagation of one target layer."""
+    ranges = [box_range(row, const, lo, hi) for row, const in zip(W, b)]
+    if act == "relu":
+        zero = Fraction(0)
+        return [max(mn, zero) for mn, _ in ranges], [max(mx, zero) for _, mx in ranges]
+    return [mn for mn, _ in ranges], [mx for _, mx in ranges]
+
+
+def check_segment(layers: list[dict], start: int, end: int, target_layer: tuple, i: int,
+                  lo: list[Fraction], hi: list[Fraction]) -> None:
+    """Nodes start+1..end as affine maps of node `start`; stability inside, identity at the end."""
+    d = len(lo)
+    eye = [[Fraction(1 if r == t else 0) for t in range(d)] for r in range(d)]
+    maps = {start: (eye, [Fraction(0)] * d)}
+    W, b, sigma = target_layer
+    for j in range(start + 1, end + 1):
+        layer = layers[j - 1]
+        rule_segment(layer, j, start)
+        VA, Vc = compose(layer["V"], *maps[layer["input"]])
+        A = [[g * x for x in row] for g, row in zip(layer["gamma"], VA)]
+        c = [g * x + bt for g, x, bt in zip(layer["gamma"], Vc, layer["beta"])]
+        if j == end:
+            if layer["skips"]:
+                raise CertificateError("skip", f"checkpoint layer {j} has a skip connection",
+                                       layer=j)
+            if layer["act"] != sigma:
+                raise CertificateError("activation", f"checkpoint layer {j} has activation "
+                                                     f"{layer['act']}, target layer {i} has "
+                                                     f"{sigma}", layer=j)
+            rule_identity(A, c, W, b, j, i)
+            return
+        if layer["act"] == "relu":
+            A, c = rule_stability(A, c, lo, hi, j)
+        for src, P in layer["skips"]:
+            PA, Pc = compose(P, *maps[src])
+            A = [[x + y for x, y in zip(r1, r2)] for r1, r2 in zip(A, PA)]
+            c = [x + y for x, y in zip(c, Pc)]
+        maps[j] = (A, c)
+
+
+def check_certificate(doc: object) -> Verdict:
+    """Check a parsed certificate; never raises for bad content."""
+    try:
+        if not isinstance(doc, dict):
+            raise CertificateError("format", "a certificate is a JSON object")
+        rule_format(doc)
+        lower, upper = rule_domain(doc)
+        target = read_target(doc, len(lower))
+        layers, cps = read_network(doc, len(lower))
+        rule_checkpoints(cps, len(target), len(layers))
+        lo, hi = lower, upper
+        start = 0
+        for i, (end, tl) in enumerate(zip(cps, target), 1):
+            check_segment(layers, start, end, tl, i, lo, hi)
+            lo, hi = next_box(tl[0], tl[1], tl[2], lo, hi)
+            start = end
+    except CertificateError as exc:
+        return Verdict(False, exc.rule, str(exc), exc.layer, exc.neuron)
+    except RecursionError:
+        return Verdict(False, "format", "document is nested too deeply")
+    return Verdict(True, "valid", f"f = g on the box: {len(target)} segment(s), "
+                                  f"{len(layers)} frozen layer(s) checked")
+
+
+def check_certificate_text(text: str | bytes, *, max_digits: int = DEFAULT_MAX_DIGITS) -> Verdict:
+    try:
+        doc = parse_certificate_text(text, max_digits=max_digits)
+    except CertificateError as exc:
+        return Verdict(False, exc.rule, str(exc))
+    return check_certificate(doc)
+
+
+def read_file_bytes(path: str) -> bytes | Verdict:
+    """The file's bytes (gunzipped for .gz), or a failed Verdict if it cannot be read."""
+    try:
+        opener = gzip.open if str(path).endswith(".gz") else open
+        with opener(path, "rb") as fh:
+            return fh.read()
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+        return Verdict(False, "format", f"cannot read {path}: {exc}")
+
+
+def check_file(path: str) -> Verdict:
+    text = read_file_bytes(path)
+    if isinstance(text, Verdict):
+        return text
+    return check_certificate_text(text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m exactnorm.checker CERT", file=sys.stderr)
+        return 2
+    v = check_file(args[0])
+    print(("VALID: " if v.ok else f"INVALID [{v.rule}]: ") + v.message)
+    return 0 if v.ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
