@@ -44,7 +44,7 @@ CONSTRUCTIONS: dict[str, Callable[..., Construction]] = {
 
 
 def certify(target: TargetNetwork, construction: str = "theorem1", **options: Any) -> Construction:
-    """Run a construction by name (``theorem1``, …) on ``target``; options go to the construction."""
+    """Run a construction by name (``theorem1``, …) on ``target`` with its options."""
     if construction not in CONSTRUCTIONS:
         raise InputError(f"unknown construction {construction!r}; "
                          f"choose one of {', '.join(sorted(CONSTRUCTIONS))}")

@@ -55,7 +55,7 @@ def _matrix(M: Any) -> list[list[Any]]:
 
 
 def network_to_dict(net: FrozenNetwork) -> dict[str, Any]:
-    """The ``network`` section: layers (input, weight, gamma, beta, activation, skip), checkpoints."""
+    """The ``network`` section: layers (input, weight, γ, β, activation, skip), checkpoints."""
     layers = []
     for layer in net.layers:
         entry: dict[str, Any] = {
@@ -122,7 +122,8 @@ def load_certificate(path: str | os.PathLike[str], *,
     return doc
 
 
-def network_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGITS) -> FrozenNetwork:
+def network_from_dict(doc: dict[str, Any], *,
+                      max_digits: int = DEFAULT_MAX_DIGITS) -> FrozenNetwork:
     """Rebuild the :class:`FrozenNetwork` of a certificate (for evaluation and export).
 
     This parses, it does not validate the proof: use the checker for that.

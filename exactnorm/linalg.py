@@ -4,9 +4,9 @@ Ground domains, stated once for the whole module:
 
 * ``fmpz_mat`` / ``fmpq_mat`` (python-flint) are the working types. Products take either and return
   the type of their arguments (``fmpq_mat`` if either is rational).
-* ``list[list[Fraction]]`` is the pure-Python interchange type; ``sympy.Matrix`` (of ``Rational``) is
-  the symbolic one; ``numpy.ndarray`` of ``float64`` is for comparison only and never flows back
-  into a certified result without :func:`from_numpy_exact`.
+* ``list[list[Fraction]]`` is the pure-Python interchange type; ``sympy.Matrix`` (of
+  ``Rational``) is the symbolic one; ``numpy.ndarray`` of ``float64`` is for comparison only
+  and never flows back into a certified result without :func:`from_numpy_exact`.
 
 Vectorization conventions (SPEC §1): ``vec(M, "F")`` stacks columns (column-major), ``vec(M, "C")``
 stacks rows. For ``A`` (p×m), ``γ`` (m) and ``B`` (m×n)::
@@ -177,7 +177,7 @@ def unvec(v: FlintMatrix, shape: tuple[int, int], order: Order = "F") -> FlintMa
 
 
 def clear_denominators(M: FlintMatrix) -> tuple[fmpz_mat, fmpz]:
-    """Return ``(N, den)`` with ``M = N / den``, ``N`` integer, ``den > 0`` minimal common denominator."""
+    """``(N, den)`` with ``M = N / den``, ``N`` integer, ``den > 0`` least common denominator."""
     if isinstance(M, fmpz_mat):
         return M, fmpz(1)
     if M.nrows() == 0 or M.ncols() == 0:
@@ -193,7 +193,7 @@ def exact_rank(M: FlintMatrix) -> int:
 
 
 def kernel_vector(M: FlintMatrix) -> list[int] | None:
-    """A nonzero integer vector ``x`` with ``M x = 0``, or ``None`` if ``M`` has full column rank."""
+    """A nonzero integer ``x`` with ``M x = 0``, or ``None`` if ``M`` has full column rank."""
     N, nullity = clear_denominators(M)[0].nullspace()
     if nullity == 0:
         return None

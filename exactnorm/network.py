@@ -136,9 +136,11 @@ class TargetNetwork:
             if rows == 0:
                 raise ShapeError(f"target layer {i} has width 0")
             if cols != d_prev:
-                raise ShapeError(f"target layer {i} expects {cols} inputs, previous width is {d_prev}")
+                raise ShapeError(f"target layer {i} expects {cols} inputs, previous width is "
+                                 f"{d_prev}")
             if len(layer.bias) != rows:
-                raise ShapeError(f"target layer {i} bias has length {len(layer.bias)}, expected {rows}")
+                raise ShapeError(f"target layer {i} bias has length {len(layer.bias)}, "
+                                 f"expected {rows}")
             if layer.activation not in ACTIVATIONS:
                 raise InputError(f"target layer {i}: unknown activation {layer.activation!r}; "
                                  f"expected one of {ACTIVATIONS}")

@@ -100,7 +100,8 @@ def parse_distribution(spec: str | Distribution) -> Distribution:
               "gauss": (0, 62)}
     lo, hi = limits[kind]
     if not lo <= param <= hi:
-        raise InputError(f"distribution parameter of {kind!r} must lie in [{lo}, {hi}], got {param}")
+        raise InputError(f"distribution parameter of {kind!r} must lie in [{lo}, {hi}], "
+                         f"got {param}")
     return Distribution(kind, param)
 
 

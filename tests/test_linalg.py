@@ -1,4 +1,4 @@
-"""exact linear algebra, each operation against an independent implementation (types × operations)."""
+"""Exact linear algebra: every operation against an independent implementation."""
 
 from __future__ import annotations
 

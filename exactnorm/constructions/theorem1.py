@@ -1,4 +1,4 @@
-"""Theorem 1: every target layer is realized by two frozen random layers of widths d_in·d_out, d_out.
+"""Theorem 1: each target layer is realized by two frozen random layers (widths d_in·d_out, d_out).
 
 Statement (Giannou, Rajput, Papailiopoulos, COLT 2023, Theorem 1; SPEC §2.1). Let ``g`` have
 layers ``σ_i(W_i a + b_i)`` on a bounded box. For frozen random ``V_{2i-1}`` (m × d_{i-1}) and
