@@ -216,6 +216,10 @@ def atomic_write_bytes(path: str | os.PathLike[str], produce: Callable[[Any], No
             produce(fh)
             fh.flush()
             os.fsync(fh.fileno())
+        # mkstemp creates 0600 files; give the result the permissions a plain open() would
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, p)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
