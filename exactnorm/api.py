@@ -8,15 +8,24 @@ True
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
 from typing import Any
 
-from exactnorm.certificate import certificate_document, load_certificate, save_certificate
+from exactnorm.certificate import (
+    DEFAULT_MAX_CERTIFICATE_BYTES,
+    certificate_document,
+    load_certificate,
+    read_certificate_bytes,
+    save_certificate,
+)
 from exactnorm.constructions.common import Construction
+from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.errors import InputError
 from exactnorm.io import demo_target, load_target
 from exactnorm.network import TargetNetwork
+from exactnorm.rationals import DEFAULT_MAX_DIGITS
 
 __all__ = [
     "CONSTRUCTIONS",
@@ -31,15 +40,9 @@ __all__ = [
 ]
 
 
-def _theorem1(target: TargetNetwork, **kw: Any) -> Construction:
-    from exactnorm.constructions.theorem1 import certify_theorem1
-
-    return certify_theorem1(target, **kw)
-
-
 #: name → callable(target, **options) → Construction
 CONSTRUCTIONS: dict[str, Callable[..., Construction]] = {
-    "theorem1": _theorem1,
+    "theorem1": certify_theorem1,
 }
 
 
@@ -48,7 +51,12 @@ def certify(target: TargetNetwork, construction: str = "theorem1", **options: An
     if construction not in CONSTRUCTIONS:
         raise InputError(f"unknown construction {construction!r}; "
                          f"choose one of {', '.join(sorted(CONSTRUCTIONS))}")
-    return CONSTRUCTIONS[construction](target, **options)
+    build = CONSTRUCTIONS[construction]
+    try:
+        inspect.signature(build).bind(target, **options)
+    except TypeError as exc:
+        raise InputError(f"construction {construction!r}: {exc}") from None
+    return build(target, **options)
 
 
 def check(doc: dict[str, Any], *, pure: bool = False) -> Any:
@@ -63,10 +71,16 @@ def check(doc: dict[str, Any], *, pure: bool = False) -> Any:
     return checker_flint.check_certificate(doc)
 
 
-def check_file(path: str | os.PathLike[str], *, pure: bool = False) -> Any:
-    """Check a certificate file (``.json`` or ``.json.gz``)."""
-    if pure:
-        from exactnorm import checker
-        return checker.check_file(str(path))
-    from exactnorm import checker_flint
-    return checker_flint.check_file(str(path))
+def check_file(path: str | os.PathLike[str], *, pure: bool = False,
+               max_bytes: int = DEFAULT_MAX_CERTIFICATE_BYTES,
+               max_digits: int = DEFAULT_MAX_DIGITS) -> Any:
+    """Check a certificate file (``.json`` or ``.json.gz``), size-limited before parsing.
+
+    Raises :class:`~exactnorm.errors.InputError` for an unreadable file; a corrupt or oversized
+    file is an error too, never a crash.
+    """
+    from exactnorm import checker, checker_flint
+
+    raw = read_certificate_bytes(path, max_bytes=max_bytes)
+    module = checker if pure else checker_flint
+    return module.check_certificate_text(raw, max_digits=max_digits)

@@ -16,11 +16,20 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
+from flint import fmpz_mat
+
 from exactnorm.constructions.common import Construction
-from exactnorm.errors import InputError, InvalidCertificateError, LimitExceededError, ShapeError
+from exactnorm.errors import (
+    ExactnormError,
+    InputError,
+    InvalidCertificateError,
+    LimitExceededError,
+    ShapeError,
+)
 from exactnorm.io import atomic_write_bytes, target_to_dict
 from exactnorm.linalg import to_fmpq_mat
 from exactnorm.network import FrozenLayer, FrozenNetwork, Skip
@@ -40,6 +49,7 @@ __all__ = [
     "certificate_document",
     "save_certificate",
     "load_certificate",
+    "read_certificate_bytes",
     "certificate_bytes",
     "network_from_dict",
 ]
@@ -51,6 +61,12 @@ DEFAULT_MAX_CERTIFICATE_BYTES = 2 * 1024**3
 
 
 def _matrix(M: Any) -> list[list[Any]]:
+    if isinstance(M, fmpz_mat) and M.nrows() and M.ncols():
+        # frozen weights are small integers: format_number(fmpz) keeps an integer as a JSON int
+        # when its decimal string has fewer than 18 characters; decide that once per matrix
+        rows = [[int(x) for x in row] for row in M.tolist()]
+        if all(-10**16 < x < 10**17 for row in rows for x in row):
+            return rows
     return [[format_number(x) for x in row] for row in M.tolist()]
 
 
@@ -96,15 +112,26 @@ def save_certificate(doc: dict[str, Any], path: str | os.PathLike[str]) -> int:
     """
     data = certificate_bytes(doc)
     if str(path).endswith(".gz"):
-        data = gzip.compress(data, mtime=0)
+        # level 6 (zlib's default) compresses decimal digits as well as 9, in less time
+        data = gzip.compress(data, compresslevel=6, mtime=0)
     atomic_write_bytes(path, lambda fh: fh.write(data))
     return len(data)
 
 
-def load_certificate(path: str | os.PathLike[str], *,
-                     max_bytes: int = DEFAULT_MAX_CERTIFICATE_BYTES) -> dict[str, Any]:
-    """Read a certificate strictly (no floats, no duplicate keys, size-limited)."""
+def read_certificate_bytes(path: str | os.PathLike[str], *,
+                           max_bytes: int = DEFAULT_MAX_CERTIFICATE_BYTES) -> bytes:
+    """The bytes of a certificate file (gunzipped for ``.gz``), at most ``max_bytes`` of them.
+
+    The limit applies to the uncompressed size, so a small ``.gz`` that inflates to gigabytes
+    (a "gzip bomb") stops at ``max_bytes + 1`` bytes with a :class:`LimitExceededError`.
+    An unreadable file is an :class:`InputError`; a corrupt gzip stream makes the certificate
+    invalid (:class:`InvalidCertificateError`).
+    """
     p = Path(path)
+    if max_bytes < 0:
+        raise InputError(f"the certificate size limit must be non-negative, got {max_bytes}")
+    if not p.is_file():
+        raise InputError(f"no such certificate file: {p}")
     try:
         if p.suffix == ".gz":
             with gzip.open(p, "rb") as fh:
@@ -112,11 +139,23 @@ def load_certificate(path: str | os.PathLike[str], *,
         else:
             with open(p, "rb") as fh:
                 raw = fh.read(max_bytes + 1)
-    except (OSError, EOFError) as exc:
-        raise InvalidCertificateError(f"cannot read certificate {p}: {exc}") from None
+    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+        raise InvalidCertificateError(f"certificate {p} is not a valid gzip file: {exc}") from None
+    except OSError as exc:
+        raise InputError(f"cannot read certificate {p}: {exc}") from None
     if len(raw) > max_bytes:
-        raise LimitExceededError(f"certificate {p} exceeds {max_bytes} bytes (raise the limit)")
-    doc = strict_json_loads(raw, what=f"certificate {p}")
+        raise LimitExceededError(f"certificate {p} exceeds {max_bytes} bytes "
+                                 f"(raise the limit with --max-bytes)")
+    return raw
+
+
+def load_certificate(path: str | os.PathLike[str], *,
+                     max_bytes: int = DEFAULT_MAX_CERTIFICATE_BYTES,
+                     max_digits: int = DEFAULT_MAX_DIGITS) -> dict[str, Any]:
+    """Read a certificate strictly (no floats, no duplicate keys, size-limited)."""
+    p = Path(path)
+    raw = read_certificate_bytes(p, max_bytes=max_bytes)
+    doc = strict_json_loads(raw, what=f"certificate {p}", max_digits=max_digits)
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InvalidCertificateError(f"{p} is not an {FORMAT} document")
     return doc
@@ -151,5 +190,8 @@ def network_from_dict(doc: dict[str, Any], *,
                                       vec(L["gamma"], f"layer {j} gamma"),
                                       vec(L["beta"], f"layer {j} beta"), L["activation"], skips))
         return FrozenNetwork(d0, tuple(layers), tuple(int(c) for c in net["checkpoints"]))
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise InputError(f"certificate network section is malformed: {exc!r}") from None
+    except ExactnormError:
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+        # int("abc") for a node index, a list where a mapping belongs, …
+        raise InputError(f"certificate network section is malformed: {exc!r}"[:300]) from None

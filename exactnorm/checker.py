@@ -26,6 +26,7 @@ import gzip
 import json
 import re
 import sys
+import zlib
 from dataclasses import dataclass
 from fractions import Fraction
 
@@ -85,16 +86,39 @@ def _refuse_duplicates(pairs: list) -> dict:
     out = {}
     for key, value in pairs:
         if key in out:
-            raise CertificateError("format", f"duplicated key {key!r}")
+            raise CertificateError("format", f"duplicated key {show(key)}")
         out[key] = value
     return out
 
 
+def _bounded_int(max_digits: int):
+    def parse_int(text: str) -> int:
+        if len(text.lstrip("-")) > max_digits:
+            raise CertificateError("number", f"integer literal with more than {max_digits} "
+                                             f"digits")
+        return int(text)
+    return parse_int
+
+
+def _check_string_lengths(node: object, max_digits: int) -> None:
+    """Refuse any string longer than a number of max_digits digits could be (iteratively)."""
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str) and len(item) > 2 * max_digits + 3:
+            raise CertificateError("number", f"a value has more than {max_digits} digits")
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
 def parse_certificate_text(text: str | bytes, *, max_digits: int = DEFAULT_MAX_DIGITS) -> dict:
-    """Strict JSON: no floats, no NaN/Infinity, no duplicated keys."""
+    """Strict JSON: no floats, no NaN/Infinity, no duplicated keys, no over-long numbers."""
     try:
         with _IntDigits():
             doc = json.loads(text, parse_float=_refuse_float, parse_constant=_refuse_constant,
+                             parse_int=_bounded_int(max_digits),
                              object_pairs_hook=_refuse_duplicates)
     except RecursionError:
         raise CertificateError("format", "document is nested too deeply") from None
@@ -102,13 +126,14 @@ def parse_certificate_text(text: str | bytes, *, max_digits: int = DEFAULT_MAX_D
         raise CertificateError("format", f"not valid JSON: {exc}") from None
     if not isinstance(doc, dict):
         raise CertificateError("format", "a certificate is a JSON object")
+    _check_string_lengths(doc, max_digits)
     return doc
 
 
 def number(value: object, where: str, max_digits: int = DEFAULT_MAX_DIGITS) -> Fraction:
     """An exact number: int, "p", "p/q" with q > 0, or a finite decimal string."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise CertificateError("number", f"{where}: {value!r} is not an exact number")
+        raise CertificateError("number", f"{where}: {show(value)} is not an exact number")
     if isinstance(value, int):
         return Fraction(value)
     if len(value) > 2 * max_digits + 3:
@@ -120,7 +145,7 @@ def number(value: object, where: str, max_digits: int = DEFAULT_MAX_DIGITS) -> F
             if len(p) > max_digits or (q and len(q) > max_digits):
                 raise CertificateError("number", f"{where}: more than {max_digits} digits")
             if q is not None and int(q) == 0:
-                raise CertificateError("number", f"{where}: zero denominator in {value!r}")
+                raise CertificateError("number", f"{where}: zero denominator in {show(value)}")
             x = Fraction(int(p), int(q) if q is not None else 1)
             return -x if sign else x
         m = _DECIMAL.match(value)
@@ -130,7 +155,7 @@ def number(value: object, where: str, max_digits: int = DEFAULT_MAX_DIGITS) -> F
                 raise CertificateError("number", f"{where}: more than {max_digits} digits")
             x = Fraction(int(ip or "0") * 10 ** len(fp) + int(fp or "0"), 10 ** len(fp))
             return -x if sign else x
-    raise CertificateError("number", f"{where}: {value[:40]!r} is not an exact number")
+    raise CertificateError("number", f"{where}: {show(value)} is not an exact number")
 
 
 def vector(value: object, where: str, length: int | None = None) -> list[Fraction]:
@@ -163,13 +188,13 @@ def matrix(value: object, where: str, rows: int | None = None,
 
 def field(obj: object, key: str, where: str) -> object:
     if not isinstance(obj, dict) or key not in obj:
-        raise CertificateError("format", f"{where} has no {key!r}")
+        raise CertificateError("format", f"{where} has no {show(key)}")
     return obj[key]
 
 
 def activation(value: object, where: str) -> str:
     if value not in ACTIVATIONS:
-        raise CertificateError("format", f"{where}: activation {value!r} is not relu/identity")
+        raise CertificateError("format", f"{where}: activation {show(value)} is not relu/identity")
     return value  # type: ignore[return-value]
 
 
@@ -186,7 +211,7 @@ def rule_format(doc: dict) -> None:
     if doc.get("format") != "exactnorm.certificate":
         raise CertificateError("format", "format must be 'exactnorm.certificate'")
     if doc.get("version") != 1 or isinstance(doc.get("version"), bool):
-        raise CertificateError("format", f"unsupported version {doc.get('version')!r}")
+        raise CertificateError("format", f"unsupported version {show(doc.get('version'))}")
     for key in ("domain", "target", "network"):
         field(doc, key, "certificate")
 
@@ -257,7 +282,7 @@ def read_network(doc: dict, d0: int) -> tuple[list[dict], list[int]]:
 
 def rule_skip_kind(kind: object, P: list[list[Fraction]], where: str, layer: int) -> None:
     if kind not in SKIP_KINDS:
-        raise CertificateError("skip", f"{where}: kind {kind!r} is not one of {SKIP_KINDS}",
+        raise CertificateError("skip", f"{where}: kind {show(kind)} is not one of {SKIP_KINDS}",
                                layer=layer)
     if kind == "identity":
         ok = len(P) == len(P[0]) and all(P[r][c] == (1 if r == c else 0)
@@ -280,7 +305,7 @@ def rule_checkpoints(cps: list[int], n_target: int, n_layers: int) -> None:
     for c in cps:
         if not prev < c <= n_layers:
             raise CertificateError("checkpoints", f"checkpoints must strictly increase within "
-                                                  f"1..{n_layers}, got {cps}")
+                                                  f"1..{n_layers}, got {show(cps)}")
         prev = c
     if cps[-1] != n_layers:
         raise CertificateError("checkpoints", f"last checkpoint {cps[-1]} is not the last layer "
@@ -294,9 +319,17 @@ def rule_segment(layer: dict, j: int, start: int) -> None:
                                               f"segment [{start}, {j})", layer=j)
 
 
+def show(value: object) -> str:
+    """Any user value for a message: repr, safe for huge integers, cut to 60 characters."""
+    with _IntDigits():
+        text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def short(x: Fraction) -> str:
     """A number for a message: exact, abbreviated when it has hundreds of digits."""
-    s = str(x)
+    with _IntDigits():
+        s = str(x)
     return s if len(s) <= 60 else f"{s[:25]}...{s[-25:]} ({len(s)} chars)"
 
 
@@ -439,7 +472,7 @@ def read_file_bytes(path: str) -> bytes | Verdict:
         opener = gzip.open if str(path).endswith(".gz") else open
         with opener(path, "rb") as fh:
             return fh.read()
-    except (OSError, EOFError, gzip.BadGzipFile) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         return Verdict(False, "format", f"cannot read {path}: {exc}")
 
 

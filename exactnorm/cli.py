@@ -79,8 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ExactnormError as exc:
         if debug:
             raise
-        msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        sys.stderr.write(f"exactnorm: error: {msg}\n")
+        sys.stderr.write(f"exactnorm: error: {_first_line(exc, limit=None)}\n")
         return exc.exit_code
     except (MemoryError, RecursionError) as exc:
         if debug:
@@ -88,12 +87,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"exactnorm: error: input too large or too deeply nested "
                          f"({type(exc).__name__})\n")
         return 2
+    except OSError as exc:  # unreadable input, unwritable --out, disk full: the user's to fix
+        if debug:
+            raise
+        where = f": {exc.filename}" if exc.filename else ""
+        sys.stderr.write(f"exactnorm: error: {exc.strerror or _first_line(exc)}{where}\n")
+        return 2
     except Exception as exc:  # a bug: still one line, the traceback behind --debug
         if debug:
             raise
-        sys.stderr.write(f"exactnorm: internal error: {type(exc).__name__}: {exc} "
+        sys.stderr.write(f"exactnorm: internal error: {type(exc).__name__}: {_first_line(exc)} "
                          f"(rerun with --debug and report it)\n")
         return 3
+
+
+def _first_line(exc: BaseException, limit: int | None = 300) -> str:
+    """The first line of an exception's message, cut to ``limit`` characters (errors are one
+    line; a foreign exception may carry a whole file's worth of text)."""
+    text = str(exc)
+    return (text.splitlines()[0] if text.strip() else type(exc).__name__)[:limit]
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import tempfile
+import zipfile
+import zlib
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
@@ -24,7 +27,13 @@ from typing import Any
 
 import numpy as np
 
-from exactnorm.errors import InputError, ShapeError
+from exactnorm.errors import (
+    ExactnormError,
+    InputError,
+    LimitExceededError,
+    NumberFormatError,
+    ShapeError,
+)
 from exactnorm.linalg import from_numpy_exact, to_fractions
 from exactnorm.network import DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.rationals import (
@@ -146,42 +155,91 @@ def parse_box(text: str) -> tuple[Fraction, Fraction]:
     return lo, hi
 
 
+def _npz_header(data: Any, key: str) -> tuple[tuple[int, ...], np.dtype]:
+    """Shape and dtype of one ``.npz`` member read from its header, without loading the array.
+
+    A compressed ``.npz`` of a few kilobytes can declare a 10^5 × 10^5 array; checking the header
+    first turns that into a :class:`LimitExceededError` instead of an out-of-memory kill.
+    """
+    names = data.zip.namelist()
+    member = f"{key}.npy" if f"{key}.npy" in names else key
+    with data.zip.open(member) as fh:
+        version = np.lib.format.read_magic(fh)
+        if version == (1, 0):
+            shape, _, dtype = np.lib.format.read_array_header_1_0(fh)
+        else:
+            shape, _, dtype = np.lib.format.read_array_header_2_0(fh)
+    return tuple(shape), dtype
+
+
+def _npz_array(data: Any, key: str, max_width: int, *, matrix: bool) -> np.ndarray:
+    """One numeric member, its size checked against ``max_width`` before it is loaded."""
+    shape, dtype = _npz_header(data, key)
+    if matrix and len(shape) != 2:
+        raise ShapeError(f"{key} must be 2-D, got shape {shape}")
+    if (matrix and max(shape) > max_width) or (not matrix and math.prod(shape) > max_width):
+        raise LimitExceededError(f"array {key} has shape {shape}, above the width limit "
+                                 f"{max_width} (raise it with --max-width)")
+    if dtype.kind == "f" and dtype.itemsize > 8:
+        # float(x) would round a long double; only IEEE single/double are converted exactly here
+        raise NumberFormatError(f"array {key} has dtype {dtype}; save it as float64 or integers")
+    return np.asarray(data[key])
+
+
 def _target_from_npz(path: Path, *, max_width: int,
                      box: tuple[Fraction, Fraction] | None) -> TargetNetwork:
+    # numpy would try other formats (and suggest unpickling) for a file that is not a zip archive
+    if not zipfile.is_zipfile(path):
+        raise InputError(f"{path} is not an .npz archive (a zip of W1.npy, b1.npy, …)")
     try:
         data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
         raise InputError(f"cannot read {path} as .npz: {exc}") from None
-    with data:
-        keys = set(data.files)
-        L = 0
-        while f"W{L + 1}" in keys:
-            L += 1
-        if L == 0:
-            raise InputError(f"{path} has no arrays W1, b1, …")
-        weights, biases = [], []
-        for i in range(1, L + 1):
-            if f"b{i}" not in keys:
-                raise InputError(f"{path} has W{i} but no b{i}")
-            W = np.asarray(data[f"W{i}"])
-            if W.ndim != 2:
-                raise ShapeError(f"W{i} must be 2-D, got shape {W.shape}")
-            weights.append(to_fractions(from_numpy_exact(W, f"W{i}")))
-            b = np.asarray(data[f"b{i}"]).reshape(-1)
-            biases.append([row[0] for row in to_fractions(from_numpy_exact(b, f"b{i}"))])
-        acts = None
-        if "activations" in keys:
-            acts = [str(a) for a in np.asarray(data["activations"]).reshape(-1)]
-        if "lower" in keys and "upper" in keys:
-            lower = [r[0] for r in to_fractions(from_numpy_exact(
-                np.asarray(data["lower"]).reshape(-1), "lower"))]
-            upper = [r[0] for r in to_fractions(from_numpy_exact(
-                np.asarray(data["upper"]).reshape(-1), "upper"))]
-        elif box is not None:
-            lower = [box[0]] * len(weights[0][0])
-            upper = [box[1]] * len(weights[0][0])
-        else:
-            raise InputError(f"{path} has no lower/upper arrays; pass --box LO:HI")
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise InputError(f"{path} is a single .npy array, not an .npz archive of W1, b1, …")
+    try:
+        with data:
+            return _read_npz(data, path, max_width=max_width, box=box)
+    except ExactnormError:
+        raise
+    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
+        # corrupt members, bad headers, truncated archives
+        raise InputError(f"cannot read {path} as .npz: {type(exc).__name__}: "
+                         f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+
+
+def _read_npz(data: Any, path: Path, *, max_width: int,
+              box: tuple[Fraction, Fraction] | None) -> TargetNetwork:
+    keys = set(data.files)
+    L = 0
+    while f"W{L + 1}" in keys:
+        L += 1
+    if L == 0:
+        raise InputError(f"{path} has no arrays W1, b1, …")
+    weights, biases = [], []
+    for i in range(1, L + 1):
+        if f"b{i}" not in keys:
+            raise InputError(f"{path} has W{i} but no b{i}")
+        W = _npz_array(data, f"W{i}", max_width, matrix=True)
+        weights.append(to_fractions(from_numpy_exact(W, f"W{i}")))
+        b = _npz_array(data, f"b{i}", max_width, matrix=False).reshape(-1)
+        biases.append([row[0] for row in to_fractions(from_numpy_exact(b, f"b{i}"))])
+    acts = None
+    if "activations" in keys:
+        shape, dtype = _npz_header(data, "activations")
+        if math.prod(shape) > L or dtype.kind not in "US":
+            raise InputError(f"{path}: activations must be {L} strings, got {dtype} {shape}")
+        acts = [str(a) for a in np.asarray(data["activations"]).reshape(-1)]
+    if "lower" in keys and "upper" in keys:
+        lower = [r[0] for r in to_fractions(from_numpy_exact(
+            _npz_array(data, "lower", max_width, matrix=False).reshape(-1), "lower"))]
+        upper = [r[0] for r in to_fractions(from_numpy_exact(
+            _npz_array(data, "upper", max_width, matrix=False).reshape(-1), "upper"))]
+    elif box is not None:
+        lower = [box[0]] * len(weights[0][0])
+        upper = [box[1]] * len(weights[0][0])
+    else:
+        raise InputError(f"{path} has no lower/upper arrays; pass --box LO:HI")
     return TargetNetwork.from_lists(weights, biases, acts, lower=lower, upper=upper,
                                     max_width=max_width)
 
@@ -199,7 +257,8 @@ def load_target(path: str | os.PathLike[str], *, max_digits: int = DEFAULT_MAX_D
         text = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {p}: {exc}") from None
-    return target_from_dict(strict_json_loads(text, what=str(p)), max_digits=max_digits,
+    return target_from_dict(strict_json_loads(text, what=str(p), max_digits=max_digits),
+                            max_digits=max_digits,
                             max_width=max_width, box=box)
 
 
@@ -249,6 +308,12 @@ def random_target(widths: tuple[int, ...] | list[int], *, seed: int,
 
     if len(widths) < 2:
         raise ShapeError("a target needs at least one layer: widths (d_0, d_1, ...)")
+    for w in widths:
+        if isinstance(w, bool) or not isinstance(w, (int, np.integer)) or w < 1:
+            raise ShapeError(f"widths must be positive integers, got {list(widths)!r}")
+        if w > DEFAULT_MAX_WIDTH:
+            raise LimitExceededError(f"width {w} is above the width limit {DEFAULT_MAX_WIDTH}")
+    widths = [int(w) for w in widths]
     weights, biases = [], []
     for i in range(1, len(widths)):
         rng = layer_rng(seed, 10**6, i)

@@ -40,8 +40,11 @@ __all__ = [
 #: Default cap on the decimal digits of one number read from a file (overridable everywhere).
 DEFAULT_MAX_DIGITS = 200_000
 
-_RATIONAL = re.compile(r"^\s*(-?)(\d+)(?:/(\d+))?\s*$")
-_DECIMAL = re.compile(r"^\s*(-?)(\d*)\.(\d+)\s*$|^\s*(-?)(\d+)\.\s*$")
+# re.ASCII: only 0-9 are digits (int() would also take "١٢" and full-width digits, which the
+# independent checker refuses) and only ASCII blanks count as surrounding whitespace.
+_RATIONAL = re.compile(r"^\s*(-?)(\d+)(?:/(\d+))?\s*$", re.ASCII)
+_DECIMAL = re.compile(r"^\s*(-?)(\d*)\.(\d+)\s*$|^\s*(-?)(\d+)\.\s*$", re.ASCII)
+_LOG2_10 = math.log2(10)
 
 
 @contextlib.contextmanager
@@ -90,6 +93,7 @@ def parse_number(value: Any, *, max_digits: int = DEFAULT_MAX_DIGITS, where: str
     if isinstance(value, bool) or value is None:
         raise NumberFormatError(f"expected an exact number{loc}, got {value!r}")
     if isinstance(value, int):
+        _check_int_digits(value, max_digits, loc)
         return Fraction(value)
     if isinstance(value, Fraction):
         return value
@@ -123,6 +127,15 @@ def parse_number(value: Any, *, max_digits: int = DEFAULT_MAX_DIGITS, where: str
             num = int(ip + fp) if (ip + fp) else 0
             return Fraction(-num if sign else num, 10 ** len(fp))
     raise NumberFormatError(f"not an exact number{loc}: {value[:40]!r}")
+
+
+def _check_int_digits(value: int, max_digits: int, loc: str) -> None:
+    """Refuse an integer with more than ``max_digits`` decimal digits (without printing it)."""
+    bits = abs(value).bit_length()
+    if bits <= max_digits * _LOG2_10 - 1:  # |value| < 2^bits ≤ 10^max_digits / 2: short enough
+        return
+    if abs(value) >= 10**max_digits:
+        raise LimitExceededError(f"number{loc} has more than {max_digits} digits")
 
 
 def format_number(x: Any) -> int | str:
@@ -177,13 +190,24 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def strict_json_loads(text: str | bytes, *, what: str = "document") -> Any:
-    """``json.loads`` that refuses floats, NaN/Infinity and duplicated keys, with clear errors."""
+def strict_json_loads(text: str | bytes, *, what: str = "document",
+                      max_digits: int = DEFAULT_MAX_DIGITS) -> Any:
+    """``json.loads`` that refuses floats, NaN/Infinity and duplicated keys, with clear errors.
+
+    JSON integer literals longer than ``max_digits`` digits are refused before conversion: CPython
+    converts decimal strings to ``int`` in quadratic time (a 4 MB literal takes minutes).
+    """
+    def parse_int(literal: str) -> int:
+        if len(literal) - literal.startswith("-") > max_digits:
+            raise LimitExceededError(f"JSON integer in {what} has more than {max_digits} digits")
+        return int(literal)
+
     try:
         with unlimited_int_digits():
             return json.loads(
                 text,
                 parse_float=_reject_float,
+                parse_int=parse_int,
                 parse_constant=_reject_constant,
                 object_pairs_hook=_no_duplicates,
             )

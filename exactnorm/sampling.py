@@ -92,6 +92,9 @@ def parse_distribution(spec: str | Distribution) -> Distribution:
             values = tuple(int(v) for v in arg.split(","))
             if not values:
                 raise ValueError
+            if any(abs(v) >= 2**62 for v in values):
+                raise InputError(f"set values must lie strictly between -2^62 and 2^62 in "
+                                 f"{spec[:60]!r}")
             return Distribution("set", len(values), values)
         param = int(arg)
     except ValueError:

@@ -20,7 +20,6 @@ from exactnorm.linalg import exact_rank
 from exactnorm.sampling import parse_distribution
 from exactnorm.structural import diagnose_draw
 
-pytest.importorskip("exactnorm.checker_flint")
 
 
 def _layer_diagnoses(target, seed, p, dist, side="both"):

@@ -14,6 +14,7 @@ from exactnorm.commands._common import (
     console,
     err_console,
     load_target_from_args,
+    progress_enabled,
     verdict_line,
 )
 from exactnorm.errors import InputError, InvalidCertificateError, SingularSystemError
@@ -40,6 +41,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--sparsity", type=float, default=None, metavar="P",
                    help="keep probability of Bernoulli masks on the frozen weights")
     p.add_argument("--mask-side", choices=["input", "output", "both"], default="both")
+    p.add_argument("--jobs", type=int, default=1, metavar="N",
+                   help="processes: target layers are solved in parallel; a single layer splits "
+                        "its p-adic lifting over 2 (result identical for every N; default 1)")
+    p.add_argument("--solver", choices=["auto", "padic", "flint"], default="auto",
+                   help="exact solver of the Khatri–Rao systems (same result; default auto)")
     p.add_argument("--out", default="certificate.json",
                    help="certificate path; .json.gz compresses (default certificate.json)")
     p.add_argument("--no-check", action="store_true",
@@ -51,9 +57,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def construction_options(args: argparse.Namespace) -> dict[str, Any]:
     """Options of the chosen construction taken from the command line."""
     opts: dict[str, Any] = {"seed": args.seed, "distribution": args.distribution}
+    if args.jobs < 1:
+        raise InputError("--jobs must be at least 1")
     if args.construction == "theorem1":
         opts.update(retry=args.retry, shift_mode=args.shift_mode, sparsity=args.sparsity,
-                    mask_side=args.mask_side)
+                    mask_side=args.mask_side, jobs=args.jobs, solver=args.solver)
     elif args.sparsity is not None:
         raise InputError("--sparsity is supported by --construction theorem1 only")
     return opts
@@ -78,12 +86,15 @@ def run(args: argparse.Namespace) -> int:
 
     if args.seed < 0:
         raise InputError("--seed must be non-negative")
+    if args.max_width < 1 or args.max_digits < 1:
+        raise InputError("--max-width and --max-digits must be positive")
     target = load_target_from_args(args)
     opts = construction_options(args)
     t0 = time.perf_counter()
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
                   TextColumn("{task.completed}/{task.total} target layers"),
-                  TimeElapsedColumn(), console=err_console, transient=True) as progress:
+                  TimeElapsedColumn(), console=err_console, transient=True,
+                  disable=not progress_enabled()) as progress:
         task = progress.add_task(f"{args.construction}", total=target.depth)
 
         def hook(done: int, total: int) -> None:

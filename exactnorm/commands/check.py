@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from exactnorm.certificate import DEFAULT_MAX_CERTIFICATE_BYTES, read_certificate_bytes
 from exactnorm.commands._common import console, verdict_line
 from exactnorm.errors import InputError
+from exactnorm.rationals import DEFAULT_MAX_DIGITS
 
 __all__ = ["register"]
 
@@ -17,19 +19,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--pure", action="store_true",
                    help="standard-library checker (Fractions only) instead of python-flint")
     p.add_argument("--both", action="store_true", help="run both checkers and demand agreement")
+    p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_CERTIFICATE_BYTES, metavar="N",
+                   help=f"refuse certificates larger than N bytes, uncompressed "
+                        f"(default {DEFAULT_MAX_CERTIFICATE_BYTES})")
+    p.add_argument("--max-digits", type=int, default=DEFAULT_MAX_DIGITS, metavar="N",
+                   help=f"refuse numbers with more than N digits (default {DEFAULT_MAX_DIGITS})")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.api import check_file
+    from exactnorm import checker, checker_flint
 
     path = Path(args.certificate)
-    if not path.is_file():
-        raise InputError(f"no such certificate file: {path}")
+    if args.max_digits < 1:
+        raise InputError("--max-digits must be positive")
+    # size limit (also on the inflated size of a .gz) before any byte is parsed
+    raw = read_certificate_bytes(path, max_bytes=args.max_bytes)
     modes = ["pure", "flint"] if args.both else (["pure"] if args.pure else ["flint"])
     verdicts = []
     for mode in modes:
-        v = check_file(path, pure=(mode == "pure"))
+        module = checker if mode == "pure" else checker_flint
+        v = module.check_certificate_text(raw, max_digits=args.max_digits)
         verdicts.append(v)
         console.print(verdict_line(v, str(path), mode))
     if len({(v.ok, v.rule, v.layer, v.neuron) for v in verdicts}) > 1:

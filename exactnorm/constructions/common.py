@@ -12,6 +12,7 @@ from typing import Any
 
 from flint import fmpq
 
+from exactnorm.errors import InputError
 from exactnorm.linalg import FlintMatrix
 from exactnorm.network import FrozenNetwork, TargetNetwork, Vector, affine_interval, column
 
@@ -66,7 +67,7 @@ def activating_shift(G: FlintMatrix, lo: Sequence[fmpq], hi: Sequence[fmpq],
     if mode == "layer":
         c = max(per_neuron) if per_neuron else fmpq(0)
         return tuple(c for _ in per_neuron)
-    raise ValueError(f"unknown shift mode {mode!r}")
+    raise InputError(f"unknown shift mode {mode!r}; expected 'neuron' or 'layer'")
 
 
 def scaled_activating_shift(gamma: Sequence[fmpq], V: FlintMatrix, lo: Sequence[fmpq],
@@ -85,7 +86,7 @@ def scaled_activating_shift(gamma: Sequence[fmpq], V: FlintMatrix, lo: Sequence[
     if mode == "layer":
         c = max(per_neuron) if per_neuron else fmpq(0)
         return tuple(c for _ in per_neuron)
-    raise ValueError(f"unknown shift mode {mode!r}")
+    raise InputError(f"unknown shift mode {mode!r}; expected 'neuron' or 'layer'")
 
 
 def cancelling_bias(V: FlintMatrix, shift: Sequence[fmpq], bias: Sequence[fmpq]) -> Vector:

@@ -1,0 +1,21 @@
+"""Shared pytest configuration: Hypothesis profiles.
+
+Select a profile with ``HYPOTHESIS_PROFILE`` (default ``dev``):
+
+* ``ci``: derandomized (same examples every run), about 50 examples per test, no deadline;
+* ``dev``: Hypothesis' usual random search with 100 examples, no deadline;
+* ``thorough``: 2000 examples per test, no deadline (long fuzzing runs).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("ci", derandomize=True, max_examples=50, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.register_profile("dev", max_examples=100, deadline=None)
+settings.register_profile("thorough", max_examples=2000, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))

@@ -1,0 +1,242 @@
+"""The error hierarchy and how the CLI reports errors (issue 9).
+
+Exit codes (``exactnorm.cli``): 0 success, 1 invalid certificate, 2 bad input (any InputError,
+usage errors, unreadable or unwritable files, inputs too large or too deep), 3 an internal error
+(a bug), 130 interrupted. Every error is one line on stderr; ``--debug`` shows the traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+import exactnorm.commands.check as check_command
+from exactnorm import errors
+from exactnorm.cli import main
+from exactnorm.errors import (
+    ExactnormError,
+    InputError,
+    InvalidCertificateError,
+    LimitExceededError,
+    NumberFormatError,
+    ShapeError,
+    SingularSystemError,
+)
+
+
+def run_cli(argv, capsys):
+    code = main(argv)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def one_line(err: str) -> str:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+# ----------------------------------------------------------------------------- hierarchy
+
+
+def test_hierarchy():
+    for cls in (NumberFormatError, ShapeError, LimitExceededError):
+        assert issubclass(cls, InputError)
+    for cls in (InputError, SingularSystemError, InvalidCertificateError):
+        assert issubclass(cls, ExactnormError)
+    # InputError is also a ValueError so that generic callers can catch it the usual way
+    assert issubclass(InputError, ValueError)
+    assert not issubclass(SingularSystemError, InputError)
+    assert not issubclass(InvalidCertificateError, InputError)
+    assert set(errors.__all__) == {"ExactnormError", "InputError", "NumberFormatError",
+                                   "ShapeError", "LimitExceededError", "SingularSystemError",
+                                   "InvalidCertificateError"}
+
+
+def test_exit_code_attributes():
+    assert InvalidCertificateError("x").exit_code == 1
+    for cls in (ExactnormError, InputError, NumberFormatError, ShapeError, LimitExceededError):
+        assert cls("x").exit_code == 2
+    exc = SingularSystemError("singular", rank=3, size=4, kernel=[1, -1, 0, 0], layer=2)
+    assert exc.exit_code == 2 and (exc.rank, exc.size, exc.kernel, exc.layer) == (3, 4,
+                                                                                 [1, -1, 0, 0], 2)
+
+
+# ----------------------------------------------------------------------------- mapping
+
+
+def _raiser(exc: BaseException):
+    def run(args):
+        raise exc
+    return run
+
+
+@pytest.mark.parametrize("exc, code, prefix", [
+    (InputError("bad option"), 2, "exactnorm: error: bad option"),
+    (NumberFormatError("float 0.5 is not allowed"), 2, "exactnorm: error: float 0.5"),
+    (ShapeError("ragged"), 2, "exactnorm: error: ragged"),
+    (LimitExceededError("too wide"), 2, "exactnorm: error: too wide"),
+    (SingularSystemError("singular draw", rank=1, size=2), 2, "exactnorm: error: singular"),
+    (InvalidCertificateError("tampered"), 1, "exactnorm: error: tampered"),
+    (InputError("first line\nsecond line\nthird"), 2, "exactnorm: error: first line"),
+    (FileNotFoundError(2, "No such file or directory", "missing.json"), 2,
+     "exactnorm: error: No such file or directory: missing.json"),
+    (PermissionError(13, "Permission denied", "/root/x"), 2, "exactnorm: error: Permission"),
+    (MemoryError(), 2, "exactnorm: error: input too large"),
+    (RecursionError(), 2, "exactnorm: error: input too large or too deeply nested"),
+    (RuntimeError("unexpected\nstate"), 3, "exactnorm: internal error: RuntimeError: unexpected"),
+    (ZeroDivisionError("fmpz_mat singular"), 3, "exactnorm: internal error: ZeroDivisionError"),
+    (KeyError("x"), 3, "exactnorm: internal error: KeyError"),
+    (KeyboardInterrupt(), 130, "exactnorm: interrupted"),
+])
+def test_exit_code_mapping(monkeypatch, capsys, exc, code, prefix):
+    monkeypatch.setattr(check_command, "run", _raiser(exc))
+    got, out, err = run_cli(["check", "whatever.json"], capsys)
+    assert got == code
+    assert one_line(err).startswith(prefix), err
+    assert out == ""
+
+
+def test_internal_error_is_one_line_and_asks_for_debug(monkeypatch, capsys):
+    monkeypatch.setattr(check_command, "run", _raiser(AssertionError("x" * 10_000)))
+    code, _, err = run_cli(["check", "c.json"], capsys)
+    assert code == 3
+    line = one_line(err)
+    assert "--debug" in line and len(line) < 450
+
+
+def test_debug_reraises_in_process(monkeypatch):
+    monkeypatch.setattr(check_command, "run", _raiser(RuntimeError("boom")))
+    with pytest.raises(RuntimeError, match="boom"):
+        main(["--debug", "check", "c.json"])
+    monkeypatch.setattr(check_command, "run", _raiser(ShapeError("ragged")))
+    with pytest.raises(ShapeError):
+        main(["--debug", "check", "c.json"])
+
+
+def test_debug_shows_traceback_in_a_real_process(tmp_path):
+    bad = tmp_path / "t.json"
+    bad.write_text('{"domain": {"lower": [0], "upper": [1]}, '
+                   '"target": {"layers": [{"weight": [[0.5]], "bias": [0]}]}}')
+    cmd = [sys.executable, "-m", "exactnorm.cli", "certify", "--target", str(bad), "--out",
+           str(tmp_path / "c.json")]
+    plain = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert plain.returncode == 2
+    assert one_line(plain.stderr).startswith("exactnorm: error: JSON float 0.5 is not allowed")
+    debug = subprocess.run(cmd[:3] + ["--debug"] + cmd[3:], capture_output=True, text=True,
+                           timeout=120)
+    assert debug.returncode != 0
+    assert "Traceback (most recent call last)" in debug.stderr
+    assert "NumberFormatError" in debug.stderr
+    assert not (tmp_path / "c.json").exists()
+
+
+# ----------------------------------------------------------------------------- real errors
+
+
+GOOD = {"domain": {"lower": [-1, 0], "upper": [1, "1/2"]},
+        "target": {"layers": [{"weight": [[1, "1/2"], [0, -1]], "bias": [0, 1],
+                               "activation": "relu"},
+                              {"weight": [[2, 3]], "bias": ["-1/3"], "activation": "identity"}]}}
+
+
+@pytest.mark.parametrize("text, needle", [
+    (json.dumps(GOOD).replace('"1/2"]}', "0.5]}"), "JSON float"),
+    (json.dumps(GOOD).replace('"-1/3"', "NaN"), "NaN"),
+    (json.dumps(GOOD).replace('"-1/3"', '"1/0"'), "zero denominator"),
+    (json.dumps(GOOD).replace('"-1/3"', '"1e999"'), "not an exact number"),
+    (json.dumps(GOOD).replace('"-1/3"', "true"), "expected an exact number"),
+    (json.dumps(GOOD).replace('"-1/3"', "null"), "expected an exact number"),
+    (json.dumps(GOOD).replace('"-1/3"', '"١"'), "not an exact number"),
+    (json.dumps(GOOD).replace('{"domain"', '{"target": {}, "domain"', 1), "duplicated JSON key"),
+    (json.dumps(GOOD).replace("[[2, 3]]", "[[2, 3], [1]]"), "ragged"),
+    (json.dumps(GOOD).replace("[[2, 3]]", "[]"), "non-empty"),
+    ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    ('{"domain": ', "not valid JSON"),
+    (b"\xff\xfe\x00garbage", "not valid JSON"),
+])
+def test_bad_target_files_exit_2_with_a_reason(tmp_path, capsys, text, needle):
+    path = tmp_path / "t.json"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    out = tmp_path / "c.json"
+    code, _, err = run_cli(["certify", "--target", str(path), "--out", str(out)], capsys)
+    assert code == 2, err
+    line = one_line(err)
+    assert line.startswith("exactnorm: error:") and needle.lower() in line.lower(), line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("argv", [
+    ["certify", "--bogus"],
+    ["certify", "--seed", "x"],
+    ["nosuchcommand"],
+    ["check"],
+    ["certify", "--max-width", "0"],
+    ["certify", "--max-digits", "-1"],
+    ["certify", "--seed", "-1"],
+    ["certify", "--jobs", "0"],
+    ["certify", "--retry", "-5"],
+    ["certify", "--box", "1:0"],
+    ["certify", "--box", "a:b"],
+    ["certify", "--distribution", "zz:3"],
+    ["certify", "--distribution", "int:0"],
+    ["certify", "--sparsity", "nan"],
+    ["certify", "--sparsity", "-0.5"],
+    ["certify", "--target", "/nonexistent/t.json"],
+    ["check", "/nonexistent/c.json"],
+    ["check", "/", "--max-bytes", "10"],
+    ["check", "c.json", "--max-digits", "0"],
+    ["realizable", "--d-in", "-1", "--d-out", "2", "--width", "3"],
+    ["realizable", "--d-in", "2", "--d-out", "2", "--width", "0"],
+    ["realizable", "--d-in", "100", "--d-out", "100", "--width", "3"],
+    ["detpoly", "--d-in", "-1", "--d-out", "2"],
+    ["detpoly", "--d-in", "3", "--d-out", "3"],
+    ["detpoly", "--matching", "--d-in", "1000", "--d-out", "1000"],
+    ["sparse-sweep", "--sizes", "-3"],
+    ["sparse-sweep", "--p-grid", "2"],
+    ["sparse-sweep", "--p-grid", "nan"],
+    ["sparse-sweep", "--draws", "-1"],
+    ["sparse-sweep", "--factors", "-1"],
+    ["tables", "--only", "NOPE"],
+])
+def test_bad_options_exit_2_in_one_line(tmp_path, capsys, monkeypatch, argv):
+    monkeypatch.chdir(tmp_path)
+    code, _, err = run_cli(argv, capsys)
+    assert code == 2, (argv, err)
+    assert one_line(err).startswith("exactnorm"), err
+    assert list(tmp_path.iterdir()) == []  # nothing written, not even a folder
+
+
+def test_set_distribution_with_huge_values_is_an_input_error():
+    from exactnorm.sampling import layer_rng, parse_distribution, sample_matrix
+
+    with pytest.raises(InputError):
+        sample_matrix(layer_rng(0, 1), 2, 2, parse_distribution("set:" + str(10**23)))
+
+
+def test_unwritable_output_is_exit_2(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code, _, err = run_cli(["certify", "--out", str(blocker / "c.json")], capsys)
+    assert code == 2 and one_line(err).startswith("exactnorm: error:")
+
+
+def test_tampered_certificate_is_exit_1(tmp_path, capsys):
+    cert = tmp_path / "c.json"
+    assert run_cli(["certify", "--out", str(cert)], capsys)[0] == 0
+    doc = json.loads(cert.read_text())
+    doc["network"]["layers"][0]["gamma"][0] = "12345/7"
+    cert.write_text(json.dumps(doc))
+    code, out, err = run_cli(["check", str(cert), "--both"], capsys)
+    assert code == 1 and out.count("INVALID") == 2 and err == ""
+    # not a certificate at all
+    cert.write_text('{"format": "exactnorm.detpoly", "version": 1}')
+    code, out, _ = run_cli(["check", str(cert)], capsys)
+    assert code == 1 and "INVALID" in out

@@ -1,0 +1,20 @@
+"""The code base stays ruff clean (configuration in pyproject.toml)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_ruff_clean():
+    if importlib.util.find_spec("ruff") is None:
+        pytest.skip("ruff is not installed (it is part of the test extra)")
+    res = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "exactnorm", "tests", "benchmarks",
+                          "examples"], cwd=ROOT, capture_output=True, text=True, check=False)
+    assert res.returncode == 0, res.stdout[-3000:]
