@@ -272,7 +272,8 @@ def rank_mod_prime(M: FlintMatrix, p: int) -> int:
         raise InputError(f"prime {p} divides a denominator of the matrix")
     if Mz.nrows() == 0 or Mz.ncols() == 0:
         return 0
-    return nmod_mat(Mz.tolist(), p).rank()
+    # reduce in C (fmpz_mat → nmod_mat), not through a Python list of m² fmpz objects
+    return nmod_mat(Mz, p).rank()
 
 
 def max_bits(M: FlintMatrix) -> int:

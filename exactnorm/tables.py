@@ -81,6 +81,7 @@ TABLES: dict[str, str] = {
     "T4": "exactnorm.sparse:table_t4",
     "T5": "exactnorm.symbolic_tables:table_t5",
     "T6": "exactnorm.symbolic_tables:table_t6",
+    "T7": "exactnorm.perf_tables:table_t7",
 }
 
 

@@ -112,9 +112,6 @@ def test_the_hazard_is_real():
     assert proc.returncode < 0 or proc.returncode == 134  # SIGABRT
 
 
-@pytest.mark.xfail(strict=True, reason="padic.padic_expansion takes a modulus argument and "
-                                       "inverts mod p without checking that p is prime "
-                                       "(exactnorm/padic.py, reported); its callers pass primes")
 def test_padic_expansion_refuses_composite_modulus():
     proc = run_python("""
         import numpy as np

@@ -21,7 +21,6 @@ from exactnorm.sampling import parse_distribution
 from exactnorm.structural import diagnose_draw
 
 
-
 def _layer_diagnoses(target, seed, p, dist, side="both"):
     out = []
     for i, layer in enumerate(target.layers, 1):

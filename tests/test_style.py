@@ -15,6 +15,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_ruff_clean():
     if importlib.util.find_spec("ruff") is None:
         pytest.skip("ruff is not installed (it is part of the test extra)")
-    res = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", "exactnorm", "tests", "benchmarks",
-                          "examples"], cwd=ROOT, capture_output=True, text=True, check=False)
+    paths = [p for p in ("exactnorm", "tests", "benchmarks", "examples") if (ROOT / p).exists()]
+    res = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", *paths], cwd=ROOT,
+                         capture_output=True, text=True, check=False)
     assert res.returncode == 0, res.stdout[-3000:]

@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 import numpy as np
-from flint import fmpq, fmpq_mat
+from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.constructions.common import (
     Construction,
@@ -41,6 +42,7 @@ from exactnorm.constructions.common import (
 from exactnorm.errors import InputError, SingularSystemError
 from exactnorm.linalg import (
     FlintMatrix,
+    clear_denominators,
     khatri_rao,
     max_bits,
     random_prime,
@@ -93,21 +95,101 @@ def _apply_mask(V: FlintMatrix, mask: np.ndarray) -> FlintMatrix:
 
 
 def khatri_rao_system(V_in: FlintMatrix, V_out: FlintMatrix) -> FlintMatrix:
-    """``K = V_inᵀ ⊙ V_out`` so that ``vec(V_out diag(γ) V_in, "F") = K γ`` (Lemma 2)."""
+    """``K = V_inᵀ ⊙ V_out`` so that ``vec(V_out diag(γ) V_in, "F") = K γ`` (Lemma 2).
+
+    Integer factors whose entry products fit 63 bits are multiplied as ``int64`` outer products
+    (exact; the bound is checked in Python integers first); anything else goes through
+    :func:`exactnorm.linalg.khatri_rao`. Same matrix either way.
+    """
+    if isinstance(V_in, fmpz_mat) and isinstance(V_out, fmpz_mat) and V_in.nrows() \
+            and V_in.ncols() and V_out.nrows():
+        from exactnorm.padic import _max_abs, khatri_rao_int64
+
+        try:
+            a, b = _int64_array(V_in), _int64_array(V_out)
+        except OverflowError:  # an entry beyond 64 bits
+            return khatri_rao(V_in.transpose(), V_out)
+        if _max_abs(a) * _max_abs(b) < 2**63:
+            return fmpz_mat(khatri_rao_int64(a, b).tolist())
     return khatri_rao(V_in.transpose(), V_out)
+
+
+def _int_rows(M: fmpz_mat) -> list[list[int]]:
+    return [[int(x) for x in row] for row in M.tolist()]
+
+
+def _int64_array(M: fmpz_mat) -> np.ndarray:
+    """An ``fmpz_mat`` with 64-bit entries as an ``int64`` array (via its decimal-free ints)."""
+    return np.array([int(x) for x in M.entries()], dtype=np.int64).reshape(M.nrows(), M.ncols())
+
+
+def _solve_layer(V_in: FlintMatrix, V_out: FlintMatrix, rhs: FlintMatrix, prime: int,
+                 prime_rng: np.random.Generator, prime_bits: int, *, layer: int,
+                 is_integer: bool, witness_prime: bool, solver: str,
+                 solve_jobs: int) -> tuple[fmpq_mat, int | None]:
+    """``γ`` with ``K γ = rhs`` and the rank of ``K`` modulo ``prime`` (or ``None``).
+
+    ``solver="padic"`` (or ``"auto"`` from m = 200 on): Dixon lifting on the Khatri–Rao structure
+    (:mod:`exactnorm.padic`) for integer weights; ``K`` invertible modulo ``prime`` is part of that
+    computation, so the rank-mod-p witness (``m``) costs nothing. Whenever the fast path does not
+    apply (rational weights, large entries, ``K`` singular modulo ``prime``) the general FLINT
+    solve decides, exactly as with ``solver="flint"`` — a singular draw raises
+    :class:`SingularSystemError` with its exact rank and a kernel vector.
+    """
+    from exactnorm.padic import AUTO_MIN_SIZE
+
+    m = rhs.nrows()
+    square = V_in.ncols() * V_out.nrows() == m == V_in.nrows()
+    wanted = solver == "padic" or (solver == "auto" and m >= AUTO_MIN_SIZE)
+    if wanted and is_integer and square and isinstance(V_in, fmpz_mat) \
+            and isinstance(V_out, fmpz_mat) and m:
+        from exactnorm.padic import PadicUnavailable, solve_khatri_rao
+
+        rz, rden = clear_denominators(rhs)
+        primes = [prime]
+        if solve_jobs >= 2:
+            second = random_prime(prime_bits, prime_rng)
+            while second == prime:
+                second = random_prime(prime_bits, prime_rng)
+            primes.append(second)
+        try:
+            entries = solve_khatri_rao(_int64_array(V_in), _int64_array(V_out),
+                                       [int(x) for x in rz.entries()], primes, jobs=solve_jobs)
+        except (PadicUnavailable, OverflowError):
+            pass
+        else:
+            gamma_col = fmpq_mat(m, 1, entries)
+            if rden != 1:
+                gamma_col = gamma_col * fmpq(1, int(rden))
+            return gamma_col, m
+    K = khatri_rao_system(V_in, V_out)
+    gamma_col = solve_exact(K, rhs, layer=layer)
+    witness = rank_mod_prime(K, prime) if is_integer and witness_prime else None
+    return gamma_col, witness
 
 
 def realize_layer_theorem1(
     W: fmpq_mat, b: Sequence[fmpq], activation: str, box: tuple[Vector, Vector], *,
     seed: int, layer: int, input_node: int, distribution: str | Distribution = DEFAULT_DISTRIBUTION,
     retry: int = 0, shift_mode: str = "neuron", sparsity: float | None = None,
-    mask_side: str = "both", prime_bits: int = 60,
+    mask_side: str = "both", prime_bits: int = 60, witness_prime: bool = True,
+    solver: str = "auto", solve_jobs: int = 1,
 ) -> tuple[list[FrozenLayer], LayerReport]:
     """Two frozen layers equal to ``σ(W a + b)`` for every ``a`` in ``box`` (Lemma 7).
 
     Returns the two :class:`FrozenLayer` objects (reading from ``input_node``) and a report with
     the exact rank, a rank-mod-prime witness and bit sizes.
+
+    ``solver`` chooses how ``K γ = vec(W)`` is solved: ``"auto"`` (p-adic lifting on the
+    Khatri–Rao structure for integer weights and m ≥ 200, FLINT otherwise), ``"padic"`` (p-adic
+    whenever it applies) or ``"flint"`` (``fmpz_mat.solve`` always). The solution is unique, so
+    the choice never changes the result.
+    ``solve_jobs = 2`` splits the lifting over two processes. ``witness_prime = False`` skips the
+    separate rank-mod-p elimination on the FLINT path (recorded as ``null``); the p-adic path
+    proves full rank modulo the prime as part of the solve.
     """
+    if solver not in ("auto", "padic", "flint"):
+        raise InputError(f"solver must be auto, padic or flint, got {solver!r}")
     t0 = time.perf_counter()
     dist = parse_distribution(distribution)
     d_out, d_in = W.nrows(), W.ncols()
@@ -116,9 +198,13 @@ def realize_layer_theorem1(
     failures: list[dict[str, Any]] = []
     for attempt in range(retry + 1):
         V_in, V_out = draw_pair(seed, layer, attempt, d_in, d_out, m, dist, sparsity, mask_side)
-        K = khatri_rao_system(V_in, V_out)
+        prime_rng = layer_rng(seed, layer, attempt, 2**31)
+        prime = random_prime(prime_bits, prime_rng)
         try:
-            gamma_col = solve_exact(K, rhs, layer=layer)
+            gamma_col, rank_mod_p = _solve_layer(
+                V_in, V_out, rhs, prime, prime_rng, prime_bits, layer=layer,
+                is_integer=dist.is_integer, witness_prime=witness_prime, solver=solver,
+                solve_jobs=solve_jobs)
         except SingularSystemError as exc:
             failures.append({"attempt": attempt, "rank": exc.rank, "size": exc.size})
             if attempt == retry:
@@ -133,14 +219,13 @@ def realize_layer_theorem1(
     ones = tuple(fmpq(1) for _ in range(d_out))
     first = FrozenLayer(input_node, V_in, gamma, beta_in, "relu")
     second = FrozenLayer(input_node + 1, V_out, ones, beta_out, activation)
-    prime = random_prime(prime_bits, layer_rng(seed, layer, attempt, 2**31))
     witness = {
         "layer": layer,
         "system": "V_in^T khatri_rao V_out",
         "system_size": m,
         "rank": m,
         "prime": prime,
-        "rank_mod_prime": rank_mod_prime(K, prime) if dist.is_integer else None,
+        "rank_mod_prime": rank_mod_p,
         "spawn_key": [seed, layer, attempt],
         "singular_draws": failures,
     }
@@ -157,7 +242,8 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
                      distribution: str | Distribution = DEFAULT_DISTRIBUTION, retry: int = 0,
                      shift_mode: str = "neuron", sparsity: float | None = None,
                      mask_side: str = "both",
-                     progress: ProgressHook | None = None) -> Construction:
+                     progress: ProgressHook | None = None, jobs: int = 1,
+                     solver: str = "auto", witness_prime: bool = True) -> Construction:
     """Realize ``target`` by Theorem 1: depth 2L, widths d_{i-1}·d_i and d_i alternating.
 
     Parameters
@@ -173,6 +259,13 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
         Per-neuron smallest shifts or one constant per layer.
     sparsity : float, optional
         Keep probability ``p`` of Bernoulli masks on the frozen weights (SPEC §2.4).
+    jobs : int
+        Processes to use. Given the target's interval boxes the layers' systems are independent,
+        so with several target layers they are solved in parallel (rebuilt in each worker from
+        integers, since FLINT objects do not pickle); with one layer the p-adic lifting is split
+        over two processes. The certificate is byte-identical for every ``jobs``.
+    solver, witness_prime
+        See :func:`realize_layer_theorem1`.
 
     Returns
     -------
@@ -186,25 +279,97 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
     dist = parse_distribution(distribution)
     if retry < 0:
         raise InputError("--retry must be non-negative")
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise InputError(f"--jobs must be a positive integer, got {jobs!r}")
     boxes = target.interval_boxes()
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []
-    for i, tl in enumerate(target.layers, 1):
-        pair, report = realize_layer_theorem1(
-            tl.weight, tl.bias, tl.activation, boxes[i - 1], seed=seed, layer=i,
-            input_node=len(layers), distribution=dist, retry=retry, shift_mode=shift_mode,
-            sparsity=sparsity, mask_side=mask_side)
-        layers.extend(pair)
-        reports.append(report)
-        if progress is not None:
-            progress(i, target.depth)
+    options = dict(distribution=dist.spec, retry=retry, shift_mode=shift_mode, sparsity=sparsity,
+                   mask_side=mask_side, solver=solver, witness_prime=witness_prime)
+    if jobs >= 2 and target.depth >= 2:
+        tasks = [_layer_task(tl, boxes[i - 1], seed, i, options)
+                 for i, tl in enumerate(target.layers, 1)]
+        with ProcessPoolExecutor(max_workers=min(jobs, target.depth)) as pool:
+            for i, packed in enumerate(pool.map(_realize_packed, tasks), 1):
+                pair, report = _unpack_layers(packed)
+                layers.extend(pair)
+                reports.append(report)
+                if progress is not None:
+                    progress(i, target.depth)
+    else:
+        for i, tl in enumerate(target.layers, 1):
+            pair, report = realize_layer_theorem1(
+                tl.weight, tl.bias, tl.activation, boxes[i - 1], seed=seed, layer=i,
+                input_node=len(layers), solve_jobs=min(jobs, 2), **options)
+            layers.extend(pair)
+            reports.append(report)
+            if progress is not None:
+                progress(i, target.depth)
     network = FrozenNetwork(target.widths[0], tuple(layers),
                             tuple(2 * i for i in range(1, target.depth + 1)))
     extra: dict[str, Any] = {"shift_mode": shift_mode, "retry": retry}
     if sparsity is not None:
-        extra.update(sparsity=sparsity, mask_side=mask_side)
+        # a JSON float would make the saved certificate unreadable: record the decimal string
+        extra.update(sparsity=str(sparsity), mask_side=mask_side)
     return Construction(
         name="theorem1", target=target, network=network, reports=reports,
         provenance=provenance("theorem1", seed, dist.spec, **extra),
         witnesses={"layers": [r.witness for r in reports]},
     )
+
+
+# ------------------------------------------------------------ process-pool helpers
+# FLINT matrices do not pickle: tasks and results cross the process boundary as integers
+# (numerator, denominator pairs) and are rebuilt on the other side, exactly.
+
+def _pack_q(x: Any) -> tuple[int, int]:
+    q = fmpq(x)
+    return int(q.numer()), int(q.denom())
+
+
+def _unpack_q(t: tuple[int, int]) -> fmpq:
+    return fmpq(t[0], t[1])
+
+
+def _pack_matrix(M: FlintMatrix) -> tuple[str, int, int, list[Any]]:
+    if isinstance(M, fmpz_mat):
+        return "z", M.nrows(), M.ncols(), [int(x) for x in M.entries()]
+    return "q", M.nrows(), M.ncols(), [_pack_q(x) for x in M.entries()]
+
+
+def _unpack_matrix(t: tuple[str, int, int, list[Any]]) -> FlintMatrix:
+    kind, r, c, flat = t
+    if kind == "z":
+        return fmpz_mat(r, c, flat) if r and c else fmpz_mat(r, c)
+    return fmpq_mat(r, c, [_unpack_q(x) for x in flat]) if r and c else fmpq_mat(r, c)
+
+
+def _layer_task(tl: Any, box: tuple[Vector, Vector], seed: int, layer: int,
+                options: dict[str, Any]) -> dict[str, Any]:
+    lo, hi = box
+    return {"W": _pack_matrix(tl.weight), "b": [_pack_q(x) for x in tl.bias],
+            "activation": tl.activation, "lo": [_pack_q(x) for x in lo],
+            "hi": [_pack_q(x) for x in hi], "seed": seed, "layer": layer, "options": options}
+
+
+def _realize_packed(task: dict[str, Any]) -> dict[str, Any]:
+    """Worker: rebuild one target layer, realize it, return plain integers."""
+    W = _unpack_matrix(task["W"])
+    W = W if isinstance(W, fmpq_mat) else fmpq_mat(W)
+    box = (tuple(_unpack_q(x) for x in task["lo"]), tuple(_unpack_q(x) for x in task["hi"]))
+    pair, report = realize_layer_theorem1(
+        W, tuple(_unpack_q(x) for x in task["b"]), task["activation"], box, seed=task["seed"],
+        layer=task["layer"], input_node=2 * (task["layer"] - 1), **task["options"])
+    return {"layers": [{"input": fl.input, "weight": _pack_matrix(fl.weight),
+                        "gamma": [_pack_q(x) for x in fl.gamma],
+                        "beta": [_pack_q(x) for x in fl.beta], "activation": fl.activation}
+                       for fl in pair],
+            "report": report}
+
+
+def _unpack_layers(packed: dict[str, Any]) -> tuple[list[FrozenLayer], LayerReport]:
+    pair = [FrozenLayer(d["input"], _unpack_matrix(d["weight"]),
+                        tuple(_unpack_q(x) for x in d["gamma"]),
+                        tuple(_unpack_q(x) for x in d["beta"]), d["activation"])
+            for d in packed["layers"]]
+    return pair, packed["report"]
