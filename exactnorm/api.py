@@ -21,7 +21,9 @@ from exactnorm.certificate import (
     save_certificate,
 )
 from exactnorm.constructions.common import Construction
+from exactnorm.constructions.lowrank import certify_lowrank
 from exactnorm.constructions.theorem1 import certify_theorem1
+from exactnorm.constructions.tradeoff import certify_tradeoff
 from exactnorm.errors import InputError
 from exactnorm.io import demo_target, load_target
 from exactnorm.network import TargetNetwork
@@ -43,6 +45,8 @@ __all__ = [
 #: name → callable(target, **options) → Construction
 CONSTRUCTIONS: dict[str, Callable[..., Construction]] = {
     "theorem1": certify_theorem1,
+    "lowrank": certify_lowrank,
+    "tradeoff": certify_tradeoff,
 }
 
 

@@ -82,6 +82,8 @@ TABLES: dict[str, str] = {
     "T5": "exactnorm.symbolic_tables:table_t5",
     "T6": "exactnorm.symbolic_tables:table_t6",
     "T7": "exactnorm.perf_tables:table_t7",
+    "T2": "exactnorm.construction_tables:table_t2",
+    "T3": "exactnorm.construction_tables:table_t3",
 }
 
 

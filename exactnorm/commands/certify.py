@@ -34,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--distribution", default=DEFAULT_DISTRIBUTION,
                    help=f"frozen weight entries, e.g. int:8, bits:30, set:-1,1, gauss:16 "
                         f"(default {DEFAULT_DISTRIBUTION})")
+    p.add_argument("--block", type=int, default=None, metavar="K",
+                   help="input block size of --construction tradeoff (K ≥ d_in: Theorem 1)")
     p.add_argument("--retry", type=int, default=0,
                    help="redraw a singular layer up to N times (recorded in the certificate)")
     p.add_argument("--shift-mode", choices=["neuron", "layer"], default="neuron",
@@ -62,8 +64,25 @@ def construction_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.construction == "theorem1":
         opts.update(retry=args.retry, shift_mode=args.shift_mode, sparsity=args.sparsity,
                     mask_side=args.mask_side, jobs=args.jobs, solver=args.solver)
-    elif args.sparsity is not None:
-        raise InputError("--sparsity is supported by --construction theorem1 only")
+    else:
+        if args.sparsity is not None:
+            raise InputError("--sparsity is supported by --construction theorem1 only")
+        if args.retry < 0:
+            raise InputError("--retry must be non-negative")
+        opts.update(retry=args.retry, shift_mode=args.shift_mode)
+    if args.construction == "tradeoff":
+        if args.block is None:
+            raise InputError("--construction tradeoff needs --block K")
+        opts["block"] = args.block
+    elif args.block is not None:
+        raise InputError("--block applies to --construction tradeoff only")
+    if args.construction == "lowrank" and args.target is not None \
+            and str(args.target).endswith(".json"):
+        from exactnorm.constructions.lowrank import factors_from_target_file
+
+        factors = factors_from_target_file(args.target)
+        if any(f is not None for f in factors):
+            opts["factors"] = factors
     return opts
 
 

@@ -1,0 +1,180 @@
+"""Low-rank targets: width factor r instead of d (SPEC §2.2).
+
+Statement (source, "Main results": a target whose weight matrices have rank r needs width
+O(r·d)). If ``W_i = U_i P_i`` with ``P_i`` (r × d_{i-1}) and ``U_i`` (d_i × r), realize
+``a ↦ P_i a + t`` and then ``z ↦ U_i z + b_i − U_i t`` with two Theorem-1 pairs
+(:func:`~exactnorm.constructions.theorem1.realize_layer_theorem1`), widths ``r·d_{i-1}, r`` and
+``r·d_i, d_i``:
+
+* ``t`` is the smallest shift making the intermediate node ``z = P_i a + t`` non-negative on the box
+  ``B_{i-1}``, so its ReLU is the identity there;
+* the second pair's bias ``b_i − U_i t`` cancels ``t`` exactly, so the checkpoint pre-activation is
+  ``U_i (P_i a + t) + b_i − U_i t = W_i a + b_i``.
+
+The factors come from the exact column-rank factorization ``W = W[:, pivots] · rref(W)[:r]``, or
+from the target file (``"factors": {"U": …, "P": …}`` in a layer), checked exactly (``U P = W``).
+A zero matrix is realized with ``r = 1`` and zero factors.
+
+>>> from exactnorm.io import target_from_dict
+>>> g = target_from_dict({"domain": {"lower": [-1, -1, -1], "upper": [1, 1, 1]},
+...     "target": {"layers": [{"weight": [[1, 2, 3], [2, 4, 6]], "bias": [0, 1],
+...                            "activation": "identity"}]}})
+>>> c = certify_lowrank(g, seed=0, distribution="nonzero:8")
+>>> c.network.widths, c.reports[0].rank
+((3, 1, 2, 2), 1)
+>>> c.network.evaluate((1, 0, -1)) == g.evaluate((1, 0, -1))
+True
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from flint import fmpq, fmpq_mat
+
+from exactnorm.constructions.common import Construction, LayerReport, provenance
+from exactnorm.constructions.theorem1 import ProgressHook, realize_layer_theorem1
+from exactnorm.errors import InputError, ShapeError
+from exactnorm.linalg import to_fmpq_mat
+from exactnorm.network import FrozenLayer, FrozenNetwork, TargetNetwork, affine_interval
+from exactnorm.rationals import parse_number, strict_json_loads
+from exactnorm.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
+
+__all__ = ["rank_factorization", "certify_lowrank", "factors_from_target_file",
+           "lowrank_key"]
+
+Factors = tuple[fmpq_mat, fmpq_mat]
+
+
+def lowrank_key(layer: int, part: int) -> int:
+    """Spawn key of pair ``part`` (1: P, 2: U) of target layer ``layer``."""
+    return 1000 * layer + part
+
+
+def rank_factorization(W: fmpq_mat) -> Factors:
+    """Exact ``(U, P)`` with ``W = U P``, ``P = rref(W)[:r]``, ``U = W[:, pivots]``, ``r = rank W``.
+
+    For ``W = 0`` returns ``r = 1`` zero factors so that the construction keeps one neuron.
+
+    >>> U, P = rank_factorization(fmpq_mat([[1, 2], [2, 4]]))
+    >>> (U.nrows(), U.ncols(), P.nrows()), U * P == fmpq_mat([[1, 2], [2, 4]])
+    ((2, 1, 1), True)
+    """
+    R, r = W.rref()
+    if r == 0:
+        return fmpq_mat(W.nrows(), 1), fmpq_mat(1, W.ncols())
+    pivots = []
+    for i in range(r):
+        pivots.append(next(j for j in range(W.ncols()) if R[i, j] != 0))
+    P = fmpq_mat([[R[i, j] for j in range(W.ncols())] for i in range(r)])
+    U = fmpq_mat([[W[i, j] for j in pivots] for i in range(W.nrows())])
+    return U, P
+
+
+def _check_factors(W: fmpq_mat, U: fmpq_mat, P: fmpq_mat, layer: int) -> None:
+    if U.ncols() != P.nrows() or U.nrows() != W.nrows() or P.ncols() != W.ncols():
+        raise ShapeError(f"target layer {layer}: factor shapes U {U.nrows()}×{U.ncols()}, "
+                         f"P {P.nrows()}×{P.ncols()} do not fit W {W.nrows()}×{W.ncols()}")
+    if U * P != W:
+        raise InputError(f"target layer {layer}: the given factors do not satisfy U·P = W")
+
+
+def factors_from_target_file(path: str | os.PathLike[str]) -> list[Factors | None]:
+    """Read optional ``"factors": {"U": […], "P": […]}`` entries of each target layer (JSON)."""
+    with open(path, "rb") as fh:
+        doc = strict_json_loads(fh.read(), what=str(path))
+    try:
+        layers = doc["target"]["layers"]
+    except (KeyError, TypeError):
+        raise InputError(f"{path} has no target layers") from None
+    out: list[Factors | None] = []
+    for i, layer in enumerate(layers, 1):
+        f = layer.get("factors") if isinstance(layer, dict) else None
+        if f is None:
+            out.append(None)
+            continue
+        if not isinstance(f, dict) or "U" not in f or "P" not in f:
+            raise InputError(f"target layer {i}: 'factors' must be an object with 'U' and 'P'")
+
+        def mat(rows: Any, name: str, i: int = i) -> fmpq_mat:
+            if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
+                raise ShapeError(f"target layer {i}: factor {name} must be a list of rows")
+            return to_fmpq_mat([[parse_number(x, where=f"layer {i} factor {name}") for x in r]
+                                for r in rows], f"layer {i} factor {name}")
+
+        out.append((mat(f["U"], "U"), mat(f["P"], "P")))
+    return out
+
+
+def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
+                    distribution: str | Distribution = DEFAULT_DISTRIBUTION, retry: int = 0,
+                    factors: Sequence[Factors | None] | None = None,
+                    shift_mode: str = "neuron",
+                    progress: ProgressHook | None = None) -> Construction:
+    """Realize ``target`` with four frozen layers per target layer, widths r·d_in, r, r·d_out, d_out.
+
+    Parameters
+    ----------
+    target : TargetNetwork
+    seed, distribution, retry, shift_mode
+        As in :func:`~exactnorm.constructions.theorem1.certify_theorem1`; pair ``part`` of target
+        layer ``i`` draws from spawn key :func:`lowrank_key` ``(i, part)``.
+    factors : list of (U, P) or None, optional
+        Given factorizations per layer (checked exactly); ``None`` entries are found exactly.
+
+    Returns
+    -------
+    Construction
+    """
+    dist = parse_distribution(distribution)
+    if factors is not None and len(factors) != target.depth:
+        raise InputError(f"{len(factors)} factorizations for {target.depth} target layers")
+    boxes = target.interval_boxes()
+    layers: list[FrozenLayer] = []
+    reports: list[LayerReport] = []
+    checkpoints = []
+    for i, tl in enumerate(target.layers, 1):
+        t0 = time.perf_counter()
+        given = factors[i - 1] if factors is not None else None
+        if given is not None:
+            _check_factors(tl.weight, *given, i)
+            U, P = given
+        else:
+            U, P = rank_factorization(tl.weight)
+        r = P.nrows()
+        lo, hi = boxes[i - 1]
+        zero = [fmpq(0)] * r
+        pmin, pmax = affine_interval(P, zero, lo, hi)
+        shift = tuple(-x for x in pmin)  # z = P a + shift ≥ 0 on the box, exact minimum 0
+        z_box = (tuple(fmpq(0) for _ in range(r)), tuple(x - y for x, y in zip(pmax, pmin)))
+        Ut = U * fmpq_mat([[x] for x in shift])
+        bias_u = tuple(tl.bias[k] - Ut[k, 0] for k in range(U.nrows()))
+        first, rep1 = realize_layer_theorem1(
+            P, shift, "relu", (lo, hi), seed=seed, layer=lowrank_key(i, 1),
+            input_node=len(layers), distribution=dist, retry=retry, shift_mode=shift_mode)
+        layers.extend(first)
+        second, rep2 = realize_layer_theorem1(
+            U, bias_u, tl.activation, z_box, seed=seed, layer=lowrank_key(i, 2),
+            input_node=len(layers), distribution=dist, retry=retry, shift_mode=shift_mode)
+        layers.extend(second)
+        checkpoints.append(len(layers))
+        reports.append(LayerReport(
+            layer=i, d_in=tl.shape[1], d_out=tl.shape[0], widths=rep1.widths + rep2.widths,
+            systems=2, system_size=rep1.system_size + rep2.system_size,
+            rank=r, gamma_bits=max(rep1.gamma_bits, rep2.gamma_bits),
+            beta_bits=max(rep1.beta_bits, rep2.beta_bits),
+            attempts=rep1.attempts + rep2.attempts, seconds=time.perf_counter() - t0,
+            witness={"layer": i, "rank": r, "factors": "given" if given is not None else "rref",
+                     "systems": [rep1.witness, rep2.witness]}))
+        if progress is not None:
+            progress(i, target.depth)
+    network = FrozenNetwork(target.widths[0], tuple(layers), tuple(checkpoints))
+    return Construction(
+        name="lowrank", target=target, network=network, reports=reports,
+        provenance=provenance("lowrank", seed, dist.spec, shift_mode=shift_mode, retry=retry,
+                              spawn_keys="1000*layer + part (part 1: P pair, 2: U pair)"),
+        witnesses={"layers": [r.witness for r in reports]},
+    )

@@ -1,0 +1,168 @@
+"""Low-rank and trade-off constructions: certify → check round trips, exact f = g, mutations."""
+
+from __future__ import annotations
+
+import copy
+import json
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from flint import fmpq_mat
+
+from exactnorm import api, checker, checker_flint
+from exactnorm.cli import main
+from exactnorm.constructions.lowrank import (
+    certify_lowrank,
+    factors_from_target_file,
+    rank_factorization,
+)
+from exactnorm.constructions.tradeoff import certify_tradeoff, input_blocks
+from exactnorm.errors import InputError
+from exactnorm.linalg import exact_rank
+from exactnorm.network import TargetNetwork
+from exactnorm.rationals import format_number, parse_number
+
+from ._cases import case_target, sample_points
+
+
+def both_checkers_accept(doc):
+    pure, fast = checker.check_certificate(doc), checker_flint.check_certificate(doc)
+    assert pure == fast
+    return pure
+
+
+def low_rank_target(i: int, rank: int) -> TargetNetwork:
+    """A one- or two-layer target whose first weight matrix has exactly the given rank."""
+    rng = np.random.default_rng(500 + i)
+    d_in, d_out = int(rng.integers(2, 6)), int(rng.integers(2, 6))
+    rank = min(rank, d_in, d_out)
+    U = rng.integers(-3, 4, size=(d_out, rank))
+    P = rng.integers(-3, 4, size=(rank, d_in))
+    W = (U @ P).tolist() if rank else [[0] * d_in for _ in range(d_out)]
+    b = [Fraction(int(x), 2) for x in rng.integers(-3, 4, size=d_out)]
+    return TargetNetwork.from_lists([W, [[1] * d_out]], [b, [0]], ["relu", "identity"],
+                                    lower=[-1] * d_in, upper=[Fraction(3, 2)] * d_in)
+
+
+@pytest.mark.parametrize("i", range(16))
+def test_lowrank_round_trip(i):
+    g = case_target(i) if i % 2 else low_rank_target(i, rank=i % 4)
+    c = certify_lowrank(g, seed=i, retry=20)
+    assert both_checkers_accept(api.certificate_document(c)).ok
+    for layer, rep in zip(g.layers, c.reports):
+        r = max(exact_rank(layer.weight), 1)
+        assert rep.rank == r
+        d_out, d_in = layer.shape
+        assert rep.widths == (r * d_in, r, r * d_out, d_out)
+    for x in sample_points(g, 5, seed=i):
+        assert c.network.evaluate(x) == g.evaluate(x)
+
+
+@pytest.mark.parametrize("rank", [0, 1, 2, 3])
+def test_rank_factorization_exact(rank):
+    g = low_rank_target(rank, rank)
+    W = g.layers[0].weight
+    U, P = rank_factorization(W)
+    assert U * P == W
+    assert P.nrows() == max(exact_rank(W), 1)
+
+
+def test_lowrank_uses_given_factors(tmp_path):
+    U = [[1], [2], [-1]]
+    P = [[2, 0, "1/2", 1]]
+    W = [[Fraction(u[0]) * parse_number(p) for p in P[0]] for u in U]
+    doc = {"domain": {"lower": [-1] * 4, "upper": [1] * 4},
+           "target": {"layers": [{"weight": [[format_number(x) for x in row] for row in W],
+                                  "bias": [0, 1, 0], "activation": "identity",
+                                  "factors": {"U": U, "P": P}}]}}
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(doc))
+    factors = factors_from_target_file(path)
+    assert factors[0][1] == fmpq_mat([[2, 0, parse_number_q("1/2"), 1]])
+    out = tmp_path / "c.json"
+    assert main(["certify", "--construction", "lowrank", "--target", str(path), "--retry", "20",
+                 "--out", str(out)]) == 0
+    cert = json.loads(out.read_text())
+    assert cert["witnesses"]["layers"][0]["factors"] == "given"
+    bad = copy.deepcopy(doc)
+    bad["target"]["layers"][0]["factors"]["U"] = [[1], [2], [1]]
+    path.write_text(json.dumps(bad))
+    assert main(["certify", "--construction", "lowrank", "--target", str(path),
+                 "--out", str(out)]) == 2
+
+
+def parse_number_q(text):
+    from flint import fmpq
+
+    f = parse_number(text)
+    return fmpq(f.numerator, f.denominator)
+
+
+@pytest.mark.parametrize("i", range(16))
+@pytest.mark.parametrize("k", [1, 2, 3, 100])
+def test_tradeoff_round_trip(i, k):
+    g = case_target(i)
+    c = certify_tradeoff(g, block=k, seed=i, retry=30)
+    doc = api.certificate_document(c)
+    assert both_checkers_accept(doc).ok
+    for layer, rep in zip(g.layers, c.reports):
+        d_out, d_in = layer.shape
+        blocks = input_blocks(d_in, k)
+        if len(blocks) == 1:  # reduces to Theorem 1
+            assert rep.widths == (d_in * d_out, d_out)
+        else:
+            assert max(rep.widths) == max(d_out * min(k, d_in), d_out, k)
+            assert len(rep.widths) == 3 * len(blocks) + 1
+    for x in sample_points(g, 4, seed=i):
+        assert c.network.evaluate(x) == g.evaluate(x)
+
+
+def test_tradeoff_uses_declared_skips_only():
+    g = case_target(3)
+    c = certify_tradeoff(g, block=1, seed=0, retry=30)
+    kinds = {s.kind for layer in c.network.layers for s in layer.skips}
+    assert kinds <= {"selection", "identity"} and "selection" in kinds
+
+
+def test_input_blocks_cover_and_reject():
+    assert input_blocks(7, 3) == [[0, 1, 2], [3, 4, 5], [6]]
+    assert sum(input_blocks(9, 4), []) == list(range(9))
+    with pytest.raises(InputError):
+        input_blocks(3, 0)
+    with pytest.raises(InputError):
+        api.certify(case_target(0), "tradeoff", block=0)
+
+
+@pytest.mark.parametrize("construction,opts", [("lowrank", {}), ("tradeoff", {"block": 2})])
+def test_mutations_rejected_or_harmless(construction, opts):
+    g = case_target(5)
+    doc = api.certificate_document(api.certify(g, construction, seed=1, retry=30, **opts))
+    rng = np.random.default_rng(0)
+    rejected = 0
+    for _ in range(40):
+        mut = copy.deepcopy(doc)
+        L = mut["network"]["layers"][int(rng.integers(0, len(mut["network"]["layers"])))]
+        field = str(rng.choice(["gamma", "beta"]))
+        k = int(rng.integers(0, len(L[field])))
+        L[field][k] = format_number(parse_number(L[field][k]) + 1)
+        verdict = both_checkers_accept(mut)
+        if verdict.ok:
+            from exactnorm.certificate import network_from_dict
+            from exactnorm.io import target_from_dict
+
+            f, gg = network_from_dict(mut), target_from_dict(mut)
+            assert all(f.evaluate(x) == gg.evaluate(x) for x in sample_points(gg, 6, seed=1))
+        else:
+            rejected += 1
+    assert rejected >= 30
+
+
+def test_cli_options(tmp_path, capsys):
+    out = tmp_path / "c.json"
+    assert main(["certify", "--construction", "tradeoff", "--out", str(out)]) == 2
+    assert main(["certify", "--construction", "theorem1", "--block", "2", "--out",
+                 str(out)]) == 2
+    assert main(["certify", "--construction", "tradeoff", "--block", "1", "--retry", "30",
+                 "--out", str(out)]) == 0
+    assert main(["check", str(out), "--both"]) == 0
