@@ -11,7 +11,7 @@ T3_SIZES = (4, 8, 16)
 
 
 def rank_r_target(d: int, r: int, seed: int):
-    """One d×d identity-activation layer ``W = U P`` of exact rank ``r`` (seeded integer factors)."""
+    """One d×d identity layer ``W = U P`` of exact rank ``r`` (seeded integer factors)."""
     from exactnorm.io import random_target
     from exactnorm.linalg import exact_rank, to_fractions
     from exactnorm.network import TargetNetwork

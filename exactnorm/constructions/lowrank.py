@@ -114,7 +114,7 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
                     factors: Sequence[Factors | None] | None = None,
                     shift_mode: str = "neuron",
                     progress: ProgressHook | None = None) -> Construction:
-    """Realize ``target`` with four frozen layers per target layer, widths r·d_in, r, r·d_out, d_out.
+    """Realize ``target`` with four frozen layers per target layer (r·d_in, r, r·d_out, d_out).
 
     Parameters
     ----------
