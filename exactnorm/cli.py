@@ -27,6 +27,8 @@ COMMAND_MODULES = (
     "exactnorm.commands.sparse_sweep",
     "exactnorm.commands.detpoly",
     "exactnorm.commands.realizable",
+    "exactnorm.commands.export",
+    "exactnorm.commands.report",
 )
 
 

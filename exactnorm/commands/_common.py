@@ -21,7 +21,8 @@ err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 def add_target_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", metavar="FILE",
-                   help="target network (.json with domain/target, or .npz W1,b1,...); "
+                   help="target network: .json with domain/target, .npz with W1,b1,..., or a "
+                        "PyTorch nn.Sequential state dict saved as .npz (with --box); "
                         "default: the embedded demo target")
     p.add_argument("--box", metavar="LO:HI", help="input cube when the file has no domain")
     p.add_argument("--max-width", type=int, default=DEFAULT_MAX_WIDTH,
@@ -31,12 +32,14 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
 
 
 def load_target_from_args(args: argparse.Namespace) -> Any:
-    from exactnorm.io import demo_target, load_target, parse_box
+    from exactnorm.interop import load_target_any
+    from exactnorm.io import demo_target, parse_box
 
     box = parse_box(args.box) if args.box else None
     if args.target is None:
         return demo_target()
-    return load_target(args.target, max_digits=args.max_digits, max_width=args.max_width, box=box)
+    return load_target_any(args.target, box=box, max_width=args.max_width,
+                           max_digits=args.max_digits)
 
 
 def verdict_line(verdict: Any, path: str, mode: str) -> str:

@@ -1,0 +1,54 @@
+"""``exactnorm export CERT --format npz|json --out FILE``: BatchNorm-style parameters out.
+
+JSON is exact (``"p/q"`` strings); ``npz`` is float64 for frameworks and is not certified. The
+certificate is read strictly but not checked here: run ``exactnorm check CERT`` for that.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from exactnorm.commands._common import console, err_console
+from exactnorm.errors import InputError
+from exactnorm.rationals import DEFAULT_MAX_DIGITS, parse_number
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("export", help="export tuned γ, β as BatchNorm-style parameters")
+    p.add_argument("certificate", metavar="CERT", help="certificate file (.json or .json.gz)")
+    p.add_argument("--format", choices=("npz", "json"), required=True,
+                   help="json: exact p/q strings; npz: float64 arrays (not certified)")
+    p.add_argument("--out", metavar="FILE", required=True, help="output file")
+    p.add_argument("--mean", metavar="M", default="0",
+                   help="frozen running mean μ for every neuron (exact number; default 0)")
+    p.add_argument("--scale", metavar="S", default="1",
+                   help="frozen scale s > 0 for every neuron (exact number; default 1)")
+    p.add_argument("--eps", type=float, default=None,
+                   help="npz only: running_var = s² − eps (default 1e-5)")
+    p.add_argument("--max-digits", type=int, default=DEFAULT_MAX_DIGITS, metavar="N",
+                   help=f"refuse numbers with more than N digits (default {DEFAULT_MAX_DIGITS})")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from exactnorm.certificate import load_certificate
+    from exactnorm.export import DEFAULT_EPS, export_json, export_npz
+
+    mean = parse_number(args.mean, where="--mean")
+    scale = parse_number(args.scale, where="--scale")
+    if scale <= 0:
+        raise InputError(f"--scale must be positive, got {args.scale}")
+    doc = load_certificate(args.certificate, max_digits=args.max_digits)
+    if args.format == "json":
+        if args.eps is not None:
+            raise InputError("--eps applies to --format npz only (the JSON export stores s)")
+        export_json(doc, args.out, mean, scale)
+        console.print(f"wrote {args.out} (exact BatchNorm-style parameters)")
+        return 0
+    warning = export_npz(doc, args.out, mean, scale,
+                         eps=DEFAULT_EPS if args.eps is None else args.eps)
+    console.print(f"wrote {args.out} (float64)")
+    err_console.print(f"warning: {warning}")
+    return 0

@@ -1,0 +1,239 @@
+"""Human-readable report on a certificate: what is proven, the checker's verdict, the architecture,
+parameter counts and the bit sizes of the tuned γ, β (Markdown, HTML, PNG).
+
+The statement (SPEC §3): for all ``x`` in the box ``D``, ``f(x) = g(x)``, where ``f`` is the frozen
+network with the tuned normalization parameters and ``g`` the target. The verdict is the
+python-flint checker's (:mod:`exactnorm.checker_flint`), which shares no code with the
+constructions.
+
+Parameter counts: tuned = ``2·Σ widths`` (one γ and one β per neuron), frozen = ``Σ`` entries of
+every ``V_j`` plus entries of random skip matrices (identity/selection skips are fixed structure,
+not parameters), target = ``Σ`` entries of every ``W_i`` and ``b_i``.
+
+The bit size of a rational ``p/q`` is ``max(bits(|p|), bits(q))`` as in
+:func:`exactnorm.linalg.max_bits`.
+
+>>> from fractions import Fraction
+>>> bit_size(Fraction(-5, 16)), bit_size(0)
+(5, 1)
+"""
+
+from __future__ import annotations
+
+import html
+import io as _stdio
+import os
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from exactnorm.certificate import network_from_dict
+from exactnorm.errors import InputError
+from exactnorm.io import atomic_write_bytes, target_from_dict
+from exactnorm.network import FrozenNetwork, TargetNetwork
+
+__all__ = [
+    "bit_size",
+    "parameter_counts",
+    "architecture_lines",
+    "report_markdown",
+    "write_report",
+]
+
+ASSUMPTIONS = (
+    "Exact rational arithmetic throughout; no floating-point number enters the proof.",
+    "The statement holds on the box D only (interval bound propagation over D).",
+    "Activations are exactly relu or identity as declared; the target's are as listed.",
+    "Frozen weights V and skip matrices are the ones written in the certificate "
+    "(drawn as recorded in provenance); only γ and β are tuned.",
+    "Normalization statistics are frozen: γ, β act as u = γ ⊙ (V h) + β "
+    "(a BatchNorm with mean μ and scale s > 0 is converted exactly by `exactnorm export`).",
+    "Trust rests on the independent checker, not on the construction code.",
+)
+
+
+def bit_size(x: Any) -> int:
+    """``max(bits(|p|), bits(q))`` of an exact number ``p/q`` (at least 1)."""
+    f = Fraction(str(x)) if not isinstance(x, (int, Fraction)) else Fraction(x)
+    return max(1, abs(f.numerator).bit_length(), f.denominator.bit_length())
+
+
+def _networks(doc: dict[str, Any]) -> tuple[TargetNetwork, FrozenNetwork]:
+    if not isinstance(doc, dict):
+        raise InputError("expected a certificate document (a JSON object)")
+    return target_from_dict(doc), network_from_dict(doc)
+
+
+def parameter_counts(doc: dict[str, Any]) -> dict[str, int]:
+    """``{"tuned", "frozen", "target"}`` scalar counts of a certificate (see module docstring)."""
+    g, f = _networks(doc)
+    target = sum(layer.shape[0] * layer.shape[1] + layer.shape[0] for layer in g.layers)
+    return {"tuned": f.tuned_parameters, "frozen": f.frozen_parameters, "target": target}
+
+
+def architecture_lines(net: FrozenNetwork) -> list[str]:
+    """One line per node: ``node j = layer j`` with its input node, width, activation, skips and
+    a checkpoint mark (``= a_i``) where node j equals target layer i's output."""
+    marks = {c: i for i, c in enumerate(net.checkpoints, 1)}
+    lines = [f"node 0: input x, width {net.input_dim}"]
+    for j, layer in enumerate(net.layers, 1):
+        skips = ", ".join(f"{s.kind} from node {s.source}" for s in layer.skips)
+        text = (f"node {j} = layer {j}: input node {layer.input}, width {layer.width}, "
+                f"{layer.activation}")
+        if skips:
+            text += f", skips: {skips}"
+        if j in marks:
+            text += f"  [checkpoint: = a_{marks[j]}]"
+        lines.append(text)
+    return lines
+
+
+def _bits(net: FrozenNetwork) -> tuple[list[int], list[int]]:
+    gam = [bit_size(x) for layer in net.layers for x in layer.gamma]
+    bet = [bit_size(x) for layer in net.layers for x in layer.beta]
+    return gam, bet
+
+
+def _verdict(doc: dict[str, Any]) -> Any:
+    from exactnorm.api import check
+
+    return check(doc)
+
+
+def report_markdown(doc: dict[str, Any], verdict: Any | None = None) -> str:
+    """The report as Markdown (the HTML version carries the same text)."""
+    g, f = _networks(doc)
+    v = _verdict(doc) if verdict is None else verdict
+    counts = parameter_counts(doc)
+    gam, bet = _bits(f)
+    lo = ", ".join(str(x) for x in g.lower)
+    hi = ", ".join(str(x) for x in g.upper)
+    prov = doc.get("provenance", {}) if isinstance(doc.get("provenance"), dict) else {}
+    out = ["# exactnorm certificate report", "",
+           "## What is proven", "",
+           "For all x in the box D, f(x) = g(x), in exact rational arithmetic.", "",
+           f"* D = {{x : lower ≤ x ≤ upper}}, lower = ({lo}), upper = ({hi})",
+           f"* target g: widths {' → '.join(map(str, g.widths))}, activations "
+           f"{', '.join(layer.activation for layer in g.layers)}",
+           f"* frozen f: {f.depth} layers, widths {', '.join(map(str, f.widths))}",
+           f"* construction: {prov.get('construction', 'unknown')}, seed "
+           f"{prov.get('seed', 'unknown')}, distribution {prov.get('distribution', 'unknown')}",
+           "", "## Assumptions", ""]
+    out += [f"* {a}" for a in ASSUMPTIONS]
+    out += ["", "## Verdict (python-flint checker)", "",
+            f"**{'VALID' if v.ok else 'INVALID'}** — rule `{v.rule}`: {v.message}", "",
+            "## Architecture", "", "```"]
+    out += architecture_lines(f)
+    out += ["```", "", "## Parameter counts", "",
+            "| kind | count | rule |", "|---|---|---|",
+            f"| tuned (γ, β) | {counts['tuned']} | 2 · Σ widths |",
+            f"| frozen | {counts['frozen']} | Σ entries of V + random skips |",
+            f"| target | {counts['target']} | Σ entries of W and b |", "",
+            "## Bit sizes of the tuned parameters", "",
+            "Bit size of p/q = max(bits(|p|), bits(q)).", "",
+            f"* γ: {len(gam)} values, max {max(gam, default=0)} bits",
+            f"* β: {len(bet)} values, max {max(bet, default=0)} bits", "",
+            "![γ bit sizes](gamma_bits.png)", "", "![β bit sizes](beta_bits.png)", ""]
+    return "\n".join(out)
+
+
+def _histogram_png(values: list[int], title: str) -> bytes:
+    try:
+        import matplotlib
+    except ImportError:
+        raise InputError("plots need matplotlib: pip install exactnorm[plot]") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(5, 3))
+    try:
+        top = max(values, default=1)
+        ax.hist(values, bins=range(1, top + 2), color="#4c72b0", edgecolor="white")
+        ax.set_xlabel("bit size max(bits(|p|), bits(q))")
+        ax.set_ylabel("neurons")
+        ax.set_title(title)
+        fig.tight_layout()
+        buf = _stdio.BytesIO()
+        # no Software/date metadata: equal certificates give equal files
+        fig.savefig(buf, format="png", dpi=80, metadata={"Software": None})
+    finally:
+        plt.close(fig)
+    return buf.getvalue()
+
+
+def _markdown_to_html(md: str) -> str:
+    """Tiny converter for the constructs :func:`report_markdown` emits; everything escaped."""
+    body: list[str] = []
+    in_code = in_list = False
+    table: list[list[str]] = []
+
+    def flush_table() -> None:
+        if table:
+            rows = [r for r in table if not set("".join(r)) <= set("-")]
+            body.append("<table>")
+            for k, r in enumerate(rows):
+                tag = "th" if k == 0 else "td"
+                body.append("<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in r)
+                            + "</tr>")
+            body.append("</table>")
+            table.clear()
+
+    for line in md.splitlines():
+        if line.startswith("```"):
+            body.append("</pre>" if in_code else "<pre>")
+            in_code = not in_code
+            continue
+        if in_code:
+            body.append(html.escape(line))
+            continue
+        if line.startswith("|"):
+            table.append([c.strip() for c in line.strip("|").split("|")])
+            continue
+        flush_table()
+        if line.startswith("* "):
+            if not in_list:
+                body.append("<ul>")
+                in_list = True
+            body.append(f"<li>{html.escape(line[2:])}</li>")
+            continue
+        if in_list:
+            body.append("</ul>")
+            in_list = False
+        if line.startswith("## "):
+            body.append(f"<h2>{html.escape(line[3:])}</h2>")
+        elif line.startswith("# "):
+            body.append(f"<h1>{html.escape(line[2:])}</h1>")
+        elif line.startswith("!["):
+            alt, src = line[2:].split("](", 1)
+            body.append(f'<img alt="{html.escape(alt)}" src="{html.escape(src.rstrip(")"))}">')
+        elif line.strip():
+            body.append(f"<p>{html.escape(line)}</p>")
+    flush_table()
+    if in_list:
+        body.append("</ul>")
+    return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
+            "<title>exactnorm certificate report</title></head><body>\n"
+            + "\n".join(body) + "\n</body></html>\n")
+
+
+def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
+                 verdict: Any | None = None) -> dict[str, Any]:
+    """Write ``report.md``, ``report.html``, ``gamma_bits.png``, ``beta_bits.png`` into
+    ``out_dir`` (atomically, file by file); return the paths, the verdict and the counts.
+
+    Raises :class:`~exactnorm.errors.InputError` (``pip install exactnorm[plot]``) when matplotlib
+    is missing, before any file is written.
+    """
+    _g, f = _networks(doc)
+    v = _verdict(doc) if verdict is None else verdict
+    gam, bet = _bits(f)
+    pngs = {"gamma_bits.png": _histogram_png(gam, "tuned γ"),
+            "beta_bits.png": _histogram_png(bet, "tuned β")}
+    md = report_markdown(doc, v)
+    files = {"report.md": md.encode(), "report.html": _markdown_to_html(md).encode(), **pngs}
+    out = Path(out_dir)
+    paths = {}
+    for name, data in files.items():
+        atomic_write_bytes(out / name, lambda fh, data=data: fh.write(data))
+        paths[name] = out / name
+    return {"paths": paths, "verdict": v, "counts": parameter_counts(doc)}

@@ -1,0 +1,188 @@
+"""BatchNorm-style export: exact conversion both ways, exact JSON, float64 npz, CLI."""
+
+from __future__ import annotations
+
+import json
+from fractions import Fraction
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from exactnorm import api
+from exactnorm.certificate import network_from_dict, save_certificate
+from exactnorm.cli import main
+from exactnorm.errors import InputError
+from exactnorm.export import (
+    EXPORT_FORMAT,
+    FLOAT_WARNING,
+    export_json,
+    evaluate_exported_json,
+    export_npz,
+    from_batchnorm,
+    load_exported_json,
+    to_batchnorm,
+)
+from exactnorm.sampling import layer_rng
+
+# built from integers (no filtering): fast to draw, and both signs, zero and large values occur
+rationals = st.builds(Fraction, st.integers(-10**9, 10**9), st.integers(1, 10**6))
+positive = st.builds(Fraction, st.integers(1, 10**9), st.integers(1, 10**6))
+
+
+def F(x) -> Fraction:
+    return Fraction(str(x))
+
+
+@pytest.fixture(scope="module")
+def cert():
+    return api.certificate_document(api.certify(api.demo_target(), seed=2))
+
+
+@given(st.lists(st.tuples(rationals, rationals, rationals, positive, rationals), min_size=1,
+                max_size=6))
+def test_batchnorm_round_trip_exact(rows):
+    G, B, mu, s, v = (tuple(c) for c in zip(*rows))
+    gh, bh = to_batchnorm(G, B, mu, s)
+    back_g, back_b = from_batchnorm(gh, bh, mu, s)
+    assert tuple(map(F, back_g)) == G and tuple(map(F, back_b)) == B
+    # the defining identity, in plain Fractions: γ̂ (v − μ)/s + β̂ = Γ v + β
+    for k in range(len(G)):
+        assert F(gh[k]) * (v[k] - mu[k]) / s[k] + F(bh[k]) == G[k] * v[k] + B[k]
+
+
+def test_scalar_statistics_broadcast():
+    gh, bh = to_batchnorm((Fraction(2), Fraction(-1, 3)), (1, 0), "1/2", 3)
+    assert list(map(F, gh)) == [6, -1] and list(map(F, bh)) == [2, Fraction(-1, 6)]
+
+
+@pytest.mark.parametrize("bad", [0, -1, "-1/3", Fraction(0)])
+def test_nonpositive_scale_refused(bad, cert, tmp_path):
+    with pytest.raises(InputError, match="positive"):
+        to_batchnorm((1,), (0,), 0, bad)
+    with pytest.raises(InputError, match="positive"):
+        from_batchnorm((1,), (0,), 0, (bad,))
+    with pytest.raises(InputError, match="positive"):
+        export_json(cert, tmp_path / "x.json", 0, bad)
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_float_statistics_refused():
+    with pytest.raises(InputError, match="not exact"):
+        to_batchnorm((1,), (0,), 0.5, 1)
+
+
+def _rational_points(doc, n, seed):
+    lo = [F(x) for x in doc["domain"]["lower"]]
+    hi = [F(x) for x in doc["domain"]["upper"]]
+    rng = layer_rng(seed, 0)
+    pts = []
+    for _ in range(n):
+        t = [Fraction(int(k), 97) for k in rng.integers(0, 98, size=len(lo))]
+        pts.append([a + ti * (b - a) for a, b, ti in zip(lo, hi, t)])
+    return pts
+
+
+@pytest.mark.parametrize("mean,scale", [(0, 1), (Fraction(1, 3), Fraction(7, 2)), ("-5", "1/9")])
+def test_json_export_reevaluates_exactly(cert, tmp_path, mean, scale):
+    path = tmp_path / "bn.json"
+    export_json(cert, path, mean, scale)
+    raw = json.loads(path.read_text())
+    assert raw["format"] == EXPORT_FORMAT
+    # independent recovery with Fractions: Γ = γ̂/s, β = β̂ − γ̂ μ/s equals the certificate's
+    for L, C in zip(raw["layers"], cert["network"]["layers"]):
+        for gh, bh, m, s, g, b in zip(L["gamma_hat"], L["beta_hat"], L["mean"], L["scale"],
+                                      C["gamma"], C["beta"]):
+            assert F(gh) / F(s) == F(g)
+            assert F(bh) - F(gh) * F(m) / F(s) == F(b)
+    net = load_exported_json(path)
+    assert net == network_from_dict(cert)
+    from exactnorm.io import target_from_dict
+
+    g = target_from_dict(cert)
+    for x in _rational_points(cert, 5, seed=1):
+        assert net.evaluate(x) == g.evaluate(x)
+
+
+def test_evaluate_exported_json_is_the_target_on_the_box(cert, tmp_path):
+    """The exact evaluator on the exported file gives g(x); a changed β̂ gives something else."""
+    from exactnorm.io import target_from_dict
+
+    path = tmp_path / "bn.json"
+    export_json(cert, path, "-2/3", "5")
+    g = target_from_dict(cert)
+    pts = _rational_points(cert, 4, seed=3)
+    assert evaluate_exported_json(path, pts) == [g.evaluate(x) for x in pts]
+    # β = β̂ − γ̂ μ/s: one more unit of β̂ in the (identity) output layer adds exactly 1 to f
+    raw = json.loads(path.read_text())
+    last = raw["layers"][-1]
+    last["beta_hat"][0] = str(F(last["beta_hat"][0]) + 1)
+    path.write_text(json.dumps(raw))
+    shifted = evaluate_exported_json(path, pts)
+    assert [F(y[0]) - F(gx[0]) for y, gx in zip(shifted, (g.evaluate(x) for x in pts))] == [1] * 4
+    with pytest.raises(InputError, match="float"):
+        evaluate_exported_json(path, [[0.5] * len(pts[0])])
+
+
+def test_json_export_per_layer_statistics(cert, tmp_path):
+    net = network_from_dict(cert)
+    rng = layer_rng(5, 0)
+    means = [[Fraction(int(k), 7) for k in rng.integers(-20, 20, size=w)] for w in net.widths]
+    scales = [[Fraction(int(k), 3) for k in rng.integers(1, 20, size=w)] for w in net.widths]
+    export_json(cert, tmp_path / "bn.json", means, scales)
+    assert load_exported_json(tmp_path / "bn.json") == net
+
+
+def test_npz_floats_close_to_exact(cert, tmp_path):
+    path = tmp_path / "bn.npz"
+    mean, scale, eps = Fraction(1, 4), Fraction(3, 2), 1e-5
+    warning = export_npz(cert, path, mean, scale, eps=eps)
+    assert warning == FLOAT_WARNING
+    with np.load(path) as z:
+        assert "NOT certified" in str(z["WARNING_floats_not_certified"][0])
+        for j, C in enumerate(cert["network"]["layers"], 1):
+            exact_gh = [float(F(g) * scale) for g in C["gamma"]]
+            exact_bh = [float(F(b) + F(g) * mean) for g, b in zip(C["gamma"], C["beta"])]
+            np.testing.assert_allclose(z[f"gamma{j}"], exact_gh, rtol=1e-15)
+            np.testing.assert_allclose(z[f"beta{j}"], exact_bh, rtol=1e-15)
+            np.testing.assert_array_equal(z[f"V{j}"], np.array(C["weight"], dtype=float))
+            np.testing.assert_allclose(z[f"running_var{j}"], float(scale) ** 2 - eps, rtol=1e-15)
+            np.testing.assert_array_equal(z[f"running_mean{j}"], float(mean))
+        # a framework-style forward pass on the floats tracks the exact f closely
+        from exactnorm.io import target_from_dict
+
+        g = target_from_dict(cert)
+        for x in _rational_points(cert, 3, seed=2):
+            h = [np.array([float(v) for v in x])]
+            for j in range(1, len(cert["network"]["layers"]) + 1):
+                v = h[int(z[f"input{j}"])] @ z[f"V{j}"].T
+                u = z[f"gamma{j}"] * (v - z[f"running_mean{j}"]) \
+                    / np.sqrt(z[f"running_var{j}"] + z["eps"]) + z[f"beta{j}"]
+                h.append(np.maximum(u, 0) if str(z["activations"][j - 1]) == "relu" else u)
+            np.testing.assert_allclose(h[-1], [float(v) for v in g.evaluate(x)], rtol=1e-9,
+                                       atol=1e-9)
+
+
+def test_npz_refuses_tiny_variance(cert, tmp_path):
+    with pytest.raises(InputError, match="running_var"):
+        export_npz(cert, tmp_path / "x.npz", 0, Fraction(1, 1000), eps=1e-5)
+
+
+def test_cli_exit_codes(cert, tmp_path, capsys):
+    cpath = tmp_path / "c.json"
+    save_certificate(cert, cpath)
+    out = tmp_path / "bn.json"
+    assert main(["export", str(cpath), "--format", "json", "--out", str(out),
+                 "--mean", "-1/2", "--scale", "3"]) == 0
+    assert load_exported_json(out) == network_from_dict(cert)
+    assert main(["export", str(cpath), "--format", "npz", "--out", str(tmp_path / "bn.npz")]) == 0
+    assert "NOT certified" in capsys.readouterr().err
+    for bad in (["--scale", "0"], ["--scale", "-2"], ["--mean", "0.5e"], ["--format", "csv"],
+                ["--eps", "1e-3"]):
+        argv = ["export", str(cpath), "--format", "json", "--out", str(tmp_path / "z.json"), *bad]
+        assert main(argv) == 2, bad
+    assert not (tmp_path / "z.json").exists()
+    assert main(["export", str(tmp_path / "missing.json"), "--format", "json",
+                 "--out", str(tmp_path / "z.json")]) == 2
+    assert main(["export", str(cpath), "--format", "json"]) == 2  # --out is required

@@ -1,0 +1,112 @@
+"""``exactnorm report``: files written, counts equal an independent count from the JSON."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import sys
+
+import pytest
+
+from exactnorm import api
+from exactnorm.certificate import network_from_dict, save_certificate
+from exactnorm.cli import main
+from exactnorm.errors import InputError
+from exactnorm.io import random_target
+from exactnorm.report import architecture_lines, parameter_counts, write_report
+
+pytest.importorskip("matplotlib")
+
+
+def _independent_counts(doc):
+    """Counts straight from the certificate's JSON lists (no exactnorm parsing)."""
+    layers = doc["network"]["layers"]
+    tuned = sum(len(L["gamma"]) + len(L["beta"]) for L in layers)
+    frozen = sum(len(L["weight"]) * len(L["weight"][0]) for L in layers)
+    frozen += sum(len(s["weight"]) * len(s["weight"][0]) for L in layers
+                  for s in L.get("skip", []) if s["kind"] == "random")
+    target = sum(len(T["weight"]) * len(T["weight"][0]) + len(T["bias"])
+                 for T in doc["target"]["layers"])
+    return {"tuned": tuned, "frozen": frozen, "target": target}
+
+
+@pytest.fixture(scope="module", params=["demo", "random"])
+def cert(request):
+    g = api.demo_target() if request.param == "demo" else random_target([2, 3, 1], seed=4)
+    doc = api.certificate_document(api.certify(g, seed=3))
+    # round trip through JSON so that the independent count sees what a file holds
+    return json.loads(json.dumps(doc))
+
+
+def test_report_files_and_counts(cert, tmp_path):
+    result = write_report(cert, tmp_path / "r")
+    names = sorted(p.name for p in (tmp_path / "r").iterdir())
+    assert names == ["beta_bits.png", "gamma_bits.png", "report.html", "report.md"]
+    for png in ("beta_bits.png", "gamma_bits.png"):
+        assert (tmp_path / "r" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    expected = _independent_counts(cert)
+    assert parameter_counts(cert) == expected == result["counts"]
+    md = (tmp_path / "r" / "report.md").read_text()
+    for kind, label in (("tuned", "tuned (γ, β)"), ("frozen", "frozen"), ("target", "target")):
+        row = re.search(rf"^\| {re.escape(label)} \| (\d+) \|", md, flags=re.M)
+        assert row and int(row.group(1)) == expected[kind]
+    assert "For all x in the box D, f(x) = g(x)" in md and "**VALID**" in md
+    html_text = (tmp_path / "r" / "report.html").read_text()
+    assert html_text.startswith("<!DOCTYPE html>") and "s &gt; 0" in html_text
+    assert "<td>" + str(expected["tuned"]) + "</td>" in html_text
+    # one architecture line per node, checkpoints marked where the certificate says
+    lines = architecture_lines(network_from_dict(cert))
+    assert len(lines) == len(cert["network"]["layers"]) + 1
+    marked = [int(m.group(1)) for m in (re.match(r"node (\d+) .*\[checkpoint", ln)
+                                         for ln in lines) if m]
+    assert marked == cert["network"]["checkpoints"]
+
+
+def test_counts_with_skips(cert):
+    """Random skip matrices are frozen parameters; identity/selection skips are structure."""
+    doc = copy.deepcopy(cert)
+    layers = doc["network"]["layers"]
+    w1, w2 = len(layers[1]["weight"]), len(layers[0]["weight"])
+    d0 = len(doc["domain"]["lower"])
+    # node 2 gets skips from node 0 (random) and node 1 (identity-shaped, declared selection)
+    layers[1]["skip"] = [
+        {"from": 0, "kind": "random", "weight": [[(r + c) % 3 - 1 for c in range(d0)]
+                                                 for r in range(w1)]},
+        {"from": 1, "kind": "selection", "weight": [[int(r == c) for c in range(w2)]
+                                                    for r in range(w1)]},
+    ]
+    counts = parameter_counts(doc)
+    assert counts == _independent_counts(doc)
+    assert counts["frozen"] == _independent_counts(cert)["frozen"] + w1 * d0
+    assert "random from node 0, selection from node 1" in architecture_lines(
+        network_from_dict(doc))[2]
+
+
+def test_report_is_deterministic(cert, tmp_path):
+    write_report(cert, tmp_path / "a")
+    write_report(cert, tmp_path / "b")
+    for name in ("report.md", "report.html", "gamma_bits.png", "beta_bits.png"):
+        assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
+
+
+def test_cli_report_exit_codes(cert, tmp_path, capsys):
+    cpath = tmp_path / "c.json"
+    save_certificate(cert, cpath)
+    assert main(["report", str(cpath), "--out", str(tmp_path / "ok")]) == 0
+    assert (tmp_path / "ok" / "report.html").is_file()
+    bad = copy.deepcopy(cert)
+    g0 = bad["network"]["layers"][0]["gamma"][0]
+    bad["network"]["layers"][0]["gamma"][0] = f"{g0}1" if isinstance(g0, str) else g0 + 1
+    save_certificate(bad, tmp_path / "bad.json")
+    assert main(["report", str(tmp_path / "bad.json"), "--out", str(tmp_path / "bad")]) == 1
+    assert "**INVALID**" in (tmp_path / "bad" / "report.md").read_text()
+    assert main(["report", str(tmp_path / "missing.json"), "--out", str(tmp_path / "x")]) == 2
+    capsys.readouterr()
+
+
+def test_missing_matplotlib_is_an_input_error(cert, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib → ImportError
+    with pytest.raises(InputError, match=r"pip install exactnorm\[plot\]"):
+        write_report(cert, tmp_path / "r")
+    assert not (tmp_path / "r").exists()
