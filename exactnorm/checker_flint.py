@@ -1,14 +1,14 @@
-"""The certificate checker's fast path: the same rules as :mod:`exactnorm.checker`, with the
-arithmetic (affine maps, products, box minima, identities) done by python-flint ``fmpq_mat``.
+"""The certificate checker's fast path (SPEC §3): the same rules as :mod:`exactnorm.checker`,
+with the arithmetic (affine maps, products, box minima and maxima, identities) done by python-flint
+``fmpq_mat``/``fmpz_mat``.
 
 Reading and structural rules are the pure checker's own functions, so both modes see the same
 document; every arithmetic rule is re-implemented here on flint matrices and must give the same
-verdict (the test suite compares them on every certificate and mutant).
+Verdict, message included (tests/test_checker.py compares them on every case and mutant).
 """
 
 from __future__ import annotations
 
-import re
 from fractions import Fraction
 
 from flint import fmpq, fmpq_mat, fmpz, fmpz_mat
@@ -17,8 +17,6 @@ from exactnorm import checker as pure
 from exactnorm.checker import CertificateError, Verdict
 
 __all__ = ["Verdict", "check_certificate", "check_certificate_text", "check_file"]
-
-_RATIONAL = re.compile(r"^(-?)([0-9]+)(?:/([0-9]+))?$")
 
 
 class _UsePureReader(Exception):
@@ -66,13 +64,13 @@ def _identity(A: fmpq_mat, c: fmpq_mat, W: list[list[Fraction]], b: list[Fractio
             if A[r, t] != Wm[r, t]:
                 raise CertificateError(
                     "identity", f"checkpoint layer {j}: pre-activation weight [{r}][{t}] is "
-                                f"{pure.short(_frac(A[r, t]))}, target layer {i} has "
-                                f"{pure.short(W[r][t])}", layer=j, neuron=r)
+                                f"{pure.show(_frac(A[r, t]))}, target layer {i} has "
+                                f"{pure.show(W[r][t])}", layer=j, neuron=r)
         if c[r, 0] != bm[r, 0]:
             raise CertificateError(
                 "identity", f"checkpoint layer {j}: pre-activation bias [{r}] is "
-                            f"{pure.short(_frac(c[r, 0]))}, target layer {i} has "
-                            f"{pure.short(b[r])}", layer=j, neuron=r)
+                            f"{pure.show(_frac(c[r, 0]))}, target layer {i} has "
+                            f"{pure.show(b[r])}", layer=j, neuron=r)
 
 
 # An affine map A a + c is kept as (An, cn, den): integer matrix, integer column and one common
@@ -147,7 +145,6 @@ def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple
     W, b, sigma = target_layer
     for j in range(start + 1, end + 1):
         layer = layers[j - 1]
-        pure.rule_segment(layer, j, start)
         An_in, cn_in, den_in = maps[layer["input"]]
         Vn, vden = _split(layer["V"])
         gamma, beta = layer["gamma"], layer["beta"]
@@ -163,9 +160,6 @@ def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple
         An = _scale_int_rows(scale, Bn)
         cn = fmpz_mat([[g * x + t * s2] for g, x, t in zip(scale, en.entries(), betan)])
         if j == end:
-            if layer["skips"]:
-                raise CertificateError("skip", f"checkpoint layer {j} has a skip connection",
-                                       layer=j)
             if layer["act"] != sigma:
                 raise CertificateError("activation", f"checkpoint layer {j} has activation "
                                                      f"{layer['act']}, target layer {i} has "
@@ -205,8 +199,8 @@ def _stable_rows(gamma: list[fmpq], bmin: list, bmax: list, beta: list, j: int) 
             keep.append(False)
         else:
             raise CertificateError("stability", f"network layer {j} neuron {k} is not stable on "
-                                                f"the box: min {pure.short(_frac(mn))} < 0 < max "
-                                                f"{pure.short(_frac(mx))}", layer=j, neuron=k)
+                                                f"the box: min {pure.show(_frac(mn))} < 0 < max "
+                                                f"{pure.show(_frac(mx))}", layer=j, neuron=k)
     return keep
 
 
@@ -219,7 +213,7 @@ def _fast_number(x: object) -> fmpq:
     if type(x) is int:
         return fmpq(x)
     if type(x) is str and len(x) <= pure.DEFAULT_MAX_DIGITS:
-        m = _RATIONAL.match(x)
+        m = pure._RATIONAL.fullmatch(x)
         if m:
             sign, p, q = m.groups()
             if q is None:
@@ -311,7 +305,7 @@ def _read_network_pure(doc: dict, d0: int) -> tuple[list[dict], list[int]]:
 
 
 def check_certificate(doc: object) -> Verdict:
-    """Same contract and verdicts as :func:`exactnorm.checker.check_certificate`."""
+    """Same contract and verdicts as :func:`exactnorm.checker.check_certificate` (SPEC §3)."""
     try:
         if not isinstance(doc, dict):
             raise CertificateError("format", "a certificate is a JSON object")
@@ -323,6 +317,7 @@ def check_certificate(doc: object) -> Verdict:
         except _UsePureReader:
             layers, cps = _read_network_pure(doc, len(lower))
         pure.rule_checkpoints(cps, len(target), len(layers))
+        pure.rule_segments(layers, cps)
         lo, hi = _col(lower), _col(upper)
         start = 0
         for i, (end, tl) in enumerate(zip(cps, target), 1):
@@ -352,8 +347,9 @@ def check_certificate_text(text: str | bytes, *,
     return check_certificate(doc)
 
 
-def check_file(path: str) -> Verdict:
+def check_file(path: str, *, max_digits: int = pure.DEFAULT_MAX_DIGITS) -> Verdict:
+    """Check a ``.json`` or ``.json.gz`` certificate file."""
     text = pure.read_file_bytes(path)
     if isinstance(text, Verdict):
         return text
-    return check_certificate_text(text)
+    return check_certificate_text(text, max_digits=max_digits)

@@ -11,14 +11,20 @@ T3_SIZES = (4, 8, 16)
 
 
 def rank_r_target(d: int, r: int, seed: int):
-    """One d×d identity layer ``W = U P`` of exact rank ``r`` (seeded integer factors)."""
+    """One d×d identity layer ``W = U P`` of exact rank ``r`` (seeded integer factors).
+
+    ``r = 0`` gives ``W = 0``.
+    """
+    from flint import fmpz_mat
+
     from exactnorm.io import random_target
     from exactnorm.linalg import exact_rank, to_fractions
     from exactnorm.network import TargetNetwork
     from exactnorm.sampling import layer_rng, sample_matrix
 
+    W = fmpz_mat(d, d)  # r = 0: the zero matrix
     attempt = 0
-    while True:
+    while r > 0:
         rng = layer_rng(seed, 77, d, r, attempt)
         W = sample_matrix(rng, d, r, "nonzero:3") * sample_matrix(rng, r, d, "nonzero:3")
         if exact_rank(W) == r:
@@ -41,12 +47,12 @@ def table_t2() -> ProofTable:
 
     rows = []
     for d in T2_SIZES:
-        for r in sorted({1, 2, d // 2, d}):
+        for r in sorted({0, 1, 2, d // 2, d}):
             g = rank_r_target(d, r, seed=d + r)
             low = certify(g, "lowrank", seed=0, retry=50)
             thm = certify(g, "theorem1", seed=0, retry=50)
             rep = low.reports[0]
-            rows.append([d, r, max(rep.widths), low.network.depth,
+            rows.append([d, r, rep.rank, max(rep.widths), low.network.depth,
                          low.network.tuned_parameters, max(thm.network.widths),
                          thm.network.tuned_parameters,
                          f"{low.network.tuned_parameters / thm.network.tuned_parameters:.3f}",
@@ -54,18 +60,19 @@ def table_t2() -> ProofTable:
     return ProofTable(
         key="T2", slug="lowrank", title="Low-rank targets: width r·d instead of d²",
         command="exactnorm tables --only T2",
-        columns=["d", "r", "width", "depth", "tuned params", "Theorem 1 width",
+        columns=["d", "rank W", "r used", "width", "depth", "tuned params", "Theorem 1 width",
                  "Theorem 1 tuned", "ratio", "max γ bits", "redraws", "checker"],
         rows=rows,
         notes=["Target: one d×d identity layer W = U·P, U, P seeded integer factors in "
                "{±1, ±2, ±3}, exact rank r; box [-1, 1]^d.",
-               "Low rank: widths r·d, r, r·d, d (rank found exactly by rref); Theorem 1: d², d.",
+               "Low rank: widths r·d, r, r·d, d (rank found exactly by rref); Theorem 1: d², d. "
+               "W = 0 (rank 0) is realized with r = 1 and zero factors.",
                "Frozen weights int:8, seed 0; 'redraws' counts recorded singular draws "
                "(retry ≤ 50). Every certificate is accepted by the python-flint checker."])
 
 
 def table_t3() -> ProofTable:
-    """T3: the width/depth trade-off for block sizes k on one-layer d×d targets."""
+    """T3: the width/depth trade-off for block sizes k and both routings on d×d targets."""
     from exactnorm.api import certify
     from exactnorm.io import random_target
 
@@ -73,22 +80,28 @@ def table_t3() -> ProofTable:
     for d in T3_SIZES:
         g = random_target((d, d), seed=d, activations=["identity"])
         for k in sorted({1, 2, 3, d // 2, d}):
-            c = certify(g, "tradeoff", block=k, seed=0, retry=50)
-            rep = c.reports[0]
-            rows.append([d, k, max(rep.widths), c.network.depth, c.network.tuned_parameters,
-                         c.network.frozen_parameters, rep.systems, rep.system_size,
-                         rep.gamma_bits, _verdict(c)])
+            for routing in ("selection", "mask") if k < d else ("selection",):
+                c = certify(g, "tradeoff", block=k, seed=0, retry=50, routing=routing)
+                rep = c.reports[0]
+                zeros = rep.witness.get("structural_zeros", 0)
+                rows.append([d, k, routing if k < d else "— (Theorem 1)", max(rep.widths),
+                             c.network.depth, c.network.tuned_parameters,
+                             c.network.frozen_parameters - zeros, rep.systems, rep.system_size,
+                             rep.gamma_bits, _verdict(c)])
     return ProofTable(
         key="T3", slug="tradeoff", title="Width/depth trade-off: blocks of k inputs",
         command="exactnorm tables --only T3",
-        columns=["d", "k", "width", "depth", "tuned params", "frozen params", "linear systems",
-                 "largest system", "max γ bits", "checker"],
+        columns=["d", "k", "routing", "width", "depth", "tuned params", "frozen params",
+                 "linear systems", "largest system", "max γ bits", "checker"],
         rows=rows,
         notes=["Target: random_target((d, d), seed=d, 'rational:4'), identity, box [-1, 1]^d.",
-               "k = d is Theorem 1 (depth 2, width d²); k < d uses 3·⌈d/k⌉ + 1 layers: per block "
-               "a routing layer (declared selection skip), a Khatri–Rao pair of size d·k and an "
-               "identity-skip accumulator, then a final frozen V_F (proven invertible).",
-               "Frozen parameters count V entries only; selection and identity skips are fixed "
-               "0/1 matrices, not random weights.",
+               "k = d is Theorem 1 (depth 2, width d²). k < d, T = ⌈d/k⌉ blocks, each a "
+               "Khatri–Rao pair of size d·k with an identity-skip accumulator, then a final "
+               "frozen V_F (proven invertible exactly). Routing 'selection': a routing layer "
+               "per block (declared 0/1 selection skip, γ = β = 0), depth 3T + 1; 'mask': the "
+               "pair's first frozen V is zero outside the block's columns, depth 2T + 1.",
+               "Frozen parameters count the randomly drawn entries of V (structural zeros of "
+               "block masks excluded); selection and identity skips are fixed 0/1 matrices, "
+               "not random weights.",
                "Frozen weights int:8, seed 0, retry ≤ 50; every certificate is accepted by the "
                "python-flint checker."])

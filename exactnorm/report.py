@@ -110,7 +110,8 @@ def report_markdown(doc: dict[str, Any], verdict: Any | None = None) -> str:
     hi = ", ".join(str(x) for x in g.upper)
     prov = doc.get("provenance", {}) if isinstance(doc.get("provenance"), dict) else {}
     out = ["# exactnorm certificate report", "",
-           "## What is proven", "",
+           "## What is proven" if v.ok else "## What is claimed (NOT proven: the check failed)",
+           "",
            "For all x in the box D, f(x) = g(x), in exact rational arithmetic.", "",
            f"* D = {{x : lower ≤ x ≤ upper}}, lower = ({lo}), upper = ({hi})",
            f"* target g: widths {' → '.join(map(str, g.widths))}, activations "
@@ -139,25 +140,24 @@ def report_markdown(doc: dict[str, Any], verdict: Any | None = None) -> str:
 
 def _histogram_png(values: list[int], title: str) -> bytes:
     try:
-        import matplotlib
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        from matplotlib.figure import Figure
     except ImportError:
         raise InputError("plots need matplotlib: pip install exactnorm[plot]") from None
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(5, 3))
-    try:
-        top = max(values, default=1)
-        ax.hist(values, bins=range(1, top + 2), color="#4c72b0", edgecolor="white")
-        ax.set_xlabel("bit size max(bits(|p|), bits(q))")
-        ax.set_ylabel("neurons")
-        ax.set_title(title)
-        fig.tight_layout()
-        buf = _stdio.BytesIO()
-        # no Software/date metadata: equal certificates give equal files
-        fig.savefig(buf, format="png", dpi=80, metadata={"Software": None})
-    finally:
-        plt.close(fig)
+    # a bare Figure on an Agg canvas: no pyplot, so the caller's backend and figures are untouched
+    fig = Figure(figsize=(5, 3))
+    FigureCanvasAgg(fig)
+    ax = fig.subplots()
+    top = max(values, default=1)
+    ax.hist(values, bins=range(1, top + 2), color="#4c72b0", edgecolor="white")
+    ax.set_xlabel("bit size max(bits(|p|), bits(q))")
+    ax.set_ylabel("neurons")
+    ax.set_title(title)
+    fig.tight_layout()
+    buf = _stdio.BytesIO()
+    # no Software/date metadata: equal certificates give equal files
+    fig.savefig(buf, format="png", dpi=80, metadata={"Software": None})
     return buf.getvalue()
 
 

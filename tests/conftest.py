@@ -1,6 +1,7 @@
 """Shared pytest configuration: Hypothesis profiles.
 
-Select a profile with ``HYPOTHESIS_PROFILE`` (default ``dev``):
+Select a profile with ``HYPOTHESIS_PROFILE`` (default ``ci`` when the environment variable ``CI``
+is set, ``dev`` otherwise):
 
 * ``ci``: derandomized (same examples every run), about 50 examples per test, no deadline;
 * ``dev``: Hypothesis' usual random search with 100 examples, no deadline;
@@ -18,4 +19,6 @@ settings.register_profile("ci", derandomize=True, max_examples=50, deadline=None
 settings.register_profile("dev", max_examples=100, deadline=None)
 settings.register_profile("thorough", max_examples=2000, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
+# an explicit HYPOTHESIS_PROFILE wins; otherwise CI runs (env CI set) get the reproducible profile
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI")
+                                                               else "dev"))

@@ -17,8 +17,8 @@ from exactnorm.errors import InputError
 from exactnorm.export import (
     EXPORT_FORMAT,
     FLOAT_WARNING,
-    export_json,
     evaluate_exported_json,
+    export_json,
     export_npz,
     from_batchnorm,
     load_exported_json,
@@ -186,3 +186,27 @@ def test_cli_exit_codes(cert, tmp_path, capsys):
     assert main(["export", str(tmp_path / "missing.json"), "--format", "json",
                  "--out", str(tmp_path / "z.json")]) == 2
     assert main(["export", str(cpath), "--format", "json"]) == 2  # --out is required
+
+
+def test_npz_with_skips_tracks_exact_f(tmp_path):
+    """Skip matrices (trade-off construction, SPEC §2.3) are exported and used as h += P h_s."""
+    from exactnorm.io import random_target, target_from_dict
+
+    doc = api.certificate_document(api.certify(random_target([3, 2, 1], seed=8), "tradeoff",
+                                               seed=1, block=1))
+    assert any(L.get("skip") for L in doc["network"]["layers"])
+    export_npz(doc, tmp_path / "s.npz", "1/2", 2)
+    g = target_from_dict(doc)
+    with np.load(tmp_path / "s.npz") as z:
+        for x in _rational_points(doc, 3, seed=4):
+            h = [np.array([float(v) for v in x])]
+            for j, L in enumerate(doc["network"]["layers"], 1):
+                u = z[f"gamma{j}"] * (h[int(z[f"input{j}"])] @ z[f"V{j}"].T
+                                      - z[f"running_mean{j}"]) \
+                    / np.sqrt(z[f"running_var{j}"] + z["eps"]) + z[f"beta{j}"]
+                out = np.maximum(u, 0) if L["activation"] == "relu" else u
+                for sk in L.get("skip", []):
+                    out = out + h[sk["from"]] @ z[f"skip{j}_{sk['from']}"].T
+                h.append(out)
+            np.testing.assert_allclose(h[-1], [float(v) for v in g.evaluate(x)], rtol=1e-9,
+                                       atol=1e-9)

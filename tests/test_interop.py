@@ -234,3 +234,21 @@ def test_doctests(module):
 
     failures, tried = doctest.testmod(module, verbose=False)
     assert tried > 0 and failures == 0
+
+
+def test_cli_certifies_a_state_dict(tmp_path, capsys):
+    """``exactnorm certify --target sd.npz --box LO:HI`` goes through load_target_any."""
+    from exactnorm.certificate import load_certificate
+    from exactnorm.cli import main
+
+    arrays = _state_dict([2, 3, 1], seed=9)
+    np.savez(tmp_path / "sd.npz", **arrays)
+    out = tmp_path / "c.json"
+    assert main(["certify", "--target", str(tmp_path / "sd.npz"), "--box", "-1:1/2",
+                 "--out", str(out)]) == 0
+    doc = load_certificate(out)
+    assert [Fraction(str(v)) for v in doc["domain"]["upper"]] == [Fraction(1, 2)] * 2
+    assert to_fractions(target_from_state_dict(arrays, [-1] * 2, [1] * 2).layers[0].weight) == [
+        [Fraction(str(v)) for v in row] for row in doc["target"]["layers"][0]["weight"]]
+    assert main(["certify", "--target", str(tmp_path / "sd.npz"), "--out", str(out)]) == 2
+    capsys.readouterr()

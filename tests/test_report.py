@@ -100,13 +100,16 @@ def test_cli_report_exit_codes(cert, tmp_path, capsys):
     bad["network"]["layers"][0]["gamma"][0] = f"{g0}1" if isinstance(g0, str) else g0 + 1
     save_certificate(bad, tmp_path / "bad.json")
     assert main(["report", str(tmp_path / "bad.json"), "--out", str(tmp_path / "bad")]) == 1
-    assert "**INVALID**" in (tmp_path / "bad" / "report.md").read_text()
+    bad_md = (tmp_path / "bad" / "report.md").read_text()
+    assert "**INVALID**" in bad_md and "NOT proven" in bad_md and "What is proven" not in bad_md
     assert main(["report", str(tmp_path / "missing.json"), "--out", str(tmp_path / "x")]) == 2
     capsys.readouterr()
 
 
 def test_missing_matplotlib_is_an_input_error(cert, tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib → ImportError
+    # import → ImportError, also for submodules that an earlier test already imported
+    for name in ("matplotlib", "matplotlib.figure", "matplotlib.backends.backend_agg"):
+        monkeypatch.setitem(sys.modules, name, None)
     with pytest.raises(InputError, match=r"pip install exactnorm\[plot\]"):
         write_report(cert, tmp_path / "r")
     assert not (tmp_path / "r").exists()

@@ -36,6 +36,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"(default {DEFAULT_DISTRIBUTION})")
     p.add_argument("--block", type=int, default=None, metavar="K",
                    help="input block size of --construction tradeoff (K ≥ d_in: Theorem 1)")
+    p.add_argument("--routing", choices=["selection", "mask"], default=None,
+                   help="tradeoff: route blocks by selection-skip layers (default, depth 3T+1) "
+                        "or by block-masked frozen weights (depth 2T+1)")
+    p.add_argument("--rank", type=int, default=None, metavar="R",
+                   help="lowrank: promised bound on every layer's rank (error if exceeded)")
     p.add_argument("--retry", type=int, default=0,
                    help="redraw a singular layer up to N times (recorded in the certificate)")
     p.add_argument("--shift-mode", choices=["neuron", "layer"], default="neuron",
@@ -76,6 +81,14 @@ def construction_options(args: argparse.Namespace) -> dict[str, Any]:
         opts["block"] = args.block
     elif args.block is not None:
         raise InputError("--block applies to --construction tradeoff only")
+    if args.routing is not None:
+        if args.construction != "tradeoff":
+            raise InputError("--routing applies to --construction tradeoff only")
+        opts["routing"] = args.routing
+    if args.rank is not None:
+        if args.construction != "lowrank":
+            raise InputError("--rank applies to --construction lowrank only")
+        opts["rank"] = args.rank
     if args.construction == "lowrank" and args.target is not None \
             and str(args.target).endswith(".json"):
         from exactnorm.constructions.lowrank import factors_from_target_file

@@ -43,9 +43,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _target_weight(args: argparse.Namespace) -> Any:
-    from exactnorm.io import load_target
+    from exactnorm.interop import load_target_any
 
-    g = load_target(args.target)
+    g = load_target_any(args.target)
     if not 1 <= args.layer <= len(g.layers):
         raise InputError(f"--layer must lie in 1..{len(g.layers)}, got {args.layer}")
     return g.layers[args.layer - 1].weight

@@ -12,8 +12,12 @@ O(r·d)). If ``W_i = U_i P_i`` with ``P_i`` (r × d_{i-1}) and ``U_i`` (d_i × r
   ``U_i (P_i a + t) + b_i − U_i t = W_i a + b_i``.
 
 The factors come from the exact column-rank factorization ``W = W[:, pivots] · rref(W)[:r]``, or
-from the target file (``"factors": {"U": …, "P": …}`` in a layer), checked exactly (``U P = W``).
-A zero matrix is realized with ``r = 1`` and zero factors.
+from the target file, checked exactly (``U P = W``): either ``"factors": {"U": …, "P": …}`` inside
+a target layer, or one top-level list ``"factors": [{"U": …, "P": …} | null, …]`` with one entry
+per target layer (``null``: find the factors). Given factors need not have the minimal inner
+dimension; the construction uses whatever ``r`` they have (width ``r·d``).
+A zero matrix has rank 0; it is realized with ``r = 1`` and zero factors (a one-neuron
+intermediate node that is constantly 0), because a node of width 0 has nothing to normalize.
 
 >>> from exactnorm.io import target_from_dict
 >>> g = target_from_dict({"domain": {"lower": [-1, -1, -1], "upper": [1, 1, 1]},
@@ -33,18 +37,18 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from flint import fmpq, fmpq_mat
+from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.constructions.common import Construction, LayerReport, provenance
 from exactnorm.constructions.theorem1 import ProgressHook, realize_layer_theorem1
 from exactnorm.errors import InputError, ShapeError
-from exactnorm.linalg import to_fmpq_mat
+from exactnorm.linalg import exact_rank, to_fmpq_mat
 from exactnorm.network import FrozenLayer, FrozenNetwork, TargetNetwork, affine_interval
 from exactnorm.rationals import parse_number, strict_json_loads
 from exactnorm.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
 
 __all__ = ["rank_factorization", "certify_lowrank", "factors_from_target_file",
-           "lowrank_key"]
+           "factors_from_dict", "lowrank_key"]
 
 Factors = tuple[fmpq_mat, fmpq_mat]
 
@@ -82,36 +86,73 @@ def _check_factors(W: fmpq_mat, U: fmpq_mat, P: fmpq_mat, layer: int) -> None:
         raise InputError(f"target layer {layer}: the given factors do not satisfy U·P = W")
 
 
-def factors_from_target_file(path: str | os.PathLike[str]) -> list[Factors | None]:
-    """Read optional ``"factors": {"U": […], "P": […]}`` entries of each target layer (JSON)."""
-    with open(path, "rb") as fh:
-        doc = strict_json_loads(fh.read(), what=str(path))
+def _factor_matrix(rows: Any, name: str, layer: int) -> fmpq_mat:
+    if isinstance(rows, (fmpq_mat, fmpz_mat)):
+        return fmpq_mat(rows)
+    if not isinstance(rows, (list, tuple)) or not rows \
+            or not all(isinstance(r, (list, tuple)) for r in rows):
+        raise ShapeError(f"target layer {layer}: factor {name} must be a non-empty list of rows")
+    where = f"layer {layer} factor {name}"
+    return to_fmpq_mat([[parse_number(x, where=where) if isinstance(x, str) else x
+                         for x in r] for r in rows], where)
+
+
+def _factor_pair(entry: Any, layer: int) -> Factors | None:
+    if entry is None:
+        return None
+    if isinstance(entry, dict):
+        if set(entry) != {"U", "P"}:
+            raise InputError(f"target layer {layer}: 'factors' must have exactly the keys U and P")
+        U, P = entry["U"], entry["P"]
+    elif isinstance(entry, (list, tuple)) and len(entry) == 2:
+        U, P = entry
+    else:
+        raise InputError(f"target layer {layer}: factors must be {{'U': …, 'P': …}} or (U, P)")
+    return _factor_matrix(U, "U", layer), _factor_matrix(P, "P", layer)
+
+
+def factors_from_dict(doc: dict[str, Any]) -> list[Factors | None]:
+    """Optional factorizations ``W_i = U_i P_i`` stated in a target document.
+
+    Either per layer (``"factors": {"U": …, "P": …}`` inside ``target.layers[i]``) or as one
+    top-level list ``"factors": [entry | null, …]`` with one entry per layer; not both. Numbers
+    as in target files (integers, ``"p/q"``, decimals). Shapes and ``U·P = W`` are checked when
+    the construction runs.
+
+    >>> factors_from_dict({"target": {"layers": [{"weight": [[2, 4]], "bias": [0]}]},
+    ...                    "factors": [{"U": [[2]], "P": [[1, 2]]}]})[0][1]
+    [1, 2]
+    """
     try:
         layers = doc["target"]["layers"]
     except (KeyError, TypeError):
-        raise InputError(f"{path} has no target layers") from None
-    out: list[Factors | None] = []
-    for i, layer in enumerate(layers, 1):
-        f = layer.get("factors") if isinstance(layer, dict) else None
-        if f is None:
-            out.append(None)
-            continue
-        if not isinstance(f, dict) or "U" not in f or "P" not in f:
-            raise InputError(f"target layer {i}: 'factors' must be an object with 'U' and 'P'")
+        raise InputError("the target document has no target layers") from None
+    if not isinstance(layers, list):
+        raise InputError("target layers must be a list")
+    per_layer = [layer.get("factors") if isinstance(layer, dict) else None for layer in layers]
+    top = doc.get("factors")
+    if top is not None:
+        if any(f is not None for f in per_layer):
+            raise InputError("factors are given both per layer and as a top-level list")
+        if not isinstance(top, list) or len(top) != len(layers):
+            raise InputError(f"top-level 'factors' must be a list of {len(layers)} entries "
+                             f"(one per target layer, null to find them)")
+        per_layer = top
+    return [_factor_pair(entry, i) for i, entry in enumerate(per_layer, 1)]
 
-        def mat(rows: Any, name: str, i: int = i) -> fmpq_mat:
-            if not isinstance(rows, list) or not all(isinstance(r, list) for r in rows):
-                raise ShapeError(f"target layer {i}: factor {name} must be a list of rows")
-            return to_fmpq_mat([[parse_number(x, where=f"layer {i} factor {name}") for x in r]
-                                for r in rows], f"layer {i} factor {name}")
 
-        out.append((mat(f["U"], "U"), mat(f["P"], "P")))
-    return out
+def factors_from_target_file(path: str | os.PathLike[str]) -> list[Factors | None]:
+    """Read the optional factorizations of a JSON target file (see :func:`factors_from_dict`)."""
+    with open(path, "rb") as fh:
+        doc = strict_json_loads(fh.read(), what=str(path))
+    if not isinstance(doc, dict):
+        raise InputError(f"{path} is not a JSON object")
+    return factors_from_dict(doc)
 
 
 def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
                     distribution: str | Distribution = DEFAULT_DISTRIBUTION, retry: int = 0,
-                    factors: Sequence[Factors | None] | None = None,
+                    factors: Sequence[Any] | None = None, rank: int | None = None,
                     shift_mode: str = "neuron",
                     progress: ProgressHook | None = None) -> Construction:
     """Realize ``target`` with four frozen layers per target layer (r·d_in, r, r·d_out, d_out).
@@ -122,8 +163,12 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
     seed, distribution, retry, shift_mode
         As in :func:`~exactnorm.constructions.theorem1.certify_theorem1`; pair ``part`` of target
         layer ``i`` draws from spawn key :func:`lowrank_key` ``(i, part)``.
-    factors : list of (U, P) or None, optional
-        Given factorizations per layer (checked exactly); ``None`` entries are found exactly.
+    factors : list of (U, P), {"U": …, "P": …} or None, optional
+        Given factorizations per layer (``fmpq_mat`` or rows of exact numbers), checked exactly
+        (``U·P = W``); ``None`` entries are found exactly by :func:`rank_factorization`.
+    rank : int, optional
+        A promised bound: every layer's inner dimension ``r`` must be at most ``rank``
+        (otherwise :class:`~exactnorm.errors.InputError` names the layer and its exact rank).
 
     Returns
     -------
@@ -132,19 +177,26 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
     dist = parse_distribution(distribution)
     if factors is not None and len(factors) != target.depth:
         raise InputError(f"{len(factors)} factorizations for {target.depth} target layers")
+    if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 1):
+        raise InputError(f"--rank must be a positive integer, got {rank!r}")
+    if isinstance(retry, bool) or not isinstance(retry, int) or retry < 0:
+        raise InputError(f"--retry must be a non-negative integer, got {retry!r}")
     boxes = target.interval_boxes()
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []
     checkpoints = []
     for i, tl in enumerate(target.layers, 1):
         t0 = time.perf_counter()
-        given = factors[i - 1] if factors is not None else None
+        given = _factor_pair(factors[i - 1], i) if factors is not None else None
         if given is not None:
             _check_factors(tl.weight, *given, i)
             U, P = given
         else:
             U, P = rank_factorization(tl.weight)
         r = P.nrows()
+        if rank is not None and r > rank:
+            raise InputError(f"target layer {i}: rank {exact_rank(tl.weight)} (factors of inner "
+                             f"dimension {r}) exceeds the promised --rank {rank}")
         lo, hi = boxes[i - 1]
         zero = [fmpq(0)] * r
         pmin, pmax = affine_interval(P, zero, lo, hi)

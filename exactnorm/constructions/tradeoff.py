@@ -7,20 +7,26 @@ the input coordinates into blocks ``S_1 … S_T`` of size ``k`` (the last may be
 
 1. Draw a final frozen ``V_F`` (d_out × d_out) and prove it invertible exactly; the blocks then
    realize ``W'_t = V_F⁻¹ W[:, S_t]``.
-2. For each block ``t``, three frozen layers:
+2. For each block ``t`` a Theorem-1 pair
+   (:func:`~exactnorm.constructions.theorem1.realize_layer_theorem1`) on the Khatri–Rao system of
+   size ``d_out·|S_t|`` realizes ``relu(W'_t a_{S_t} + c_t)``, with ``c_t`` the smallest shift
+   making it non-negative on the box (so the ReLU is the identity there), plus a declared
+   ``identity`` skip from the previous block's output: an accumulator
+   ``O_t = Σ_{u ≤ t} (W'_u a_{S_u} + c_u)``. The pair must see ``a_{S_t}`` only, so that its
+   system has ``d_out·|S_t|`` unknowns; two ways (``routing``):
 
-   * a *routing* layer of width ``|S_t|``: its own ``γ = β = 0`` (output 0) plus a declared 0/1
-     ``selection`` skip from the previous checkpoint, so the node equals ``a_{S_t}``;
-   * a Theorem-1 pair (:func:`~exactnorm.constructions.theorem1.realize_layer_theorem1`) on the
-     Khatri–Rao system of size ``d_out·|S_t|`` realizing ``relu(W'_t a_{S_t} + c_t)`` with ``c_t``
-     the smallest shift making it non-negative on the box (so the ReLU is the identity), plus a
-     declared ``identity`` skip from the previous block's output: an accumulator
-     ``O_t = Σ_{u ≤ t} (W'_u a_{S_u} + c_u)``.
+   * ``"selection"`` (default): a *routing* layer of width ``|S_t|`` before the pair, whose own
+     ``γ = β = 0`` (output 0, a stable ReLU) and whose declared 0/1 ``selection`` skip copies
+     ``a_{S_t}`` out of the previous checkpoint. Every frozen ``V`` is a dense random matrix.
+     Depth ``3T + 1``.
+   * ``"mask"``: the pair's hidden layer reads the previous checkpoint directly through a frozen
+     random ``V`` whose columns outside ``S_t`` are structural zeros (a block mask, declared in
+     the witnesses). No routing layers: depth ``2T + 1``.
 3. The checkpoint layer reads ``O_T`` through ``V_F`` with ``γ = 1`` and
    ``β = b − V_F Σ_t c_t``: its pre-activation is ``V_F V_F⁻¹ W a + b = W a + b``.
 
-Width ``max(d_out·k, d_out)``, depth ``3T + 1``. With ``k ≥ d_in`` there is one block and the
-construction *is* Theorem 1 (two layers, widths ``d_in·d_out, d_out``).
+Width ``max(d_out·k, d_out)``. With ``k ≥ d_in`` there is one block and the construction *is*
+Theorem 1 (two layers, widths ``d_in·d_out, d_out``).
 
 >>> from exactnorm.io import random_target
 >>> g = random_target((5, 2), seed=0, activations=["identity"])
@@ -29,6 +35,8 @@ construction *is* Theorem 1 (two layers, widths ``d_in·d_out, d_out``).
 (2, 4, 2, 2, 4, 2, 1, 2, 2, 2)
 >>> c.network.evaluate((1, 0, -1, 0, 1)) == g.evaluate((1, 0, -1, 0, 1))
 True
+>>> certify_tradeoff(g, block=2, seed=0, routing="mask").network.widths
+(4, 2, 4, 2, 2, 2, 2)
 """
 
 from __future__ import annotations
@@ -52,7 +60,10 @@ from exactnorm.sampling import (
     sample_matrix,
 )
 
-__all__ = ["input_blocks", "certify_tradeoff", "tradeoff_key"]
+__all__ = ["input_blocks", "certify_tradeoff", "tradeoff_key", "ROUTINGS"]
+
+#: how a block's Khatri–Rao pair is made to see only its block of inputs (see module doc)
+ROUTINGS = ("selection", "mask")
 
 
 def tradeoff_key(layer: int, block: int) -> int:
@@ -75,6 +86,13 @@ def _selection(rows: list[int], d: int) -> fmpz_mat:
     return fmpz_mat([[1 if c == r else 0 for c in range(d)] for r in rows])
 
 
+def _embed_columns(V: FlintMatrix, columns: list[int], d: int) -> FlintMatrix:
+    """``V`` (n × |columns|) placed on ``columns`` of an n × d matrix that is zero elsewhere."""
+    where = {c: j for j, c in enumerate(columns)}
+    rows = [[V[r, where[c]] if c in where else 0 for c in range(d)] for r in range(V.nrows())]
+    return type(V)(rows) if rows else type(V)(0, d)
+
+
 def _final_matrix(seed: int, layer: int, d_out: int, dist: Distribution,
                   retry: int) -> tuple[FlintMatrix, int]:
     key = tradeoff_key(layer, 999)
@@ -90,7 +108,7 @@ def _final_matrix(seed: int, layer: int, d_out: int, dist: Distribution,
 
 def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                      distribution: str | Distribution = DEFAULT_DISTRIBUTION, retry: int = 0,
-                     shift_mode: str = "neuron",
+                     shift_mode: str = "neuron", routing: str = "selection",
                      progress: ProgressHook | None = None) -> Construction:
     """Realize ``target`` with blocks of ``block`` inputs per Khatri–Rao system (see module doc).
 
@@ -102,6 +120,9 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
     seed, distribution, retry, shift_mode
         As in :func:`~exactnorm.constructions.theorem1.certify_theorem1`; block ``t`` of target
         layer ``i`` draws from spawn key :func:`tradeoff_key` ``(i, t)``.
+    routing : {"selection", "mask"}
+        How a block's pair sees only its inputs: a routing layer with a declared ``selection``
+        skip (depth ``3T + 1``), or a block-masked frozen ``V`` (depth ``2T + 1``).
 
     Returns
     -------
@@ -110,6 +131,10 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
     dist = parse_distribution(distribution)
     if isinstance(block, bool) or not isinstance(block, int) or block < 1:
         raise InputError(f"--block must be a positive integer, got {block!r}")
+    if routing not in ROUTINGS:
+        raise InputError(f"routing must be one of {', '.join(ROUTINGS)}, got {routing!r}")
+    if isinstance(retry, bool) or not isinstance(retry, int) or retry < 0:
+        raise InputError(f"--retry must be a non-negative integer, got {retry!r}")
     boxes = target.interval_boxes()
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []
@@ -135,22 +160,31 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         shifts_total = [fmpq(0)] * d_out
         accumulator: int | None = None
         sub_reports = []
+        structural_zeros = 0
         for t, S in enumerate(blocks, 1):
-            sel = _selection(S, d_in)
-            zeros = tuple(fmpq(0) for _ in S)
-            routing_V = sample_matrix(layer_rng(seed, tradeoff_key(i, t), 2**20), len(S), d_in,
-                                      dist)
-            layers.append(FrozenLayer(start, routing_V, zeros, zeros, "relu",
-                                      (Skip(start, sel, "selection"),)))
-            routing_node = len(layers)
             Wt = fmpq_mat([[W_prime[r, c] for c in S] for r in range(d_out)])
             box_S = (tuple(lo[c] for c in S), tuple(hi[c] for c in S))
             mins, _ = affine_interval(Wt, [fmpq(0)] * d_out, *box_S)
             c_t = tuple(-m for m in mins)
+            if routing == "selection":
+                zeros = tuple(fmpq(0) for _ in S)
+                routing_V = sample_matrix(layer_rng(seed, tradeoff_key(i, t), 2**20), len(S),
+                                          d_in, dist)
+                layers.append(FrozenLayer(start, routing_V, zeros, zeros, "relu",
+                                          (Skip(start, _selection(S, d_in), "selection"),)))
+                pair_input = len(layers)  # the routing node equals a_{S_t}
+            else:
+                pair_input = start
             pair, rep = realize_layer_theorem1(
                 Wt, c_t, "relu", box_S, seed=seed, layer=tradeoff_key(i, t),
-                input_node=routing_node, distribution=dist, retry=retry, shift_mode=shift_mode)
+                input_node=pair_input, distribution=dist, retry=retry, shift_mode=shift_mode)
             hidden, out = pair
+            if routing == "mask":
+                # the drawn V (m × |S_t|) sits on the columns S_t; the rest are structural zeros,
+                # which add nothing to the pre-activation, so γ and the shift are unchanged
+                hidden = dataclasses.replace(hidden, weight=_embed_columns(hidden.weight, S, d_in))
+                structural_zeros += hidden.width * (d_in - len(S))
+            out = dataclasses.replace(out, input=len(layers) + 1)
             if accumulator is not None:
                 out = dataclasses.replace(out, skips=(Skip(accumulator, fmpz_mat(
                     [[1 if r == c else 0 for c in range(d_out)] for r in range(d_out)]),
@@ -174,13 +208,15 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                           max_bits(fmpq_mat([list(beta_F)]))),
             attempts=sum(r.attempts for r in sub_reports) + final_attempt + 1,
             seconds=time.perf_counter() - t0,
-            witness={"layer": i, "block": block, "blocks": [list(S) for S in blocks],
+            witness={"layer": i, "block": block, "routing": routing,
+                     "blocks": [list(S) for S in blocks], "structural_zeros": structural_zeros,
                      "final_matrix_rank": d_out, "final_attempt": final_attempt,
                      "systems": [r.witness for r in sub_reports]}))
         if progress is not None:
             progress(i, target.depth)
     network = FrozenNetwork(target.widths[0], tuple(layers), tuple(checkpoints))
-    extra: dict[str, Any] = {"block": block, "shift_mode": shift_mode, "retry": retry,
+    extra: dict[str, Any] = {"block": block, "routing": routing, "shift_mode": shift_mode,
+                             "retry": retry,
                              "spawn_keys": "1000*layer + block; 1000*layer + 999 for V_F"}
     return Construction(
         name="tradeoff", target=target, network=network, reports=reports,
