@@ -50,6 +50,16 @@ class Construction:
     witnesses: dict[str, Any]
 
 
+def _apply_mode(per_neuron: Vector, mode: str) -> Vector:
+    """Per-neuron shifts as they are, or their maximum for every neuron of the layer."""
+    if mode == "neuron":
+        return per_neuron
+    if mode == "layer":
+        c = max(per_neuron) if per_neuron else fmpq(0)
+        return tuple(c for _ in per_neuron)
+    raise InputError(f"unknown shift mode {mode!r}; expected 'neuron' or 'layer'")
+
+
 def activating_shift(G: FlintMatrix, lo: Sequence[fmpq], hi: Sequence[fmpq],
                      mode: str = "neuron") -> Vector:
     """Shift β that makes every neuron of ``G a + β`` non-negative on the box ``[lo, hi]``.
@@ -62,12 +72,7 @@ def activating_shift(G: FlintMatrix, lo: Sequence[fmpq], hi: Sequence[fmpq],
     zeros = [fmpq(0)] * G.nrows()
     mins, _ = affine_interval(G, zeros, lo, hi)
     per_neuron = tuple(-m for m in mins)
-    if mode == "neuron":
-        return per_neuron
-    if mode == "layer":
-        c = max(per_neuron) if per_neuron else fmpq(0)
-        return tuple(c for _ in per_neuron)
-    raise InputError(f"unknown shift mode {mode!r}; expected 'neuron' or 'layer'")
+    return _apply_mode(per_neuron, mode)
 
 
 def scaled_activating_shift(gamma: Sequence[fmpq], V: FlintMatrix, lo: Sequence[fmpq],
@@ -81,12 +86,7 @@ def scaled_activating_shift(gamma: Sequence[fmpq], V: FlintMatrix, lo: Sequence[
     zeros = [fmpq(0)] * V.nrows()
     vmin, vmax = affine_interval(V, zeros, lo, hi)
     per_neuron = tuple(-(g * (mn if g >= 0 else mx)) for g, mn, mx in zip(gamma, vmin, vmax))
-    if mode == "neuron":
-        return per_neuron
-    if mode == "layer":
-        c = max(per_neuron) if per_neuron else fmpq(0)
-        return tuple(c for _ in per_neuron)
-    raise InputError(f"unknown shift mode {mode!r}; expected 'neuron' or 'layer'")
+    return _apply_mode(per_neuron, mode)
 
 
 def cancelling_bias(V: FlintMatrix, shift: Sequence[fmpq], bias: Sequence[fmpq]) -> Vector:
