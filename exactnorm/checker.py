@@ -35,6 +35,7 @@ import sys
 import zlib
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Callable  # noqa: UP035  (keeps the standalone import list minimal)
 
 __all__ = ["Verdict", "CertificateError", "parse_certificate_text", "check_certificate",
            "check_certificate_text", "check_file", "read_file_bytes", "main"]
@@ -446,26 +447,37 @@ def check_segment(layers: list[dict], start: int, end: int, target_layer: tuple,
 # ---------------------------------------------------------------- entry points
 
 
-def check_certificate(doc: object) -> Verdict:
-    """Check a parsed certificate (SPEC §3); never raises for bad content."""
+def verdict_of(run: Callable[[], tuple[int, int]]) -> Verdict:
+    """Run the rules; ``run`` returns (segments, layers) or raises CertificateError."""
     try:
-        if not isinstance(doc, dict):
-            raise CertificateError("format", "a certificate is a JSON object")
-        rule_format(doc)
-        lo, hi = rule_domain(doc)
-        target = read_target(doc, len(lo))
-        layers, cps = read_network(doc, len(lo))
-        rule_checkpoints(cps, len(target), len(layers))
-        rule_segments(layers, cps)
-        for i, (start, end, tl) in enumerate(zip([0] + cps, cps, target), 1):
-            check_segment(layers, start, end, tl, i, lo, hi)
-            lo, hi = next_box(tl[0], tl[1], tl[2], lo, hi)
+        segments, n_layers = run()
     except CertificateError as exc:
         return Verdict(False, exc.rule, str(exc), exc.layer, exc.neuron)
     except RecursionError:
         return Verdict(False, "format", "document is nested too deeply")
-    return Verdict(True, "valid", f"f = g on the box: {len(target)} segment(s), "
-                                  f"{len(layers)} frozen layer(s) checked")
+    return Verdict(True, "valid", f"f = g on the box: {segments} segment(s), "
+                                  f"{n_layers} frozen layer(s) checked")
+
+
+def check_certificate(doc: object) -> Verdict:
+    """Check a parsed certificate (SPEC §3); never raises for bad content."""
+    return verdict_of(lambda: run_rules(doc))
+
+
+def run_rules(doc: object) -> tuple[int, int]:
+    """Every rule of SPEC §3 in order; returns (segments, frozen layers) when all hold."""
+    if not isinstance(doc, dict):
+        raise CertificateError("format", "a certificate is a JSON object")
+    rule_format(doc)
+    lo, hi = rule_domain(doc)
+    target = read_target(doc, len(lo))
+    layers, cps = read_network(doc, len(lo))
+    rule_checkpoints(cps, len(target), len(layers))
+    rule_segments(layers, cps)
+    for i, (start, end, tl) in enumerate(zip([0] + cps, cps, target), 1):
+        check_segment(layers, start, end, tl, i, lo, hi)
+        lo, hi = next_box(tl[0], tl[1], tl[2], lo, hi)
+    return len(target), len(layers)
 
 
 def check_certificate_text(text: str | bytes, *, max_digits: int = DEFAULT_MAX_DIGITS) -> Verdict:

@@ -52,7 +52,6 @@ from typing import Any
 import numpy as np
 
 from exactnorm.errors import (
-    ExactnormError,
     InputError,
     LimitExceededError,
     NumberFormatError,
@@ -60,7 +59,7 @@ from exactnorm.errors import (
 )
 
 # the private npz helpers read shapes and dtypes from headers before inflating an array
-from exactnorm.io import _npz_array, _npz_header, load_target
+from exactnorm.io import load_target, npz_array, npz_header, read_npz_archive
 from exactnorm.linalg import from_numpy_exact, to_fractions
 from exactnorm.network import ACTIVATIONS, DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.rationals import DEFAULT_MAX_DIGITS
@@ -225,12 +224,12 @@ def _read_state_dict_npz(data: Any, path: Path, *, box: tuple[Fraction, Fraction
     order = _state_dict_layers(keys)  # names a foreign key before anything is loaded
     arrays = {}
     for idx in order:
-        # headers first (io._npz_array): a tiny compressed file may declare a huge array
-        arrays[f"{idx}.weight"] = _npz_array(data, f"{idx}.weight", max_width, matrix=True)
-        arrays[f"{idx}.bias"] = _npz_array(data, f"{idx}.bias", max_width, matrix=False)
+        # headers first (io.npz_array): a tiny compressed file may declare a huge array
+        arrays[f"{idx}.weight"] = npz_array(data, f"{idx}.weight", max_width, matrix=True)
+        arrays[f"{idx}.bias"] = npz_array(data, f"{idx}.bias", max_width, matrix=False)
     acts = None
     if "activations" in keys:
-        shape, dtype = _npz_header(data, "activations")
+        shape, dtype = npz_header(data, "activations")
         if math.prod(shape) != len(order) or dtype.kind not in "US":
             raise InputError(f"{path}: activations must be {len(order)} strings "
                              f"(one per Linear layer), got {dtype} {shape}")
@@ -238,29 +237,14 @@ def _read_state_dict_npz(data: Any, path: Path, *, box: tuple[Fraction, Fraction
     if ("lower" in keys) != ("upper" in keys):
         raise InputError(f"{path} has only one of lower/upper; give both or neither")
     if "lower" in keys:
-        lower = _exact_vector(_npz_array(data, "lower", max_width, matrix=False), "lower")
-        upper = _exact_vector(_npz_array(data, "upper", max_width, matrix=False), "upper")
+        lower = _exact_vector(npz_array(data, "lower", max_width, matrix=False), "lower")
+        upper = _exact_vector(npz_array(data, "upper", max_width, matrix=False), "upper")
     elif box is not None:
         d0 = arrays[f"{order[0]}.weight"].shape[1]
         lower, upper = [box[0]] * d0, [box[1]] * d0
     else:
         raise InputError(f"{path} is a state dict without lower/upper arrays; pass --box LO:HI")
     return target_from_state_dict(arrays, lower, upper, acts, max_width=max_width)
-
-
-def _load_state_dict_npz(path: Path, *, box: tuple[Fraction, Fraction] | None,
-                         max_width: int) -> TargetNetwork:
-    try:
-        data = np.load(path, allow_pickle=False)
-    except (OSError, ValueError, EOFError, zipfile.BadZipFile) as exc:
-        raise InputError(f"cannot read {path} as .npz: {exc}") from None
-    try:
-        with data:
-            return _read_state_dict_npz(data, path, box=box, max_width=max_width)
-    except ExactnormError:
-        raise
-    except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
-        raise InputError(f"cannot read {path} as .npz: {type(exc).__name__}") from None
 
 
 def load_target_any(path: str | os.PathLike[str], *,
@@ -285,5 +269,6 @@ def load_target_any(path: str | os.PathLike[str], *,
         # a state dict with extra modules (BatchNorm statistics, …) goes to the state-dict
         # reader too, which names the offending key instead of "no arrays W1, b1"
         if "W1" not in keys and any(STATE_DICT_KEY.match(k) for k in keys):
-            return _load_state_dict_npz(p, box=box, max_width=max_width)
+            return read_npz_archive(p, lambda data: _read_state_dict_npz(
+                data, p, box=box, max_width=max_width))
     return load_target(p, max_digits=max_digits, max_width=max_width, box=box)

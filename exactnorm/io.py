@@ -23,7 +23,7 @@ import zlib
 from collections.abc import Callable
 from fractions import Fraction
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -44,6 +44,8 @@ from exactnorm.rationals import (
     unlimited_int_digits,
 )
 
+T = TypeVar("T")
+
 __all__ = [
     "demo_target",
     "target_to_dict",
@@ -53,6 +55,9 @@ __all__ = [
     "parse_box",
     "atomic_write_bytes",
     "random_target",
+    "read_npz_archive",
+    "npz_header",
+    "npz_array",
 ]
 
 
@@ -155,7 +160,7 @@ def parse_box(text: str) -> tuple[Fraction, Fraction]:
     return lo, hi
 
 
-def _npz_header(data: Any, key: str) -> tuple[tuple[int, ...], np.dtype]:
+def npz_header(data: Any, key: str) -> tuple[tuple[int, ...], np.dtype]:
     """Shape and dtype of one ``.npz`` member read from its header, without loading the array.
 
     A compressed ``.npz`` of a few kilobytes can declare a 10^5 × 10^5 array; checking the header
@@ -172,9 +177,9 @@ def _npz_header(data: Any, key: str) -> tuple[tuple[int, ...], np.dtype]:
     return tuple(shape), dtype
 
 
-def _npz_array(data: Any, key: str, max_width: int, *, matrix: bool) -> np.ndarray:
+def npz_array(data: Any, key: str, max_width: int, *, matrix: bool) -> np.ndarray:
     """One numeric member, its size checked against ``max_width`` before it is loaded."""
-    shape, dtype = _npz_header(data, key)
+    shape, dtype = npz_header(data, key)
     if matrix and len(shape) != 2:
         raise ShapeError(f"{key} must be 2-D, got shape {shape}")
     if (matrix and max(shape) > max_width) or (not matrix and math.prod(shape) > max_width):
@@ -186,8 +191,12 @@ def _npz_array(data: Any, key: str, max_width: int, *, matrix: bool) -> np.ndarr
     return np.asarray(data[key])
 
 
-def _target_from_npz(path: Path, *, max_width: int,
-                     box: tuple[Fraction, Fraction] | None) -> TargetNetwork:
+def read_npz_archive(path: Path, reader: Callable[[Any], T]) -> T:
+    """Open an ``.npz`` safely (no pickles, zip checked first) and return ``reader(archive)``.
+
+    Corrupt members, bad headers and truncated archives become one-line :class:`InputError`;
+    the reader's own :class:`ExactnormError` passes through unchanged.
+    """
     # numpy would try other formats (and suggest unpickling) for a file that is not a zip archive
     if not zipfile.is_zipfile(path):
         raise InputError(f"{path} is not an .npz archive (a zip of W1.npy, b1.npy, …)")
@@ -199,11 +208,10 @@ def _target_from_npz(path: Path, *, max_width: int,
         raise InputError(f"{path} is a single .npy array, not an .npz archive of W1, b1, …")
     try:
         with data:
-            return _read_npz(data, path, max_width=max_width, box=box)
+            return reader(data)
     except ExactnormError:
         raise
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
-        # corrupt members, bad headers, truncated archives
         raise InputError(f"cannot read {path} as .npz: {type(exc).__name__}: "
                          f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
 
@@ -220,21 +228,21 @@ def _read_npz(data: Any, path: Path, *, max_width: int,
     for i in range(1, L + 1):
         if f"b{i}" not in keys:
             raise InputError(f"{path} has W{i} but no b{i}")
-        W = _npz_array(data, f"W{i}", max_width, matrix=True)
+        W = npz_array(data, f"W{i}", max_width, matrix=True)
         weights.append(to_fractions(from_numpy_exact(W, f"W{i}")))
-        b = _npz_array(data, f"b{i}", max_width, matrix=False).reshape(-1)
+        b = npz_array(data, f"b{i}", max_width, matrix=False).reshape(-1)
         biases.append([row[0] for row in to_fractions(from_numpy_exact(b, f"b{i}"))])
     acts = None
     if "activations" in keys:
-        shape, dtype = _npz_header(data, "activations")
+        shape, dtype = npz_header(data, "activations")
         if math.prod(shape) > L or dtype.kind not in "US":
             raise InputError(f"{path}: activations must be {L} strings, got {dtype} {shape}")
         acts = [str(a) for a in np.asarray(data["activations"]).reshape(-1)]
     if "lower" in keys and "upper" in keys:
         lower = [r[0] for r in to_fractions(from_numpy_exact(
-            _npz_array(data, "lower", max_width, matrix=False).reshape(-1), "lower"))]
+            npz_array(data, "lower", max_width, matrix=False).reshape(-1), "lower"))]
         upper = [r[0] for r in to_fractions(from_numpy_exact(
-            _npz_array(data, "upper", max_width, matrix=False).reshape(-1), "upper"))]
+            npz_array(data, "upper", max_width, matrix=False).reshape(-1), "upper"))]
     elif box is not None:
         lower = [box[0]] * len(weights[0][0])
         upper = [box[1]] * len(weights[0][0])
@@ -252,7 +260,8 @@ def load_target(path: str | os.PathLike[str], *, max_digits: int = DEFAULT_MAX_D
     if not p.is_file():
         raise InputError(f"no such target file: {p}")
     if p.suffix == ".npz":
-        return _target_from_npz(p, max_width=max_width, box=box)
+        return read_npz_archive(p, lambda data: _read_npz(data, p, max_width=max_width,
+                                                              box=box))
     try:
         text = p.read_bytes()
     except OSError as exc:
