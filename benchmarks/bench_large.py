@@ -24,7 +24,7 @@ TARGET_SECONDS = {48: 120, 64: 600}
 
 _CHILD = textwrap.dedent("""
     import json, os, resource, sys, time
-    from exactnorm.io import random_target
+    from exactnorm.model.targets import random_target
     from exactnorm.constructions.theorem1 import certify_theorem1
     from exactnorm.certificate import certificate_document, save_certificate, load_certificate
     from exactnorm import checker_flint

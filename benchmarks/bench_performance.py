@@ -40,10 +40,10 @@ from exactnorm.constructions.theorem1 import (  # noqa: E402
     khatri_rao_system,
     realize_layer_theorem1,
 )
-from exactnorm.io import random_target  # noqa: E402
-from exactnorm.linalg import clear_denominators, vec  # noqa: E402
-from exactnorm.perf_tables import float_construction_errors  # noqa: E402
-from exactnorm.sampling import parse_distribution  # noqa: E402
+from exactnorm.exact.linalg import clear_denominators, vec  # noqa: E402
+from exactnorm.exact.sampling import parse_distribution  # noqa: E402
+from exactnorm.model.targets import random_target  # noqa: E402
+from exactnorm.outputs.tables.exact_vs_float import float_construction_errors  # noqa: E402
 
 SEED = 0
 
@@ -243,7 +243,7 @@ def bench_float(quick: bool) -> None:
 
 _MEM_CHILD = textwrap.dedent("""
     import resource, sys, time
-    from exactnorm.io import random_target
+    from exactnorm.model.targets import random_target
     from exactnorm.constructions.theorem1 import certify_theorem1
     from exactnorm.certificate import certificate_document
     from exactnorm.api import check

@@ -11,14 +11,14 @@ from __future__ import annotations
 import argparse
 import time
 
-from exactnorm.sampling import bernoulli_mask, layer_rng
-from exactnorm.structural import (
+from exactnorm.analysis.structural import (
     dead_neurons,
     khatri_rao_pattern,
     structural_rank_networkx,
     structural_rank_scipy,
 )
-from exactnorm.sweeps import hidden_width
+from exactnorm.analysis.sweeps import hidden_width
+from exactnorm.exact.sampling import bernoulli_mask, layer_rng
 
 
 def main() -> None:

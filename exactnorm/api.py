@@ -25,9 +25,9 @@ from exactnorm.constructions.lowrank import certify_lowrank
 from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.constructions.tradeoff import certify_tradeoff
 from exactnorm.errors import InputError
-from exactnorm.io import demo_target, load_target
-from exactnorm.network import TargetNetwork
-from exactnorm.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.model.network import TargetNetwork
+from exactnorm.model.targets import demo_target, load_target
 
 __all__ = [
     "CONSTRUCTIONS",

@@ -4,7 +4,7 @@ Build one from a :class:`~exactnorm.constructions.Construction`, save it atomica
 ``.json.gz``), load it strictly. Validity is *not* decided here: that is the independent checker's
 job (:mod:`exactnorm.checker`).
 
->>> from exactnorm.io import demo_target
+>>> from exactnorm.model.targets import demo_target
 >>> from exactnorm.constructions import certify_theorem1
 >>> doc = certificate_document(certify_theorem1(demo_target(), seed=0))
 >>> doc["format"], doc["version"], doc["network"]["checkpoints"]
@@ -30,16 +30,17 @@ from exactnorm.errors import (
     LimitExceededError,
     ShapeError,
 )
-from exactnorm.io import atomic_write_bytes, target_to_dict
-from exactnorm.linalg import to_fmpq_mat
-from exactnorm.network import FrozenLayer, FrozenNetwork, Skip
-from exactnorm.rationals import (
+from exactnorm.exact.files import atomic_write_bytes
+from exactnorm.exact.linalg import to_fmpq_mat
+from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
     format_number,
     parse_number,
     strict_json_loads,
     unlimited_int_digits,
 )
+from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip
+from exactnorm.model.targets import target_to_dict
 
 __all__ = [
     "FORMAT",

@@ -14,11 +14,11 @@ strategy                                generates
 :func:`matrices_of_rank`                ``fmpz_mat`` (``fmpq_mat`` with ``rational=True``)
 :func:`khatri_rao_pairs`                ``(X, Y)``, both ``fmpz_mat`` (``fmpq_mat`` if rational)
 :func:`rational_boxes`                  ``(lower, upper)``, tuples of ``fmpq`` with lower ≤ upper
-:func:`target_networks`                 :class:`~exactnorm.network.TargetNetwork`
+:func:`target_networks`                 :class:`~exactnorm.model.network.TargetNetwork`
 :func:`seeds`                           ``int`` in [0, 2³²)
 :func:`theorem1_cases`                  ``(TargetNetwork, seed)`` for ``certify_theorem1``
 :func:`theorem1_constructions`          :class:`~exactnorm.constructions.common.Construction`
-:func:`frozen_networks`                 :class:`~exactnorm.network.FrozenNetwork`, random γ/β
+:func:`frozen_networks`                 :class:`~exactnorm.model.network.FrozenNetwork`, random γ/β
 :func:`sparse_masks`                    ``numpy.ndarray`` of ``bool`` (``True`` = weight kept)
 ======================================  ==========================================================
 
@@ -50,8 +50,13 @@ from hypothesis.strategies import SearchStrategy
 
 from exactnorm.constructions.common import Construction
 from exactnorm.errors import InputError, SingularSystemError
-from exactnorm.network import ACTIVATIONS, FrozenLayer, FrozenNetwork, Skip, TargetNetwork
-from exactnorm.sampling import DEFAULT_DISTRIBUTION, layer_rng, parse_distribution, sample_matrix
+from exactnorm.exact.sampling import (
+    DEFAULT_DISTRIBUTION,
+    layer_rng,
+    parse_distribution,
+    sample_matrix,
+)
+from exactnorm.model.network import ACTIVATIONS, FrozenLayer, FrozenNetwork, Skip, TargetNetwork
 
 __all__ = [
     "Dimension",
@@ -408,7 +413,7 @@ def target_networks(*, widths: Sequence[int] | None = None, min_width: int = 1,
                     hidden_activation: str | None = None, final_activation: str | None = None,
                     bound: int = 4, max_denominator: int = 3,
                     allow_degenerate: bool = True) -> SearchStrategy[TargetNetwork]:
-    """Target networks ``g`` (:class:`~exactnorm.network.TargetNetwork`) on a rational box.
+    """Target networks ``g`` (:class:`~exactnorm.model.network.TargetNetwork`) on a rational box.
 
     Widths ``d_0 … d_L`` in ``[min_width, max_width]`` (default 1–4), depth ``L`` in
     ``[min_depth, max_depth]`` (default 1–3), rational weights and biases, a box from
@@ -451,7 +456,8 @@ def target_networks(*, widths: Sequence[int] | None = None, min_width: int = 1,
 
 
 def seeds() -> SearchStrategy[int]:
-    """Seeds for :func:`exactnorm.sampling.layer_rng`: integers in ``[0, 2³²)``, shrinking to 0."""
+    """Seeds for :func:`~exactnorm.exact.sampling.layer_rng`: integers in ``[0, 2³²)``, shrink to
+    0."""
     return st.integers(0, 2**32 - 1)
 
 
@@ -506,7 +512,7 @@ def frozen_networks(*, input_dim: Dimension = None, min_width: int = 1, max_widt
                     distribution: str = DEFAULT_DISTRIBUTION, activation: str | None = None,
                     skips: bool = False, bound: int = 4,
                     max_denominator: int = 3) -> SearchStrategy[FrozenNetwork]:
-    """Frozen networks (:class:`~exactnorm.network.FrozenNetwork`) with random tuned γ, β.
+    """Frozen networks (:class:`~exactnorm.model.network.FrozenNetwork`) with random tuned γ, β.
 
     The frozen weights ``V_j`` come from a drawn seed, ``sample_matrix(layer_rng(seed, j), …)``
     with ``distribution``, exactly as the constructions draw them; γ and β are rationals drawn by
@@ -571,8 +577,8 @@ def sparse_masks(rows: Dimension = None, cols: Dimension = None, *,
 
     Each entry is kept independently with probability ``keep`` (an exact fraction ``a/b``:
     an integer ``u`` in ``[0, b)`` is drawn and the entry is kept iff ``u < a``), the same
-    convention as :func:`exactnorm.sampling.bernoulli_mask`. Shrinking keeps entries, so a minimal
-    counterexample has as few masked entries as the failure needs.
+    convention as :func:`~exactnorm.exact.sampling.bernoulli_mask`. Shrinking keeps entries, so a
+    minimal counterexample has as few masked entries as the failure needs.
 
     Returns
     -------

@@ -30,15 +30,15 @@ import numpy as np
 
 from exactnorm import api
 from exactnorm.errors import InputError
-from exactnorm.export import evaluate_exported_json, export_json, export_npz
-from exactnorm.interop import target_from_sklearn
-from exactnorm.linalg import from_numpy_exact, to_fractions
+from exactnorm.exact.linalg import from_numpy_exact, to_fractions
+from exactnorm.model.interop import target_from_sklearn
+from exactnorm.outputs.export import evaluate_exported_json, export_json, export_npz
 
 __all__ = ["main", "predict_from_export", "max_relative_error"]
 
 
 def predict_from_export(path: str | Path, X: np.ndarray) -> np.ndarray:
-    """float64 forward pass of an :func:`exactnorm.export.export_npz` file, as a framework's
+    """float64 forward pass of an :func:`exactnorm.outputs.export.export_npz` file, as a framework's
     BatchNorm in eval mode computes it:
     ``u = gamma · (V h − running_mean) / sqrt(running_var + eps) + beta``."""
     with np.load(path, allow_pickle=False) as z:

@@ -7,9 +7,9 @@ from fractions import Fraction
 import numpy as np
 from flint import fmpq
 
-from exactnorm.io import random_target
-from exactnorm.linalg import to_fractions
-from exactnorm.network import TargetNetwork
+from exactnorm.exact.linalg import to_fractions
+from exactnorm.model.network import TargetNetwork
+from exactnorm.model.targets import random_target
 
 
 def case_target(i: int) -> TargetNetwork:

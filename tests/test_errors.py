@@ -215,7 +215,7 @@ def test_bad_options_exit_2_in_one_line(tmp_path, capsys, monkeypatch, argv):
 
 
 def test_set_distribution_with_huge_values_is_an_input_error():
-    from exactnorm.sampling import layer_rng, parse_distribution, sample_matrix
+    from exactnorm.exact.sampling import layer_rng, parse_distribution, sample_matrix
 
     with pytest.raises(InputError):
         sample_matrix(layer_rng(0, 1), 2, 2, parse_distribution("set:" + str(10**23)))

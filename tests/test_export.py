@@ -14,7 +14,8 @@ from exactnorm import api
 from exactnorm.certificate import network_from_dict, save_certificate
 from exactnorm.cli import main
 from exactnorm.errors import InputError
-from exactnorm.export import (
+from exactnorm.exact.sampling import layer_rng
+from exactnorm.outputs.export import (
     EXPORT_FORMAT,
     FLOAT_WARNING,
     evaluate_exported_json,
@@ -24,7 +25,6 @@ from exactnorm.export import (
     load_exported_json,
     to_batchnorm,
 )
-from exactnorm.sampling import layer_rng
 
 # built from integers (no filtering): fast to draw, and both signs, zero and large values occur
 rationals = st.builds(Fraction, st.integers(-10**9, 10**9), st.integers(1, 10**6))
@@ -98,7 +98,7 @@ def test_json_export_reevaluates_exactly(cert, tmp_path, mean, scale):
             assert F(bh) - F(gh) * F(m) / F(s) == F(b)
     net = load_exported_json(path)
     assert net == network_from_dict(cert)
-    from exactnorm.io import target_from_dict
+    from exactnorm.model.targets import target_from_dict
 
     g = target_from_dict(cert)
     for x in _rational_points(cert, 5, seed=1):
@@ -107,7 +107,7 @@ def test_json_export_reevaluates_exactly(cert, tmp_path, mean, scale):
 
 def test_evaluate_exported_json_is_the_target_on_the_box(cert, tmp_path):
     """The exact evaluator on the exported file gives g(x); a changed β̂ gives something else."""
-    from exactnorm.io import target_from_dict
+    from exactnorm.model.targets import target_from_dict
 
     path = tmp_path / "bn.json"
     export_json(cert, path, "-2/3", "5")
@@ -150,7 +150,7 @@ def test_npz_floats_close_to_exact(cert, tmp_path):
             np.testing.assert_allclose(z[f"running_var{j}"], float(scale) ** 2 - eps, rtol=1e-15)
             np.testing.assert_array_equal(z[f"running_mean{j}"], float(mean))
         # a framework-style forward pass on the floats tracks the exact f closely
-        from exactnorm.io import target_from_dict
+        from exactnorm.model.targets import target_from_dict
 
         g = target_from_dict(cert)
         for x in _rational_points(cert, 3, seed=2):
@@ -190,7 +190,7 @@ def test_cli_exit_codes(cert, tmp_path, capsys):
 
 def test_npz_with_skips_tracks_exact_f(tmp_path):
     """Skip matrices (trade-off construction, SPEC §2.3) are exported and used as h += P h_s."""
-    from exactnorm.io import random_target, target_from_dict
+    from exactnorm.model.targets import random_target, target_from_dict
 
     doc = api.certificate_document(api.certify(random_target([3, 2, 1], seed=8), "tradeoff",
                                                seed=1, block=1))

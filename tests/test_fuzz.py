@@ -42,9 +42,9 @@ from exactnorm import api, checker, checker_flint
 from exactnorm.certificate import certificate_bytes, certificate_document, network_from_dict
 from exactnorm.cli import main
 from exactnorm.errors import ExactnormError
-from exactnorm.io import load_target, random_target, target_from_dict, target_to_dict
-from exactnorm.rationals import parse_number, strict_json_loads
-from exactnorm.sampling import layer_rng
+from exactnorm.exact.rationals import parse_number, strict_json_loads
+from exactnorm.exact.sampling import layer_rng
+from exactnorm.model.targets import load_target, random_target, target_from_dict, target_to_dict
 
 # ----------------------------------------------------------------------------- budget
 

@@ -13,19 +13,19 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-import exactnorm.export
-import exactnorm.interop
-import exactnorm.report
+import exactnorm.model.interop
+import exactnorm.outputs.export
+import exactnorm.outputs.report
 from exactnorm.errors import InputError, NumberFormatError
-from exactnorm.interop import (
+from exactnorm.exact.linalg import to_fractions
+from exactnorm.exact.sampling import layer_rng
+from exactnorm.model.interop import (
     is_state_dict_keys,
     load_target_any,
     target_from_sklearn,
     target_from_state_dict,
 )
-from exactnorm.io import demo_target, save_target
-from exactnorm.linalg import to_fractions
-from exactnorm.sampling import layer_rng
+from exactnorm.model.targets import demo_target, save_target
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -228,7 +228,8 @@ def test_long_double_refused():
         target_from_state_dict(arrays, [0, 0], [1, 1])
 
 
-@pytest.mark.parametrize("module", [exactnorm.interop, exactnorm.export, exactnorm.report])
+@pytest.mark.parametrize("module", [exactnorm.model.interop, exactnorm.outputs.export,
+                                    exactnorm.outputs.report])
 def test_doctests(module):
     import doctest
 

@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 from sympy.polys.domains import QQ
 from sympy.polys.matrices import DomainMatrix
 
-from exactnorm import linalg
 from exactnorm.constructions.theorem1 import realize_layer_theorem1
 from exactnorm.errors import SingularSystemError
-from exactnorm.network import FrozenLayer, FrozenNetwork, TargetNetwork, affine_interval
-from exactnorm.sampling import layer_rng, parse_distribution, sample_matrix
+from exactnorm.exact import linalg
+from exactnorm.exact.sampling import layer_rng, parse_distribution, sample_matrix
+from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, affine_interval
 from exactnorm.strategies import (
     exact_rationals,
     integer_matrices,

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
-from exactnorm import linalg
+from exactnorm.exact import linalg
 from exactnorm.strategies import khatri_rao_pairs, matrices_of_rank
 from tests.test_lemmas import (
     SMALL,

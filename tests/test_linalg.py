@@ -11,9 +11,9 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 from sympy.polys.domains import QQ
 from sympy.polys.matrices import DomainMatrix
 
-from exactnorm import linalg
 from exactnorm.errors import InputError, NumberFormatError, ShapeError, SingularSystemError
-from exactnorm.sampling import layer_rng, sample_matrix
+from exactnorm.exact import linalg
+from exactnorm.exact.sampling import layer_rng, sample_matrix
 
 
 def rand_q(rng: np.random.Generator, r: int, c: int, bound: int = 9) -> fmpq_mat:

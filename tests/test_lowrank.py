@@ -26,10 +26,10 @@ from exactnorm.constructions.lowrank import (
     rank_factorization,
 )
 from exactnorm.errors import InputError, NumberFormatError, ShapeError
-from exactnorm.io import random_target, target_from_dict, target_to_dict
-from exactnorm.linalg import to_fmpq_mat, to_fractions
-from exactnorm.network import TargetNetwork
-from exactnorm.rationals import format_number, parse_number
+from exactnorm.exact.linalg import to_fmpq_mat, to_fractions
+from exactnorm.exact.rationals import format_number, parse_number
+from exactnorm.model.network import TargetNetwork
+from exactnorm.model.targets import random_target, target_from_dict, target_to_dict
 
 from ._cases import case_target, fmpq_to_fraction, sample_points
 

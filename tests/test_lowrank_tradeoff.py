@@ -19,9 +19,9 @@ from exactnorm.constructions.lowrank import (
 )
 from exactnorm.constructions.tradeoff import certify_tradeoff, input_blocks
 from exactnorm.errors import InputError
-from exactnorm.linalg import exact_rank
-from exactnorm.network import TargetNetwork
-from exactnorm.rationals import format_number, parse_number
+from exactnorm.exact.linalg import exact_rank
+from exactnorm.exact.rationals import format_number, parse_number
+from exactnorm.model.network import TargetNetwork
 
 from ._cases import case_target, sample_points
 
@@ -149,7 +149,7 @@ def test_mutations_rejected_or_harmless(construction, opts):
         verdict = both_checkers_accept(mut)
         if verdict.ok:
             from exactnorm.certificate import network_from_dict
-            from exactnorm.io import target_from_dict
+            from exactnorm.model.targets import target_from_dict
 
             f, gg = network_from_dict(mut), target_from_dict(mut)
             assert all(f.evaluate(x) == gg.evaluate(x) for x in sample_points(gg, 6, seed=1))

@@ -17,8 +17,8 @@ from exactnorm import api, checker, checker_flint
 from exactnorm.certificate import network_from_dict
 from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.errors import ExactnormError
-from exactnorm.io import target_from_dict
-from exactnorm.rationals import format_number, parse_number
+from exactnorm.exact.rationals import format_number, parse_number
+from exactnorm.model.targets import target_from_dict
 
 from ._cases import case_target, sample_points
 

@@ -7,8 +7,14 @@ import pytest
 from flint import fmpq, fmpq_mat
 
 from exactnorm.errors import InputError, LimitExceededError, ShapeError
-from exactnorm.io import demo_target, load_target, random_target, save_target, target_from_dict
-from exactnorm.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork, affine_interval
+from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork, affine_interval
+from exactnorm.model.targets import (
+    demo_target,
+    load_target,
+    random_target,
+    save_target,
+    target_from_dict,
+)
 
 from ._cases import case_target, sample_points
 

@@ -14,15 +14,15 @@ from exactnorm import api, checker, checker_flint
 from exactnorm.certificate import certificate_bytes
 from exactnorm.constructions.theorem1 import certify_theorem1, khatri_rao_system
 from exactnorm.errors import SingularSystemError
-from exactnorm.io import random_target
-from exactnorm.linalg import khatri_rao, random_prime
-from exactnorm.padic import (
+from exactnorm.exact.linalg import khatri_rao, random_prime
+from exactnorm.exact.padic import (
     PadicUnavailable,
     hadamard_bounds,
     rational_reconstruction,
     solve_khatri_rao,
 )
-from exactnorm.sampling import layer_rng, sample_matrix
+from exactnorm.exact.sampling import layer_rng, sample_matrix
+from exactnorm.model.targets import random_target
 
 SHAPES = [(1, 1), (2, 3), (3, 2), (4, 4), (5, 7), (8, 6)]
 
@@ -153,7 +153,7 @@ def test_checker_paths_agree_on_a_mutant_of_a_wide_certificate():
 @pytest.mark.parametrize("modulus", [15, 2, 1, 2**62 + 1, True])
 def test_padic_expansion_refuses_non_prime_modulus(modulus):
     from exactnorm.errors import InputError
-    from exactnorm.padic import padic_expansion
+    from exactnorm.exact.padic import padic_expansion
 
     with pytest.raises(InputError):
         padic_expansion(np.array([[3, 0], [0, 5]]), np.array([[1, 1]]), [1, 1], modulus, 2)

@@ -3,7 +3,12 @@ from fractions import Fraction
 import pytest
 
 from exactnorm.errors import InputError, LimitExceededError, NumberFormatError
-from exactnorm.rationals import float_to_fraction, format_number, parse_number, strict_json_loads
+from exactnorm.exact.rationals import (
+    float_to_fraction,
+    format_number,
+    parse_number,
+    strict_json_loads,
+)
 
 
 @pytest.mark.parametrize("text,value", [

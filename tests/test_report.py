@@ -13,8 +13,8 @@ from exactnorm import api
 from exactnorm.certificate import network_from_dict, save_certificate
 from exactnorm.cli import main
 from exactnorm.errors import InputError
-from exactnorm.io import random_target
-from exactnorm.report import architecture_lines, parameter_counts, write_report
+from exactnorm.model.targets import random_target
+from exactnorm.outputs.report import architecture_lines, parameter_counts, write_report
 
 pytest.importorskip("matplotlib")
 

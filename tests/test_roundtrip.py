@@ -11,8 +11,8 @@ from exactnorm import api, checker, checker_flint
 from exactnorm.certificate import certificate_bytes, load_certificate, save_certificate
 from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.errors import SingularSystemError
-from exactnorm.io import target_from_dict
-from exactnorm.network import column
+from exactnorm.model.network import column
+from exactnorm.model.targets import target_from_dict
 
 from ._cases import case_target, sample_points
 
@@ -116,8 +116,8 @@ def test_box_matters_outside_the_domain():
 @pytest.mark.parametrize("i", range(8))
 def test_scaled_shift_equals_shift_of_product(i):
     from exactnorm.constructions.common import activating_shift, scaled_activating_shift
-    from exactnorm.linalg import diag
-    from exactnorm.sampling import layer_rng, sample_matrix
+    from exactnorm.exact.linalg import diag
+    from exactnorm.exact.sampling import layer_rng, sample_matrix
 
     g = case_target(i)
     lo, hi = g.lower, g.upper

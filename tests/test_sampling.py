@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from exactnorm.errors import InputError
-from exactnorm.sampling import bernoulli_mask, layer_rng, parse_distribution, sample_matrix
+from exactnorm.exact.sampling import bernoulli_mask, layer_rng, parse_distribution, sample_matrix
 
 
 @pytest.mark.parametrize("spec", ["int:8", "bits:30", "nonzero:2", "set:-1,1", "rational:4",

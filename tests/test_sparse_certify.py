@@ -1,8 +1,8 @@
 """Sparse Theorem 1 certificates (SPEC §2.4): matching ⇒ certified, dead neurons ⇒ diagnosed.
 
 Each draw of ``certify_theorem1(..., sparsity=p)`` is reproduced with ``draw_pair`` and diagnosed
-by :mod:`exactnorm.structural`; the independent checker must accept every certificate, and every
-singular draw must carry the exact rank that FLINT computes on the same system.
+by :mod:`exactnorm.analysis.structural`; the independent checker must accept every certificate,
+and every singular draw must carry the exact rank that FLINT computes on the same system.
 """
 
 from __future__ import annotations
@@ -11,14 +11,14 @@ import json
 
 import pytest
 
+from exactnorm.analysis.structural import diagnose_draw
 from exactnorm.api import certificate_document, certify, check, check_file, save_certificate
 from exactnorm.cli import main
 from exactnorm.constructions.theorem1 import draw_pair, khatri_rao_system
 from exactnorm.errors import SingularSystemError
-from exactnorm.io import random_target, target_to_dict
-from exactnorm.linalg import exact_rank
-from exactnorm.sampling import parse_distribution
-from exactnorm.structural import diagnose_draw
+from exactnorm.exact.linalg import exact_rank
+from exactnorm.exact.sampling import parse_distribution
+from exactnorm.model.targets import random_target, target_to_dict
 
 
 def _layer_diagnoses(target, seed, p, dist, side="both"):

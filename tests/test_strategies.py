@@ -9,7 +9,7 @@ from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
 from exactnorm.constructions.common import Construction
-from exactnorm.network import FrozenNetwork, TargetNetwork
+from exactnorm.model.network import FrozenNetwork, TargetNetwork
 from exactnorm.strategies import (
     exact_rationals,
     frozen_networks,
@@ -47,7 +47,7 @@ def test_matrices_of_rank_is_exact(r, c, data):
     k = data.draw(st.integers(0, min(r, c)))
     M = data.draw(matrices_of_rank(r, c, k))
     assert isinstance(M, fmpz_mat) and (M.nrows(), M.ncols()) == (r, c)
-    # independent rank: SymPy over QQ, not exactnorm.linalg
+    # independent rank: SymPy over QQ, not exactnorm.exact.linalg
     assert sympy.Matrix(M.tolist()).rank() == k
 
 

@@ -16,11 +16,7 @@ import pytest
 import sympy
 from flint import fmpz_mat
 
-from exactnorm.constructions.theorem1 import khatri_rao_system
-from exactnorm.errors import ShapeError
-from exactnorm.linalg import exact_rank, rank_mod_prime
-from exactnorm.sampling import layer_rng
-from exactnorm.structural import (
+from exactnorm.analysis.structural import (
     boolean_determinant,
     boolean_permanent_bruteforce,
     dead_neurons,
@@ -38,6 +34,10 @@ from exactnorm.structural import (
     support_masks,
     zero_rows,
 )
+from exactnorm.constructions.theorem1 import khatri_rao_system
+from exactnorm.errors import ShapeError
+from exactnorm.exact.linalg import exact_rank, rank_mod_prime
+from exactnorm.exact.sampling import layer_rng
 
 BIG = 2**40
 
@@ -133,7 +133,7 @@ def _symbolic_system(d_in: int, d_out: int, m: int, mask_in=None, mask_out=None)
                      if mask_in is None or mask_in[k, a] else 0)
     y = sympy.Matrix(d_out, m, lambda b, k: sympy.Symbol(f"y_{b}_{k}")
                      if mask_out is None or mask_out[b, k] else 0)
-    # K[a·d_out + b, k] = x[k, a]·y[b, k], written out directly (not via exactnorm.linalg)
+    # K[a·d_out + b, k] = x[k, a]·y[b, k], written out directly (not via exactnorm.exact.linalg)
     return sympy.Matrix(d_in * d_out, m, lambda r, k: x[k, r // d_out] * y[r % d_out, k])
 
 

@@ -15,10 +15,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from exactnorm.cli import main
-from exactnorm.errors import InputError
-from exactnorm.structural import _khatri_rao_pattern_dense, structural_rank_networkx
-from exactnorm.sweeps import (
+from exactnorm.analysis.structural import _khatri_rao_pattern_dense, structural_rank_networkx
+from exactnorm.analysis.sweeps import (
     Cell,
     _masks,
     aggregate,
@@ -32,6 +30,8 @@ from exactnorm.sweeps import (
     run_task,
     write_sweep_outputs,
 )
+from exactnorm.cli import main
+from exactnorm.errors import InputError
 
 GRID = dict(sizes=[2, 3, 4], factors=["1", "1.5", "2"], ps=["0.3", "0.6", "0.9"], draws=24,
             seed=5)
@@ -216,7 +216,8 @@ def test_cli_sparse_sweep_and_resume(tmp_path, capsys):
 
 
 def test_t4_is_registered():
-    from exactnorm.tables import TABLES
+    from exactnorm.outputs.tables.registry import TABLES
+    from exactnorm.outputs.tables.sparse import table_t4
 
-    assert TABLES["T4"] == "exactnorm.sparse:table_t4"
+    assert TABLES["T4"] is table_t4
     np.testing.assert_equal(parse_grid("0.05:1:0.05")[-1], "1")

@@ -24,18 +24,8 @@ import pytest
 import sympy
 from flint import fmpq_mat, fmpz_mat
 
-from exactnorm.cli import main
-from exactnorm.constructions.theorem1 import draw_pair, khatri_rao_system
-from exactnorm.errors import (
-    InputError,
-    InvalidCertificateError,
-    LimitExceededError,
-    SingularSystemError,
-)
-from exactnorm.linalg import diag, solve_exact, to_fmpq_mat, vec
-from exactnorm.sampling import layer_rng, parse_distribution, sample_matrix
-from exactnorm.structural import permutation_from_monomial
-from exactnorm.symbolic import (
+from exactnorm.analysis.structural import permutation_from_monomial
+from exactnorm.analysis.symbolic import (
     check_detpoly,
     cramer_gamma,
     decide_realizable,
@@ -54,7 +44,17 @@ from exactnorm.symbolic import (
     structured_witness,
     variable_names,
 )
-from exactnorm.symbolic_tables import T5_CASES, table_t5, table_t6
+from exactnorm.cli import main
+from exactnorm.constructions.theorem1 import draw_pair, khatri_rao_system
+from exactnorm.errors import (
+    InputError,
+    InvalidCertificateError,
+    LimitExceededError,
+    SingularSystemError,
+)
+from exactnorm.exact.linalg import diag, solve_exact, to_fmpq_mat, vec
+from exactnorm.exact.sampling import layer_rng, parse_distribution, sample_matrix
+from exactnorm.outputs.tables.symbolic import T5_CASES, table_t5, table_t6
 
 EXPANDABLE = [(1, 1), (1, 2), (2, 1), (1, 3), (3, 1), (1, 4), (4, 1), (2, 2)]
 
@@ -418,7 +418,7 @@ def test_structured_symbolic_limit():
 
 
 def test_t5_cases_probability_below_bound():
-    from exactnorm.symbolic_tables import _SETS
+    from exactnorm.outputs.tables.symbolic import _SETS
 
     for d_in, d_out, name in T5_CASES:
         c = exhaustive_singularity(d_in, d_out, _SETS[name])
@@ -555,8 +555,8 @@ import json
 from fractions import Fraction
 from sympy.external.gmpy import GROUND_TYPES
 from exactnorm.constructions.theorem1 import draw_pair
-from exactnorm.sampling import parse_distribution
-from exactnorm import symbolic as s
+from exactnorm.exact.sampling import parse_distribution
+from exactnorm.analysis import symbolic as s
 p = s.expand_determinant(2, 2)
 doc = s.detpoly_document(2, 2, seed=1)
 s.check_detpoly(doc)
@@ -627,8 +627,8 @@ def test_cli_detpoly_usage_errors(capsys):
 
 
 def test_ground_type_selection_conflict():
+    from exactnorm.analysis.symbolic import sympy_ground_types
     from exactnorm.commands.detpoly import select_ground_types
-    from exactnorm.symbolic import sympy_ground_types
 
     other = "python" if sympy_ground_types() != "python" else "flint"
     with pytest.raises(InputError):

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from exactnorm.tables import TABLES, ProofTable, compare_tables
+from exactnorm.outputs.tables.proof_table import ProofTable
+from exactnorm.outputs.tables.registry import TABLES, compare_tables
 
 PROOFS = Path(__file__).resolve().parent.parent / "proofs"
 

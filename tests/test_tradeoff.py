@@ -19,10 +19,10 @@ from exactnorm.certificate import network_from_dict
 from exactnorm.cli import main
 from exactnorm.constructions.tradeoff import certify_tradeoff, input_blocks
 from exactnorm.errors import InputError
-from exactnorm.io import random_target
-from exactnorm.linalg import to_fractions
-from exactnorm.network import TargetNetwork
-from exactnorm.rationals import format_number, parse_number
+from exactnorm.exact.linalg import to_fractions
+from exactnorm.exact.rationals import format_number, parse_number
+from exactnorm.model.network import TargetNetwork
+from exactnorm.model.targets import random_target
 
 from ._cases import case_target, fmpq_to_fraction, sample_points
 

@@ -8,8 +8,8 @@ from typing import Any
 
 from rich.console import Console
 
-from exactnorm.network import DEFAULT_MAX_WIDTH
-from exactnorm.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.model.network import DEFAULT_MAX_WIDTH
 
 __all__ = ["add_target_options", "load_target_from_args", "console", "err_console",
            "verdict_line"]
@@ -32,8 +32,8 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
 
 
 def load_target_from_args(args: argparse.Namespace) -> Any:
-    from exactnorm.interop import load_target_any
-    from exactnorm.io import demo_target, parse_box
+    from exactnorm.model.interop import load_target_any
+    from exactnorm.model.targets import demo_target, parse_box
 
     box = parse_box(args.box) if args.box else None
     if args.target is None:

@@ -18,7 +18,7 @@ from exactnorm.commands._common import (
     verdict_line,
 )
 from exactnorm.errors import InputError, InvalidCertificateError, SingularSystemError
-from exactnorm.sampling import DEFAULT_DISTRIBUTION
+from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION
 
 __all__ = ["register"]
 

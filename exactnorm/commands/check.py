@@ -8,7 +8,7 @@ from pathlib import Path
 from exactnorm.certificate import DEFAULT_MAX_CERTIFICATE_BYTES, read_certificate_bytes
 from exactnorm.commands._common import console, verdict_line
 from exactnorm.errors import InputError
-from exactnorm.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 
 __all__ = ["register"]
 

@@ -72,7 +72,7 @@ def _dims(args: argparse.Namespace) -> tuple[int, int]:
 
 def run(args: argparse.Namespace) -> int:
     select_ground_types(args.ground_types)
-    from exactnorm import symbolic
+    from exactnorm.analysis import symbolic
 
     if args.check is not None:
         result = symbolic.check_detpoly_file(args.check)
@@ -102,7 +102,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run_matching(args: argparse.Namespace, d_in: int, d_out: int) -> int:
-    from exactnorm import symbolic
+    from exactnorm.analysis import symbolic
 
     mc = symbolic.matching_certificate(d_in, d_out, seed=args.seed)
     sw = symbolic.structured_witness(d_in, d_out, layout=args.layout, seed=args.seed)

@@ -10,7 +10,7 @@ import argparse
 
 from exactnorm.commands._common import console, err_console
 from exactnorm.errors import InputError
-from exactnorm.rationals import DEFAULT_MAX_DIGITS, parse_number
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
 
 __all__ = ["register"]
 
@@ -34,7 +34,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from exactnorm.certificate import load_certificate
-    from exactnorm.export import DEFAULT_EPS, export_json, export_npz
+    from exactnorm.outputs.export import DEFAULT_EPS, export_json, export_npz
 
     mean = parse_number(args.mean, where="--mean")
     scale = parse_number(args.scale, where="--scale")

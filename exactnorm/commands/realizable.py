@@ -17,7 +17,7 @@ from rich.table import Table
 
 from exactnorm.commands._common import console
 from exactnorm.errors import InputError
-from exactnorm.sampling import DEFAULT_DISTRIBUTION
+from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION
 
 __all__ = ["register", "MAX_PRODUCT"]
 
@@ -43,7 +43,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _target_weight(args: argparse.Namespace) -> Any:
-    from exactnorm.interop import load_target_any
+    from exactnorm.model.interop import load_target_any
 
     g = load_target_any(args.target)
     if not 1 <= args.layer <= len(g.layers):
@@ -52,9 +52,9 @@ def _target_weight(args: argparse.Namespace) -> Any:
 
 
 def run(args: argparse.Namespace) -> int:
+    from exactnorm.analysis.symbolic import decide_realizable, reachable_target
     from exactnorm.constructions.theorem1 import draw_pair
-    from exactnorm.sampling import layer_rng, parse_distribution, sample_matrix
-    from exactnorm.symbolic import decide_realizable, reachable_target
+    from exactnorm.exact.sampling import layer_rng, parse_distribution, sample_matrix
 
     if args.seed < 0:
         raise InputError("--seed must be non-negative")

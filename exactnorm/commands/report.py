@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from exactnorm.commands._common import console, verdict_line
-from exactnorm.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 
 __all__ = ["register"]
 
@@ -22,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from exactnorm.certificate import load_certificate
-    from exactnorm.report import write_report
+    from exactnorm.outputs.report import write_report
 
     doc = load_certificate(args.certificate, max_digits=args.max_digits)
     result = write_report(doc, args.out)

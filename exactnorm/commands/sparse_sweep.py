@@ -21,7 +21,7 @@ __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from exactnorm.sweeps import MASK_SIDES
+    from exactnorm.analysis.sweeps import MASK_SIDES
 
     p = sub.add_parser("sparse-sweep",
                        help="structural rank of sparse Khatri–Rao patterns over d, p and width")
@@ -67,8 +67,7 @@ def _command_line(preset: str, sizes: list[int], factors: list[str], ps: list[st
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.sparse import PRESETS
-    from exactnorm.sweeps import (
+    from exactnorm.analysis.sweeps import (
         aggregate,
         make_tasks,
         parse_grid,
@@ -76,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         thresholds_table,
         write_sweep_outputs,
     )
+    from exactnorm.outputs.tables.sparse import PRESETS
 
     preset = PRESETS[args.preset]
     try:

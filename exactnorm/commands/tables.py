@@ -20,7 +20,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.tables import compare_tables, generate_tables
+    from exactnorm.outputs.tables.registry import compare_tables, generate_tables
 
     only = [k.strip() for k in args.only.split(",")] if args.only else None
     if args.check:

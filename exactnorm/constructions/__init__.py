@@ -1,5 +1,5 @@
-"""The constructions: each turns a :class:`~exactnorm.network.TargetNetwork` into a
-:class:`~exactnorm.network.FrozenNetwork` whose only tuned parameters are γ and β."""
+"""The constructions: each turns a :class:`~exactnorm.model.network.TargetNetwork` into a
+:class:`~exactnorm.model.network.FrozenNetwork` whose only tuned parameters are γ and β."""
 
 from exactnorm.constructions.common import Construction, LayerReport
 from exactnorm.constructions.theorem1 import certify_theorem1, realize_layer_theorem1

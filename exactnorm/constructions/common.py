@@ -13,8 +13,8 @@ from typing import Any
 from flint import fmpq
 
 from exactnorm.errors import InputError
-from exactnorm.linalg import FlintMatrix
-from exactnorm.network import FrozenNetwork, TargetNetwork, Vector, affine_interval, column
+from exactnorm.exact.linalg import FlintMatrix
+from exactnorm.model.network import FrozenNetwork, TargetNetwork, Vector, affine_interval, column
 
 __all__ = ["Construction", "LayerReport", "activating_shift", "scaled_activating_shift",
            "cancelling_bias", "provenance"]

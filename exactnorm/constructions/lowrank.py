@@ -19,7 +19,7 @@ dimension; the construction uses whatever ``r`` they have (width ``r·d``).
 A zero matrix has rank 0; it is realized with ``r = 1`` and zero factors (a one-neuron
 intermediate node that is constantly 0), because a node of width 0 has nothing to normalize.
 
->>> from exactnorm.io import target_from_dict
+>>> from exactnorm.model.targets import target_from_dict
 >>> g = target_from_dict({"domain": {"lower": [-1, -1, -1], "upper": [1, 1, 1]},
 ...     "target": {"layers": [{"weight": [[1, 2, 3], [2, 4, 6]], "bias": [0, 1],
 ...                            "activation": "identity"}]}})
@@ -42,10 +42,10 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 from exactnorm.constructions.common import Construction, LayerReport, provenance
 from exactnorm.constructions.theorem1 import ProgressHook, realize_layer_theorem1
 from exactnorm.errors import InputError, ShapeError
-from exactnorm.linalg import exact_rank, to_fmpq_mat
-from exactnorm.network import FrozenLayer, FrozenNetwork, TargetNetwork, affine_interval
-from exactnorm.rationals import parse_number, strict_json_loads
-from exactnorm.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
+from exactnorm.exact.linalg import exact_rank, to_fmpq_mat
+from exactnorm.exact.rationals import parse_number, strict_json_loads
+from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
+from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, affine_interval
 
 __all__ = ["rank_factorization", "certify_lowrank", "factors_from_target_file",
            "factors_from_dict", "lowrank_key"]

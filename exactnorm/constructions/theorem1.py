@@ -13,7 +13,7 @@ layers ``σ_i(W_i a + b_i)`` on a bounded box. For frozen random ``V_{2i-1}`` (m
    exact interval box ``B_{i-1}`` of ``a_{i-1}``, so its ReLU is the identity there.
 3. ``Γ_{2i} = I`` and ``β_{2i} = b_i − V_{2i} β_{2i-1}``: then ``u_{2i} = W_i a_{i-1} + b_i``.
 
->>> from exactnorm.io import demo_target
+>>> from exactnorm.model.targets import demo_target
 >>> c = certify_theorem1(demo_target(), seed=0)
 >>> c.network.widths
 (12, 4, 12, 3, 6, 2)
@@ -40,7 +40,7 @@ from exactnorm.constructions.common import (
     scaled_activating_shift,
 )
 from exactnorm.errors import InputError, SingularSystemError
-from exactnorm.linalg import (
+from exactnorm.exact.linalg import (
     FlintMatrix,
     clear_denominators,
     khatri_rao,
@@ -50,8 +50,7 @@ from exactnorm.linalg import (
     solve_exact,
     vec,
 )
-from exactnorm.network import FrozenLayer, FrozenNetwork, TargetNetwork, Vector
-from exactnorm.sampling import (
+from exactnorm.exact.sampling import (
     DEFAULT_DISTRIBUTION,
     Distribution,
     bernoulli_mask,
@@ -59,6 +58,7 @@ from exactnorm.sampling import (
     parse_distribution,
     sample_matrix,
 )
+from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, Vector
 
 __all__ = ["certify_theorem1", "realize_layer_theorem1", "khatri_rao_system", "draw_pair"]
 
@@ -99,11 +99,11 @@ def khatri_rao_system(V_in: FlintMatrix, V_out: FlintMatrix) -> FlintMatrix:
 
     Integer factors whose entry products fit 63 bits are multiplied as ``int64`` outer products
     (exact; the bound is checked in Python integers first); anything else goes through
-    :func:`exactnorm.linalg.khatri_rao`. Same matrix either way.
+    :func:`~exactnorm.exact.linalg.khatri_rao`. Same matrix either way.
     """
     if isinstance(V_in, fmpz_mat) and isinstance(V_out, fmpz_mat) and V_in.nrows() \
             and V_in.ncols() and V_out.nrows():
-        from exactnorm.padic import _max_abs, khatri_rao_int64
+        from exactnorm.exact.padic import _max_abs, khatri_rao_int64
 
         try:
             a, b = _int64_array(V_in), _int64_array(V_out)
@@ -130,20 +130,20 @@ def _solve_layer(V_in: FlintMatrix, V_out: FlintMatrix, rhs: FlintMatrix, prime:
     """``γ`` with ``K γ = rhs`` and the rank of ``K`` modulo ``prime`` (or ``None``).
 
     ``solver="padic"`` (or ``"auto"`` from m = 200 on): Dixon lifting on the Khatri–Rao structure
-    (:mod:`exactnorm.padic`) for integer weights; ``K`` invertible modulo ``prime`` is part of that
-    computation, so the rank-mod-p witness (``m``) costs nothing. Whenever the fast path does not
-    apply (rational weights, large entries, ``K`` singular modulo ``prime``) the general FLINT
-    solve decides, exactly as with ``solver="flint"`` — a singular draw raises
+    (:mod:`~exactnorm.exact.padic`) for integer weights; ``K`` invertible modulo ``prime`` is part
+    of that computation, so the rank-mod-p witness (``m``) costs nothing. Whenever the fast path
+    does not apply (rational weights, large entries, ``K`` singular modulo ``prime``) the general
+    FLINT solve decides, exactly as with ``solver="flint"`` — a singular draw raises
     :class:`SingularSystemError` with its exact rank and a kernel vector.
     """
-    from exactnorm.padic import AUTO_MIN_SIZE
+    from exactnorm.exact.padic import AUTO_MIN_SIZE
 
     m = rhs.nrows()
     square = V_in.ncols() * V_out.nrows() == m == V_in.nrows()
     wanted = solver == "padic" or (solver == "auto" and m >= AUTO_MIN_SIZE)
     if wanted and is_integer and square and isinstance(V_in, fmpz_mat) \
             and isinstance(V_out, fmpz_mat) and m:
-        from exactnorm.padic import PadicUnavailable, solve_khatri_rao
+        from exactnorm.exact.padic import PadicUnavailable, solve_khatri_rao
 
         rz, rden = clear_denominators(rhs)
         primes = [prime]
@@ -252,7 +252,7 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
     seed : int
         Frozen weights of target layer ``i``, attempt ``t`` come from ``layer_rng(seed, i, t)``.
     distribution : str
-        Entry distribution of the frozen weights (see :mod:`exactnorm.sampling`).
+        Entry distribution of the frozen weights (see :mod:`~exactnorm.exact.sampling`).
     retry : int
         How many redraws a singular system may get (each recorded in the certificate).
     shift_mode : {"neuron", "layer"}

@@ -28,7 +28,7 @@ the input coordinates into blocks ``S_1 … S_T`` of size ``k`` (the last may be
 Width ``max(d_out·k, d_out)``. With ``k ≥ d_in`` there is one block and the construction *is*
 Theorem 1 (two layers, widths ``d_in·d_out, d_out``).
 
->>> from exactnorm.io import random_target
+>>> from exactnorm.model.targets import random_target
 >>> g = random_target((5, 2), seed=0, activations=["identity"])
 >>> c = certify_tradeoff(g, block=2, seed=0)
 >>> c.network.widths
@@ -50,15 +50,15 @@ from flint import fmpq, fmpq_mat, fmpz_mat
 from exactnorm.constructions.common import Construction, LayerReport, provenance
 from exactnorm.constructions.theorem1 import ProgressHook, realize_layer_theorem1
 from exactnorm.errors import InputError, SingularSystemError
-from exactnorm.linalg import FlintMatrix, exact_rank, max_bits, solve_exact
-from exactnorm.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork, affine_interval
-from exactnorm.sampling import (
+from exactnorm.exact.linalg import FlintMatrix, exact_rank, max_bits, solve_exact
+from exactnorm.exact.sampling import (
     DEFAULT_DISTRIBUTION,
     Distribution,
     layer_rng,
     parse_distribution,
     sample_matrix,
 )
+from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork, affine_interval
 
 __all__ = ["input_blocks", "certify_tradeoff", "tradeoff_key", "ROUTINGS"]
 

@@ -2,10 +2,10 @@
 
 T4 measures the threshold ``p*(d)`` — the smallest keep probability on a grid from which on at
 least 99 % of Bernoulli(p) mask patterns make the Theorem 1 system ``K = V_inᵀ ⊙ V_out``
-generically invertible (structural rank ``d²``, :mod:`exactnorm.structural`) — at width factors
-1, 1.5 and 2, and sets it against ``√(log d/d)``, ``log d/d`` and ``2 log d/d``. At ``p*`` the
-patterns are also filled with concrete integers (``int:8`` and ``bits:20``) and certified by rank
-modulo a prime / exact rank, next to the Schwartz–Zippel bound ``2n/|S|``.
+generically invertible (structural rank ``d²``, :mod:`~exactnorm.analysis.structural`) — at width
+factors 1, 1.5 and 2, and sets it against ``√(log d/d)``, ``log d/d`` and ``2 log d/d``. At ``p*``
+the patterns are also filled with concrete integers (``int:8`` and ``bits:20``) and certified by
+rank modulo a prime / exact rank, next to the Schwartz–Zippel bound ``2n/|S|``.
 
 The CI preset is small (``d ≤ 16``, 100 draws per point, serial in well under a minute);
 ``exactnorm sparse-sweep --preset large`` runs the bigger grid with a process pool or Dask.
@@ -20,9 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from exactnorm.sampling import parse_distribution
-from exactnorm.structural import schwartz_zippel_bound
-from exactnorm.sweeps import (
+from exactnorm.analysis.structural import schwartz_zippel_bound
+from exactnorm.analysis.sweeps import (
     Cell,
     aggregate,
     estimate_thresholds,
@@ -32,6 +31,7 @@ from exactnorm.sweeps import (
     run_sweep,
     thresholds_table,
 )
+from exactnorm.exact.sampling import parse_distribution
 
 __all__ = ["SweepPreset", "PRESETS", "table_t4", "concrete_at_threshold"]
 
@@ -93,7 +93,7 @@ def _rate(cell: Cell | None) -> str:
 
 def table_t4(preset: str = "ci") -> Any:
     """T4: measured threshold ``p*(d)`` of sparse Theorem 1 patterns, with the transition plot."""
-    from exactnorm.tables import ProofTable
+    from exactnorm.outputs.tables.proof_table import ProofTable
 
     cfg = PRESETS[preset]
     cells = aggregate(run_sweep(cfg.tasks()))

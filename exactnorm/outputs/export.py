@@ -10,7 +10,7 @@ both directions exact for rational ``μ, s`` (:func:`to_batchnorm`, :func:`from_
 Two file formats:
 
 * JSON (:func:`export_json`, format ``exactnorm.batchnorm`` version 1): exact, numbers as ``"p/q"``;
-  :func:`load_exported_json` recovers the certified :class:`~exactnorm.network.FrozenNetwork`
+  :func:`load_exported_json` recovers the certified :class:`~exactnorm.model.network.FrozenNetwork`
   exactly.
 * ``.npz`` (:func:`export_npz`): float64 arrays ``V{j}``, ``gamma{j}`` (γ̂), ``beta{j}`` (β̂),
   ``running_mean{j}`` (μ), ``running_var{j}`` for layer ``j`` (from 1). A framework's BatchNorm
@@ -40,16 +40,16 @@ from flint import fmpq, fmpz
 
 from exactnorm.certificate import network_from_dict, network_to_dict
 from exactnorm.errors import ExactnormError, InputError, ShapeError
-from exactnorm.io import atomic_write_bytes
-from exactnorm.linalg import to_numpy
-from exactnorm.network import FrozenNetwork
-from exactnorm.rationals import (
+from exactnorm.exact.files import atomic_write_bytes
+from exactnorm.exact.linalg import to_numpy
+from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
     format_number,
     parse_number,
     strict_json_loads,
     unlimited_int_digits,
 )
+from exactnorm.model.network import FrozenNetwork
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -235,7 +235,7 @@ def evaluate_exported_json(path: str | os.PathLike[str], points: Sequence[Sequen
     """Run an exact JSON export on exact inputs: ``f(x)`` for each ``x`` in ``points``.
 
     Loads with :func:`load_exported_json` (``Γ = γ̂/s``, ``β = β̂ − γ̂ μ/s``, exact) and evaluates
-    with :meth:`~exactnorm.network.FrozenNetwork.evaluate`, so the outputs are the certified
+    with :meth:`~exactnorm.model.network.FrozenNetwork.evaluate`, so the outputs are the certified
     network's, in exact rationals. Inputs are ints, Fractions or ``"p/q"`` strings (no floats).
     The certificate's statement ``f(x) = g(x)`` covers points in the box ``D`` only.
     """

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from exactnorm.tables import ProofTable
+from exactnorm.outputs.tables.proof_table import ProofTable
 
 __all__ = ["table_t2", "table_t3", "rank_r_target"]
 
@@ -17,10 +17,10 @@ def rank_r_target(d: int, r: int, seed: int):
     """
     from flint import fmpz_mat
 
-    from exactnorm.io import random_target
-    from exactnorm.linalg import exact_rank, to_fractions
-    from exactnorm.network import TargetNetwork
-    from exactnorm.sampling import layer_rng, sample_matrix
+    from exactnorm.exact.linalg import exact_rank, to_fractions
+    from exactnorm.exact.sampling import layer_rng, sample_matrix
+    from exactnorm.model.network import TargetNetwork
+    from exactnorm.model.targets import random_target
 
     W = fmpz_mat(d, d)  # r = 0: the zero matrix
     attempt = 0
@@ -74,7 +74,7 @@ def table_t2() -> ProofTable:
 def table_t3() -> ProofTable:
     """T3: the width/depth trade-off for block sizes k and both routings on d×d targets."""
     from exactnorm.api import certify
-    from exactnorm.io import random_target
+    from exactnorm.model.targets import random_target
 
     rows = []
     for d in T3_SIZES:

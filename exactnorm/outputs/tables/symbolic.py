@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from fractions import Fraction
 
-from exactnorm.tables import ProofTable
+from exactnorm.outputs.tables.proof_table import ProofTable
 
 __all__ = ["T5_CASES", "T6_SIZES", "T6_REALIZABLE_SIZES", "table_t5", "table_t6"]
 
@@ -54,7 +54,7 @@ def _decimal(x: Fraction, digits: int = 4) -> str:
 
 def table_t5() -> ProofTable:
     """T5: exhaustive singularity probability vs the Schwartz–Zippel bound (Lemma 5)."""
-    from exactnorm.symbolic import exhaustive_singularity
+    from exactnorm.analysis.symbolic import exhaustive_singularity
 
     rows = []
     for d_in, d_out, name in T5_CASES:
@@ -86,7 +86,7 @@ def table_t5() -> ProofTable:
 
 
 def _t6_witness_table() -> ProofTable:
-    from exactnorm.symbolic import (
+    from exactnorm.analysis.symbolic import (
         EXPANSION_LIMIT,
         SYMBOLIC_SIDE_LIMIT,
         expand_determinant,
@@ -150,9 +150,9 @@ def _t6_witness_table() -> ProofTable:
 
 
 def _t6_realizable_table() -> ProofTable:
+    from exactnorm.analysis.symbolic import decide_realizable, reachable_target
     from exactnorm.constructions.theorem1 import draw_pair
-    from exactnorm.sampling import layer_rng, parse_distribution, sample_matrix
-    from exactnorm.symbolic import decide_realizable, reachable_target
+    from exactnorm.exact.sampling import layer_rng, parse_distribution, sample_matrix
 
     dist = parse_distribution("int:8")
     rows = []

@@ -63,7 +63,7 @@ from exactnorm.errors import (
     ShapeError,
     SingularSystemError,
 )
-from exactnorm.linalg import (
+from exactnorm.exact.linalg import (
     FlintMatrix,
     exact_rank,
     khatri_rao,
@@ -74,8 +74,8 @@ from exactnorm.linalg import (
     to_fractions,
     vec,
 )
-from exactnorm.rationals import strict_json_loads, unlimited_int_digits
-from exactnorm.sampling import layer_rng, sample_matrix
+from exactnorm.exact.rationals import strict_json_loads, unlimited_int_digits
+from exactnorm.exact.sampling import layer_rng, sample_matrix
 
 __all__ = [
     "DETPOLY_FORMAT",
@@ -401,7 +401,7 @@ def save_detpoly(doc: dict[str, Any], path: str | Path) -> int:
     """Write a detpoly document atomically; returns the number of bytes."""
     import json
 
-    from exactnorm.io import atomic_write_bytes
+    from exactnorm.exact.files import atomic_write_bytes
 
     with unlimited_int_digits():
         data = (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode()
@@ -1178,7 +1178,7 @@ def decide_realizable(V_in: FlintMatrix, V_out: FlintMatrix, W: FlintMatrix | Se
 
 def reachable_target(V_in: FlintMatrix, V_out: FlintMatrix, gamma: Sequence[Any]) -> fmpq_mat:
     """``V_out diag(γ) V_in``: a target that is reachable by construction."""
-    from exactnorm.linalg import diag
+    from exactnorm.exact.linalg import diag
 
     g = to_fmpq_mat([[x] for x in gamma], "gamma")
     return to_fmpq_mat(V_out) * diag(g) * to_fmpq_mat(V_in)

@@ -1,8 +1,8 @@
 """Real models in: scikit-learn MLPs and PyTorch ``nn.Sequential`` state dicts as exact targets.
 
 Every float64 parameter converts **exactly** to the dyadic rational it denotes
-(:func:`exactnorm.linalg.from_numpy_exact`, SPEC §1), so the target ``g`` is the trained model's
-network exactly as stored, not a rounded copy.
+(:func:`~exactnorm.exact.linalg.from_numpy_exact`, SPEC §1), so the target ``g`` is the trained
+model's network exactly as stored, not a rounded copy.
 
 What ``g`` is (SPEC §1): ``a_i = σ_i(W_i a_{i-1} + b_i)`` with ``σ_i ∈ {relu, identity}`` and an
 identity last layer. A classifier's output nonlinearity (scikit-learn ``out_activation_`` softmax or
@@ -59,10 +59,11 @@ from exactnorm.errors import (
 )
 
 # the private npz helpers read shapes and dtypes from headers before inflating an array
-from exactnorm.io import load_target, npz_array, npz_header, read_npz_archive
-from exactnorm.linalg import from_numpy_exact, to_fractions
-from exactnorm.network import ACTIVATIONS, DEFAULT_MAX_WIDTH, TargetNetwork
-from exactnorm.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.exact.files import npz_array, npz_header, read_npz_archive
+from exactnorm.exact.linalg import from_numpy_exact, to_fractions
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.model.network import ACTIVATIONS, DEFAULT_MAX_WIDTH, TargetNetwork
+from exactnorm.model.targets import load_target
 
 __all__ = [
     "STATE_DICT_KEY",
@@ -255,8 +256,8 @@ def load_target_any(path: str | os.PathLike[str], *,
 
     An ``.npz`` with ``"<int>.weight"``/``"<int>.bias"`` members (and no ``W1``) is a PyTorch
     state dict (module docstring); its box is the ``lower``/``upper`` arrays if present, else the
-    cube ``box`` (``--box LO:HI``). Anything else goes to :func:`exactnorm.io.load_target`
-    unchanged (same arguments, same errors).
+    cube ``box`` (``--box LO:HI``). Anything else goes to
+    :func:`~exactnorm.model.targets.load_target` unchanged (same arguments, same errors).
 
     Raises
     ------

@@ -11,7 +11,7 @@ every ``V_j`` plus entries of random skip matrices (identity/selection skips are
 not parameters), target = ``Σ`` entries of every ``W_i`` and ``b_i``.
 
 The bit size of a rational ``p/q`` is ``max(bits(|p|), bits(q))`` as in
-:func:`exactnorm.linalg.max_bits`.
+:func:`exactnorm.exact.linalg.max_bits`.
 
 >>> from fractions import Fraction
 >>> bit_size(Fraction(-5, 16)), bit_size(0)
@@ -29,8 +29,9 @@ from typing import Any
 
 from exactnorm.certificate import network_from_dict
 from exactnorm.errors import InputError
-from exactnorm.io import atomic_write_bytes, target_from_dict
-from exactnorm.network import FrozenNetwork, TargetNetwork
+from exactnorm.exact.files import atomic_write_bytes
+from exactnorm.model.network import FrozenNetwork, TargetNetwork
+from exactnorm.model.targets import target_from_dict
 
 __all__ = [
     "bit_size",

@@ -7,7 +7,7 @@ that is a perfect matching (the Boolean determinant); with ``m > n`` the system 
 then solvable for every ``W`` for generic values on the support — this is how "generically
 invertible" is defined for every width factor. Failures are split into dead-neuron failures
 (fewer than ``n`` live neurons) and matching deficiencies
-(see :class:`exactnorm.structural.Diagnosis`).
+(see :class:`exactnorm.analysis.structural.Diagnosis`).
 
 Determinism: draw ``t`` of the cell ``(d, m, p)`` uses ``layer_rng(seed, d, d, m, ⌊10⁶p⌋, t)``,
 whatever task, process or Dask worker runs it, so the aggregated results — and the CSV written
@@ -39,16 +39,16 @@ from typing import Any
 import numpy as np
 from flint import fmpz_mat
 
-from exactnorm.errors import InputError
-from exactnorm.io import atomic_write_bytes
-from exactnorm.linalg import exact_rank, khatri_rao, random_prime, rank_mod_prime
-from exactnorm.sampling import bernoulli_mask, layer_rng, parse_distribution, sample_matrix
-from exactnorm.structural import (
+from exactnorm.analysis.structural import (
     dead_neurons,
     khatri_rao_pattern,
     schwartz_zippel_bound,
     structural_rank_scipy,
 )
+from exactnorm.errors import InputError
+from exactnorm.exact.files import atomic_write_bytes
+from exactnorm.exact.linalg import exact_rank, khatri_rao, random_prime, rank_mod_prime
+from exactnorm.exact.sampling import bernoulli_mask, layer_rng, parse_distribution, sample_matrix
 
 __all__ = [
     "MASK_SIDES",
@@ -484,8 +484,9 @@ def _dec(q: Fraction | float, places: int) -> str:
 
 
 def cells_table(cells: Sequence[Cell], command: str) -> Any:
-    """All cells as a :class:`~exactnorm.tables.ProofTable` (the transition curves)."""
-    from exactnorm.tables import ProofTable
+    """All cells as a :class:`~exactnorm.outputs.tables.proof_table.ProofTable` (transition
+    curves)."""
+    from exactnorm.outputs.tables.proof_table import ProofTable
 
     with_values = any(c.values for c in cells)
     columns = ["d", "width factor", "m", "n = d²", "mask side", "p", "draws",
@@ -514,7 +515,7 @@ def cells_table(cells: Sequence[Cell], command: str) -> Any:
 def thresholds_table(cells: Sequence[Cell], command: str, key: str = "sweep",
                      slug: str = "thresholds") -> Any:
     """The threshold table: measured ``p*(d)`` against √(log d/d), log d/d and 2 log d/d."""
-    from exactnorm.tables import ProofTable
+    from exactnorm.outputs.tables.proof_table import ProofTable
 
     rows = []
     for th in estimate_thresholds(cells):

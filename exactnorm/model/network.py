@@ -27,7 +27,7 @@ import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.errors import InputError, LimitExceededError, ShapeError
-from exactnorm.linalg import FlintMatrix, to_fmpq_mat, to_numpy
+from exactnorm.exact.linalg import FlintMatrix, to_fmpq_mat, to_numpy
 
 __all__ = [
     "ACTIVATIONS",

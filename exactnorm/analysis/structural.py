@@ -53,7 +53,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from scipy.sparse.csgraph import structural_rank as _scipy_structural_rank
 
 from exactnorm.errors import ShapeError
-from exactnorm.linalg import FlintMatrix, exact_rank, rank_mod_prime
+from exactnorm.exact.linalg import FlintMatrix, exact_rank, rank_mod_prime
 
 __all__ = [
     "khatri_rao_pattern",
@@ -109,7 +109,7 @@ def khatri_rao_pattern(mask_in: Any, mask_out: Any) -> sp.csc_matrix:
     """Support of ``K = V_inᵀ ⊙ V_out`` as a Boolean CSC matrix of shape ``(d_in·d_out) × m``.
 
     Entry ``(a·d_out + b, k)`` is set iff ``mask_in[k, a]`` and ``mask_out[b, k]`` — the same
-    row order as :func:`exactnorm.linalg.khatri_rao` and
+    row order as :func:`exactnorm.exact.linalg.khatri_rao` and
     :func:`exactnorm.constructions.theorem1.khatri_rao_system` (column-major vec).
 
     Parameters

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from exactnorm.tables import ProofTable
+from exactnorm.outputs.tables.proof_table import ProofTable
 
 __all__ = ["float_construction_errors", "table_t7", "T7_SIZES"]
 
@@ -39,7 +39,7 @@ def float_construction_errors(d: int, seed: int = T7_SEED, points: int = 64) -> 
     from exactnorm.api import certificate_document
     from exactnorm.certificate import certificate_bytes
     from exactnorm.constructions.theorem1 import certify_theorem1, khatri_rao_system
-    from exactnorm.io import random_target
+    from exactnorm.model.targets import random_target
 
     g = random_target((d, d), seed=seed, activations=["identity"])
     tl = g.layers[0]

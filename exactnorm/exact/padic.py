@@ -26,7 +26,7 @@ value, and rational reconstruction finds it. Every accepted entry is checked aga
 >>> V_out = np.array([[1, 0, 2, 1], [1, 1, -1, 3]])
 >>> sol = solve_khatri_rao(V_in, V_out, [1, 0, 0, 1], primes=[1000000007])
 >>> from flint import fmpz_mat
->>> from exactnorm.linalg import khatri_rao
+>>> from exactnorm.exact.linalg import khatri_rao
 >>> K = khatri_rao(fmpz_mat(V_in.T.tolist()), fmpz_mat(V_out.tolist()))
 >>> K.solve(fmpz_mat([[1], [0], [0], [1]])).entries() == sol
 True

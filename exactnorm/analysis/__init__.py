@@ -1,0 +1,1 @@
+"""Analyses: structural rank and matchings, sparse sweeps, symbolic certificates."""

@@ -1,0 +1,1 @@
+"""Networks and targets: exact target/frozen networks, target files, models from other libraries."""

@@ -1,0 +1,1 @@
+"""Outputs: proof tables, BatchNorm-style export and certificate reports."""
