@@ -2,7 +2,17 @@
 
 Every failure the user can cause is an :class:`ExactnormError` with a one-line message. The CLI maps
 :class:`InputError` (and its subclasses) to exit code 2 and :class:`InvalidCertificateError` to exit
-code 1; anything else is a bug.
+code 1; :class:`InvariantError` (exit code 3) means exactnorm itself is wrong; anything else that
+escapes is a bug too.
+
+Messages name the *parameter* of the library function (``retry must be non-negative``), never a
+command-line flag: an API caller has no flags. An error about one parameter carries it in
+:attr:`ExactnormError.parameter`, and the CLI renders that parameter as its flag (``--retry must be
+non-negative``), so each layer speaks its own vocabulary.
+
+>>> e = InputError("retry must be non-negative, got -1", parameter="retry")
+>>> e.parameter, str(e)
+('retry', 'retry must be non-negative, got -1')
 """
 
 from __future__ import annotations
@@ -15,13 +25,27 @@ __all__ = [
     "LimitExceededError",
     "SingularSystemError",
     "InvalidCertificateError",
+    "InvariantError",
+    "PadicUnavailable",
 ]
 
 
 class ExactnormError(Exception):
-    """Base class of every error exactnorm raises on purpose."""
+    """Base class of every error exactnorm raises on purpose.
+
+    Parameters
+    ----------
+    message : str
+        One line, in the vocabulary of the function that raised it.
+    parameter : str, optional
+        The name of the function parameter the message is about; the CLI shows it as a flag.
+    """
 
     exit_code = 2
+
+    def __init__(self, message: str = "", *, parameter: str | None = None) -> None:
+        super().__init__(message)
+        self.parameter = parameter
 
 
 class InputError(ExactnormError, ValueError):
@@ -60,3 +84,21 @@ class InvalidCertificateError(ExactnormError):
     """A certificate that does not prove what it claims (exit code 1)."""
 
     exit_code = 1
+
+
+class InvariantError(ExactnormError):
+    """An exact identity that exactnorm's own mathematics guarantees failed (exit code 3).
+
+    Raised instead of ``assert`` (which ``python -O`` removes) when an independently computed
+    witness does not check itself: the result is withheld rather than reported wrong.
+    """
+
+    exit_code = 3
+
+
+class PadicUnavailable(ExactnormError):
+    """The p-adic fast path does not apply (entries beyond 64-bit residuals, singular mod p).
+
+    Internal signal of :mod:`exactnorm.exact.padic`: callers fall back to FLINT's general solver,
+    which also decides singularity exactly, so it never reaches a user.
+    """

@@ -20,8 +20,10 @@ from exactnorm.errors import (
     ExactnormError,
     InputError,
     InvalidCertificateError,
+    InvariantError,
     LimitExceededError,
     NumberFormatError,
+    PadicUnavailable,
     ShapeError,
     SingularSystemError,
 )
@@ -54,7 +56,10 @@ def test_hierarchy():
     assert not issubclass(InvalidCertificateError, InputError)
     assert set(errors.__all__) == {"ExactnormError", "InputError", "NumberFormatError",
                                    "ShapeError", "LimitExceededError", "SingularSystemError",
-                                   "InvalidCertificateError"}
+                                   "InvalidCertificateError", "InvariantError",
+                                   "PadicUnavailable"}
+    assert InvariantError("x").exit_code == 3
+    assert issubclass(PadicUnavailable, ExactnormError)
 
 
 def test_exit_code_attributes():

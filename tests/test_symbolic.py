@@ -24,25 +24,25 @@ import pytest
 import sympy
 from flint import fmpq_mat, fmpz_mat
 
-from exactnorm.analysis.structural import permutation_from_monomial
-from exactnorm.analysis.symbolic import (
+from exactnorm.analysis.cramer import cramer_gamma
+from exactnorm.analysis.detpoly import (
     check_detpoly,
-    cramer_gamma,
-    decide_realizable,
     detpoly_document,
-    exhaustive_singularity,
     expand_determinant,
-    interleaved_sign_formula,
-    leibniz_expansion,
     load_detpoly,
-    matching_certificate,
-    permutation_sign,
-    prove_structured_symbolic,
-    reachable_target,
     save_detpoly,
+    sympy_ground_types,
+)
+from exactnorm.analysis.detsystem import leibniz_expansion, permutation_sign, variable_names
+from exactnorm.analysis.realizability import decide_realizable, reachable_target
+from exactnorm.analysis.singularity import exhaustive_singularity
+from exactnorm.analysis.structural import permutation_from_monomial
+from exactnorm.analysis.witnesses import (
+    interleaved_sign_formula,
+    matching_certificate,
+    prove_structured_symbolic,
     structured_frozen,
     structured_witness,
-    variable_names,
 )
 from exactnorm.cli import main
 from exactnorm.constructions.theorem1 import draw_pair, khatri_rao_system
@@ -556,18 +556,18 @@ from fractions import Fraction
 from sympy.external.gmpy import GROUND_TYPES
 from exactnorm.constructions.theorem1 import draw_pair
 from exactnorm.exact.sampling import parse_distribution
-from exactnorm.analysis import symbolic as s
+from exactnorm.analysis import cramer, detpoly as s, detsystem, witnesses
 p = s.expand_determinant(2, 2)
 doc = s.detpoly_document(2, 2, seed=1)
 s.check_detpoly(doc)
-proofs = [s.prove_structured_symbolic(a, b, l).proved for a in (1, 2, 3) for b in (1, 2, 3)
+proofs = [witnesses.prove_structured_symbolic(a, b, l).proved for a in (1, 2, 3) for b in (1, 2, 3)
           for l in ("blocked", "interleaved")]
 V_in, V_out = draw_pair(11, 1, 0, 2, 2, 4, parse_distribution("int:4"))
-sol = s.cramer_gamma(V_in, V_out)
+sol = cramer.cramer_gamma(V_in, V_out)
 gamma = [str(g) for g in sol.evaluate([[1, Fraction(1, 2)], [-3, 2]])]
 print(json.dumps({"ground": GROUND_TYPES, "reported": s.sympy_ground_types(),
                   "terms": sorted([list(k), v] for k, v in p.terms.items()),
-                  "leibniz": p.terms == s.leibniz_expansion(2, 2),
+                  "leibniz": p.terms == detsystem.leibniz_expansion(2, 2),
                   "witness": doc["witness"]["value"], "proofs": all(proofs), "gamma": gamma,
                   "det": str(sol.det_K)}))
 """
@@ -627,7 +627,6 @@ def test_cli_detpoly_usage_errors(capsys):
 
 
 def test_ground_type_selection_conflict():
-    from exactnorm.analysis.symbolic import sympy_ground_types
     from exactnorm.commands.detpoly import select_ground_types
 
     other = "python" if sympy_ground_types() != "python" else "flint"

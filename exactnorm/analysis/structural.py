@@ -53,7 +53,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching
 from scipy.sparse.csgraph import structural_rank as _scipy_structural_rank
 
 from exactnorm.errors import ShapeError
-from exactnorm.exact.linalg import FlintMatrix, exact_rank, rank_mod_prime
+from exactnorm.exact.linalg import FlintMatrix, exact_rank, khatri_rao_system, rank_mod_prime
 
 __all__ = [
     "khatri_rao_pattern",
@@ -110,7 +110,7 @@ def khatri_rao_pattern(mask_in: Any, mask_out: Any) -> sp.csc_matrix:
 
     Entry ``(a·d_out + b, k)`` is set iff ``mask_in[k, a]`` and ``mask_out[b, k]`` — the same
     row order as :func:`exactnorm.exact.linalg.khatri_rao` and
-    :func:`exactnorm.constructions.theorem1.khatri_rao_system` (column-major vec).
+    :func:`exactnorm.exact.linalg.khatri_rao_system` (column-major vec).
 
     Parameters
     ----------
@@ -412,8 +412,6 @@ def diagnose_draw(V_in: FlintMatrix, V_out: FlintMatrix, *, prime: int | None = 
     With ``prime`` the rank of ``K`` modulo that (checked) prime is recorded as well; full rank
     modulo a prime proves full rank over Q.
     """
-    from exactnorm.constructions.theorem1 import khatri_rao_system
-
     diag = diagnose_pattern(*support_masks(V_in, V_out))
     K = khatri_rao_system(V_in, V_out)
     diag.exact_rank = exact_rank(K)

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from exactnorm.certificate import DEFAULT_MAX_CERTIFICATE_BYTES, read_certificate_bytes
+from exactnorm.certificate import DEFAULT_MAX_CERTIFICATE_BYTES
 from exactnorm.commands._common import console, verdict_line
-from exactnorm.errors import InputError
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 
 __all__ = ["register"]
@@ -28,18 +27,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm import checker, checker_flint
+    from exactnorm.api import check_file
 
     path = Path(args.certificate)
-    if args.max_digits < 1:
-        raise InputError("--max-digits must be positive")
-    # size limit (also on the inflated size of a .gz) before any byte is parsed
-    raw = read_certificate_bytes(path, max_bytes=args.max_bytes)
     modes = ["pure", "flint"] if args.both else (["pure"] if args.pure else ["flint"])
     verdicts = []
     for mode in modes:
-        module = checker if mode == "pure" else checker_flint
-        v = module.check_certificate_text(raw, max_digits=args.max_digits)
+        v = check_file(path, pure=mode == "pure", max_bytes=args.max_bytes,
+                       max_digits=args.max_digits)
         verdicts.append(v)
         console.print(verdict_line(v, str(path), mode))
     if len({(v.ok, v.rule, v.layer, v.neuron) for v in verdicts}) > 1:

@@ -9,8 +9,7 @@ from __future__ import annotations
 import argparse
 
 from exactnorm.commands._common import console, err_console
-from exactnorm.errors import InputError
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 
 __all__ = ["register"]
 
@@ -33,22 +32,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.certificate import load_certificate
-    from exactnorm.outputs.export import DEFAULT_EPS, export_json, export_npz
+    from exactnorm.api import export
 
-    mean = parse_number(args.mean, where="--mean")
-    scale = parse_number(args.scale, where="--scale")
-    if scale <= 0:
-        raise InputError(f"--scale must be positive, got {args.scale}")
-    doc = load_certificate(args.certificate, max_digits=args.max_digits)
-    if args.format == "json":
-        if args.eps is not None:
-            raise InputError("--eps applies to --format npz only (the JSON export stores s)")
-        export_json(doc, args.out, mean, scale)
+    warning = export(args.certificate, args.out, format=args.format, mean=args.mean,
+                     scale=args.scale, eps=args.eps, max_digits=args.max_digits)
+    if warning is None:
         console.print(f"wrote {args.out} (exact BatchNorm-style parameters)")
         return 0
-    warning = export_npz(doc, args.out, mean, scale,
-                         eps=DEFAULT_EPS if args.eps is None else args.eps)
     console.print(f"wrote {args.out} (float64)")
     err_console.print(f"warning: {warning}")
     return 0

@@ -21,11 +21,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.certificate import load_certificate
-    from exactnorm.outputs.report import write_report
+    from exactnorm.api import report
 
-    doc = load_certificate(args.certificate, max_digits=args.max_digits)
-    result = write_report(doc, args.out)
+    result = report(args.certificate, args.out, max_digits=args.max_digits)
     console.print(verdict_line(result["verdict"], str(args.certificate), "flint"))
     counts = result["counts"]
     console.print(f"tuned {counts['tuned']}, frozen {counts['frozen']}, target {counts['target']}"

@@ -20,17 +20,17 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.outputs.tables.registry import compare_tables, generate_tables
+    from exactnorm.api import tables
 
     only = [k.strip() for k in args.only.split(",")] if args.only else None
     if args.check:
-        problems = compare_tables(args.out, only)
+        problems = tables(args.out, only, check=True).differences
         for p in problems:
             console.print(p)
         console.print("tables up to date" if not problems else f"{len(problems)} difference(s)")
         return 1 if problems else 0
-    paths = generate_tables(args.out, only,
-                            progress=lambda k: err_console.print(f"generating {k} ..."))
+    paths = tables(args.out, only,
+                   progress=lambda k: err_console.print(f"generating {k} ...")).written
     for p in paths:
         console.print(f"wrote {p}")
     return 0

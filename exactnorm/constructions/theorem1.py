@@ -39,11 +39,12 @@ from exactnorm.constructions.common import (
     provenance,
     scaled_activating_shift,
 )
-from exactnorm.errors import InputError, SingularSystemError
+from exactnorm.errors import InputError, PadicUnavailable, SingularSystemError
 from exactnorm.exact.linalg import (
     FlintMatrix,
     clear_denominators,
-    khatri_rao,
+    int64_array,
+    khatri_rao_system,
     max_bits,
     random_prime,
     rank_mod_prime,
@@ -94,35 +95,6 @@ def _apply_mask(V: FlintMatrix, mask: np.ndarray) -> FlintMatrix:
     return type(V)(out)
 
 
-def khatri_rao_system(V_in: FlintMatrix, V_out: FlintMatrix) -> FlintMatrix:
-    """``K = V_inᵀ ⊙ V_out`` so that ``vec(V_out diag(γ) V_in, "F") = K γ`` (Lemma 2).
-
-    Integer factors whose entry products fit 63 bits are multiplied as ``int64`` outer products
-    (exact; the bound is checked in Python integers first); anything else goes through
-    :func:`~exactnorm.exact.linalg.khatri_rao`. Same matrix either way.
-    """
-    if isinstance(V_in, fmpz_mat) and isinstance(V_out, fmpz_mat) and V_in.nrows() \
-            and V_in.ncols() and V_out.nrows():
-        from exactnorm.exact.padic import _max_abs, khatri_rao_int64
-
-        try:
-            a, b = _int64_array(V_in), _int64_array(V_out)
-        except OverflowError:  # an entry beyond 64 bits
-            return khatri_rao(V_in.transpose(), V_out)
-        if _max_abs(a) * _max_abs(b) < 2**63:
-            return fmpz_mat(khatri_rao_int64(a, b).tolist())
-    return khatri_rao(V_in.transpose(), V_out)
-
-
-def _int_rows(M: fmpz_mat) -> list[list[int]]:
-    return [[int(x) for x in row] for row in M.tolist()]
-
-
-def _int64_array(M: fmpz_mat) -> np.ndarray:
-    """An ``fmpz_mat`` with 64-bit entries as an ``int64`` array (via its decimal-free ints)."""
-    return np.array([int(x) for x in M.entries()], dtype=np.int64).reshape(M.nrows(), M.ncols())
-
-
 def _solve_layer(V_in: FlintMatrix, V_out: FlintMatrix, rhs: FlintMatrix, prime: int,
                  prime_rng: np.random.Generator, prime_bits: int, *, layer: int,
                  is_integer: bool, witness_prime: bool, solver: str,
@@ -143,7 +115,7 @@ def _solve_layer(V_in: FlintMatrix, V_out: FlintMatrix, rhs: FlintMatrix, prime:
     wanted = solver == "padic" or (solver == "auto" and m >= AUTO_MIN_SIZE)
     if wanted and is_integer and square and isinstance(V_in, fmpz_mat) \
             and isinstance(V_out, fmpz_mat) and m:
-        from exactnorm.exact.padic import PadicUnavailable, solve_khatri_rao
+        from exactnorm.exact.padic import solve_khatri_rao
 
         rz, rden = clear_denominators(rhs)
         primes = [prime]
@@ -153,7 +125,7 @@ def _solve_layer(V_in: FlintMatrix, V_out: FlintMatrix, rhs: FlintMatrix, prime:
                 second = random_prime(prime_bits, prime_rng)
             primes.append(second)
         try:
-            entries = solve_khatri_rao(_int64_array(V_in), _int64_array(V_out),
+            entries = solve_khatri_rao(int64_array(V_in), int64_array(V_out),
                                        [int(x) for x in rz.entries()], primes, jobs=solve_jobs)
         except (PadicUnavailable, OverflowError):
             pass

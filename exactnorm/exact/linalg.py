@@ -37,6 +37,10 @@ from exactnorm.errors import InputError, NumberFormatError, ShapeError, Singular
 __all__ = [
     "FlintMatrix",
     "khatri_rao",
+    "khatri_rao_system",
+    "khatri_rao_int64",
+    "int64_array",
+    "max_abs",
     "kronecker",
     "hadamard",
     "diag",
@@ -51,7 +55,6 @@ __all__ = [
     "clear_denominators",
     "max_bits",
     "to_fmpq_mat",
-    "to_fmpz_mat",
     "to_fractions",
     "to_sympy",
     "from_sympy",
@@ -112,6 +115,83 @@ def khatri_rao(X: FlintMatrix, Y: FlintMatrix) -> FlintMatrix:
     xr, yr = _rows(X), _rows(Y)
     rows = [[xa[k] * yb[k] for k in range(n)] for xa in xr for yb in yr]
     return _build(_same_kind(X, Y), p * q, n, rows)
+
+
+def int64_array(M: fmpz_mat) -> np.ndarray:
+    """An ``fmpz_mat`` whose entries fit 64 bits as an ``int64`` array.
+
+    Raises
+    ------
+    OverflowError
+        If an entry does not fit a signed 64-bit integer (numpy refuses it; nothing wraps).
+
+    >>> int64_array(fmpz_mat([[1, -2]])).tolist()
+    [[1, -2]]
+    """
+    return np.array([int(x) for x in M.entries()], dtype=np.int64).reshape(M.nrows(), M.ncols())
+
+
+def max_abs(V: np.ndarray) -> int:
+    """``max |V|`` of an integer array as a Python int (exact: no int64 ``abs`` of ``-2^63``).
+
+    >>> max_abs(np.array([[3, -7]], dtype=np.int64))
+    7
+    """
+    arr = np.asarray(V)
+    if arr.size == 0:
+        return 0
+    return max(abs(int(arr.min())), abs(int(arr.max())))
+
+
+def khatri_rao_int64(V_in: np.ndarray, V_out: np.ndarray) -> np.ndarray:
+    """``K = V_inᵀ ⊙ V_out`` as an ``int64`` array: ``K[a·d_out + b, k] = V_in[k, a]·V_out[b, k]``.
+
+    Exact only if ``max|V_in|·max|V_out| < 2^63``; the caller checks that with :func:`max_abs`
+    in Python integers (as :func:`khatri_rao_system` does) before calling.
+
+    >>> khatri_rao_int64(np.array([[1], [2]]), np.array([[3, 4]])).tolist()
+    [[3, 8]]
+    """
+    Vi, Vo = np.asarray(V_in, dtype=np.int64), np.asarray(V_out, dtype=np.int64)
+    m, d_in = Vi.shape
+    d_out = Vo.shape[0]
+    return (Vi.T[:, None, :] * Vo[None, :, :]).reshape(d_in * d_out, m)
+
+
+def khatri_rao_system(V_in: FlintMatrix, V_out: FlintMatrix) -> FlintMatrix:
+    """``K = V_inᵀ ⊙ V_out`` so that ``vec(V_out diag(γ) V_in, "F") = K γ`` (Lemma 2 of [1]_).
+
+    Integer factors whose entry products fit 63 bits are multiplied as ``int64`` outer products
+    (exact; the bound is checked in Python integers first); anything else goes through
+    :func:`khatri_rao`. Same matrix either way.
+
+    Parameters
+    ----------
+    V_in : fmpz_mat or fmpq_mat, m×d_in
+    V_out : fmpz_mat or fmpq_mat, d_out×m
+
+    Returns
+    -------
+    fmpz_mat or fmpq_mat
+        The ``(d_in·d_out)×m`` Khatri–Rao system.
+
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937.
+
+    >>> khatri_rao_system(fmpz_mat([[1], [2]]), fmpz_mat([[3, 4]])).tolist()
+    [[3, 8]]
+    """
+    if isinstance(V_in, fmpz_mat) and isinstance(V_out, fmpz_mat) and V_in.nrows() \
+            and V_in.ncols() and V_out.nrows():
+        try:
+            a, b = int64_array(V_in), int64_array(V_out)
+        except OverflowError:  # an entry beyond 64 bits
+            return khatri_rao(V_in.transpose(), V_out)
+        if max_abs(a) * max_abs(b) < 2**63:
+            return fmpz_mat(khatri_rao_int64(a, b).tolist())
+    return khatri_rao(V_in.transpose(), V_out)
 
 
 def kronecker(X: FlintMatrix, Y: FlintMatrix) -> FlintMatrix:
@@ -337,17 +417,6 @@ def to_fmpq_mat(rows: Sequence[Sequence[Any]] | FlintMatrix, what: str = "matrix
     nrows, ncols = _check_rect(rows, what)
     data = [[_to_fmpq(x, f"{what}[{i}][{j}]") for j, x in enumerate(r)] for i, r in enumerate(rows)]
     return _build(fmpq_mat, nrows, ncols, data)
-
-
-def to_fmpz_mat(rows: Sequence[Sequence[Any]] | FlintMatrix, what: str = "matrix") -> fmpz_mat:
-    """Rows of integers → ``fmpz_mat``; refuses non-integers."""
-    if isinstance(rows, fmpz_mat):
-        return rows
-    Q = to_fmpq_mat(rows, what)
-    N, den = clear_denominators(Q)
-    if den != 1:
-        raise NumberFormatError(f"{what} has non-integer entries")
-    return N
 
 
 def to_fractions(M: FlintMatrix) -> list[list[Fraction]]:

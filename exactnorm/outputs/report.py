@@ -27,6 +27,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from exactnorm import checker_flint
 from exactnorm.certificate import network_from_dict
 from exactnorm.errors import InputError
 from exactnorm.exact.files import atomic_write_bytes
@@ -96,9 +97,7 @@ def _bits(net: FrozenNetwork) -> tuple[list[int], list[int]]:
 
 
 def _verdict(doc: dict[str, Any]) -> Any:
-    from exactnorm.api import check
-
-    return check(doc)
+    return checker_flint.check_certificate(doc)
 
 
 def report_markdown(doc: dict[str, Any], verdict: Any | None = None) -> str:

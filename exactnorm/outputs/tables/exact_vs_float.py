@@ -16,6 +16,10 @@ from typing import Any
 
 import numpy as np
 
+from exactnorm.certificate import certificate_bytes, certificate_document
+from exactnorm.constructions.theorem1 import certify_theorem1
+from exactnorm.exact.linalg import khatri_rao_system
+from exactnorm.model.targets import random_target
 from exactnorm.outputs.tables.proof_table import ProofTable
 
 __all__ = ["float_construction_errors", "table_t7", "T7_SIZES"]
@@ -36,11 +40,6 @@ def float_construction_errors(d: int, seed: int = T7_SEED, points: int = 64) -> 
     neurons whose float pre-activation is negative at one of them (a wrong ReLU pattern: the
     exact construction keeps them all ≥ 0), and cond₂(K).
     """
-    from exactnorm.api import certificate_document
-    from exactnorm.certificate import certificate_bytes
-    from exactnorm.constructions.theorem1 import certify_theorem1, khatri_rao_system
-    from exactnorm.model.targets import random_target
-
     g = random_target((d, d), seed=seed, activations=["identity"])
     tl = g.layers[0]
     lo_q, hi_q = g.interval_boxes()[0]

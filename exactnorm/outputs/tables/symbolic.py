@@ -13,6 +13,19 @@ from __future__ import annotations
 
 from fractions import Fraction
 
+from exactnorm.analysis.detpoly import expand_determinant
+from exactnorm.analysis.detsystem import EXPANSION_LIMIT, leibniz_expansion
+from exactnorm.analysis.realizability import decide_realizable, reachable_target
+from exactnorm.analysis.singularity import exhaustive_singularity
+from exactnorm.analysis.witnesses import (
+    SYMBOLIC_SIDE_LIMIT,
+    interleaved_sign_formula,
+    matching_certificate,
+    prove_structured_symbolic,
+    structured_witness,
+)
+from exactnorm.constructions.theorem1 import draw_pair
+from exactnorm.exact.sampling import layer_rng, parse_distribution, sample_matrix
 from exactnorm.outputs.tables.proof_table import ProofTable
 
 __all__ = ["T5_CASES", "T6_SIZES", "T6_REALIZABLE_SIZES", "table_t5", "table_t6"]
@@ -54,7 +67,6 @@ def _decimal(x: Fraction, digits: int = 4) -> str:
 
 def table_t5() -> ProofTable:
     """T5: exhaustive singularity probability vs the Schwartz–Zippel bound (Lemma 5)."""
-    from exactnorm.analysis.symbolic import exhaustive_singularity
 
     rows = []
     for d_in, d_out, name in T5_CASES:
@@ -86,17 +98,6 @@ def table_t5() -> ProofTable:
 
 
 def _t6_witness_table() -> ProofTable:
-    from exactnorm.analysis.symbolic import (
-        EXPANSION_LIMIT,
-        SYMBOLIC_SIDE_LIMIT,
-        expand_determinant,
-        interleaved_sign_formula,
-        leibniz_expansion,
-        matching_certificate,
-        prove_structured_symbolic,
-        structured_witness,
-    )
-
     rows = []
     for d_in, d_out in T6_SIZES:
         m = d_in * d_out
@@ -150,10 +151,6 @@ def _t6_witness_table() -> ProofTable:
 
 
 def _t6_realizable_table() -> ProofTable:
-    from exactnorm.analysis.symbolic import decide_realizable, reachable_target
-    from exactnorm.constructions.theorem1 import draw_pair
-    from exactnorm.exact.sampling import layer_rng, parse_distribution, sample_matrix
-
     dist = parse_distribution("int:8")
     rows = []
     for d_in, d_out in T6_REALIZABLE_SIZES:
