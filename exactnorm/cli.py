@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from collections.abc import Sequence
 
 from exactnorm import __version__
 from exactnorm.errors import ExactnormError
 
-__all__ = ["main", "build_parser", "COMMAND_MODULES"]
+__all__ = ["main", "build_parser", "COMMAND_MODULES", "render_error"]
 
 COMMAND_MODULES = (
     "exactnorm.commands.certify",
@@ -81,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ExactnormError as exc:
         if debug:
             raise
-        sys.stderr.write(f"exactnorm: error: {_first_line(exc, limit=None)}\n")
+        sys.stderr.write(f"exactnorm: error: {render_error(exc)}\n")
         return exc.exit_code
     except (MemoryError, RecursionError) as exc:
         if debug:
@@ -101,6 +102,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"exactnorm: internal error: {type(exc).__name__}: {_first_line(exc)} "
                          f"(rerun with --debug and report it)\n")
         return 3
+
+
+def render_error(exc: ExactnormError) -> str:
+    """The one-line message of a library error in the vocabulary of the command line.
+
+    The library names its parameters (``retry must be non-negative``); when the error carries
+    ``parameter``, its whole-word occurrences become the flag (``--retry must be non-negative``).
+
+    >>> from exactnorm.errors import InputError
+    >>> render_error(InputError("max_digits must be positive", parameter="max_digits"))
+    '--max-digits must be positive'
+    """
+    text = _first_line(exc, limit=None)
+    name = getattr(exc, "parameter", None)
+    if not name:
+        return text
+    flag = "--" + name.replace("_", "-")  # every flag is its parameter's name, dashed
+    # not inside a path, a longer identifier or an existing flag
+    return re.sub(rf"(?<![\w/.-]){re.escape(name)}(?![\w/-])", flag, text)
 
 
 def _first_line(exc: BaseException, limit: int | None = 300) -> str:

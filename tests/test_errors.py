@@ -245,3 +245,72 @@ def test_tampered_certificate_is_exit_1(tmp_path, capsys):
     cert.write_text('{"format": "exactnorm.detpoly", "version": 1}')
     code, out, _ = run_cli(["check", str(cert)], capsys)
     assert code == 1 and "INVALID" in out
+
+
+# ----------------------------------------------------------------------------- parameters vs flags
+
+
+def test_library_names_the_parameter_and_the_cli_the_flag(capsys):
+    from exactnorm.constructions.theorem1 import certify_theorem1
+    from exactnorm.model.targets import demo_target
+
+    with pytest.raises(InputError) as info:
+        certify_theorem1(demo_target(), retry=-1)
+    assert str(info.value).startswith("retry must be non-negative")
+    assert info.value.parameter == "retry" and "--" not in str(info.value)
+    assert main(["certify", "--retry", "-1", "--no-check", "--out", "unused.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("exactnorm: error: --retry must be non-negative") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("call, parameter", [
+    (lambda: __import__("exactnorm.constructions.lowrank", fromlist=["x"]).certify_lowrank(
+        __import__("exactnorm.model.targets", fromlist=["x"]).demo_target(), rank=0), "rank"),
+    (lambda: __import__("exactnorm.constructions.tradeoff", fromlist=["x"]).certify_tradeoff(
+        __import__("exactnorm.model.targets", fromlist=["x"]).demo_target(), block=0), "block"),
+    (lambda: __import__("exactnorm.model.targets", fromlist=["x"]).parse_box("1"), "box"),
+    (lambda: __import__("exactnorm.api", fromlist=["x"]).realizable(0, d_in=1, d_out=1),
+     "width"),
+    (lambda: __import__("exactnorm.analysis.structural", fromlist=["x"]).structural_rank(
+        [[True]], method="dense"), "method"),
+])
+def test_parameter_errors_carry_the_parameter(call, parameter):
+    with pytest.raises(InputError) as info:
+        call()
+    assert info.value.parameter == parameter
+    assert str(info.value).split()[0].strip(":") in (parameter, "unknown", "inverted") \
+        or parameter in str(info.value)
+    assert "--" not in str(info.value)
+
+
+def test_render_error_replaces_whole_words_only():
+    from exactnorm.cli import render_error
+
+    e = InputError("/data/box.npz has no box; box_size is fine", parameter="box")
+    assert render_error(e) == "/data/box.npz has no --box; box_size is fine"
+    assert render_error(InputError("retry must be ≥ 0")) == "retry must be ≥ 0"
+
+
+def test_structural_errors_are_exactnorm_errors():
+    from exactnorm.analysis.structural import permutation_from_monomial, schwartz_zippel_bound
+
+    with pytest.raises(InputError):
+        schwartz_zippel_bound(-1, 3)
+    with pytest.raises(InputError):
+        permutation_from_monomial([("x", 0, 0), ("x", 0, 1)], 2)
+
+
+def test_invariant_failures_are_not_assertions(monkeypatch):
+    """A witness that does not check itself is an InvariantError (exit 3), also under -O: a
+    rank oracle that hides the augmented rank makes the reduced-row-echelon γ fail K γ = vec W."""
+    from flint import fmpq_mat, fmpz_mat
+
+    from exactnorm.analysis import realizability
+
+    real_rank = realizability.exact_rank
+    monkeypatch.setattr(realizability, "exact_rank",
+                        lambda M: real_rank(M) if M.ncols() == 1 else real_rank(M) - 1)
+    with pytest.raises(InvariantError) as info:
+        realizability.decide_realizable(fmpz_mat([[1, 0]]), fmpz_mat([[1], [0]]),
+                                        fmpq_mat([[0, 0], [0, 1]]))
+    assert info.value.exit_code == 3

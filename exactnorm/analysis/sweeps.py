@@ -288,7 +288,8 @@ def _dask_results(tasks: Sequence[SweepTask], scheduler: Any) -> Iterable[dict[s
         from distributed import Client
         from distributed import as_completed as dask_as_completed
     except ImportError:  # pragma: no cover - depends on the optional extra
-        raise InputError("--scheduler needs the optional extra: pip install 'exactnorm[dask]'"
+        raise InputError("scheduler needs the optional extra: pip install 'exactnorm[dask]'",
+                         parameter="scheduler"
                          ) from None
     own = not isinstance(scheduler, Client)
     client = Client(scheduler) if own else scheduler
@@ -320,7 +321,7 @@ def run_sweep(tasks: Sequence[SweepTask], *, jobs: int = 1, scheduler: Any = Non
     progress : callable(done, total), optional
     """
     if jobs < 1:
-        raise InputError(f"--jobs must be positive, got {jobs}")
+        raise InputError(f"jobs must be positive, got {jobs}", parameter="jobs")
     done: dict[tuple[Any, ...], dict[str, Any]] = {}
     if resume:
         if log is None:

@@ -57,7 +57,8 @@ def _apply_mode(per_neuron: Vector, mode: str) -> Vector:
     if mode == "layer":
         c = max(per_neuron) if per_neuron else fmpq(0)
         return tuple(c for _ in per_neuron)
-    raise InputError(f"unknown shift mode {mode!r}; expected 'neuron' or 'layer'")
+    raise InputError(f"unknown shift_mode {mode!r}; expected 'neuron' or 'layer'",
+                     parameter="shift_mode")
 
 
 def activating_shift(G: FlintMatrix, lo: Sequence[fmpq], hi: Sequence[fmpq],

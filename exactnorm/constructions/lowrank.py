@@ -178,9 +178,10 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
     if factors is not None and len(factors) != target.depth:
         raise InputError(f"{len(factors)} factorizations for {target.depth} target layers")
     if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 1):
-        raise InputError(f"--rank must be a positive integer, got {rank!r}")
+        raise InputError(f"rank must be a positive integer, got {rank!r}", parameter="rank")
     if isinstance(retry, bool) or not isinstance(retry, int) or retry < 0:
-        raise InputError(f"--retry must be a non-negative integer, got {retry!r}")
+        raise InputError(f"retry must be a non-negative integer, got {retry!r}",
+                         parameter="retry")
     boxes = target.interval_boxes()
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []

@@ -85,7 +85,8 @@ def draw_pair(seed: int, layer: int, attempt: int, d_in: int, d_out: int, m: int
         if mask_side in ("output", "both"):
             V_out = _apply_mask(V_out, mask_out)
         if mask_side not in ("input", "output", "both"):
-            raise InputError(f"mask side must be input, output or both, got {mask_side!r}")
+            raise InputError(f"mask_side must be input, output or both, got {mask_side!r}",
+                             parameter="mask_side")
     return V_in, V_out
 
 
@@ -161,7 +162,8 @@ def realize_layer_theorem1(
     proves full rank modulo the prime as part of the solve.
     """
     if solver not in ("auto", "padic", "flint"):
-        raise InputError(f"solver must be auto, padic or flint, got {solver!r}")
+        raise InputError(f"solver must be auto, padic or flint, got {solver!r}",
+                         parameter="solver")
     t0 = time.perf_counter()
     dist = parse_distribution(distribution)
     d_out, d_in = W.nrows(), W.ncols()
@@ -250,9 +252,9 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
     """
     dist = parse_distribution(distribution)
     if retry < 0:
-        raise InputError("--retry must be non-negative")
+        raise InputError(f"retry must be non-negative, got {retry!r}", parameter="retry")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise InputError(f"--jobs must be a positive integer, got {jobs!r}")
+        raise InputError(f"jobs must be a positive integer, got {jobs!r}", parameter="jobs")
     boxes = target.interval_boxes()
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []

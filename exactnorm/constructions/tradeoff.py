@@ -130,11 +130,14 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
     """
     dist = parse_distribution(distribution)
     if isinstance(block, bool) or not isinstance(block, int) or block < 1:
-        raise InputError(f"--block must be a positive integer, got {block!r}")
+        raise InputError(f"block must be a positive integer, got {block!r}",
+                         parameter="block")
     if routing not in ROUTINGS:
-        raise InputError(f"routing must be one of {', '.join(ROUTINGS)}, got {routing!r}")
+        raise InputError(f"routing must be one of {', '.join(ROUTINGS)}, got {routing!r}",
+                         parameter="routing")
     if isinstance(retry, bool) or not isinstance(retry, int) or retry < 0:
-        raise InputError(f"--retry must be a non-negative integer, got {retry!r}")
+        raise InputError(f"retry must be a non-negative integer, got {retry!r}",
+                         parameter="retry")
     boxes = target.interval_boxes()
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []

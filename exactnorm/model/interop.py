@@ -244,7 +244,8 @@ def _read_state_dict_npz(data: Any, path: Path, *, box: tuple[Fraction, Fraction
         d0 = arrays[f"{order[0]}.weight"].shape[1]
         lower, upper = [box[0]] * d0, [box[1]] * d0
     else:
-        raise InputError(f"{path} is a state dict without lower/upper arrays; pass --box LO:HI")
+        raise InputError(f"{path} is a state dict without lower/upper arrays; it needs box LO:HI",
+                     parameter="box")
     return target_from_state_dict(arrays, lower, upper, acts, max_width=max_width)
 
 

@@ -139,12 +139,12 @@ def target_from_dict(doc: Any, *, max_digits: int = DEFAULT_MAX_DIGITS,
 def parse_box(text: str) -> tuple[Fraction, Fraction]:
     """``"LO:HI"`` (exact numbers, e.g. ``-1:1`` or ``-1/2:3/2``) → ``(lo, hi)``."""
     if not isinstance(text, str) or text.count(":") != 1:
-        raise InputError(f"--box must look like LO:HI, got {text!r}")
+        raise InputError(f"box must look like LO:HI, got {text!r}", parameter="box")
     lo_s, hi_s = text.split(":")
-    lo = parse_number(lo_s, where="--box LO")
-    hi = parse_number(hi_s, where="--box HI")
+    lo = parse_number(lo_s, where="box LO")
+    hi = parse_number(hi_s, where="box HI")
     if lo > hi:
-        raise InputError(f"inverted box: {lo} > {hi}")
+        raise InputError(f"inverted box: {lo} > {hi}", parameter="box")
     return lo, hi
 
 
