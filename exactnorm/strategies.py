@@ -38,7 +38,7 @@ weights drawn from a seed do not shrink entry by entry, but the seed shrinks tow
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -349,6 +349,7 @@ def khatri_rao_pairs(rows_x: Dimension = None, rows_y: Dimension = None,
         n = _draw_dimension(draw, cols, min_dim, max_dim)
         p = _draw_dimension(draw, rows_x, min_dim, max_dim)
         q = _draw_dimension(draw, rows_y, min_dim, max_dim)
+        make: Callable[[int], SearchStrategy[Any]]
         if rational:
             make = lambda r: rational_matrices(r, n, bound=bound,  # noqa: E731
                                                max_denominator=max_denominator)

@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +62,7 @@ from exactnorm.errors import (
     LimitExceededError,
     SingularSystemError,
 )
-from exactnorm.exact.files import atomic_write_bytes
+from exactnorm.exact.files import atomic_write
 from exactnorm.exact.linalg import khatri_rao
 from exactnorm.exact.rationals import strict_json_loads, unlimited_int_digits
 from exactnorm.exact.sampling import layer_rng, sample_matrix
@@ -263,12 +264,11 @@ def detpoly_document(d_in: int, d_out: int, *, seed: int = 0) -> dict[str, Any]:
     }
 
 
-def save_detpoly(doc: dict[str, Any], path: str | Path) -> int:
+def save_detpoly(doc: dict[str, Any], path: str | os.PathLike[str]) -> int:
     """Write a detpoly document atomically; returns the number of bytes."""
     with unlimited_int_digits():
-        data = (json.dumps(doc, indent=1, ensure_ascii=False) + "\n").encode()
-    atomic_write_bytes(path, lambda fh: fh.write(data))
-    return len(data)
+        text = json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+    return atomic_write(path, text)
 
 
 # --------------------------------------------------------------------- reading it back
@@ -460,7 +460,7 @@ def check_detpoly(doc: Any) -> DetPolyCheck:
     return DetPolyCheck(poly.d_in, poly.d_out, poly.degree, poly.term_count, value)
 
 
-def read_detpoly_document(path: str | Path) -> Any:
+def read_detpoly_document(path: str | os.PathLike[str]) -> Any:
     """Read a detpoly file strictly (no floats, no duplicate keys, size-limited); no checking."""
     p = Path(path)
     try:
@@ -476,7 +476,7 @@ def read_detpoly_document(path: str | Path) -> Any:
         raise InvalidCertificateError(str(exc)) from None
 
 
-def load_detpoly(path: str | Path, *, verify: bool = True) -> DetPolyCertificate:
+def load_detpoly(path: str | os.PathLike[str], *, verify: bool = True) -> DetPolyCertificate:
     """Read a detpoly file and rebuild the polynomial from its structured term list.
 
     The polynomial is rebuilt by :func:`parse_detpoly` (canonical names, integer arithmetic);
@@ -495,6 +495,6 @@ def load_detpoly(path: str | Path, *, verify: bool = True) -> DetPolyCertificate
     return parse_detpoly(doc)
 
 
-def check_detpoly_file(path: str | Path) -> DetPolyCheck:
+def check_detpoly_file(path: str | os.PathLike[str]) -> DetPolyCheck:
     """:func:`check_detpoly` on a file read by :func:`read_detpoly_document`."""
     return check_detpoly(read_detpoly_document(path))

@@ -235,7 +235,7 @@ class StructuredWitness:
 def _invertible_B(d_out: int, seed: int) -> fmpz_mat:
     for attempt in range(100):
         B = sample_matrix(layer_rng(seed, 5, d_out, attempt), d_out, d_out, "int:3")
-        if B.det() != 0:
+        if isinstance(B, fmpz_mat) and B.det() != 0:
             return B
     raise SingularSystemError("no invertible B found", rank=-1, size=d_out)  # pragma: no cover
 

@@ -25,8 +25,8 @@ def run(args: argparse.Namespace) -> int:
     only = [k.strip() for k in args.only.split(",")] if args.only else None
     if args.check:
         problems = tables(args.out, only, check=True).differences
-        for p in problems:
-            console.print(p)
+        for problem in problems:
+            console.print(problem)
         console.print("tables up to date" if not problems else f"{len(problems)} difference(s)")
         return 1 if problems else 0
     paths = tables(args.out, only,

@@ -27,7 +27,7 @@ from exactnorm.errors import (
     ShapeError,
 )
 
-__all__ = ["atomic_write_bytes", "read_npz_archive", "npz_header", "npz_array"]
+__all__ = ["atomic_write", "atomic_write_bytes", "read_npz_archive", "npz_header", "npz_array"]
 
 T = TypeVar("T")
 
@@ -86,6 +86,18 @@ def read_npz_archive(path: Path, reader: Callable[[Any], T]) -> T:
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
         raise InputError(f"cannot read {path} as .npz: {type(exc).__name__}: "
                          f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> int:
+    """Write ``data`` (text is UTF-8 encoded) atomically; return the number of bytes written.
+
+    >>> import tempfile, os
+    >>> atomic_write(os.path.join(tempfile.mkdtemp(), "a", "b.txt"), "γ")
+    2
+    """
+    raw = data.encode() if isinstance(data, str) else data
+    atomic_write_bytes(path, lambda fh: fh.write(raw))
+    return len(raw)
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], produce: Callable[[Any], None]) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpz, fmpz_mat, nmod_mat
@@ -65,6 +65,9 @@ __all__ = [
 FlintMatrix = fmpz_mat | fmpq_mat
 Order = Literal["F", "C"]
 
+#: one of the two FLINT matrix types, kept through a function (``fmpz_mat`` in, ``fmpz_mat`` out)
+MatT = TypeVar("MatT", fmpz_mat, fmpq_mat)
+
 #: nmod_mat works with word-size moduli only.
 _MAX_MODULUS = 2**63
 
@@ -81,12 +84,20 @@ def _same_kind(*mats: FlintMatrix) -> type:
     return fmpq_mat if any(isinstance(M, fmpq_mat) for M in mats) else fmpz_mat
 
 
-def _build(kind: type, nrows: int, ncols: int, rows: list[list[Any]]) -> FlintMatrix:
+def _build(kind: type[MatT], nrows: int, ncols: int, rows: Sequence[Sequence[Any]]) -> MatT:
     if nrows == 0 or ncols == 0:
         return kind(nrows, ncols)
     return kind(rows)
 
 
+@overload
+def khatri_rao(X: fmpz_mat, Y: fmpz_mat) -> fmpz_mat: ...
+@overload
+def khatri_rao(X: fmpq_mat, Y: FlintMatrix) -> fmpq_mat: ...
+@overload
+def khatri_rao(X: FlintMatrix, Y: fmpq_mat) -> fmpq_mat: ...
+@overload
+def khatri_rao(X: FlintMatrix, Y: FlintMatrix) -> FlintMatrix: ...
 def khatri_rao(X: FlintMatrix, Y: FlintMatrix) -> FlintMatrix:
     """Column-wise Khatri–Rao product ``X ⊙ Y``.
 
@@ -158,6 +169,14 @@ def khatri_rao_int64(V_in: np.ndarray, V_out: np.ndarray) -> np.ndarray:
     return (Vi.T[:, None, :] * Vo[None, :, :]).reshape(d_in * d_out, m)
 
 
+@overload
+def khatri_rao_system(V_in: fmpz_mat, V_out: fmpz_mat) -> fmpz_mat: ...
+@overload
+def khatri_rao_system(V_in: fmpq_mat, V_out: FlintMatrix) -> fmpq_mat: ...
+@overload
+def khatri_rao_system(V_in: FlintMatrix, V_out: fmpq_mat) -> fmpq_mat: ...
+@overload
+def khatri_rao_system(V_in: FlintMatrix, V_out: FlintMatrix) -> FlintMatrix: ...
 def khatri_rao_system(V_in: FlintMatrix, V_out: FlintMatrix) -> FlintMatrix:
     """``K = V_inᵀ ⊙ V_out`` so that ``vec(V_out diag(γ) V_in, "F") = K γ`` (Lemma 2 of [1]_).
 
@@ -213,22 +232,24 @@ def hadamard(X: FlintMatrix, Y: FlintMatrix) -> FlintMatrix:
 
 def diag(v: FlintMatrix | Sequence[Any]) -> FlintMatrix:
     """Diagonal matrix from a column vector (n×1 matrix) or a sequence of exact numbers."""
+    kind: type[fmpz_mat] | type[fmpq_mat]
+    entries: list[Any]
     if isinstance(v, (fmpz_mat, fmpq_mat)):
         kind = type(v)
-        entries = v.entries()
+        entries = list(v.entries())
     else:
         entries = list(v)
         kind = fmpq_mat if any(isinstance(e, (fmpq, Fraction)) for e in entries) else fmpz_mat
         entries = [fmpq(e.numerator, e.denominator) if isinstance(e, Fraction) else e
                    for e in entries]
     n = len(entries)
-    D = kind(n, n)
+    D: FlintMatrix = kind(n, n)
     for i, e in enumerate(entries):
         D[i, i] = e
     return D
 
 
-def vec(M: FlintMatrix, order: Order = "F") -> FlintMatrix:
+def vec(M: MatT, order: Order = "F") -> MatT:
     """Stack ``M`` into a column: columns one after another (``"F"``) or rows (``"C"``)."""
     p, n = _shape(M)
     rows = _rows(M)
@@ -241,10 +262,10 @@ def vec(M: FlintMatrix, order: Order = "F") -> FlintMatrix:
     return _build(type(M), p * n, 1, [[x] for x in flat])
 
 
-def unvec(v: FlintMatrix, shape: tuple[int, int], order: Order = "F") -> FlintMatrix:
+def unvec(v: MatT, shape: tuple[int, int], order: Order = "F") -> MatT:
     """Inverse of :func:`vec`: reshape a column (or row) vector into ``shape``."""
     p, n = shape
-    flat = v.entries()
+    flat: list[Any] = list(v.entries())
     if len(flat) != p * n:
         raise ShapeError(f"cannot unvec {len(flat)} entries into shape {shape}")
     if order == "F":
@@ -315,8 +336,9 @@ def solve_exact(K: FlintMatrix, rhs: FlintMatrix, *, layer: int | None = None) -
             rank=rank, size=m, kernel=kernel_vector(Kz), layer=layer,
         ) from None
     # K = Kz/kden, rhs = rz/rden  ⇒  x = Kz⁻¹ rz · kden / rden
+    x = cast(fmpq_mat, x)  # fmpz_mat.solve is fraction-free and returns fmpq_mat
     if kden != 1 or rden != 1:
-        x = x * fmpq(int(kden), int(rden))
+        return x * fmpq(int(kden), int(rden))
     return x
 
 

@@ -131,7 +131,8 @@ def rational_reconstruction(a: int | fmpz, M: int | fmpz, N: int | fmpz,
     3/7
     """
     r0, r1 = M, a % M
-    t0, t1 = 0, 1
+    t0: int | fmpz = 0
+    t1: int | fmpz = 1
     while r1 > N:
         q = r0 // r1
         r0, r1 = r1, r0 - q * r1

@@ -82,7 +82,7 @@ def affine_interval(W: FlintMatrix, b: Sequence[fmpq], lo: Sequence[fmpq],
     Each row's minimum is ``b_r + Σ_k (W_rk > 0 ? W_rk lo_k : W_rk hi_k)``; this is the exact
     minimum over the box (a box is a product set), not a relaxation.
     """
-    rows = W.tolist()
+    rows: list[list[Any]] = W.tolist()
     los, his = [], []
     for r, row in enumerate(rows):
         mn = fmpq(b[r])

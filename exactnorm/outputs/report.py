@@ -30,7 +30,7 @@ from typing import Any
 from exactnorm import checker_flint
 from exactnorm.certificate import network_from_dict
 from exactnorm.errors import InputError
-from exactnorm.exact.files import atomic_write_bytes
+from exactnorm.exact.files import atomic_write
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
 from exactnorm.model.targets import target_from_dict
 
@@ -234,6 +234,6 @@ def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
     out = Path(out_dir)
     paths = {}
     for name, data in files.items():
-        atomic_write_bytes(out / name, lambda fh, data=data: fh.write(data))
+        atomic_write(out / name, data)
         paths[name] = out / name
     return {"paths": paths, "verdict": v, "counts": parameter_counts(doc)}

@@ -10,7 +10,7 @@ from exactnorm.constructions.common import Construction
 from exactnorm.constructions.lowrank import certify_lowrank
 from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.constructions.tradeoff import certify_tradeoff
-from exactnorm.exact.linalg import exact_rank, to_fractions
+from exactnorm.exact.linalg import FlintMatrix, exact_rank, to_fractions
 from exactnorm.exact.sampling import layer_rng, sample_matrix
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.targets import random_target
@@ -27,7 +27,7 @@ def rank_r_target(d: int, r: int, seed: int) -> TargetNetwork:
 
     ``r = 0`` gives ``W = 0``.
     """
-    W = fmpz_mat(d, d)  # r = 0: the zero matrix
+    W: FlintMatrix = fmpz_mat(d, d)  # r = 0: the zero matrix
     attempt = 0
     while r > 0:
         rng = layer_rng(seed, 77, d, r, attempt)

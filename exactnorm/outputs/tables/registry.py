@@ -9,12 +9,13 @@ temporary folder and compares byte for byte with what is checked in.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from exactnorm.errors import InputError
-from exactnorm.exact.files import atomic_write_bytes
+from exactnorm.exact.files import atomic_write
 from exactnorm.outputs.tables.constructions import table_t2, table_t3
 from exactnorm.outputs.tables.exact_vs_float import table_t7
 from exactnorm.outputs.tables.proof_table import ProofTable
@@ -36,7 +37,7 @@ TABLES: dict[str, Callable[[], ProofTable | list[ProofTable]]] = {
 }
 
 
-def generate_tables(outdir: str | Path, only: Sequence[str] | None = None,
+def generate_tables(outdir: str | os.PathLike[str], only: Sequence[str] | None = None,
                     progress: Callable[[str], None] | None = None) -> list[Path]:
     """Write the selected tables (all by default) into ``outdir``; returns the written paths."""
     keys = list(TABLES) if not only else list(only)
@@ -53,7 +54,7 @@ def generate_tables(outdir: str | Path, only: Sequence[str] | None = None,
             base = out / f"{t.key}_{t.slug}"
             for suffix, text in ((".md", t.markdown()), (".csv", t.csv()), (".tex", t.latex())):
                 path = base.with_suffix(suffix)
-                atomic_write_bytes(path, lambda fh, text=text: fh.write(text.encode()))
+                atomic_write(path, text)
                 written.append(path)
             if t.plot is not None:
                 path = base.with_suffix(".png")
@@ -62,7 +63,7 @@ def generate_tables(outdir: str | Path, only: Sequence[str] | None = None,
     return written
 
 
-def compare_tables(outdir: str | Path, only: Sequence[str] | None = None) -> list[str]:
+def compare_tables(outdir: str | os.PathLike[str], only: Sequence[str] | None = None) -> list[str]:
     """Regenerate into a temporary folder; list files that differ from ``outdir`` or are missing.
 
     PNG files are compared too; plots are written with fixed metadata so that they are stable.
