@@ -64,7 +64,7 @@ from exactnorm.constructions.common import Construction
 from exactnorm.constructions.lowrank import certify_lowrank
 from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.constructions.tradeoff import certify_tradeoff
-from exactnorm.errors import InputError
+from exactnorm.errors import InputError, require_integer
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
 from exactnorm.model.interop import load_target_any
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
@@ -258,9 +258,7 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
     InputError
         Unreadable or oversized file, or a non-positive limit (naming ``max_digits``).
     """
-    if isinstance(max_digits, bool) or not isinstance(max_digits, int) or max_digits < 1:
-        raise InputError(f"max_digits must be positive, got {max_digits!r}",
-                         parameter="max_digits")
+    require_integer(max_digits, "max_digits", minimum=1)
     raw = read_certificate_bytes(path, max_bytes=max_bytes)
     return (checker if pure else checker_flint).check_certificate_text(raw, max_digits=max_digits)
 
@@ -477,12 +475,9 @@ def detpoly(d_in: int, d_out: int, *, seed: int = 0, matching: bool = False,
         structured_witness,
     )
 
-    for name, value in (("d_in", d_in), ("d_out", d_out)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise InputError(f"{name} must be a positive integer, got {value!r}",
-                             parameter=name)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise InputError(f"seed must be non-negative, got {seed!r}", parameter="seed")
+    require_integer(d_in, "d_in", minimum=1)
+    require_integer(d_out, "d_out", minimum=1)
+    require_integer(seed, "seed")
     if matching:
         if out is not None:
             raise InputError("out writes the expanded polynomial; not with matching",

@@ -27,6 +27,7 @@ __all__ = [
     "InvalidCertificateError",
     "InvariantError",
     "PadicUnavailable",
+    "require_integer",
 ]
 
 
@@ -102,3 +103,42 @@ class PadicUnavailable(ExactnormError):
     Internal signal of :mod:`exactnorm.exact.padic`: callers fall back to FLINT's general solver,
     which also decides singularity exactly, so it never reaches a user.
     """
+
+
+def require_integer(value: object, parameter: str, *, minimum: int = 0) -> int:
+    """``value`` if it is an integer ``≥ minimum``, else an :class:`InputError` naming it.
+
+    The one check behind every integer option (``retry``, ``jobs``, ``block``, ``rank``,
+    ``width`` …), so that they all refuse ``True``, ``2.0`` and ``-1`` with the same wording.
+
+    Parameters
+    ----------
+    value : object
+    parameter : str
+        The name of the parameter, carried by the error (the CLI shows it as a flag).
+    minimum : int
+        The smallest allowed value.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    InputError
+        ``"retry must be non-negative, got -1"``, ``"block must be positive, got 0"``,
+        ``"jobs must be an integer, got 2.0"``.
+
+    >>> require_integer(3, "retry")
+    3
+    >>> require_integer(0, "block", minimum=1)
+    Traceback (most recent call last):
+    ...
+    exactnorm.errors.InputError: block must be positive, got 0
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{parameter} must be an integer, got {value!r}", parameter=parameter)
+    if value < minimum:
+        bound = {0: "non-negative", 1: "positive"}.get(minimum, f"at least {minimum}")
+        raise InputError(f"{parameter} must be {bound}, got {value!r}", parameter=parameter)
+    return value

@@ -57,7 +57,7 @@ def test_hierarchy():
     assert set(errors.__all__) == {"ExactnormError", "InputError", "NumberFormatError",
                                    "ShapeError", "LimitExceededError", "SingularSystemError",
                                    "InvalidCertificateError", "InvariantError",
-                                   "PadicUnavailable"}
+                                   "PadicUnavailable", "require_integer"}
     assert InvariantError("x").exit_code == 3
     assert issubclass(PadicUnavailable, ExactnormError)
 
@@ -314,3 +314,19 @@ def test_invariant_failures_are_not_assertions(monkeypatch):
         realizability.decide_realizable(fmpz_mat([[1, 0]]), fmpz_mat([[1], [0]]),
                                         fmpq_mat([[0, 0], [0, 1]]))
     assert info.value.exit_code == 3
+
+
+@pytest.mark.parametrize("value, minimum, message", [
+    (True, 0, "retry must be an integer, got True"),
+    (2.0, 0, "retry must be an integer, got 2.0"),
+    (-1, 0, "retry must be non-negative, got -1"),
+    (0, 1, "retry must be positive, got 0"),
+    (2, 3, "retry must be at least 3, got 2"),
+])
+def test_require_integer_wording(value, minimum, message):
+    from exactnorm.errors import require_integer
+
+    with pytest.raises(InputError) as info:
+        require_integer(value, "retry", minimum=minimum)
+    assert str(info.value) == message and info.value.parameter == "retry"
+    assert require_integer(minimum, "retry", minimum=minimum) == minimum

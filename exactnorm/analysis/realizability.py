@@ -27,7 +27,13 @@ from typing import Any
 from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.constructions.theorem1 import draw_pair
-from exactnorm.errors import InputError, InvariantError, LimitExceededError, ShapeError
+from exactnorm.errors import (
+    InputError,
+    InvariantError,
+    LimitExceededError,
+    ShapeError,
+    require_integer,
+)
 from exactnorm.exact.linalg import FlintMatrix, diag, exact_rank, khatri_rao, to_fmpq_mat, vec
 from exactnorm.exact.sampling import (
     DEFAULT_DISTRIBUTION,
@@ -163,14 +169,6 @@ class RealizabilityStudy:
     profile: tuple[tuple[int, int, bool], ...]
 
 
-def _positive(value: Any, parameter: str, *, zero: bool = False) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < (0 if zero else 1):
-        kind = "non-negative" if zero else "positive"
-        raise InputError(f"{parameter} must be a {kind} integer, got {value!r}",
-                         parameter=parameter)
-    return value
-
-
 def realizability_study(W: FlintMatrix | Sequence[Any] | None, *, width: int, seed: int = 0,
                         distribution: str = DEFAULT_DISTRIBUTION, d_in: int | None = None,
                         d_out: int | None = None, w: str = "random") -> RealizabilityStudy:
@@ -221,8 +219,8 @@ def realizability_study(W: FlintMatrix | Sequence[Any] | None, *, width: int, se
     >>> s.decision.dimension, [rank for _, rank, _ in s.profile]
     (3, [1, 2, 3, 4])
     """
-    _positive(width, "width")
-    _positive(seed, "seed", zero=True)
+    require_integer(width, "width", minimum=1)
+    require_integer(seed, "seed")
     if w not in ("random", "reachable"):
         raise InputError(f"w must be 'random' or 'reachable', got {w!r}", parameter="w")
     if W is not None:
@@ -234,8 +232,8 @@ def realizability_study(W: FlintMatrix | Sequence[Any] | None, *, width: int, se
         d_in, d_out = Wm.ncols(), Wm.nrows()
     if d_in is None or d_out is None:
         raise InputError("d_in and d_out are required when W is drawn", parameter="d_in")
-    _positive(d_in, "d_in")
-    _positive(d_out, "d_out")
+    require_integer(d_in, "d_in", minimum=1)
+    require_integer(d_out, "d_out", minimum=1)
     n = d_in * d_out
     if n > MAX_PRODUCT or width > MAX_PRODUCT:
         raise LimitExceededError(f"d_in·d_out and width are limited to {MAX_PRODUCT}",

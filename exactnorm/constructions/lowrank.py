@@ -39,9 +39,14 @@ from typing import Any
 
 from flint import fmpq, fmpq_mat, fmpz_mat
 
-from exactnorm.constructions.common import Construction, LayerReport, provenance
+from exactnorm.constructions.common import (
+    Construction,
+    LayerReport,
+    cancelling_bias,
+    provenance,
+)
 from exactnorm.constructions.theorem1 import ProgressHook, realize_layer_theorem1
-from exactnorm.errors import InputError, ShapeError
+from exactnorm.errors import InputError, ShapeError, require_integer
 from exactnorm.exact.linalg import exact_rank, to_fmpq_mat
 from exactnorm.exact.rationals import parse_number, strict_json_loads
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
@@ -177,11 +182,9 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
     dist = parse_distribution(distribution)
     if factors is not None and len(factors) != target.depth:
         raise InputError(f"{len(factors)} factorizations for {target.depth} target layers")
-    if rank is not None and (isinstance(rank, bool) or not isinstance(rank, int) or rank < 1):
-        raise InputError(f"rank must be a positive integer, got {rank!r}", parameter="rank")
-    if isinstance(retry, bool) or not isinstance(retry, int) or retry < 0:
-        raise InputError(f"retry must be a non-negative integer, got {retry!r}",
-                         parameter="retry")
+    if rank is not None:
+        require_integer(rank, "rank", minimum=1)
+    require_integer(retry, "retry")
     boxes = target.interval_boxes()
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []
@@ -203,8 +206,7 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
         pmin, pmax = affine_interval(P, zero, lo, hi)
         shift = tuple(-x for x in pmin)  # z = P a + shift ≥ 0 on the box, exact minimum 0
         z_box = (tuple(fmpq(0) for _ in range(r)), tuple(x - y for x, y in zip(pmax, pmin)))
-        Ut = U * fmpq_mat([[x] for x in shift])
-        bias_u = tuple(tl.bias[k] - Ut[k, 0] for k in range(U.nrows()))
+        bias_u = cancelling_bias(U, shift, tl.bias)
         first, rep1 = realize_layer_theorem1(
             P, shift, "relu", (lo, hi), seed=seed, layer=lowrank_key(i, 1),
             input_node=len(layers), distribution=dist, retry=retry, shift_mode=shift_mode)

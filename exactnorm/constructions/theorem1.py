@@ -39,7 +39,7 @@ from exactnorm.constructions.common import (
     provenance,
     scaled_activating_shift,
 )
-from exactnorm.errors import InputError, PadicUnavailable, SingularSystemError
+from exactnorm.errors import InputError, PadicUnavailable, SingularSystemError, require_integer
 from exactnorm.exact.linalg import (
     FlintMatrix,
     clear_denominators,
@@ -251,10 +251,8 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
         When a layer's Khatri–Rao system stays singular after ``retry`` redraws.
     """
     dist = parse_distribution(distribution)
-    if retry < 0:
-        raise InputError(f"retry must be non-negative, got {retry!r}", parameter="retry")
-    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
-        raise InputError(f"jobs must be a positive integer, got {jobs!r}", parameter="jobs")
+    require_integer(retry, "retry")
+    require_integer(jobs, "jobs", minimum=1)
     boxes = target.interval_boxes()
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []

@@ -47,9 +47,15 @@ from typing import Any
 
 from flint import fmpq, fmpq_mat, fmpz_mat
 
-from exactnorm.constructions.common import Construction, LayerReport, provenance
+from exactnorm.constructions.common import (
+    Construction,
+    LayerReport,
+    activating_shift,
+    cancelling_bias,
+    provenance,
+)
 from exactnorm.constructions.theorem1 import ProgressHook, realize_layer_theorem1
-from exactnorm.errors import InputError, SingularSystemError
+from exactnorm.errors import InputError, SingularSystemError, require_integer
 from exactnorm.exact.linalg import FlintMatrix, exact_rank, max_bits, solve_exact
 from exactnorm.exact.sampling import (
     DEFAULT_DISTRIBUTION,
@@ -58,7 +64,7 @@ from exactnorm.exact.sampling import (
     parse_distribution,
     sample_matrix,
 )
-from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork, affine_interval
+from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork
 
 __all__ = ["input_blocks", "certify_tradeoff", "tradeoff_key", "ROUTINGS"]
 
@@ -129,15 +135,11 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
     Construction
     """
     dist = parse_distribution(distribution)
-    if isinstance(block, bool) or not isinstance(block, int) or block < 1:
-        raise InputError(f"block must be a positive integer, got {block!r}",
-                         parameter="block")
+    require_integer(block, "block", minimum=1)
     if routing not in ROUTINGS:
         raise InputError(f"routing must be one of {', '.join(ROUTINGS)}, got {routing!r}",
                          parameter="routing")
-    if isinstance(retry, bool) or not isinstance(retry, int) or retry < 0:
-        raise InputError(f"retry must be a non-negative integer, got {retry!r}",
-                         parameter="retry")
+    require_integer(retry, "retry")
     boxes = target.interval_boxes()
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []
@@ -167,8 +169,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         for t, S in enumerate(blocks, 1):
             Wt = fmpq_mat([[W_prime[r, c] for c in S] for r in range(d_out)])
             box_S = (tuple(lo[c] for c in S), tuple(hi[c] for c in S))
-            mins, _ = affine_interval(Wt, [fmpq(0)] * d_out, *box_S)
-            c_t = tuple(-m for m in mins)
+            c_t = activating_shift(Wt, *box_S)
             if routing == "selection":
                 zeros = tuple(fmpq(0) for _ in S)
                 routing_V = sample_matrix(layer_rng(seed, tradeoff_key(i, t), 2**20), len(S),
@@ -196,8 +197,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
             accumulator = len(layers)
             shifts_total = [s + c for s, c in zip(shifts_total, c_t)]
             sub_reports.append(rep)
-        Vc = V_F * fmpq_mat([[s] for s in shifts_total])
-        beta_F = tuple(tl.bias[r] - Vc[r, 0] for r in range(d_out))
+        beta_F = cancelling_bias(V_F, shifts_total, tl.bias)
         ones = tuple(fmpq(1) for _ in range(d_out))
         layers.append(FrozenLayer(accumulator, V_F, ones, beta_F, tl.activation))
         checkpoints.append(len(layers))
