@@ -106,3 +106,22 @@ def test_t7_is_byte_identical_whatever_the_thread_settings(sizes):
     assert outputs[None], "T7 produced no output"
     assert outputs["1"] == outputs[None]
     assert outputs["2"] == outputs[None]
+
+
+def test_t4_reference_scalings_are_exact_fractions_not_libm_floats():
+    """math.log/sqrt may differ in the last bit between C libraries; decimal's are correctly
+    rounded. The references must be exact fractions agreeing with ln/√ to far beyond float64."""
+    from exactnorm.analysis.sweeps import Cell, estimate_thresholds
+
+    (th,) = estimate_thresholds([Cell(0, 16, "1", "1", "both", "", 256, 256, draws=1,
+                                      invertible=1)])
+    sq, lg, lg2 = th.references
+    assert all(isinstance(v, Fraction) for v in (sq, lg, lg2))
+    # ln 16 / 16 = ln 2 / 4; ln 2 to 40 digits is a known constant (independent of this code)
+    ln2 = Fraction("0.6931471805599453094172321214581765680755")
+    assert abs(lg - ln2 / 4) < Fraction(1, 10**38)
+    assert abs(sq * sq - lg) < Fraction(1, 10**38)
+    assert lg2 == 2 * lg
+    c = th.cell
+    assert c is not None and isinstance(c.reference_nnz, Fraction)
+    assert c.reference_nnz == 16 ** 2 * 4  # √16 = 4 exactly
