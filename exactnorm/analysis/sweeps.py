@@ -26,6 +26,7 @@ those tasks.
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import os
@@ -410,9 +411,9 @@ class Cell:
         return Fraction(self.nnz, self.draws)
 
     @property
-    def reference_nnz(self) -> float:
-        """``d²√d``, the sparsity scale the nonzero counts are compared with."""
-        return self.d ** 2.5
+    def reference_nnz(self) -> Fraction:
+        """``d²√d`` (40 correct digits), the sparsity scale the nonzero counts are compared with."""
+        return self.d ** 2 * _sqrt(Fraction(self.d))
 
     @property
     def sort_key(self) -> tuple[Any, ...]:
@@ -446,10 +447,10 @@ class Threshold:
     below: Cell | None
 
     @property
-    def references(self) -> tuple[float, float, float]:
-        """``(√(log d/d), log d/d, 2 log d/d)``, natural logarithm."""
-        r = math.log(self.d) / self.d
-        return math.sqrt(r), r, 2 * r
+    def references(self) -> tuple[Fraction, Fraction, Fraction]:
+        """``(√(log d/d), log d/d, 2 log d/d)``, natural logarithm, 40 correct digits."""
+        r = _ln(self.d) / self.d
+        return _sqrt(r), r, 2 * r
 
 
 def estimate_thresholds(cells: Sequence[Cell]) -> list[Threshold]:
@@ -472,6 +473,22 @@ def estimate_thresholds(cells: Sequence[Cell]) -> list[Threshold]:
                 break
         out.append(Threshold(d, factor, cs[0].m, star.p if star else None, star, below))
     return out
+
+
+#: decimal's ln and sqrt are correctly rounded (unlike the platform's libm behind math.log), so
+#: the reference columns of T4 are the same on every machine
+_DECIMAL = decimal.Context(prec=40)
+
+
+def _ln(x: int) -> Fraction:
+    """``ln x`` correctly rounded to 40 significant digits, as an exact fraction."""
+    return Fraction(_DECIMAL.ln(decimal.Decimal(x)))
+
+
+def _sqrt(x: Fraction) -> Fraction:
+    """``√x`` correctly rounded to 40 significant digits, as an exact fraction."""
+    return Fraction(_DECIMAL.sqrt(_DECIMAL.divide(decimal.Decimal(x.numerator),
+                                                  decimal.Decimal(x.denominator))))
 
 
 def _dec(q: Fraction | float, places: int) -> str:
@@ -502,7 +519,7 @@ def cells_table(cells: Sequence[Cell], command: str) -> Any:
                _dec(c.fraction, 4), c.dead_failures, c.deficiency_failures,
                _dec(Fraction(c.dead_neurons, c.draws), 3), _dec(c.expected_nnz, 1),
                _dec(c.mean_nnz, 1), _dec(c.reference_nnz, 1),
-               _dec(c.mean_nnz / Fraction(c.reference_nnz), 3)]
+               _dec(c.mean_nnz / c.reference_nnz, 3)]
         if with_values:
             size = parse_distribution(c.values).support_size if c.values else None
             bound = schwartz_zippel_bound(c.n, size) if size else None
@@ -528,10 +545,10 @@ def thresholds_table(cells: Sequence[Cell], command: str, key: str = "sweep",
             (f"{b.p}: {_dec(b.fraction, 3)} ({b.dead_failures} dead, "
              f"{b.deficiency_failures} deficient)") if b else "-",
             _dec(sq, 3), _dec(lg, 3), _dec(lg2, 3),
-            _dec(float(Fraction(th.p_star)) * th.d / math.log(th.d), 2)
+            _dec(Fraction(th.p_star) * th.d / _ln(th.d), 2)
             if th.p_star and th.d > 1 else "-",
             _dec(c.mean_nnz, 1) if c else "-",
-            _dec(c.mean_nnz / Fraction(c.reference_nnz), 3) if c else "-",
+            _dec(c.mean_nnz / c.reference_nnz, 3) if c else "-",
         ])
     return ProofTable(
         key=key, slug=slug, title="Sparse Theorem 1: threshold p*(d) for generic invertibility",
@@ -564,7 +581,7 @@ def plot_transitions(cells: Sequence[Cell], path: str | os.PathLike[str]) -> Non
                 ax.plot([float(Fraction(c.p)) for c in cs], [float(c.fraction) for c in cs],
                         marker="o", markersize=3, color=color, label=f"d = {d}")
                 if d > 1:
-                    ax.axvline(2 * math.log(d) / d, color=color, linestyle=":", linewidth=0.8)
+                    ax.axvline(float(2 * _ln(d) / d), color=color, linestyle=":", linewidth=0.8)
             ax.axhline(float(THRESHOLD_RATE), color="0.5", linestyle="--", linewidth=0.8)
             ax.set_title(f"width factor {f} (m = {f}·d²)")
             ax.set_xlabel("keep probability p")
