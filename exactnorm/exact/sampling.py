@@ -40,7 +40,7 @@ __all__ = [
     "bernoulli_mask",
 ]
 
-DEFAULT_DISTRIBUTION = "int:8"
+DEFAULT_DISTRIBUTION = "nonzero:8"
 #: ``gauss:b`` is exact for ``b ≤ 52``: ``|z|·2^52 < 2^63`` for every float64 normal draw
 #: ``z`` (|z| < 2^10), and the Irwin–Hall sum of the certificate generator stays below 2^56;
 #: beyond it int64 would wrap, so larger ``b`` is refused, never wrapped
