@@ -9,6 +9,7 @@ from typing import Any
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from exactnorm.certificate import DEFAULT_FROZEN_WEIGHTS, DEFAULT_VERSION, FROZEN_WEIGHTS
 from exactnorm.commands._common import (
     add_target_options,
     console,
@@ -17,7 +18,6 @@ from exactnorm.commands._common import (
     progress_enabled,
     verdict_line,
 )
-from exactnorm.certificate import DEFAULT_FROZEN_WEIGHTS, DEFAULT_VERSION, FROZEN_WEIGHTS
 from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError, InvalidCertificateError, SingularSystemError
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION
