@@ -9,6 +9,7 @@ from typing import Any
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from exactnorm.certificate import DEFAULT_FROZEN_WEIGHTS, DEFAULT_VERSION, FROZEN_WEIGHTS
 from exactnorm.commands._common import (
     add_target_options,
     console,
@@ -17,6 +18,7 @@ from exactnorm.commands._common import (
     progress_enabled,
     verdict_line,
 )
+from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError, InvalidCertificateError, SingularSystemError
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION
 
@@ -41,18 +43,25 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "or by block-masked frozen weights (depth 2T+1)")
     p.add_argument("--rank", type=int, default=None, metavar="R",
                    help="lowrank: promised bound on every layer's rank (error if exceeded)")
-    p.add_argument("--retry", type=int, default=0,
-                   help="redraw a singular layer up to N times (recorded in the certificate)")
+    p.add_argument("--retry", type=int, default=DEFAULT_RETRY,
+                   help=f"redraw a singular layer up to N times, each recorded in the certificate "
+                        f"(default {DEFAULT_RETRY}; 0: a singular draw is an error)")
     p.add_argument("--shift-mode", choices=["neuron", "layer"], default="neuron",
                    help="per-neuron smallest shifts (default) or one shift per layer")
-    p.add_argument("--sparsity", type=float, default=None, metavar="P",
-                   help="keep probability of Bernoulli masks on the frozen weights")
+    p.add_argument("--sparsity", default=None, metavar="P",
+                   help="exact keep probability of Bernoulli masks on the frozen weights "
+                        "(0.7 or 7/10)")
     p.add_argument("--mask-side", choices=["input", "output", "both"], default="both")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="processes: target layers are solved in parallel; a single layer splits "
                         "its p-adic lifting over 2 (result identical for every N; default 1)")
     p.add_argument("--solver", choices=["auto", "padic", "flint"], default="auto",
                    help="exact solver of the Khatri–Rao systems (same result; default auto)")
+    p.add_argument("--frozen-weights", choices=list(FROZEN_WEIGHTS), default=None,
+                   help="write certificate version 2, frozen random matrices by reference (draw "
+                        "records the checker regenerates) or explicit with their records "
+                        f"(default: version {DEFAULT_VERSION}"
+                        + (f", {DEFAULT_FROZEN_WEIGHTS})" if DEFAULT_VERSION == 2 else ")"))
     p.add_argument("--out", default="certificate.json",
                    help="certificate path; .json.gz compresses (default certificate.json)")
     p.add_argument("--no-check", action="store_true",
@@ -137,7 +146,10 @@ def run(args: argparse.Namespace) -> int:
         except SingularSystemError as exc:
             kernel = "" if exc.kernel is None else f"; kernel vector has {len(exc.kernel)} entries"
             raise InputError(f"{exc}{kernel}") from None
-    doc = certificate_document(c)
+    if args.frozen_weights is None:
+        doc = certificate_document(c)
+    else:
+        doc = certificate_document(c, version=2, frozen_weights=args.frozen_weights)
     size = save_certificate(doc, args.out)
     seconds = time.perf_counter() - t0
     console.print(summary_table(c, seconds))

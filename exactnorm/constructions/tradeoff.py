@@ -48,6 +48,7 @@ from typing import Any
 from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.constructions.common import (
+    DEFAULT_RETRY,
     Construction,
     LayerReport,
     activating_shift,
@@ -56,25 +57,16 @@ from exactnorm.constructions.common import (
 )
 from exactnorm.constructions.theorem1 import ProgressHook, realize_layer_theorem1
 from exactnorm.errors import InputError, SingularSystemError, require_integer
+from exactnorm.exact.generator import draw
 from exactnorm.exact.linalg import FlintMatrix, exact_rank, max_bits, solve_exact
-from exactnorm.exact.sampling import (
-    DEFAULT_DISTRIBUTION,
-    Distribution,
-    layer_rng,
-    parse_distribution,
-    sample_matrix,
-)
+from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
+from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork
 
-__all__ = ["input_blocks", "certify_tradeoff", "tradeoff_key", "ROUTINGS"]
+__all__ = ["input_blocks", "certify_tradeoff", "ROUTINGS"]
 
 #: how a block's Khatri–Rao pair is made to see only its block of inputs (see module doc)
 ROUTINGS = ("selection", "mask")
-
-
-def tradeoff_key(layer: int, block: int) -> int:
-    """Spawn key of block ``block`` (from 1) of target layer ``layer``; block 999 is ``V_F``."""
-    return 1000 * layer + block
 
 
 def input_blocks(d_in: int, k: int) -> list[list[int]]:
@@ -92,20 +84,14 @@ def _selection(rows: list[int], d: int) -> fmpz_mat:
     return fmpz_mat([[1 if c == r else 0 for c in range(d)] for r in rows])
 
 
-def _embed_columns(V: FlintMatrix, columns: list[int], d: int) -> FlintMatrix:
-    """``V`` (n × |columns|) placed on ``columns`` of an n × d matrix that is zero elsewhere."""
-    where = {c: j for j, c in enumerate(columns)}
-    rows = [[V[r, where[c]] if c in where else 0 for c in range(d)] for r in range(V.nrows())]
-    return type(V)(rows) if rows else type(V)(0, d)
-
-
 def _final_matrix(seed: int, layer: int, d_out: int, dist: Distribution,
-                  retry: int) -> tuple[FlintMatrix, int]:
-    key = tradeoff_key(layer, 999)
+                  retry: int) -> tuple[FlintMatrix, dict[str, Any], int]:
+    """``V_F`` of target layer ``layer``, its draw record and the attempt that was invertible."""
     for attempt in range(retry + 1):
-        V = sample_matrix(layer_rng(seed, key, attempt), d_out, d_out, dist)
+        stream = StreamKey(layer, WHOLE_LAYER, Part.FINAL, attempt)
+        V, record = draw(seed, stream.key, d_out, d_out, dist)
         if exact_rank(V) == d_out:
-            return V, attempt
+            return V, record, attempt
     rank = exact_rank(V)
     raise SingularSystemError(f"final frozen matrix of target layer {layer} is singular: exact "
                               f"rank {rank} < {d_out} after {retry + 1} draw(s)",
@@ -113,8 +99,9 @@ def _final_matrix(seed: int, layer: int, d_out: int, dist: Distribution,
 
 
 def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
-                     distribution: str | Distribution = DEFAULT_DISTRIBUTION, retry: int = 0,
-                     shift_mode: str = "neuron", routing: str = "selection",
+                     distribution: str | Distribution = DEFAULT_DISTRIBUTION,
+                     retry: int = DEFAULT_RETRY, shift_mode: str = "neuron",
+                     routing: str = "selection",
                      progress: ProgressHook | None = None) -> Construction:
     """Realize ``target`` with blocks of ``block`` inputs per Khatri–Rao system (see module doc).
 
@@ -125,7 +112,8 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         Block size ``k``; ``k ≥ d_in`` gives Theorem 1 for that layer.
     seed, distribution, retry, shift_mode
         As in :func:`~exactnorm.constructions.theorem1.certify_theorem1`; block ``t`` of target
-        layer ``i`` draws from spawn key :func:`tradeoff_key` ``(i, t)``.
+        layer ``i`` draws from :class:`~exactnorm.exact.streams.StreamKey` ``(i, t, part,
+        attempt)`` (``t`` from 1; ``V_F`` is block 0, part ``FINAL``).
     routing : {"selection", "mask"}
         How a block's pair sees only its inputs: a routing layer with a declared ``selection``
         skip (depth ``3T + 1``), or a block-masked frozen ``V`` (depth ``2T + 1``).
@@ -152,7 +140,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         blocks = input_blocks(d_in, block)
         if len(blocks) == 1:
             pair, rep = realize_layer_theorem1(
-                tl.weight, tl.bias, tl.activation, (lo, hi), seed=seed, layer=tradeoff_key(i, 1),
+                tl.weight, tl.bias, tl.activation, (lo, hi), seed=seed, layer=i, block=1,
                 input_node=start, distribution=dist, retry=retry, shift_mode=shift_mode)
             layers.extend(pair)
             checkpoints.append(len(layers))
@@ -160,7 +148,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
             if progress is not None:
                 progress(i, target.depth)
             continue
-        V_F, final_attempt = _final_matrix(seed, i, d_out, dist, retry)
+        V_F, final_record, final_attempt = _final_matrix(seed, i, d_out, dist, retry)
         W_prime = solve_exact(V_F, tl.weight)  # V_F⁻¹ W, exact
         shifts_total = [fmpq(0)] * d_out
         accumulator: int | None = None
@@ -172,21 +160,23 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
             c_t = activating_shift(Wt, *box_S)
             if routing == "selection":
                 zeros = tuple(fmpq(0) for _ in S)
-                routing_V = sample_matrix(layer_rng(seed, tradeoff_key(i, t), 2**20), len(S),
-                                          d_in, dist)
+                routing_V, routing_record = draw(seed, StreamKey(i, t, Part.ROUTING).key,
+                                                 len(S), d_in, dist)
                 layers.append(FrozenLayer(start, routing_V, zeros, zeros, "relu",
-                                          (Skip(start, _selection(S, d_in), "selection"),)))
+                                          (Skip(start, _selection(S, d_in), "selection"),),
+                                          record=routing_record))
                 pair_input = len(layers)  # the routing node equals a_{S_t}
             else:
                 pair_input = start
             pair, rep = realize_layer_theorem1(
-                Wt, c_t, "relu", box_S, seed=seed, layer=tradeoff_key(i, t),
-                input_node=pair_input, distribution=dist, retry=retry, shift_mode=shift_mode)
+                Wt, c_t, "relu", box_S, seed=seed, layer=i, block=t,
+                input_node=pair_input, distribution=dist, retry=retry, shift_mode=shift_mode,
+                columns=(d_in, S) if routing == "mask" else None)
             hidden, out = pair
             if routing == "mask":
-                # the drawn V (m × |S_t|) sits on the columns S_t; the rest are structural zeros,
-                # which add nothing to the pre-activation, so γ and the shift are unchanged
-                hidden = dataclasses.replace(hidden, weight=_embed_columns(hidden.weight, S, d_in))
+                # the hidden V is an m × d_in draw whose columns outside S_t are structural zeros
+                # (declared in its record); they add nothing to the pre-activation, so γ and the
+                # shift are those of the m × |S_t| system
                 structural_zeros += hidden.width * (d_in - len(S))
             out = dataclasses.replace(out, input=len(layers) + 1)
             if accumulator is not None:
@@ -199,7 +189,8 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
             sub_reports.append(rep)
         beta_F = cancelling_bias(V_F, shifts_total, tl.bias)
         ones = tuple(fmpq(1) for _ in range(d_out))
-        layers.append(FrozenLayer(accumulator, V_F, ones, beta_F, tl.activation))
+        layers.append(FrozenLayer(accumulator, V_F, ones, beta_F, tl.activation,
+                                  record=final_record))
         checkpoints.append(len(layers))
         widths = tuple(layer.width for layer in layers[start:])
         reports.append(LayerReport(
@@ -219,8 +210,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
             progress(i, target.depth)
     network = FrozenNetwork(target.widths[0], tuple(layers), tuple(checkpoints))
     extra: dict[str, Any] = {"block": block, "routing": routing, "shift_mode": shift_mode,
-                             "retry": retry,
-                             "spawn_keys": "1000*layer + block; 1000*layer + 999 for V_F"}
+                             "retry": retry}
     return Construction(
         name="tradeoff", target=target, network=network, reports=reports,
         provenance=provenance("tradeoff", seed, dist.spec, **extra),
