@@ -182,7 +182,8 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
             if routing == "mask":
                 # the drawn V (m × |S_t|) sits on the columns S_t; the rest are structural zeros,
                 # which add nothing to the pre-activation, so γ and the shift are unchanged
-                hidden = dataclasses.replace(hidden, weight=_embed_columns(hidden.weight, S, d_in))
+                hidden = dataclasses.replace(hidden, weight=_embed_columns(hidden.weight, S, d_in),
+                                             drawn_columns=tuple(S))
                 structural_zeros += hidden.width * (d_in - len(S))
             out = dataclasses.replace(out, input=len(layers) + 1)
             if accumulator is not None:
@@ -208,6 +209,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                           max_bits(fmpq_mat([list(beta_F)]))),
             attempts=sum(r.attempts for r in sub_reports) + final_attempt + 1,
             seconds=time.perf_counter() - t0,
+            system_ranks=tuple(p for r in sub_reports for p in r.per_system),
             witness={"layer": i, "block": block, "routing": routing,
                      "blocks": [list(S) for S in blocks], "structural_zeros": structural_zeros,
                      "final_matrix_rank": d_out, "final_attempt": final_attempt,
