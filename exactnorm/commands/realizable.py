@@ -5,7 +5,8 @@ With width ``m`` below ``d_in·d_out`` the map ``γ ↦ V_out diag(γ) V_in`` is
 form a linear subspace of dimension ``rank K``. The frozen pair is drawn exactly as Theorem 1
 draws layer 1 (``draw_pair(seed, 1, 0, …)``). ``W`` is the first layer of ``--target``, or a
 seeded ``int:8`` matrix (``layer_rng(seed, 0)``), or with ``--w reachable`` the reachable
-``V_out diag(γ) V_in`` for a seeded γ. Exit 0 with the decision printed either way; 2 on bad input.
+``V_out diag(γ) V_in`` for a seeded γ. The decision is printed either way; the exit code carries
+it for scripts: 0 reachable, 1 not reachable, 2 bad input.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ MAX_PRODUCT = 1024
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("realizable",
-                       help="decide exactly whether a target W is reachable at width m")
+                       help="decide exactly whether a target W is reachable at width m "
+                            "(exit 0 reachable, 1 not reachable, 2 input error)")
     p.add_argument("--d-in", type=int, default=None, help="input width (default: from --target)")
     p.add_argument("--d-out", type=int, default=None, help="output width (default: from --target)")
     p.add_argument("--width", type=int, required=True, metavar="M", help="frozen width m")
@@ -104,4 +106,4 @@ def run(args: argparse.Namespace) -> int:
         rm = decide_realizable(Vi, Vo, W) if m != args.width else r
         t.add_row(str(m), str(rm.rank_K), str(min(m, n)), "yes" if rm.reachable else "no")
     console.print(t)
-    return 0
+    return 0 if r.reachable else 1
