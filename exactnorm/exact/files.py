@@ -8,6 +8,7 @@ leaves a half-written certificate, table or export behind.
 from __future__ import annotations
 
 import contextlib
+import io
 import math
 import os
 import tempfile
@@ -28,7 +29,7 @@ from exactnorm.errors import (
 )
 
 __all__ = ["atomic_write_bytes", "read_npz_archive", "npz_header", "npz_array", "npz_strings",
-           "npz_box"]
+           "npz_box", "npz_bytes", "ZIP_EPOCH"]
 
 T = TypeVar("T")
 
@@ -150,6 +151,47 @@ def read_npz_archive(path: Path, reader: Callable[[Any], T]) -> T:
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
         raise InputError(f"cannot read {path} as .npz: {type(exc).__name__}: "
                          f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+
+
+#: the earliest time a zip entry can carry; any fixed value makes archives byte-reproducible
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """An uncompressed ``.npz`` (what ``numpy.savez`` writes) with fixed metadata.
+
+    ``numpy.savez`` stamps every member with the current local time and the host's "made by"
+    system, so two exports of the same certificate differ. Here each member is written with
+    :data:`ZIP_EPOCH`, Unix as creating system, fixed permissions and in the order given, so the
+    bytes depend on the arrays only. ``numpy.load`` reads the result like any ``.npz``.
+
+    Parameters
+    ----------
+    arrays : dict of str to numpy.ndarray
+        Member names (without ``.npy``) and arrays; object arrays are refused.
+
+    Returns
+    -------
+    bytes
+
+    >>> import io
+    >>> a = {"x": np.arange(3)}
+    >>> npz_bytes(a) == npz_bytes(a)
+    True
+    >>> np.load(io.BytesIO(npz_bytes(a)))["x"].tolist()
+    [0, 1, 2]
+    """
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
+        for name, array in arrays.items():
+            member = io.BytesIO()
+            np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=ZIP_EPOCH)
+            info.create_system = 3
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_STORED
+            zf.writestr(info, member.getvalue())
+    return buf.getvalue()
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], produce: Callable[[Any], None]) -> None:
