@@ -1,7 +1,8 @@
 """Command line ``exactnorm``: argument parsing, progress, exit codes. No mathematics here.
 
-Exit codes: 0 success / valid certificate, 1 invalid certificate (or a failed comparison),
-2 usage or input error, 130 interrupted. Errors are one line on stderr; ``--debug`` shows the
+Exit codes: 0 success / valid certificate, 1 invalid certificate (or a failed comparison, or
+``realizable``: the target is not reachable), 2 usage or input error, 3 internal error, 130
+interrupted. Errors are one line on stderr; ``--debug`` shows the
 traceback.
 
 Each subcommand lives in ``exactnorm.commands.<name>`` and provides ``register(subparsers)``,

@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import exactnorm.commands.check as check_command
@@ -330,3 +331,60 @@ def test_require_integer_wording(value, minimum, message):
         require_integer(value, "retry", minimum=minimum)
     assert str(info.value) == message and info.value.parameter == "retry"
     assert require_integer(minimum, "retry", minimum=minimum) == minimum
+
+
+# ----------------------------------------------------------------------------- npz shapes
+
+_GOOD_W, _GOOD_B = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]]), np.array([0.5, -1.0])
+_NPZ_SHAPE_CASES = {
+    "zero rows": ({"W": np.zeros((0, 3)), "b": np.zeros(0)}, "W"),
+    "zero columns": ({"W": np.zeros((2, 0)), "b": np.zeros(2)}, "W"),
+    "0-d weight": ({"W": np.array(1.0), "b": np.zeros(1)}, "W"),
+    "zero-length bias": ({"W": _GOOD_W, "b": np.zeros(0)}, "b"),
+    "0-d bias": ({"W": _GOOD_W[:1], "b": np.array(1.0)}, "b"),
+    "2-D bias": ({"W": _GOOD_W, "b": _GOOD_B.reshape(1, 2)}, "b"),
+    "empty activations": ({"W": _GOOD_W, "b": _GOOD_B,
+                           "activations": np.array([], dtype=str)}, "activations"),
+    "0-d activations": ({"W": _GOOD_W, "b": _GOOD_B,
+                         "activations": np.array("relu")}, "activations"),
+    "empty box": ({"W": _GOOD_W, "b": _GOOD_B, "lower": np.zeros(0),
+                   "upper": np.zeros(0)}, "lower"),
+    "0-d box": ({"W": _GOOD_W, "b": _GOOD_B, "lower": np.array(0.0),
+                 "upper": np.array(1.0)}, "lower"),
+}
+
+
+def _npz_names(layout: str, key: str) -> str:
+    if layout == "W1, b1":
+        return {"W": "W1", "b": "b1"}.get(key, key)
+    return {"W": "0.weight", "b": "0.bias"}.get(key, key)
+
+
+@pytest.mark.parametrize("layout", ["W1, b1", "state dict"])
+@pytest.mark.parametrize("case", sorted(_NPZ_SHAPE_CASES))
+def test_npz_target_with_empty_or_0d_arrays_is_a_clear_input_error(case, layout, tmp_path,
+                                                                   capsys):
+    """Regression: a ``W1`` with zero rows was ``internal error: IndexError``, exit 3. Both
+    ``.npz`` readers share one validation, so every case is exit 2 naming the array."""
+    arrays, bad = _NPZ_SHAPE_CASES[case]
+    path = tmp_path / "t.npz"
+    np.savez(path, **{_npz_names(layout, k): v for k, v in arrays.items()})
+    out = tmp_path / "c.json"
+    code, _, err = run_cli(["certify", "--target", str(path), "--box", "-1:1", "--out",
+                            str(out)], capsys)
+    line = one_line(err)
+    assert code == 2, line
+    assert "internal error" not in line and _npz_names(layout, bad) in line, line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("layout", ["W1, b1", "state dict"])
+def test_npz_target_with_good_shapes_still_loads(layout, tmp_path, capsys):
+    """The same arrays with proper shapes certify: the refusals above are about the shapes."""
+    path = tmp_path / "t.npz"
+    np.savez(path, **{_npz_names(layout, "W"): _GOOD_W, _npz_names(layout, "b"): _GOOD_B,
+                      "activations": np.array(["identity"]), "lower": -np.ones(3),
+                      "upper": np.ones(3)})
+    code, _, err = run_cli(["certify", "--target", str(path), "--out",
+                            str(tmp_path / "c.json")], capsys)
+    assert code == 0, err

@@ -125,3 +125,38 @@ def test_t4_reference_scalings_are_exact_fractions_not_libm_floats():
     c = th.cell
     assert c is not None and isinstance(c.reference_nnz, Fraction)
     assert c.reference_nnz == 16 ** 2 * 4  # √16 = 4 exactly
+
+
+def test_default_hypothesis_profile_is_derandomized():
+    """README's test command sets no HYPOTHESIS_PROFILE (and no CI): it must run the same examples
+    everywhere. Random exploration is opt-in through ``dev`` and ``thorough``."""
+    from hypothesis import settings
+
+    from tests.conftest import profile_name
+
+    for environ in ({}, {"CI": ""}, {"HYPOTHESIS_PROFILE": ""}):
+        default = settings.get_profile(profile_name(environ))
+        assert default.derandomize and default.database is None
+    for opt_in in ("dev", "thorough"):
+        assert profile_name({"HYPOTHESIS_PROFILE": opt_in}) == opt_in
+        assert not settings.get_profile(opt_in).derandomize
+
+
+def test_profile_probe():
+    """Run by the next test in a fresh pytest process; skipped in ordinary runs."""
+    if not os.environ.get("EXACTNORM_PROFILE_PROBE"):
+        pytest.skip("probe for test_default_pytest_run_loads_the_derandomized_profile")
+    from hypothesis import settings
+
+    assert settings.default.derandomize and settings.default.database is None
+
+
+def test_default_pytest_run_loads_the_derandomized_profile():
+    """End to end: a fresh pytest process without HYPOTHESIS_PROFILE or CI is derandomized."""
+    env = {k: v for k, v in os.environ.items() if k not in ("HYPOTHESIS_PROFILE", "CI")}
+    env["EXACTNORM_PROFILE_PROBE"] = "1"
+    res = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                          "tests/test_reproducible.py::test_profile_probe"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, check=False,
+                         timeout=300)
+    assert res.returncode == 0 and "1 passed" in res.stdout, res.stdout[-2000:]

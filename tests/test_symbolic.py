@@ -637,7 +637,8 @@ def test_ground_type_selection_conflict():
 
 def test_cli_realizable(tmp_path, capsys):
     code, out, _ = run(["realizable", "--d-in", "2", "--d-out", "3", "--width", "4"], capsys)
-    assert code == 0 and "NOT REACHABLE" in out and "dimension 4 of 6" in out
+    # regression: "not reachable" exited 0 like "reachable"; scripts read the exit code
+    assert code == 1 and out.startswith("NOT REACHABLE") and "dimension 4 of 6" in out
     code, out, _ = run(["realizable", "--d-in", "2", "--d-out", "3", "--width", "4",
                         "--w", "reachable"], capsys)
     assert code == 0 and out.startswith("REACHABLE")
@@ -649,6 +650,9 @@ def test_cli_realizable(tmp_path, capsys):
     path.write_text(json.dumps(target))
     code, out, _ = run(["realizable", "--target", str(path), "--width", "6"], capsys)
     assert code == 0 and out.startswith("REACHABLE")
+    # the same file below width: rank-one W = (1, 2, 3)ᵀ(1, 1) decided exactly either way
+    code, out, _ = run(["realizable", "--target", str(path), "--width", "1"], capsys)
+    assert (code, out.split(":")[0]) in ((0, "REACHABLE"), (1, "NOT REACHABLE"))
     code, _, err = run(["realizable", "--target", str(path), "--width", "2", "--d-in", "3"],
                        capsys)
     assert code == 2 and err.count("\n") == 1
@@ -677,3 +681,11 @@ def test_variable_names_are_canonical():
     names = variable_names(2, 2)
     assert len(names) == len(set(names)) == 16
     assert names[0] == "X[0][0]" and names[-1] == "Y[1][3]"
+
+
+def test_readme_documents_the_realizable_exit_codes():
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text().split())
+    assert "`realizable` decided the target is **not** reachable" in readme
+    assert "exit `0` reachable, `1` not reachable, `2` input error" in readme

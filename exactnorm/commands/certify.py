@@ -115,7 +115,7 @@ def summary_table(c: Any, seconds: float) -> Table:
         t.add_column(col, justify="right")
     for r in c.reports:
         t.add_row(str(r.layer), f"{r.d_in}→{r.d_out}", ",".join(map(str, r.widths)),
-                  str(r.systems), str(r.system_size), f"{r.rank}/{r.system_size}",
+                  str(r.systems), str(r.system_size), r.rank_text(),
                   str(r.gamma_bits), str(r.beta_bits), str(r.attempts), f"{r.seconds:.3f}")
     t.caption = (f"frozen depth {c.network.depth}, tuned parameters {c.network.tuned_parameters}, "
                  f"frozen parameters {c.network.frozen_parameters}, total {seconds:.2f} s")

@@ -5,7 +5,8 @@ With width ``m`` below ``d_in·d_out`` the map ``γ ↦ V_out diag(γ) V_in`` is
 form a linear subspace of dimension ``rank K``. The frozen pair is drawn exactly as Theorem 1
 draws layer 1 (``draw_pair(seed, 1, 0, …)``). ``W`` is the first layer of ``--target``, or a
 seeded ``int:8`` matrix (``layer_rng(seed, 0)``), or with ``--w reachable`` the reachable
-``V_out diag(γ) V_in`` for a seeded γ. Exit 0 with the decision printed either way; 2 on bad input.
+``V_out diag(γ) V_in`` for a seeded γ. The decision is printed either way; the exit code carries
+it for scripts: 0 reachable, 1 not reachable, 2 bad input.
 The mathematics is :func:`exactnorm.api.realizable`; this module parses and prints.
 """
 
@@ -23,7 +24,8 @@ __all__ = ["register"]
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("realizable",
-                       help="decide exactly whether a target W is reachable at width m")
+                       help="decide exactly whether a target W is reachable at width m "
+                            "(exit 0 reachable, 1 not reachable, 2 input error)")
     p.add_argument("--d-in", type=int, default=None, help="input width (default: from --target)")
     p.add_argument("--d-out", type=int, default=None, help="output width (default: from --target)")
     p.add_argument("--width", type=int, required=True, metavar="M", help="frozen width m")
@@ -63,4 +65,4 @@ def run(args: argparse.Namespace) -> int:
     for m, rank, reachable in study.profile:
         t.add_row(str(m), str(rank), str(min(m, n)), "yes" if reachable else "no")
     console.print(t)
-    return 0
+    return 0 if r.reachable else 1

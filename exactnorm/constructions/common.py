@@ -41,6 +41,32 @@ class LayerReport:
     attempts: int
     seconds: float = 0.0
     witness: dict[str, Any] = field(default_factory=dict)
+    #: ``(exact rank, unknowns)`` of every Khatri–Rao system, in order; empty for one system
+    #: described by ``rank``/``system_size``
+    system_ranks: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def per_system(self) -> tuple[tuple[int, int], ...]:
+        """``(exact rank, unknowns)`` of each linear system solved for this target layer."""
+        return self.system_ranks or ((self.rank, self.system_size),)
+
+    def rank_text(self) -> str:
+        """Exact rank per system, runs of equal systems grouped: ``"4/4 ×8"``, ``"8/8, 2/2"``.
+
+        ``rank`` alone cannot say this: for ``lowrank`` it is the rank of ``W`` and for
+        ``tradeoff`` a sum over systems, neither comparable with one system's size.
+
+        >>> LayerReport(1, 8, 2, (4, 2), 8, 4, 32, 1, 1, 8,
+        ...             system_ranks=((4, 4),) * 7 + ((2, 2),)).rank_text()
+        '4/4 ×7, 2/2'
+        """
+        runs: list[list[Any]] = []
+        for pair in self.per_system:
+            if runs and runs[-1][0] == pair:
+                runs[-1][1] += 1
+            else:
+                runs.append([pair, 1])
+        return ", ".join(f"{r}/{m}" + (f" ×{n}" if n > 1 else "") for (r, m), n in runs)
 
 
 @dataclass

@@ -221,6 +221,7 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
             rank=r, gamma_bits=max(rep1.gamma_bits, rep2.gamma_bits),
             beta_bits=max(rep1.beta_bits, rep2.beta_bits),
             attempts=rep1.attempts + rep2.attempts, seconds=time.perf_counter() - t0,
+            system_ranks=rep1.per_system + rep2.per_system,
             witness={"layer": i, "rank": r, "factors": "given" if given is not None else "rref",
                      "systems": [rep1.witness, rep2.witness]}))
         if progress is not None:

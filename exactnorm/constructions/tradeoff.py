@@ -177,6 +177,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                 # the hidden V is an m × d_in draw whose columns outside S_t are structural zeros
                 # (declared in its record); they add nothing to the pre-activation, so γ and the
                 # shift are those of the m × |S_t| system
+                hidden = dataclasses.replace(hidden, drawn_columns=tuple(S))
                 structural_zeros += hidden.width * (d_in - len(S))
             out = dataclasses.replace(out, input=len(layers) + 1)
             if accumulator is not None:
@@ -202,6 +203,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                           max_bits(fmpq_mat([list(beta_F)]))),
             attempts=sum(r.attempts for r in sub_reports) + final_attempt + 1,
             seconds=time.perf_counter() - t0,
+            system_ranks=tuple(p for r in sub_reports for p in r.per_system),
             witness={"layer": i, "block": block, "routing": routing,
                      "blocks": [list(S) for S in blocks], "structural_zeros": structural_zeros,
                      "final_matrix_rank": d_out, "final_attempt": final_attempt,

@@ -14,7 +14,6 @@ True
 from __future__ import annotations
 
 import json
-import math
 import os
 from fractions import Fraction
 from pathlib import Path
@@ -27,7 +26,13 @@ from exactnorm.errors import (
     LimitExceededError,
     ShapeError,
 )
-from exactnorm.exact.files import atomic_write_bytes, npz_array, npz_header, read_npz_archive
+from exactnorm.exact.files import (
+    atomic_write_bytes,
+    npz_array,
+    npz_box,
+    npz_strings,
+    read_npz_archive,
+)
 from exactnorm.exact.linalg import from_numpy_exact, to_fractions
 from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
@@ -162,19 +167,14 @@ def _read_npz(data: Any, path: Path, *, max_width: int,
             raise InputError(f"{path} has W{i} but no b{i}")
         W = npz_array(data, f"W{i}", max_width, matrix=True)
         weights.append(to_fractions(from_numpy_exact(W, f"W{i}")))
-        b = npz_array(data, f"b{i}", max_width, matrix=False).reshape(-1)
+        b = npz_array(data, f"b{i}", max_width, matrix=False)
         biases.append([row[0] for row in to_fractions(from_numpy_exact(b, f"b{i}"))])
-    acts = None
-    if "activations" in keys:
-        shape, dtype = npz_header(data, "activations")
-        if math.prod(shape) > L or dtype.kind not in "US":
-            raise InputError(f"{path}: activations must be {L} strings, got {dtype} {shape}")
-        acts = [str(a) for a in np.asarray(data["activations"]).reshape(-1)]
-    if "lower" in keys and "upper" in keys:
-        lower = [r[0] for r in to_fractions(from_numpy_exact(
-            npz_array(data, "lower", max_width, matrix=False).reshape(-1), "lower"))]
-        upper = [r[0] for r in to_fractions(from_numpy_exact(
-            npz_array(data, "upper", max_width, matrix=False).reshape(-1), "upper"))]
+    acts = (npz_strings(data, "activations", L, "one per layer W1 … WL")
+            if "activations" in keys else None)
+    bounds = npz_box(data, max_width)
+    if bounds is not None:
+        lower, upper = ([r[0] for r in to_fractions(from_numpy_exact(a, name))]
+                        for a, name in zip(bounds, ("lower", "upper")))
     elif box is not None:
         lower = [box[0]] * len(weights[0][0])
         upper = [box[1]] * len(weights[0][0])

@@ -28,7 +28,6 @@ Two file formats:
 
 from __future__ import annotations
 
-import io as _stdio
 import json
 import os
 from collections.abc import Sequence
@@ -40,7 +39,7 @@ from flint import fmpq, fmpz
 
 from exactnorm.certificate import network_from_dict, network_to_dict
 from exactnorm.errors import ExactnormError, InputError, ShapeError
-from exactnorm.exact.files import atomic_write_bytes
+from exactnorm.exact.files import atomic_write_bytes, npz_bytes
 from exactnorm.exact.linalg import to_numpy
 from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
@@ -274,8 +273,6 @@ def export_npz(cert_doc: dict[str, Any], path: str | os.PathLike[str], mean: Any
     arrays["checkpoints"] = np.array(net.checkpoints, dtype=np.int64)
     arrays["eps"] = np.array(eps, dtype=np.float64)
     arrays["WARNING_floats_not_certified"] = np.array([FLOAT_WARNING])
-    buf = _stdio.BytesIO()
-    np.savez(buf, **arrays)  # type: ignore[arg-type]
-    data = buf.getvalue()
+    data = npz_bytes(arrays)  # fixed zip timestamps: same certificate, same bytes
     atomic_write_bytes(path, lambda fh: fh.write(data))
     return FLOAT_WARNING

@@ -69,8 +69,7 @@ def _networks(doc: dict[str, Any]) -> tuple[TargetNetwork, FrozenNetwork]:
 def parameter_counts(doc: dict[str, Any]) -> dict[str, int]:
     """``{"tuned", "frozen", "target"}`` scalar counts of a certificate (see module docstring)."""
     g, f = _networks(doc)
-    target = sum(layer.shape[0] * layer.shape[1] + layer.shape[0] for layer in g.layers)
-    return {"tuned": f.tuned_parameters, "frozen": f.frozen_parameters, "target": target}
+    return {"tuned": f.tuned_parameters, "frozen": f.frozen_parameters, "target": g.parameters}
 
 
 def architecture_lines(net: FrozenNetwork) -> list[str]:
