@@ -109,3 +109,12 @@ def test_strategy_networks_carry_records_that_regenerate(net):
         assert rg.regenerate(layer.record) == _fractions(layer.weight)
         for s in layer.skips:
             assert rg.regenerate(s.record) == _fractions(s.weight)
+
+
+def test_parallel_layers_keep_their_records():
+    g = random_target((3, 3, 2), seed=5, activations=["relu", "identity"])
+    serial = certify_theorem1(g, seed=2)
+    parallel = certify_theorem1(g, seed=2, jobs=2)
+    assert [layer.record for layer in parallel.network.layers] == \
+        [layer.record for layer in serial.network.layers]
+    _assert_records_regenerate(parallel)
