@@ -182,7 +182,6 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
             accumulator = len(layers)
             shifts_total = [s + c for s, c in zip(shifts_total, c_t)]
             sub_reports.append(rep)
-        assert accumulator is not None  # at least two blocks reach this point
         Vc = V_F * fmpq_mat([[s] for s in shifts_total])
         beta_F = tuple(tl.bias[r] - Vc[r, 0] for r in range(d_out))
         ones = tuple(fmpq(1) for _ in range(d_out))
