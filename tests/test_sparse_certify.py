@@ -102,9 +102,9 @@ def test_cli_certify_sparse(tmp_path, capsys):
             "nonzero:8"]
     assert main([*base, "--seed", str(good), "--out", str(tmp_path / "c.json")]) == 0
     assert "VALID" in capsys.readouterr().out
-    # strict: the singular draw is an error with its exact rank
-    assert main([*base, "--seed", str(bad[0]), "--retry", "0",
-                 "--out", str(tmp_path / "d.json")]) == 2
+    # redraws are the default now: --retry 0 asks for the strict verdict on this very draw
+    assert main([*base, "--seed", str(bad[0]), "--retry", "0", "--out",
+                 str(tmp_path / "d.json")]) == 2
     err = capsys.readouterr().err
     assert f"exact rank {bad[1].exact_rank}" in err and "Traceback" not in err
     # by default the singular draw is redrawn, and the redraw is recorded
