@@ -132,6 +132,8 @@ def test_regenerate_integers_refuses_rational_kinds():
     ({"mask": {"p": "3/2", "key": [5]}}, "lowest terms"),
     ({"mask": {"p": 0.5, "key": [5]}}, "string 'a/b'"),
     ({"mask": {"p": True, "key": [5]}}, "string 'a/b'"),
+    ({"mask": {"p": 0.0, "key": [5]}}, "string 'a/b'"),
+    ({"mask": {"p": 1.0, "key": [5]}}, "string 'a/b'"),
     ({"mask": {"p": "1/2"}}, "exactly the fields"),
     ({"mask": {"p": "1/2", "key": [1, 2, 0, 0]}}, "equals the matrix stream key"),
     ({"mask": {"columns": [2, 1]}}, "strictly increasing"),
