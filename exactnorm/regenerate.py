@@ -215,7 +215,7 @@ def _mask(value: Any, cols: int) -> Mask:
         raise RecordError(f"draw record: mask must have exactly the fields 'p' and 'key', or "
                           f"only 'columns'; got {sorted(value)}")
     p = value["p"]
-    if p in (0, 1) and not isinstance(p, bool):
+    if isinstance(p, int) and not isinstance(p, bool) and p in (0, 1):
         num, den = int(p), 1
     elif isinstance(p, str) and _RATIO.fullmatch(p):
         num, den = (int(x) for x in p.split("/"))

@@ -176,3 +176,15 @@ def test_cli_frozen_weights_writes_version2(tmp_path, capsys):
     doc = json.loads(out.read_text())
     assert doc["version"] == 2
     assert all("random" in e["weight"] for e in doc["network"]["layers"])
+
+
+def test_cli_sparsity_is_exact(tmp_path, capsys):
+    out = tmp_path / "c.json"
+    assert main(["certify", "--sparsity", "9/10", "--no-check", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["provenance"]["sparsity"] == "9/10"
+    assert main(["certify", "--sparsity", "0.9", "--no-check", "--out", str(out)]) == 0
+    assert json.loads(out.read_text())["provenance"]["sparsity"] == "9/10"
+    capsys.readouterr()
+    assert main(["certify", "--sparsity", "half", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "keep probability" in err and "Traceback" not in err

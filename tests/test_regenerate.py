@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 
@@ -131,6 +132,8 @@ def test_regenerate_integers_refuses_rational_kinds():
     ({"mask": {"p": "3/2", "key": [5]}}, "lowest terms"),
     ({"mask": {"p": 0.5, "key": [5]}}, "string 'a/b'"),
     ({"mask": {"p": True, "key": [5]}}, "string 'a/b'"),
+    ({"mask": {"p": 0.0, "key": [5]}}, "string 'a/b'"),
+    ({"mask": {"p": 1.0, "key": [5]}}, "string 'a/b'"),
     ({"mask": {"p": "1/2"}}, "exactly the fields"),
     ({"mask": {"p": "1/2", "key": [1, 2, 0, 0]}}, "equals the matrix stream key"),
     ({"mask": {"columns": [2, 1]}}, "strictly increasing"),
@@ -157,3 +160,29 @@ def test_limit_is_checked_before_allocation():
     # 2^40 entries would need terabytes: the limit must refuse it before drawing anything
     with pytest.raises(rg.RecordError, match="above the limit 1000"):
         rg.regenerate(record(shape=[2**20, 2**20]), max_entries=1000)
+
+
+def test_reference_is_standard_library_only_and_runs_alone(tmp_path):
+    """The checkers' guarantee: this file imports nothing outside the standard library, and a copy
+    of it run alone (isolated interpreter, no exactnorm on the path) gives the same matrix."""
+    import ast
+    import json
+    import shutil
+    import subprocess
+    import sys
+
+    source = rg.__file__
+    tree = ast.parse(Path(source).read_text(encoding="utf-8"))
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree)
+                if isinstance(node, ast.Import) for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module}
+    assert imported - {"__future__"} <= set(sys.stdlib_module_names), imported
+    shutil.copy(source, tmp_path / "alone.py")
+    rec = record(distribution="rational:7", shape=[3, 2], mask={"p": "2/3", "key": [4]})
+    script = ("import json, sys; sys.path.insert(0, sys.argv[1]); import alone; "
+              "print(json.dumps([[str(x) for x in r] for r in "
+              "alone.regenerate(json.loads(sys.argv[2]))]))")
+    out = subprocess.run([sys.executable, "-I", "-c", script, str(tmp_path), json.dumps(rec)],
+                         capture_output=True, text=True, check=True, cwd=tmp_path).stdout
+    assert json.loads(out) == [[str(x) for x in r] for r in rg.regenerate(rec)]

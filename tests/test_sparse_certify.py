@@ -107,6 +107,10 @@ def test_cli_certify_sparse(tmp_path, capsys):
                  str(tmp_path / "d.json")]) == 2
     err = capsys.readouterr().err
     assert f"exact rank {bad[1].exact_rank}" in err and "Traceback" not in err
+    # by default the singular draw is redrawn, and the redraw is recorded
+    assert main([*base, "--seed", str(bad[0]), "--out", str(tmp_path / "e.json")]) == 0
+    doc = json.loads((tmp_path / "e.json").read_text())
+    assert doc["witnesses"]["layers"][0]["singular_draws"][0]["rank"] == bad[1].exact_rank
 
 
 def test_sparse_certificate_file_round_trip(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from fractions import Fraction
 
 import pytest
+from hypothesis import given, settings
 
 from exactnorm import regenerate as rg
 from exactnorm.constructions.lowrank import certify_lowrank
@@ -14,6 +15,7 @@ from exactnorm.constructions.tradeoff import certify_tradeoff
 from exactnorm.errors import InputError
 from exactnorm.exact.streams import Part, StreamKey
 from exactnorm.model.targets import demo_target, random_target
+from exactnorm.strategies import frozen_networks
 
 
 def test_keys_are_unique_across_thousands_of_blocks_and_layers():
@@ -98,3 +100,21 @@ def test_singular_draw_message_names_target_layer_and_block():
     assert info.value.layer == 1
     with pytest.raises(SingularSystemError, match=r"final frozen matrix of target layer 1 "):
         certify_tradeoff(g, block=1, seed=0, distribution="set:0", retry=0)
+
+
+@settings(max_examples=30, deadline=None)
+@given(frozen_networks(skips=True, min_depth=2))
+def test_strategy_networks_carry_records_that_regenerate(net):
+    for layer in net.layers:
+        assert rg.regenerate(layer.record) == _fractions(layer.weight)
+        for s in layer.skips:
+            assert rg.regenerate(s.record) == _fractions(s.weight)
+
+
+def test_parallel_layers_keep_their_records():
+    g = random_target((3, 3, 2), seed=5, activations=["relu", "identity"])
+    serial = certify_theorem1(g, seed=2)
+    parallel = certify_theorem1(g, seed=2, jobs=2)
+    assert [layer.record for layer in parallel.network.layers] == \
+        [layer.record for layer in serial.network.layers]
+    _assert_records_regenerate(parallel)

@@ -1,19 +1,28 @@
-"""Seeded, machine-independent random frozen weights and Bernoulli masks (SPEC §1).
+"""Entry distributions, and seeded numpy draws for sweeps and tables (SPEC §1).
 
-Every draw comes from a :class:`numpy.random.Generator` on PCG64 built from an explicit seed and a
-*spawn key* (layer index, task index, …), never from global state, so the same seed gives the same
-weights on every machine and in every execution order (serial, process pool, Dask).
+:func:`parse_distribution` names the entry distributions of every frozen weight. Certificates
+draw their frozen matrices with :mod:`exactnorm.exact.generator` (``exactnorm.shake256.v1``, which
+a checker regenerates from the draw record); the numpy draws below serve the sweeps, symbolic
+tables and targets, which write no certificate, so nothing has to regenerate them and their
+tables stay as they were.
+
+Every numpy draw comes from a :class:`numpy.random.Generator` on PCG64 built from an explicit seed
+and a *spawn key* (layer index, task index, …), never from global state, so the same seed gives
+the same weights on every machine and in every execution order (serial, process pool, Dask).
 
 Distributions are named by short strings:
 
 =================  =============================================================
-``int:B``          integers uniform in [−B, B]            (default ``int:8``)
+``int:B``          integers uniform in [−B, B]
 ``bits:b``         integers uniform in [−2^b, 2^b]
-``nonzero:B``      integers uniform in [−B, B] \\ {0}
+``nonzero:B``      integers uniform in [−B, B] \\ {0}    (default ``nonzero:8``)
 ``set:a,b,c``      uniform on the listed integers
 ``rational:B``     p/q with p uniform in [−B, B], q uniform in [1, B]
 ``gauss:b``        dyadic Gaussian round(2^b·z)/2^b, z ~ N(0, 1), 1 ≤ b ≤ 52
 =================  =============================================================
+
+(``gauss:b`` of the certificate generator is the Irwin–Hall sum of twelve ``b``-bit uniforms
+instead, exact without floats; docs/generator.md.)
 
 >>> a = sample_matrix(layer_rng(7, 1), 2, 3, "int:8")
 >>> a == sample_matrix(layer_rng(7, 1), 2, 3, "int:8"), a.nrows(), a.ncols()

@@ -50,6 +50,7 @@ class Part(enum.IntEnum):
     FINAL = 4  # the trade-off's final mixing matrix V_F (d_out × d_out)
     ROUTING = 5  # a trade-off routing layer's frozen V (its γ = β = 0)
     PRIME = 6  # the witness prime of a system (not a frozen matrix)
+    SKIP = 7  # a random frozen skip matrix (test networks of exactnorm.strategies)
 
 
 _DESCRIPTION = {
@@ -60,6 +61,7 @@ _DESCRIPTION = {
     Part.FINAL: "final mixing matrix",
     Part.ROUTING: "routing matrix",
     Part.PRIME: "witness prime",
+    Part.SKIP: "random skip matrix",
 }
 
 
