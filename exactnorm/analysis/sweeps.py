@@ -48,6 +48,7 @@ from exactnorm.analysis.structural import (
 from exactnorm.errors import InputError
 from exactnorm.exact.files import atomic_write_bytes
 from exactnorm.exact.linalg import exact_rank, khatri_rao, random_prime, rank_mod_prime
+from exactnorm.exact.rationals import format_decimal
 from exactnorm.exact.sampling import bernoulli_mask, layer_rng, parse_distribution, sample_matrix
 
 __all__ = [
@@ -478,10 +479,7 @@ def _dec(q: Fraction | float, places: int) -> str:
     """Fixed-point decimal of an exact fraction (round half up), or of a float reference."""
     if isinstance(q, float):
         return f"{q:.{places}f}"
-    scaled = math.floor(q * 10**places + Fraction(1, 2))
-    sign = "-" if scaled < 0 else ""
-    s = f"{abs(scaled):0{places + 1}d}"
-    return f"{sign}{s[:-places]}.{s[-places:]}" if places else f"{sign}{s}"
+    return format_decimal(q, places)
 
 
 def cells_table(cells: Sequence[Cell], command: str) -> Any:
