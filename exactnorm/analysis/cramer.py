@@ -26,7 +26,14 @@ from sympy.polys.domains import QQ
 from sympy.polys.matrices import DomainMatrix
 
 from exactnorm.errors import LimitExceededError, ShapeError, SingularSystemError
-from exactnorm.exact.linalg import FlintMatrix, exact_rank, khatri_rao, to_fmpq_mat, to_fractions
+from exactnorm.exact.linalg import (
+    FlintMatrix,
+    exact_rank,
+    khatri_rao,
+    to_fmpq_mat,
+    to_fractions,
+    to_sympy,
+)
 
 __all__ = ["CRAMER_LIMIT", "CramerSolution", "cramer_gamma"]
 
@@ -93,11 +100,11 @@ def cramer_gamma(V_in: FlintMatrix, V_out: FlintMatrix) -> CramerSolution:
                          f"{m}×{d_in} and {d_out}×{V_out.ncols()}")
     if m > CRAMER_LIMIT:
         raise LimitExceededError(f"symbolic Cramer solution limited to m ≤ {CRAMER_LIMIT}")
-    K = to_fractions(khatri_rao(V_in.transpose(), V_out))
-    Ks = sympy.Matrix(m, m, lambda i, j: sympy.Rational(K[i][j].numerator, K[i][j].denominator))
+    K = khatri_rao(V_in.transpose(), V_out)
+    Ks = to_sympy(K)
     det_K = DomainMatrix.from_Matrix(Ks).convert_to(QQ).det()
     if det_K == 0:
-        rank = exact_rank(to_fmpq_mat(K))
+        rank = exact_rank(K)
         raise SingularSystemError(f"K is singular (exact rank {rank} < {m}); Cramer's rule "
                                   f"does not apply", rank=rank, size=m)
     # column-major vec: entry a·d_out + b of vec W is W[b][a]

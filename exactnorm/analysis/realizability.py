@@ -34,7 +34,15 @@ from exactnorm.errors import (
     ShapeError,
     require_integer,
 )
-from exactnorm.exact.linalg import FlintMatrix, diag, exact_rank, khatri_rao, to_fmpq_mat, vec
+from exactnorm.exact.linalg import (
+    FlintMatrix,
+    diag,
+    exact_rank,
+    khatri_rao,
+    to_fmpq_mat,
+    to_fraction,
+    vec,
+)
 from exactnorm.exact.sampling import (
     DEFAULT_DISTRIBUTION,
     layer_rng,
@@ -126,7 +134,7 @@ def decide_realizable(V_in: FlintMatrix, V_out: FlintMatrix, W: FlintMatrix | Se
         gam = fmpq_mat([[x] for x in sol])
         if K * gam != w:  # the witness checks itself
             raise InvariantError("reduced row echelon solution does not solve K γ = vec W")
-        gamma = tuple(Fraction(int(x.numer()), int(x.denom())) for x in sol)
+        gamma = tuple(to_fraction(x) for x in sol)
     else:
         Kz = K.numer_denom()[0]
         N, nullity = Kz.transpose().nullspace()

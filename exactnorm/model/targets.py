@@ -28,7 +28,7 @@ from exactnorm.errors import (
     ShapeError,
 )
 from exactnorm.exact.files import atomic_write_bytes, npz_array, npz_header, read_npz_archive
-from exactnorm.exact.linalg import from_numpy_exact, to_fractions
+from exactnorm.exact.linalg import from_numpy_exact, to_fraction, to_fractions
 from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
     format_number,
@@ -68,7 +68,7 @@ def demo_target() -> TargetNetwork:
 
 
 def _fmt_vec(v: Any) -> list[Any]:
-    return [format_number(Fraction(int(x.numer()), int(x.denom()))) for x in v]
+    return [format_number(to_fraction(x)) for x in v]
 
 
 def target_to_dict(g: TargetNetwork) -> dict[str, Any]:

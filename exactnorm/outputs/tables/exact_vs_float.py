@@ -18,7 +18,7 @@ import numpy as np
 
 from exactnorm.certificate import certificate_bytes, certificate_document
 from exactnorm.constructions.theorem1 import certify_theorem1
-from exactnorm.exact.linalg import khatri_rao_system
+from exactnorm.exact.linalg import khatri_rao_system, to_numpy
 from exactnorm.model.targets import random_target
 from exactnorm.outputs.tables.proof_table import ProofTable
 
@@ -46,12 +46,9 @@ def float_construction_errors(d: int, seed: int = T7_SEED, points: int = 64) -> 
     c = certify_theorem1(g, seed=seed)
     first, second = c.network.layers[0], c.network.layers[1]
 
-    def ints(M: Any) -> np.ndarray:
-        return np.array([[int(x) for x in row] for row in M.tolist()], dtype=float)
-
-    V_in, V_out = ints(first.weight), ints(second.weight)
-    K = ints(khatri_rao_system(first.weight, second.weight))
-    W = np.array([[float(x) for x in row] for row in tl.weight.tolist()])
+    V_in, V_out = to_numpy(first.weight), to_numpy(second.weight)
+    K = to_numpy(khatri_rao_system(first.weight, second.weight))
+    W = to_numpy(tl.weight)
     b = np.array([float(x) for x in tl.bias])
     lo, hi = np.array([float(x) for x in lo_q]), np.array([float(x) for x in hi_q])
     gamma_f = np.linalg.solve(K, W.ravel(order="F"))
