@@ -148,6 +148,47 @@ def parse_box(text: str) -> tuple[Fraction, Fraction]:
     return lo, hi
 
 
+def npz_activations(data: Any, path: Path, count: int) -> list[str] | None:
+    """The optional ``activations`` member of a target ``.npz``: exactly ``count`` strings.
+
+    Shared by the ``W1, b1, …`` reader here and the state-dict reader of
+    :mod:`~exactnorm.model.interop`, so that both accept the same files.
+    """
+    if "activations" not in data.files:
+        return None
+    shape, dtype = npz_header(data, "activations")
+    if math.prod(shape) != count or dtype.kind not in "US":
+        raise InputError(f"{path}: activations must be {count} strings (one per Linear layer), "
+                         f"got {dtype} {shape}")
+    return [str(a) for a in np.asarray(data["activations"]).reshape(-1)]
+
+
+def npz_box(data: Any, path: Path, dim: int, box: tuple[Fraction, Fraction] | None, *,
+            max_width: int) -> tuple[list[Fraction], list[Fraction]]:
+    """The input box of a target ``.npz``: its ``lower``/``upper`` arrays (floats converted
+    exactly), else the cube ``box`` of dimension ``dim``.
+
+    Raises
+    ------
+    InputError
+        Only one of ``lower``/``upper`` is present, or neither and no ``box`` (``parameter`` is
+        ``"box"``).
+    """
+    keys = set(data.files)
+    if ("lower" in keys) != ("upper" in keys):
+        raise InputError(f"{path} has only one of lower/upper; give both or neither")
+    if "lower" in keys:
+        def member(name: str) -> list[Fraction]:
+            arr = npz_array(data, name, max_width, matrix=False).reshape(-1)
+            return [to_fraction(x) for x in from_numpy_exact(arr, name).entries()]
+
+        return member("lower"), member("upper")
+    if box is None:
+        raise InputError(f"{path} has no lower/upper arrays; it needs box LO:HI",
+                         parameter="box")
+    return [box[0]] * dim, [box[1]] * dim
+
+
 def _read_npz(data: Any, path: Path, *, max_width: int,
               box: tuple[Fraction, Fraction] | None) -> TargetNetwork:
     keys = set(data.files)
@@ -164,22 +205,8 @@ def _read_npz(data: Any, path: Path, *, max_width: int,
         weights.append(to_fractions(from_numpy_exact(W, f"W{i}")))
         b = npz_array(data, f"b{i}", max_width, matrix=False).reshape(-1)
         biases.append([row[0] for row in to_fractions(from_numpy_exact(b, f"b{i}"))])
-    acts = None
-    if "activations" in keys:
-        shape, dtype = npz_header(data, "activations")
-        if math.prod(shape) > L or dtype.kind not in "US":
-            raise InputError(f"{path}: activations must be {L} strings, got {dtype} {shape}")
-        acts = [str(a) for a in np.asarray(data["activations"]).reshape(-1)]
-    if "lower" in keys and "upper" in keys:
-        lower = [r[0] for r in to_fractions(from_numpy_exact(
-            npz_array(data, "lower", max_width, matrix=False).reshape(-1), "lower"))]
-        upper = [r[0] for r in to_fractions(from_numpy_exact(
-            npz_array(data, "upper", max_width, matrix=False).reshape(-1), "upper"))]
-    elif box is not None:
-        lower = [box[0]] * len(weights[0][0])
-        upper = [box[1]] * len(weights[0][0])
-    else:
-        raise InputError(f"{path} has no lower/upper arrays; pass --box LO:HI")
+    acts = npz_activations(data, path, L)
+    lower, upper = npz_box(data, path, len(weights[0][0]), box, max_width=max_width)
     return TargetNetwork.from_lists(weights, biases, acts, lower=lower, upper=upper,
                                     max_width=max_width)
 
