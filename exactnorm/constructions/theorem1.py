@@ -61,7 +61,7 @@ from exactnorm.exact.sampling import (
 )
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, Vector
 
-__all__ = ["certify_theorem1", "realize_layer_theorem1", "khatri_rao_system", "draw_pair"]
+__all__ = ["certify_theorem1", "realize_layer_theorem1", "draw_pair"]
 
 ProgressHook = Callable[[int, int], None]
 
