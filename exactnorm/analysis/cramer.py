@@ -81,10 +81,26 @@ def cramer_gamma(V_in: FlintMatrix, V_out: FlintMatrix) -> CramerSolution:
     V_in : fmpz_mat or fmpq_mat, m×d_in
     V_out : fmpz_mat or fmpq_mat, d_out×m, with ``m = d_in·d_out ≤ 9``
 
+    Returns
+    -------
+    CramerSolution
+        ``det K`` and the ``m`` numerators ``det(K_k)``, linear forms in the symbols ``W[b][a]``.
+
     Raises
     ------
     SingularSystemError
         If ``K = V_inᵀ ⊙ V_out`` is singular (Cramer's rule needs ``det K ≠ 0``).
+    LimitExceededError
+        For ``m > 9``.
+
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemma 8).
+
+    See Also
+    --------
+    exactnorm.exact.linalg.solve_exact : the numeric solve it must agree with.
 
     Examples
     --------

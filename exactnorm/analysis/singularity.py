@@ -79,10 +79,31 @@ def exhaustive_singularity(d_in: int, d_out: int, values: Sequence[int], *,
     with NumPy int64 in chunks. This is exact: the largest possible |det| (sum of |coefficients|
     times ``max|S|^{2m}``) is checked to stay below 2^62.
 
+    Parameters
+    ----------
+    d_in, d_out : int
+        Sizes with ``m = d_in·d_out ≤ 4``.
+    values : sequence of int
+        The set ``S`` (no repeats).
+    chunk_entries : int
+        Entries of ``A·Q`` evaluated at once (memory, not results).
+
+    Returns
+    -------
+    SingularityCount
+        With the exact probability and the Schwartz–Zippel bound.
+
     Raises
     ------
     LimitExceededError
         Beyond :data:`EXHAUSTIVE_LIMIT` assignments or when int64 could overflow.
+    InputError
+        An empty set or repeated values.
+
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemma 5).
 
     Examples
     --------

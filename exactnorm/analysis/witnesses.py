@@ -122,6 +122,15 @@ def matching_certificate(d_in: int, d_out: int, *, seed: int = 0, distribution: 
     LimitExceededError
         For ``m > max_m``.
 
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemma 6).
+
+    See Also
+    --------
+    structured_witness : a second, structured proof at any size (Theorem 5).
+
     Examples
     --------
     >>> c = matching_certificate(3, 3)
@@ -248,6 +257,37 @@ def structured_witness(d_in: int, d_out: int, *, layout: str = "blocked",
     With ``B=None`` an invertible ``B`` is drawn from ``int:3`` with ``layer_rng(seed, 5, d_out,
     attempt)``. Checks ``K == (I ⊗ B)·P`` entry by entry and computes ``det K`` directly, to be
     compared with ``sign(σ)·det(B)^{d_in}`` (:attr:`StructuredWitness.verified`).
+
+    Parameters
+    ----------
+    d_in, d_out : int
+    layout : {"blocked", "interleaved"}
+        Neuron order within the groups (it changes only ``sign(P)``).
+    B : d_out×d_out integer rows, optional
+    seed : int
+
+    Returns
+    -------
+    StructuredWitness
+
+    Raises
+    ------
+    ShapeError
+        ``B`` not ``d_out×d_out``.
+
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937 (Theorem 5).
+
+    See Also
+    --------
+    prove_structured_symbolic : the same identities with ``B`` symbolic.
+
+    Examples
+    --------
+    >>> structured_witness(2, 2, B=[[1, 1], [0, 1]]).verified
+    True
     """
     d_in, d_out = check_dims(d_in, d_out)
     Bm = _invertible_B(d_out, seed) if B is None else fmpz_mat([[int(x) for x in r] for r in B])
@@ -292,6 +332,20 @@ def prove_structured_symbolic(d_in: int, d_out: int, layout: str = "blocked"
     :func:`structured_frozen` by the Khatri–Rao definition, the matrix identity is checked entry by
     entry, and the determinant identity is an equality of polynomials in ``ZZ[B]`` (DomainMatrix
     determinants). Sizes ``d_in, d_out ≤ 3``.
+
+    Raises
+    ------
+    LimitExceededError
+        Beyond :data:`SYMBOLIC_SIDE_LIMIT`.
+
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937 (Theorem 5).
+
+    See Also
+    --------
+    structured_witness
 
     >>> prove_structured_symbolic(2, 2, "interleaved").proved
     True
