@@ -36,6 +36,7 @@ from exactnorm.exact.linalg import khatri_rao
 
 __all__ = [
     "EXPANSION_LIMIT",
+    "KhatriRaoSize",
     "check_dims",
     "check_expandable",
     "variable_names",
@@ -48,6 +49,22 @@ __all__ = [
 
 #: Largest m = d_in·d_out whose determinant is expanded (m! terms; SPEC §8: 9! = 362,880 at d = 3).
 EXPANSION_LIMIT = 4
+
+
+class KhatriRaoSize:
+    """Mixin of the result types here: ``m = d_in·d_out`` and ``det K``'s degree ``2m``."""
+
+    d_in: int
+    d_out: int
+
+    @property
+    def m(self) -> int:
+        return self.d_in * self.d_out
+
+    @property
+    def degree(self) -> int:
+        """Total degree of ``det(Xᵀ ⊙ Y)``: two variables per column of ``K``."""
+        return 2 * self.m
 
 
 def check_dims(d_in: Any, d_out: Any) -> tuple[int, int]:

@@ -24,7 +24,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from exactnorm.analysis.detsystem import check_dims, check_expandable, leibniz_expansion
+from exactnorm.analysis.detsystem import (
+    KhatriRaoSize,
+    check_dims,
+    check_expandable,
+    leibniz_expansion,
+)
 from exactnorm.errors import InputError, LimitExceededError
 
 __all__ = ["EXHAUSTIVE_LIMIT", "SingularityCount", "exhaustive_singularity"]
@@ -34,7 +39,7 @@ EXHAUSTIVE_LIMIT = 60_000_000
 
 
 @dataclass(frozen=True)
-class SingularityCount:
+class SingularityCount(KhatriRaoSize):
     """Exhaustive singularity count of ``Xᵀ ⊙ Y`` with entries uniform on ``values`` (Lemma 5)."""
 
     d_in: int
@@ -42,14 +47,6 @@ class SingularityCount:
     values: tuple[int, ...]
     assignments: int
     singular: int
-
-    @property
-    def m(self) -> int:
-        return self.d_in * self.d_out
-
-    @property
-    def degree(self) -> int:
-        return 2 * self.m
 
     @property
     def probability(self) -> Fraction:

@@ -36,7 +36,7 @@ from sympy.polys.domains import ZZ
 from sympy.polys.matrices import DomainMatrix
 
 from exactnorm.analysis.detpoly import sympy_ground_types
-from exactnorm.analysis.detsystem import check_dims, permutation_sign
+from exactnorm.analysis.detsystem import KhatriRaoSize, check_dims, permutation_sign
 from exactnorm.errors import InputError, LimitExceededError, ShapeError, SingularSystemError
 from exactnorm.exact.linalg import khatri_rao, kronecker, random_prime, rank_mod_prime
 from exactnorm.exact.sampling import layer_rng, sample_matrix
@@ -64,7 +64,7 @@ _LAYOUTS = ("blocked", "interleaved")
 
 
 @dataclass(frozen=True)
-class MatchingCertificate:
+class MatchingCertificate(KhatriRaoSize):
     """det(Xᵀ ⊙ Y) ≢ 0 at any size: one monomial with coefficient ±1 and a nonzero evaluation.
 
     ``coefficient`` is FLINT's determinant at the 0/1 point that sets exactly the monomial's
@@ -85,14 +85,6 @@ class MatchingCertificate:
     det_value: int
     prime: int
     rank_mod_prime: int
-
-    @property
-    def m(self) -> int:
-        return self.d_in * self.d_out
-
-    @property
-    def degree(self) -> int:
-        return 2 * self.m
 
     @property
     def det_bits(self) -> int:
@@ -217,7 +209,7 @@ def interleaved_sign_formula(d_in: int, d_out: int) -> int:
 
 
 @dataclass(frozen=True)
-class StructuredWitness:
+class StructuredWitness(KhatriRaoSize):
     """Exact check of Theorem 5 at one size.
 
     ``K = (I ⊗ B)·P`` entry by entry, and ``det K = sign(P)·det(B)^{d_in}``.
@@ -231,10 +223,6 @@ class StructuredWitness:
     sign: int
     det_K: int
     kron_identity: bool
-
-    @property
-    def m(self) -> int:
-        return self.d_in * self.d_out
 
     @property
     def verified(self) -> bool:
