@@ -37,10 +37,9 @@ from exactnorm.api import certificate_document, check  # noqa: E402
 from exactnorm.constructions.theorem1 import (  # noqa: E402
     certify_theorem1,
     draw_pair,
-    khatri_rao_system,
     realize_layer_theorem1,
 )
-from exactnorm.exact.linalg import clear_denominators, vec  # noqa: E402
+from exactnorm.exact.linalg import clear_denominators, khatri_rao_system, vec  # noqa: E402
 from exactnorm.exact.sampling import parse_distribution  # noqa: E402
 from exactnorm.model.targets import random_target  # noqa: E402
 from exactnorm.outputs.tables.exact_vs_float import float_construction_errors  # noqa: E402

@@ -41,6 +41,7 @@ from exactnorm.exact.files import atomic_write_bytes
 from exactnorm.exact.linalg import to_fmpq_mat
 from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
+    JSON_INT_LIMIT,
     format_number,
     parse_number,
     strict_json_loads,
@@ -87,10 +88,9 @@ DEFAULT_MAX_ENTRIES = 1 << 26
 
 def _matrix(M: Any) -> list[list[Any]]:
     if isinstance(M, fmpz_mat) and M.nrows() and M.ncols():
-        # frozen weights are small integers: format_number(fmpz) keeps an integer as a JSON int
-        # when its decimal string has fewer than 18 characters; decide that once per matrix
+        # frozen weights are small integers: decide format_number's int-or-string once per matrix
         rows = [[int(x) for x in row] for row in M.tolist()]
-        if all(-10**16 < x < 10**17 for row in rows for x in row):
+        if all(-JSON_INT_LIMIT < x < JSON_INT_LIMIT for row in rows for x in row):
             return rows
     return [[format_number(x) for x in row] for row in M.tolist()]
 

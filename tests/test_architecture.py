@@ -176,3 +176,28 @@ def test_import_exactnorm_is_light_and_api_names_resolve():
     mods = _imported_after("from exactnorm import certify, check, load_target\n"
                            "assert certify.__module__ == 'exactnorm.api'")
     assert "exactnorm.api" in mods and "sympy" not in mods
+
+
+# ------------------------------------------------------------------- the API mirrors the CLI
+
+
+def test_every_verb_has_its_api_function():
+    from exactnorm import api
+    from exactnorm.cli import COMMAND_MODULES
+
+    for name in COMMAND_MODULES:
+        verb = name.rsplit(".", 1)[1]
+        assert callable(getattr(api, verb, None)), f"exactnorm.api.{verb} is missing"
+        assert verb in api.__all__
+
+
+@pytest.mark.parametrize("verb", ["check", "realizable", "detpoly", "tables", "export", "report"])
+def test_commands_only_parse_call_and_print(verb):
+    """These command modules reach the mathematics only through exactnorm.api."""
+    path = PACKAGE / "commands" / f"{verb}.py"
+    forbidden = ("exactnorm.checker", "exactnorm.analysis.realizability",
+                 "exactnorm.analysis.detpoly", "exactnorm.analysis.witnesses",
+                 "exactnorm.constructions", "exactnorm.outputs", "exactnorm.exact.linalg")
+    used = [t for t, _ in imports_of(path) if t.startswith(forbidden)]
+    assert not used, f"commands/{verb}.py imports {used}"
+    assert "exactnorm.api" in [t for t, _ in imports_of(path)]

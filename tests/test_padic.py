@@ -12,9 +12,9 @@ from flint import fmpq, fmpz_mat
 
 from exactnorm import api, checker, checker_flint
 from exactnorm.certificate import certificate_bytes
-from exactnorm.constructions.theorem1 import certify_theorem1, khatri_rao_system
+from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.errors import SingularSystemError
-from exactnorm.exact.linalg import khatri_rao, random_prime
+from exactnorm.exact.linalg import khatri_rao, khatri_rao_system, random_prime
 from exactnorm.exact.padic import (
     PadicUnavailable,
     hadamard_bounds,

@@ -14,9 +14,9 @@ import pytest
 from exactnorm.analysis.structural import diagnose_draw
 from exactnorm.api import certificate_document, certify, check, check_file, save_certificate
 from exactnorm.cli import main
-from exactnorm.constructions.theorem1 import draw_pair, khatri_rao_system
+from exactnorm.constructions.theorem1 import draw_pair
 from exactnorm.errors import SingularSystemError
-from exactnorm.exact.linalg import exact_rank
+from exactnorm.exact.linalg import exact_rank, khatri_rao_system
 from exactnorm.exact.sampling import parse_distribution
 from exactnorm.model.targets import random_target, target_to_dict
 

@@ -45,14 +45,14 @@ from exactnorm.analysis.witnesses import (
     structured_witness,
 )
 from exactnorm.cli import main
-from exactnorm.constructions.theorem1 import draw_pair, khatri_rao_system
+from exactnorm.constructions.theorem1 import draw_pair
 from exactnorm.errors import (
     InputError,
     InvalidCertificateError,
     LimitExceededError,
     SingularSystemError,
 )
-from exactnorm.exact.linalg import diag, solve_exact, to_fmpq_mat, vec
+from exactnorm.exact.linalg import diag, khatri_rao_system, solve_exact, to_fmpq_mat, vec
 from exactnorm.exact.sampling import layer_rng, parse_distribution, sample_matrix
 from exactnorm.outputs.tables.symbolic import T5_CASES, table_t5, table_t6
 

@@ -26,7 +26,14 @@ from sympy.polys.domains import QQ
 from sympy.polys.matrices import DomainMatrix
 
 from exactnorm.errors import LimitExceededError, ShapeError, SingularSystemError
-from exactnorm.exact.linalg import FlintMatrix, exact_rank, khatri_rao, to_fmpq_mat, to_fractions
+from exactnorm.exact.linalg import (
+    FlintMatrix,
+    exact_rank,
+    khatri_rao,
+    to_fmpq_mat,
+    to_fractions,
+    to_sympy,
+)
 
 __all__ = ["CRAMER_LIMIT", "CramerSolution", "cramer_gamma"]
 
@@ -74,10 +81,26 @@ def cramer_gamma(V_in: FlintMatrix, V_out: FlintMatrix) -> CramerSolution:
     V_in : fmpz_mat or fmpq_mat, m×d_in
     V_out : fmpz_mat or fmpq_mat, d_out×m, with ``m = d_in·d_out ≤ 9``
 
+    Returns
+    -------
+    CramerSolution
+        ``det K`` and the ``m`` numerators ``det(K_k)``, linear forms in the symbols ``W[b][a]``.
+
     Raises
     ------
     SingularSystemError
         If ``K = V_inᵀ ⊙ V_out`` is singular (Cramer's rule needs ``det K ≠ 0``).
+    LimitExceededError
+        For ``m > 9``.
+
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemma 8).
+
+    See Also
+    --------
+    exactnorm.exact.linalg.solve_exact : the numeric solve it must agree with.
 
     Examples
     --------
@@ -93,11 +116,11 @@ def cramer_gamma(V_in: FlintMatrix, V_out: FlintMatrix) -> CramerSolution:
                          f"{m}×{d_in} and {d_out}×{V_out.ncols()}")
     if m > CRAMER_LIMIT:
         raise LimitExceededError(f"symbolic Cramer solution limited to m ≤ {CRAMER_LIMIT}")
-    K = to_fractions(khatri_rao(V_in.transpose(), V_out))
-    Ks = sympy.Matrix(m, m, lambda i, j: sympy.Rational(K[i][j].numerator, K[i][j].denominator))
+    K = khatri_rao(V_in.transpose(), V_out)
+    Ks = to_sympy(K)
     det_K = DomainMatrix.from_Matrix(Ks).convert_to(QQ).det()
     if det_K == 0:
-        rank = exact_rank(to_fmpq_mat(K))
+        rank = exact_rank(K)
         raise SingularSystemError(f"K is singular (exact rank {rank} < {m}); Cramer's rule "
                                   f"does not apply", rank=rank, size=m)
     # column-major vec: entry a·d_out + b of vec W is W[b][a]

@@ -195,6 +195,16 @@ def expand_determinant(d_in: int, d_out: int) -> DetPolynomial:
     LimitExceededError
         For ``m > 4`` (9! = 362,880 terms at d = 3; SPEC §8).
 
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemma 6).
+
+    See Also
+    --------
+    exactnorm.analysis.detsystem.leibniz_expansion : the independent expansion it must equal.
+    exactnorm.analysis.witnesses.matching_certificate : any size, without expanding.
+
     Examples
     --------
     >>> p = expand_determinant(1, 2)
@@ -423,6 +433,27 @@ def check_detpoly(doc: Any) -> DetPolyCheck:
     ------
     InvalidCertificateError
         On the first failed rule, with a one-line message.
+
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemmas 5, 6).
+
+    See Also
+    --------
+    parse_detpoly : the structural part alone.
+    check_detpoly_file : the same on a file.
+
+    Examples
+    --------
+    >>> doc = detpoly_document(1, 2)
+    >>> check_detpoly(doc).term_count
+    2
+    >>> doc["terms"][0]["coefficient"] *= -1
+    >>> check_detpoly(doc)
+    Traceback (most recent call last):
+    ...
+    exactnorm.errors.InvalidCertificateError: detpoly certificate rejected: coefficient of ...
     """
     cert = parse_detpoly(doc)
     poly = cert.poly

@@ -36,6 +36,7 @@ from exactnorm.exact.linalg import khatri_rao
 
 __all__ = [
     "EXPANSION_LIMIT",
+    "KhatriRaoSize",
     "check_dims",
     "check_expandable",
     "variable_names",
@@ -50,7 +51,24 @@ __all__ = [
 EXPANSION_LIMIT = 4
 
 
+class KhatriRaoSize:
+    """Mixin of the result types here: ``m = d_in·d_out`` and ``det K``'s degree ``2m``."""
+
+    d_in: int
+    d_out: int
+
+    @property
+    def m(self) -> int:
+        return self.d_in * self.d_out
+
+    @property
+    def degree(self) -> int:
+        """Total degree of ``det(Xᵀ ⊙ Y)``: two variables per column of ``K``."""
+        return 2 * self.m
+
+
 def check_dims(d_in: Any, d_out: Any) -> tuple[int, int]:
+    """``(d_in, d_out)`` as Python ints, or an :class:`InputError` naming the bad one."""
     for name, d in (("d_in", d_in), ("d_out", d_out)):
         if isinstance(d, bool) or not isinstance(d, (int, np.integer)) or d < 1:
             raise InputError(f"{name} must be a positive integer, got {d!r}")
@@ -58,6 +76,7 @@ def check_dims(d_in: Any, d_out: Any) -> tuple[int, int]:
 
 
 def check_expandable(d_in: int, d_out: int) -> int:
+    """``m = d_in·d_out`` if ``m!`` terms may be expanded (``m ≤`` :data:`EXPANSION_LIMIT`)."""
     m = d_in * d_out
     if m > EXPANSION_LIMIT:
         raise LimitExceededError(
@@ -70,6 +89,27 @@ def check_expandable(d_in: int, d_out: int) -> int:
 def variable_names(d_in: int, d_out: int) -> tuple[str, ...]:
     """Canonical variable order: ``X[k][a]`` (k < m, a < d_in), then ``Y[b][k]`` (b < d_out).
 
+    Parameters
+    ----------
+    d_in, d_out : int
+        Target layer sizes; ``m = d_in·d_out``.
+
+    Returns
+    -------
+    tuple of str
+        ``m·d_in + d_out·m`` names; exponent vectors of every polynomial here follow this order.
+
+    Raises
+    ------
+    InputError
+        Non-positive sizes.
+
+    See Also
+    --------
+    leibniz_expansion, exactnorm.analysis.detpoly.expand_determinant
+
+    Examples
+    --------
     >>> variable_names(1, 1)
     ('X[0][0]', 'Y[0][0]')
     """
@@ -114,7 +154,44 @@ def leibniz_expansion(d_in: int, d_out: int) -> dict[tuple[int, ...], int]:
     """``det(Xᵀ ⊙ Y)`` by the Leibniz formula in plain Python (independent of SymPy).
 
     ``det K = Σ_π sgn(π) ∏_k K[π(k), k]`` with ``K[a·d_out + b, k] = X[k][a]·Y[b][k]``; the sign is
-    the parity of the inversion count (not the cycle count used elsewhere).
+    the parity of the inversion count (not the cycle count of :func:`permutation_sign`, so the
+    two signs check each other).
+
+    Parameters
+    ----------
+    d_in, d_out : int
+        Target layer sizes with ``m = d_in·d_out ≤`` :data:`EXPANSION_LIMIT`.
+
+    Returns
+    -------
+    dict
+        Exponent vector (order of :func:`variable_names`) → nonzero integer coefficient.
+
+    Raises
+    ------
+    LimitExceededError
+        For ``m > 4`` (``m!`` terms).
+
+    Notes
+    -----
+    Distinct permutations give distinct monomials (column ``k`` contributes ``X[k][a]`` and
+    ``Y[b][k]`` with ``a·d_out + b = π(k)``), so the expansion has exactly ``m!`` terms, each
+    ``±1``: the no-cancellation argument behind Lemma 6 of [1]_.
+
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937.
+
+    See Also
+    --------
+    exactnorm.analysis.detpoly.expand_determinant : the same polynomial by SymPy.
+
+    Examples
+    --------
+    >>> terms = leibniz_expansion(1, 2)
+    >>> sorted(terms.values()), len(terms)
+    ([-1, 1], 2)
     """
     d_in, d_out = check_dims(d_in, d_out)
     m = check_expandable(d_in, d_out)
@@ -133,6 +210,7 @@ def leibniz_expansion(d_in: int, d_out: int) -> dict[tuple[int, ...], int]:
 
 
 def numeric_system(point: Mapping[str, int], d_in: int, d_out: int) -> fmpz_mat:
+    """``K = Xᵀ ⊙ Y`` (FLINT) at an integer point named as in :func:`variable_names`."""
     m = d_in * d_out
     X = fmpz_mat([[int(point[f"X[{k}][{a}]"]) for a in range(d_in)] for k in range(m)])
     Y = fmpz_mat([[int(point[f"Y[{b}][{k}]"]) for k in range(m)] for b in range(d_out)])

@@ -34,7 +34,15 @@ from exactnorm.errors import (
     ShapeError,
     require_integer,
 )
-from exactnorm.exact.linalg import FlintMatrix, diag, exact_rank, khatri_rao, to_fmpq_mat, vec
+from exactnorm.exact.linalg import (
+    FlintMatrix,
+    diag,
+    exact_rank,
+    khatri_rao,
+    to_fmpq_mat,
+    to_fraction,
+    vec,
+)
 from exactnorm.exact.sampling import (
     DEFAULT_DISTRIBUTION,
     layer_rng,
@@ -84,12 +92,35 @@ def decide_realizable(V_in: FlintMatrix, V_out: FlintMatrix, W: FlintMatrix | Se
 
     Parameters
     ----------
-    V_in : m×d_in, V_out : d_out×m, W : d_out×d_in (FLINT matrices or rows of exact numbers)
+    V_in : fmpz_mat, fmpq_mat or rows of exact numbers, m×d_in
+    V_out : fmpz_mat, fmpq_mat or rows of exact numbers, d_out×m
+    W : fmpz_mat, fmpq_mat or rows of exact numbers, d_out×d_in
 
     Returns
     -------
     Realizability
-        With exact ranks and a checked witness either way.
+        With exact ranks and a witness that was multiplied back: ``γ`` or a separating ``y``.
+
+    Raises
+    ------
+    ShapeError
+        Inconsistent or empty shapes.
+    InvariantError
+        A witness fails its own check (a bug, never a wrong answer).
+
+    Notes
+    -----
+    Rouché–Capelli: ``K γ = vec W`` is solvable iff ``rank K = rank [K | vec W]``; otherwise the
+    Fredholm alternative gives ``y`` with ``yᵀK = 0``, ``yᵀ vec W ≠ 0`` (Theorem 7 of [1]_).
+
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937.
+
+    See Also
+    --------
+    realizability_study : the decision at every width.
 
     Examples
     --------
@@ -126,7 +157,7 @@ def decide_realizable(V_in: FlintMatrix, V_out: FlintMatrix, W: FlintMatrix | Se
         gam = fmpq_mat([[x] for x in sol])
         if K * gam != w:  # the witness checks itself
             raise InvariantError("reduced row echelon solution does not solve K γ = vec W")
-        gamma = tuple(Fraction(int(x.numer()), int(x.denom())) for x in sol)
+        gamma = tuple(to_fraction(x) for x in sol)
     else:
         Kz = K.numer_denom()[0]
         N, nullity = Kz.transpose().nullspace()
@@ -143,7 +174,12 @@ def decide_realizable(V_in: FlintMatrix, V_out: FlintMatrix, W: FlintMatrix | Se
 
 
 def reachable_target(V_in: FlintMatrix, V_out: FlintMatrix, gamma: Sequence[Any]) -> fmpq_mat:
-    """``V_out diag(γ) V_in``: a target that is reachable by construction."""
+    """``V_out diag(γ) V_in``: a target that is reachable by construction.
+
+    >>> from flint import fmpz_mat
+    >>> reachable_target(fmpz_mat([[1, 2]]), fmpz_mat([[3]]), [2]).tolist()
+    [[6, 12]]
+    """
     g = to_fmpq_mat([[x] for x in gamma], "gamma")
     return to_fmpq_mat(V_out) * diag(g) * to_fmpq_mat(V_in)
 

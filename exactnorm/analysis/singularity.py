@@ -24,7 +24,12 @@ from fractions import Fraction
 
 import numpy as np
 
-from exactnorm.analysis.detsystem import check_dims, check_expandable, leibniz_expansion
+from exactnorm.analysis.detsystem import (
+    KhatriRaoSize,
+    check_dims,
+    check_expandable,
+    leibniz_expansion,
+)
 from exactnorm.errors import InputError, LimitExceededError
 
 __all__ = ["EXHAUSTIVE_LIMIT", "SingularityCount", "exhaustive_singularity"]
@@ -34,7 +39,7 @@ EXHAUSTIVE_LIMIT = 60_000_000
 
 
 @dataclass(frozen=True)
-class SingularityCount:
+class SingularityCount(KhatriRaoSize):
     """Exhaustive singularity count of ``Xᵀ ⊙ Y`` with entries uniform on ``values`` (Lemma 5)."""
 
     d_in: int
@@ -42,14 +47,6 @@ class SingularityCount:
     values: tuple[int, ...]
     assignments: int
     singular: int
-
-    @property
-    def m(self) -> int:
-        return self.d_in * self.d_out
-
-    @property
-    def degree(self) -> int:
-        return 2 * self.m
 
     @property
     def probability(self) -> Fraction:
@@ -79,10 +76,31 @@ def exhaustive_singularity(d_in: int, d_out: int, values: Sequence[int], *,
     with NumPy int64 in chunks. This is exact: the largest possible |det| (sum of |coefficients|
     times ``max|S|^{2m}``) is checked to stay below 2^62.
 
+    Parameters
+    ----------
+    d_in, d_out : int
+        Sizes with ``m = d_in·d_out ≤ 4``.
+    values : sequence of int
+        The set ``S`` (no repeats).
+    chunk_entries : int
+        Entries of ``A·Q`` evaluated at once (memory, not results).
+
+    Returns
+    -------
+    SingularityCount
+        With the exact probability and the Schwartz–Zippel bound.
+
     Raises
     ------
     LimitExceededError
         Beyond :data:`EXHAUSTIVE_LIMIT` assignments or when int64 could overflow.
+    InputError
+        An empty set or repeated values.
+
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemma 5).
 
     Examples
     --------

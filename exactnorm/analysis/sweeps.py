@@ -48,7 +48,15 @@ from exactnorm.analysis.structural import (
 )
 from exactnorm.errors import InputError
 from exactnorm.exact.files import atomic_write_bytes
-from exactnorm.exact.linalg import exact_rank, khatri_rao, random_prime, rank_mod_prime
+from exactnorm.exact.linalg import (
+    exact_rank,
+    int64_array,
+    khatri_rao,
+    khatri_rao_int64,
+    random_prime,
+    rank_mod_prime,
+)
+from exactnorm.exact.rationals import format_decimal
 from exactnorm.exact.sampling import bernoulli_mask, layer_rng, parse_distribution, sample_matrix
 
 __all__ = [
@@ -211,9 +219,8 @@ def _concrete_rank(task: SweepTask, draw: int, rng: np.random.Generator, mask_in
     bound = max((abs(v) for v in dist.values), default=0) if dist.kind == "set" else (
         2**dist.param if dist.kind == "bits" else dist.param)
     if bound < 2**31:
-        vi = np.array(V_in.tolist(), dtype=np.int64).reshape(m, d) * mask_in
-        vo = np.array(V_out.tolist(), dtype=np.int64).reshape(d, m) * mask_out
-        K = fmpz_mat((vi.T[:, None, :] * vo[None, :, :]).reshape(d * d, m).tolist())
+        K = fmpz_mat(khatri_rao_int64(int64_array(V_in) * mask_in,
+                                      int64_array(V_out) * mask_out).tolist())
     else:
         vi = [[x if keep else 0 for x, keep in zip(row, mrow)]
               for row, mrow in zip(V_in.tolist(), mask_in.tolist())]
@@ -495,10 +502,7 @@ def _dec(q: Fraction | float, places: int) -> str:
     """Fixed-point decimal of an exact fraction (round half up), or of a float reference."""
     if isinstance(q, float):
         return f"{q:.{places}f}"
-    scaled = math.floor(q * 10**places + Fraction(1, 2))
-    sign = "-" if scaled < 0 else ""
-    s = f"{abs(scaled):0{places + 1}d}"
-    return f"{sign}{s[:-places]}.{s[-places:]}" if places else f"{sign}{s}"
+    return format_decimal(q, places)
 
 
 def cells_table(cells: Sequence[Cell], command: str) -> Any:

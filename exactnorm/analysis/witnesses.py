@@ -36,7 +36,7 @@ from sympy.polys.domains import ZZ
 from sympy.polys.matrices import DomainMatrix
 
 from exactnorm.analysis.detpoly import sympy_ground_types
-from exactnorm.analysis.detsystem import check_dims, permutation_sign
+from exactnorm.analysis.detsystem import KhatriRaoSize, check_dims, permutation_sign
 from exactnorm.errors import InputError, LimitExceededError, ShapeError, SingularSystemError
 from exactnorm.exact.linalg import khatri_rao, kronecker, random_prime, rank_mod_prime
 from exactnorm.exact.sampling import layer_rng, sample_matrix
@@ -64,7 +64,7 @@ _LAYOUTS = ("blocked", "interleaved")
 
 
 @dataclass(frozen=True)
-class MatchingCertificate:
+class MatchingCertificate(KhatriRaoSize):
     """det(Xᵀ ⊙ Y) ≢ 0 at any size: one monomial with coefficient ±1 and a nonzero evaluation.
 
     ``coefficient`` is FLINT's determinant at the 0/1 point that sets exactly the monomial's
@@ -85,14 +85,6 @@ class MatchingCertificate:
     det_value: int
     prime: int
     rank_mod_prime: int
-
-    @property
-    def m(self) -> int:
-        return self.d_in * self.d_out
-
-    @property
-    def degree(self) -> int:
-        return 2 * self.m
 
     @property
     def det_bits(self) -> int:
@@ -121,6 +113,15 @@ def matching_certificate(d_in: int, d_out: int, *, seed: int = 0, distribution: 
     ------
     LimitExceededError
         For ``m > max_m``.
+
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemma 6).
+
+    See Also
+    --------
+    structured_witness : a second, structured proof at any size (Theorem 5).
 
     Examples
     --------
@@ -208,7 +209,7 @@ def interleaved_sign_formula(d_in: int, d_out: int) -> int:
 
 
 @dataclass(frozen=True)
-class StructuredWitness:
+class StructuredWitness(KhatriRaoSize):
     """Exact check of Theorem 5 at one size.
 
     ``K = (I ⊗ B)·P`` entry by entry, and ``det K = sign(P)·det(B)^{d_in}``.
@@ -222,10 +223,6 @@ class StructuredWitness:
     sign: int
     det_K: int
     kron_identity: bool
-
-    @property
-    def m(self) -> int:
-        return self.d_in * self.d_out
 
     @property
     def verified(self) -> bool:
@@ -248,6 +245,37 @@ def structured_witness(d_in: int, d_out: int, *, layout: str = "blocked",
     With ``B=None`` an invertible ``B`` is drawn from ``int:3`` with ``layer_rng(seed, 5, d_out,
     attempt)``. Checks ``K == (I ⊗ B)·P`` entry by entry and computes ``det K`` directly, to be
     compared with ``sign(σ)·det(B)^{d_in}`` (:attr:`StructuredWitness.verified`).
+
+    Parameters
+    ----------
+    d_in, d_out : int
+    layout : {"blocked", "interleaved"}
+        Neuron order within the groups (it changes only ``sign(P)``).
+    B : d_out×d_out integer rows, optional
+    seed : int
+
+    Returns
+    -------
+    StructuredWitness
+
+    Raises
+    ------
+    ShapeError
+        ``B`` not ``d_out×d_out``.
+
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937 (Theorem 5).
+
+    See Also
+    --------
+    prove_structured_symbolic : the same identities with ``B`` symbolic.
+
+    Examples
+    --------
+    >>> structured_witness(2, 2, B=[[1, 1], [0, 1]]).verified
+    True
     """
     d_in, d_out = check_dims(d_in, d_out)
     Bm = _invertible_B(d_out, seed) if B is None else fmpz_mat([[int(x) for x in r] for r in B])
@@ -292,6 +320,20 @@ def prove_structured_symbolic(d_in: int, d_out: int, layout: str = "blocked"
     :func:`structured_frozen` by the Khatri–Rao definition, the matrix identity is checked entry by
     entry, and the determinant identity is an equality of polynomials in ``ZZ[B]`` (DomainMatrix
     determinants). Sizes ``d_in, d_out ≤ 3``.
+
+    Raises
+    ------
+    LimitExceededError
+        Beyond :data:`SYMBOLIC_SIDE_LIMIT`.
+
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937 (Theorem 5).
+
+    See Also
+    --------
+    structured_witness
 
     >>> prove_structured_symbolic(2, 2, "interleaved").proved
     True

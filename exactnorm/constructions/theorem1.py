@@ -64,8 +64,8 @@ from exactnorm.exact.sampling import (
 from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, Vector
 
-__all__ = ["certify_theorem1", "realize_layer_theorem1", "khatri_rao_system", "draw_pair",
-           "draw_frozen_pair", "FrozenPair"]
+__all__ = ["certify_theorem1", "realize_layer_theorem1", "draw_pair", "draw_frozen_pair",
+           "FrozenPair"]
 
 ProgressHook = Callable[[int, int], None]
 

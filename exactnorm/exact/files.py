@@ -29,7 +29,7 @@ from exactnorm.errors import (
 )
 
 __all__ = ["atomic_write", "atomic_write_bytes", "read_npz_archive", "npz_header", "npz_array",
-           "npz_strings", "npz_box", "npz_bytes", "ZIP_EPOCH"]
+           "npz_strings", "npz_box_arrays", "npz_bytes", "ZIP_EPOCH"]
 
 T = TypeVar("T")
 
@@ -89,7 +89,7 @@ def npz_array(data: Any, key: str, max_width: int, *, matrix: bool) -> np.ndarra
         raise ShapeError(f"{key} must be a 1-D array with at least one entry, got shape {shape}")
     if (matrix and max(shape) > max_width) or (not matrix and math.prod(shape) > max_width):
         raise LimitExceededError(f"array {key} has shape {shape}, above the width limit "
-                                 f"{max_width} (raise it with --max-width)")
+                                 f"{max_width} (raise max_width)", parameter="max_width")
     if dtype.kind == "f" and dtype.itemsize > 8:
         # float(x) would round a long double; only IEEE single/double are converted exactly here
         raise NumberFormatError(f"array {key} has dtype {dtype}; save it as float64 or integers")
@@ -111,7 +111,7 @@ def npz_strings(data: Any, key: str, count: int, what: str) -> list[str]:
     return [str(a) for a in np.asarray(data[key])]
 
 
-def npz_box(data: Any, max_width: int) -> tuple[np.ndarray, np.ndarray] | None:
+def npz_box_arrays(data: Any, max_width: int) -> tuple[np.ndarray, np.ndarray] | None:
     """The optional ``lower``/``upper`` members (both or neither), each a non-empty 1-D array.
 
     Raises

@@ -25,6 +25,7 @@ True
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any, Literal, TypeVar, cast, overload
@@ -55,6 +56,7 @@ __all__ = [
     "clear_denominators",
     "max_bits",
     "to_fmpq_mat",
+    "to_fraction",
     "to_fractions",
     "to_sympy",
     "from_sympy",
@@ -411,13 +413,10 @@ def _to_fmpq(x: Any, where: str) -> fmpq:
         raise NumberFormatError(f"float at {where}; convert with from_numpy_exact or write p/q")
     if isinstance(x, np.integer):
         return fmpq(int(x))
-    try:  # SymPy Rational / Integer
-        import sympy
-
-        if isinstance(x, sympy.Rational):
-            return fmpq(int(x.p), int(x.q))
-    except ImportError:  # pragma: no cover - sympy is a dependency
-        pass
+    # a SymPy Rational can only exist once SymPy is imported: never import it (a second) for this
+    sympy = sys.modules.get("sympy")
+    if sympy is not None and isinstance(x, sympy.Rational):
+        return fmpq(int(x.p), int(x.q))
     raise NumberFormatError(f"not an exact rational at {where}: {type(x).__name__}")
 
 
@@ -447,18 +446,20 @@ def to_fmpq_mat(rows: Sequence[Sequence[Any]] | FlintMatrix, what: str = "matrix
     return _build(fmpq_mat, nrows, ncols, data)
 
 
+def to_fraction(x: fmpz | fmpq | int | Fraction) -> Fraction:
+    """One FLINT (or Python) exact number → :class:`fractions.Fraction`, exactly.
+
+    >>> to_fraction(fmpq(-6, 4)), to_fraction(fmpz(3))
+    (Fraction(-3, 2), Fraction(3, 1))
+    """
+    if isinstance(x, fmpq):
+        return Fraction(int(x.numer()), int(x.denom()))
+    return Fraction(int(x)) if isinstance(x, fmpz) else Fraction(x)
+
+
 def to_fractions(M: FlintMatrix) -> list[list[Fraction]]:
     """``fmpz_mat``/``fmpq_mat`` → list of rows of :class:`fractions.Fraction`."""
-    out = []
-    for row in M.tolist():
-        r = []
-        for e in row:
-            if isinstance(e, fmpq):
-                r.append(Fraction(int(e.numer()), int(e.denom())))
-            else:
-                r.append(Fraction(int(e)))
-        out.append(r)
-    return out
+    return [[to_fraction(e) for e in row] for row in M.tolist()]
 
 
 def to_sympy(M: FlintMatrix) -> Any:

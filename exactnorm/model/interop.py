@@ -58,11 +58,11 @@ from exactnorm.errors import (
 )
 
 # the private npz helpers read shapes and dtypes from headers before inflating an array
-from exactnorm.exact.files import npz_array, npz_box, npz_strings, read_npz_archive
+from exactnorm.exact.files import npz_array, read_npz_archive
 from exactnorm.exact.linalg import from_numpy_exact, to_fractions
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.model.network import ACTIVATIONS, DEFAULT_MAX_WIDTH, TargetNetwork
-from exactnorm.model.targets import load_target
+from exactnorm.model.targets import load_target, npz_activations, npz_box
 
 __all__ = [
     "STATE_DICT_KEY",
@@ -227,17 +227,9 @@ def _read_state_dict_npz(data: Any, path: Path, *, box: tuple[Fraction, Fraction
         # headers first (io.npz_array): a tiny compressed file may declare a huge array
         arrays[f"{idx}.weight"] = npz_array(data, f"{idx}.weight", max_width, matrix=True)
         arrays[f"{idx}.bias"] = npz_array(data, f"{idx}.bias", max_width, matrix=False)
-    acts = (npz_strings(data, "activations", len(order), "one per Linear layer")
-            if "activations" in keys else None)
-    bounds = npz_box(data, max_width)
-    if bounds is not None:
-        lower, upper = (_exact_vector(a, name) for a, name in zip(bounds, ("lower", "upper")))
-    elif box is not None:
-        d0 = arrays[f"{order[0]}.weight"].shape[1]
-        lower, upper = [box[0]] * d0, [box[1]] * d0
-    else:
-        raise InputError(f"{path} is a state dict without lower/upper arrays; it needs box LO:HI",
-                     parameter="box")
+    acts = npz_activations(data, path, len(order))
+    lower, upper = npz_box(data, path, arrays[f"{order[0]}.weight"].shape[1], box,
+                           max_width=max_width)
     return target_from_state_dict(arrays, lower, upper, acts, max_width=max_width)
 
 

@@ -29,11 +29,11 @@ from exactnorm.errors import (
 from exactnorm.exact.files import (
     atomic_write_bytes,
     npz_array,
-    npz_box,
+    npz_box_arrays,
     npz_strings,
     read_npz_archive,
 )
-from exactnorm.exact.linalg import from_numpy_exact, to_fractions
+from exactnorm.exact.linalg import from_numpy_exact, to_fraction, to_fractions
 from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
     format_number,
@@ -73,7 +73,7 @@ def demo_target() -> TargetNetwork:
 
 
 def _fmt_vec(v: Any) -> list[Any]:
-    return [format_number(Fraction(int(x.numer()), int(x.denom()))) for x in v]
+    return [format_number(to_fraction(x)) for x in v]
 
 
 def target_to_dict(g: TargetNetwork) -> dict[str, Any]:
@@ -153,6 +153,39 @@ def parse_box(text: str) -> tuple[Fraction, Fraction]:
     return lo, hi
 
 
+def npz_activations(data: Any, path: Path, count: int) -> list[str] | None:
+    """The optional ``activations`` member of a target ``.npz``: exactly ``count`` strings.
+
+    Shared by the ``W1, b1, …`` reader here and the state-dict reader of
+    :mod:`~exactnorm.model.interop`, so that both accept the same files.
+    """
+    if "activations" not in data.files:
+        return None
+    return npz_strings(data, "activations", count, f"one per layer of {path.name}")
+
+
+def npz_box(data: Any, path: Path, dim: int, box: tuple[Fraction, Fraction] | None, *,
+            max_width: int) -> tuple[list[Fraction], list[Fraction]]:
+    """The input box of a target ``.npz``: its ``lower``/``upper`` arrays (floats converted
+    exactly), else the cube ``box`` of dimension ``dim``.
+
+    Raises
+    ------
+    InputError
+        Only one of ``lower``/``upper`` is present, or neither and no ``box`` (``parameter`` is
+        ``"box"``).
+    """
+    arrays = npz_box_arrays(data, max_width)
+    if arrays is not None:
+        lower, upper = ([r[0] for r in to_fractions(from_numpy_exact(a, name))]
+                        for a, name in zip(arrays, ("lower", "upper")))
+        return lower, upper
+    if box is None:
+        raise InputError(f"{path} has no lower/upper arrays; it needs box LO:HI",
+                         parameter="box")
+    return [box[0]] * dim, [box[1]] * dim
+
+
 def _read_npz(data: Any, path: Path, *, max_width: int,
               box: tuple[Fraction, Fraction] | None) -> TargetNetwork:
     keys = set(data.files)
@@ -169,17 +202,8 @@ def _read_npz(data: Any, path: Path, *, max_width: int,
         weights.append(to_fractions(from_numpy_exact(W, f"W{i}")))
         b = npz_array(data, f"b{i}", max_width, matrix=False)
         biases.append([row[0] for row in to_fractions(from_numpy_exact(b, f"b{i}"))])
-    acts = (npz_strings(data, "activations", L, "one per layer W1 … WL")
-            if "activations" in keys else None)
-    bounds = npz_box(data, max_width)
-    if bounds is not None:
-        lower, upper = ([r[0] for r in to_fractions(from_numpy_exact(a, name))]
-                        for a, name in zip(bounds, ("lower", "upper")))
-    elif box is not None:
-        lower = [box[0]] * len(weights[0][0])
-        upper = [box[1]] * len(weights[0][0])
-    else:
-        raise InputError(f"{path} has no lower/upper arrays; pass --box LO:HI")
+    acts = npz_activations(data, path, L)
+    lower, upper = npz_box(data, path, len(weights[0][0]), box, max_width=max_width)
     return TargetNetwork.from_lists(weights, biases, acts, lower=lower, upper=upper,
                                     max_width=max_width)
 
