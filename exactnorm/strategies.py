@@ -507,7 +507,12 @@ def target_networks(*, widths: Sequence[int] | None = None, min_width: int = 1,
 
 def seeds() -> SearchStrategy[int]:
     """Seeds of frozen weights (:func:`~exactnorm.exact.generator.draw`): integers in
-    ``[0, 2³²)``, shrink to 0."""
+    ``[0, 2³²)``.
+
+    Notes
+    -----
+    Shrinks towards 0.
+    """
     return st.integers(0, 2**32 - 1)
 
 

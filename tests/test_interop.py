@@ -272,7 +272,7 @@ def test_both_npz_readers_treat_box_and_activations_alike(tmp_path):
     np.savez(plain, W1=W, b1=b, activations=np.array(["relu", "relu"]))
     np.savez(state, **{"0.weight": W, "0.bias": b, "activations": np.array(["relu", "relu"])})
     for path in (plain, state):
-        with pytest.raises(InputError, match="activations must be 1 strings"):
+        with pytest.raises(InputError, match="activations must be a 1-D array of 1 strings"):
             load_target_any(path, box=(Fraction(0), Fraction(1)))
     np.savez(plain, W1=W, b1=b)
     with pytest.raises(InputError, match="needs box") as info:

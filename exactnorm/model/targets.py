@@ -161,7 +161,7 @@ def npz_activations(data: Any, path: Path, count: int) -> list[str] | None:
     """
     if "activations" not in data.files:
         return None
-    return npz_strings(data, "activations", count, f"one per layer of {path.name}")
+    return npz_strings(data, "activations", count, "one per Linear layer")
 
 
 def npz_box(data: Any, path: Path, dim: int, box: tuple[Fraction, Fraction] | None, *,
