@@ -56,7 +56,6 @@ pure checker). Exit 0 valid, 1 invalid, 2 unreadable input or usage, 141 stdout 
 
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import os
@@ -897,18 +896,58 @@ def _file_kind(mode: int) -> str:
     return "not a regular file"
 
 
-def _read_limited(fh: Any, max_bytes: int, path: str) -> bytearray:
-    """At most max_bytes bytes, read in chunks (memory grows with what is there, not with the
-    limit); one more byte means the file is too large."""
+def _read_limited(chunks: Any, max_bytes: int, path: str) -> bytearray:
+    """The chunks joined, refused as soon as they exceed max_bytes: memory follows what is
+    there, never the limit."""
     buf = bytearray()
-    while True:
-        chunk = fh.read(min(_CHUNK, max_bytes + 1 - len(buf)))
-        if not chunk:
-            return buf
+    for chunk in chunks:
         buf += chunk
         if len(buf) > max_bytes:
             raise ReadError("limit", f"certificate {path} exceeds {max_bytes} bytes "
                                      f"(uncompressed; raise the limit with --max-bytes)")
+    return buf
+
+
+def _plain_chunks(fh: Any) -> Any:
+    while chunk := fh.read(_CHUNK):
+        yield chunk
+
+
+def _inflated_chunks(fh: Any) -> Any:
+    """The uncompressed bytes of a gzip file (one or more members), at most 1 MiB at a time:
+    zlib checks each member's CRC-32 and length; a truncated stream is an EOFError."""
+    inflater = zlib.decompressobj(31)
+    pending = b""
+    while True:
+        data = pending or fh.read(1 << 16)
+        pending = b""
+        if not data:
+            if not inflater.eof:
+                raise EOFError("compressed file ended before the end-of-stream marker")
+            return
+        if inflater.eof:  # the next member, or the zero padding some writers append
+            if not data.strip(b"\0"):
+                continue
+            inflater = zlib.decompressobj(31)
+        while data and not inflater.eof:
+            out = inflater.decompress(data, _CHUNK)
+            if out:
+                yield out
+            data = inflater.unconsumed_tail
+        pending = inflater.unused_data if inflater.eof else b""
+
+
+def _gzip_trailer_size(fh: Any) -> int:
+    """The last member's ISIZE field: its uncompressed size mod 2^32, a lower bound of the
+    total size of a valid file (a file whose trailer lies is corrupt and refused anyway)."""
+    end = fh.seek(0, os.SEEK_END)
+    if end < 18:
+        fh.seek(0)
+        return 0
+    fh.seek(end - 4)
+    size = int.from_bytes(fh.read(4), "little")
+    fh.seek(0)
+    return size
 
 
 def read_file_bytes(path: str | os.PathLike[str],
@@ -916,9 +955,10 @@ def read_file_bytes(path: str | os.PathLike[str],
     """The bytes of a regular ``.json`` or ``.json.gz`` file, gunzipped, at most ``max_bytes``.
 
     The file is opened without blocking and checked to be a regular file before any byte is read
-    (a FIFO, a device or a directory is refused by name). A ``.gz`` file is inflated twice in
-    chunks: first counting and discarding (so a gzip bomb is refused with O(1 MiB) of memory),
-    then keeping. Raises :class:`ReadError`.
+    (a FIFO, a device or a directory is refused by name). A ``.gz`` file whose gzip trailer
+    already announces more than ``max_bytes`` is refused at once; otherwise it is inflated twice
+    in chunks: first counting and discarding (so a gzip bomb is refused with O(1 MiB) of memory
+    and the time to inflate max_bytes), then keeping. Raises :class:`ReadError`.
     """
     name = os.fspath(path)
     if not 0 <= max_bytes <= MAX_BYTES_CAP:
@@ -930,25 +970,28 @@ def read_file_bytes(path: str | os.PathLike[str],
         raise ReadError("input", f"no such certificate file: {name}") from None
     except OSError as exc:
         raise ReadError("input", f"cannot open certificate {name}: {exc.strerror}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise ReadError("input", f"certificate {name} is {_file_kind(mode)}, not a regular file")
     with os.fdopen(fd, "rb") as raw:
-        mode = os.fstat(raw.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            raise ReadError("input", f"certificate {name} is {_file_kind(mode)}, not a file")
         try:
             if not name.endswith(".gz"):
-                return _read_limited(raw, max_bytes, name)
-            with gzip.GzipFile(fileobj=raw, mode="rb") as fh:
-                size = 0
-                while chunk := fh.read(_CHUNK):
-                    size += len(chunk)
-                    if size > max_bytes:
-                        raise ReadError("limit", f"certificate {name} exceeds {max_bytes} bytes "
-                                                 f"uncompressed (raise the limit with "
-                                                 f"--max-bytes)")
+                return _read_limited(_plain_chunks(raw), max_bytes, name)
+            claimed = _gzip_trailer_size(raw)
+            if claimed > max_bytes:
+                raise ReadError("limit", f"certificate {name} is refused: its gzip trailer "
+                                         f"announces {claimed} uncompressed bytes, above the "
+                                         f"limit {max_bytes} (raise it with --max-bytes)")
+            size = 0
+            for chunk in _inflated_chunks(raw):
+                size += len(chunk)
+                if size > max_bytes:
+                    raise ReadError("limit", f"certificate {name} exceeds {max_bytes} bytes "
+                                             f"uncompressed (raise the limit with --max-bytes)")
             raw.seek(0)
-            with gzip.GzipFile(fileobj=raw, mode="rb") as fh:
-                return _read_limited(fh, max_bytes, name)
-        except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
+            return _read_limited(_inflated_chunks(raw), max_bytes, name)
+        except (EOFError, zlib.error) as exc:
             raise ReadError("corrupt", f"certificate {name} is not a valid gzip file: "
                                        f"{exc}") from None
         except OSError as exc:
