@@ -30,12 +30,16 @@ layer:
                box B_{i-1} of the target's interval bound propagation
   activation   the checkpoint activation equals sigma_i
   width        the checkpoint width equals d_i
-  identity     the checkpoint pre-activation map equals (W_i, b_i) exactly
+  identity     the checkpoint pre-activation map equals (W_i, b_i) exactly on the box: every
+               coefficient of a coordinate with lower < upper, and the bias with the
+               coordinates where lower = upper folded in
   valid        (ok) every rule holds
 
-Degenerate neurons. A neuron whose exact range on the box is the single point 0 (min = max = 0,
-e.g. on a point box) satisfies both min >= 0 and max <= 0: it is stable and ReLU leaves it at its
-value 0, so a true claim through it is accepted (the checker keeps the row, which is 0 on the box).
+Degenerate boxes. A neuron whose exact range on the box is the single point 0 (min = max = 0,
+e.g. on a point box) is stable: ReLU is both the identity and the constant 0 on it. The checker
+keeps the row; the identity rule compares the checkpoint map with the target *on the box*
+(coefficients of coordinates with lower = upper are folded into the bias), so a true claim is
+accepted whichever of the two readings it was built with.
 
 Correctness argument. Inside a segment every node is an exact affine map A a + c of the segment
 input a = h_start (the previous checkpoint's output); a stable ReLU is the identity or the constant
@@ -735,8 +739,17 @@ def scale_rows(gamma: list[Fraction], B: AffineMap, beta: list[Fraction],
     return cols, rows, consts, D
 
 
-def rule_checkpoint(layer: dict, A: AffineMap, target_layer: tuple, j: int, i: int) -> None:
-    """At checkpoint c_i: sigma equals sigma_i, width equals d_i, (A, c) equals (W_i, b_i)."""
+def rule_checkpoint(layer: dict, A: AffineMap, target_layer: tuple, j: int, i: int,
+                    lo: list[Fraction], hi: list[Fraction]) -> None:
+    """At checkpoint c_i: sigma equals sigma_i, width equals d_i, and A a + c equals
+    W_i a + b_i for every a in the box.
+
+    On a full-dimensional box that is equality of every coefficient. A degenerate coordinate
+    (lower = upper = v) is a constant on the box: its coefficients are not compared, their
+    products with v are folded into the bias on both sides. This is exactly "equal on the box",
+    which is all f = g needs (the box contains every reachable h_{i-1}); it makes the choice
+    between "active" and "dead" for a neuron with min = max = 0 immaterial.
+    """
     W, b, sigma = target_layer
     cols, rows, consts, den = A
     if layer["act"] != sigma:
@@ -747,19 +760,26 @@ def rule_checkpoint(layer: dict, A: AffineMap, target_layer: tuple, j: int, i: i
         raise CertificateError("width", f"checkpoint layer {j} has width {len(rows)}, target "
                                         f"layer {i} has {len(W)}", layer=j)
     at = {t: k for k, t in enumerate(cols)}
+    fixed = [t for t in range(len(lo)) if lo[t] == hi[t]]
+    skip = set(fixed)
     for r in range(len(W)):
         for t in range(len(W[r])):
             a = rows[r][at[t]] if t in at else 0
             w = W[r][t]
-            if a * w.denominator != w.numerator * den:
+            if t not in skip and a * w.denominator != w.numerator * den:
                 raise CertificateError("identity", f"checkpoint layer {j}: pre-activation weight "
                                                    f"[{r}][{t}] is {show(Fraction(a, den))}, "
                                                    f"target layer {i} has {show(w)}",
                                        layer=j, neuron=r)
-        if consts[r] * b[r].denominator != b[r].numerator * den:
-            raise CertificateError("identity", f"checkpoint layer {j}: pre-activation bias [{r}] "
-                                               f"is {show(Fraction(consts[r], den))}, target "
-                                               f"layer {i} has {show(b[r])}", layer=j, neuron=r)
+        mine, theirs = Fraction(consts[r], den), b[r]
+        for t in fixed:
+            mine += Fraction(rows[r][at[t]] if t in at else 0, den) * lo[t]
+            theirs += W[r][t] * lo[t]
+        if mine != theirs:
+            folded = " (with the coordinates where lower = upper folded in)" if fixed else ""
+            raise CertificateError("identity", f"checkpoint layer {j}: pre-activation bias [{r}]"
+                                               f"{folded} is {show(mine)}, target layer {i} has "
+                                               f"{show(theirs)}", layer=j, neuron=r)
 
 
 def check_segment(layers: list[dict], start: int, end: int, target_layer: tuple, i: int,
@@ -778,7 +798,7 @@ def check_segment(layers: list[dict], start: int, end: int, target_layer: tuple,
             keep = rule_stability(layer["gamma"], B, lo, hi, layer["beta"], j)
         A = scale_rows(layer["gamma"], B, layer["beta"], keep)
         if j == end:
-            rule_checkpoint(layer, A, target_layer, j, i)
+            rule_checkpoint(layer, A, target_layer, j, i, lo, hi)
             return
         for src, P in layer["skips"]:
             Pn, pden = over_matrix_denominator(P)

@@ -50,29 +50,6 @@ def _box_ranges(A: fmpq_mat, c: fmpq_mat, lo: fmpq_mat, hi: fmpq_mat) -> tuple[l
     return mn.entries(), mx.entries()
 
 
-def _identity(A: fmpq_mat, c: fmpq_mat, W: list[list[Fraction]], b: list[Fraction], j: int,
-              i: int) -> None:
-    if A.nrows() != len(W):
-        raise CertificateError("width", f"checkpoint layer {j} has width {A.nrows()}, target "
-                                        f"layer {i} has {len(W)}", layer=j)
-    Wm, bm = _mat(W), _col(b)
-    if Wm == A and c == bm:
-        return
-    # locate the first difference in the pure checker's order: row r weights, then row r bias
-    for r in range(len(W)):
-        for t in range(len(W[r])):
-            if A[r, t] != Wm[r, t]:
-                raise CertificateError(
-                    "identity", f"checkpoint layer {j}: pre-activation weight [{r}][{t}] is "
-                                f"{pure.show(_frac(A[r, t]))}, target layer {i} has "
-                                f"{pure.show(W[r][t])}", layer=j, neuron=r)
-        if c[r, 0] != bm[r, 0]:
-            raise CertificateError(
-                "identity", f"checkpoint layer {j}: pre-activation bias [{r}] is "
-                            f"{pure.show(_frac(c[r, 0]))}, target layer {i} has "
-                            f"{pure.show(b[r])}", layer=j, neuron=r)
-
-
 # An affine map A a + c is kept as (An, cn, den): integer matrix, integer column and one common
 # denominator, A = An/den and c = cn/den. Products then run on fmpz_mat in FLINT, and the rational
 # entries (with thousands of digits, one shared denominator) are never put over their lcm entry by
@@ -115,11 +92,6 @@ def _scale_int_rows(scale: list[fmpz], M: fmpz_mat) -> fmpz_mat:
     if not rows or not rows[0]:
         return M
     return fmpz_mat([[g * x for x in row] for g, row in zip(scale, rows)])
-
-
-def _rational(Mn: fmpz_mat, den: fmpz) -> fmpq_mat:
-    M = fmpq_mat(Mn)
-    return M if den == 1 else M * fmpq(1, den)
 
 
 def _unscaled_ranges(Bn: fmpz_mat, en: fmpz_mat, den: fmpz, lo: fmpq_mat,
@@ -182,23 +154,11 @@ def _add_maps(m1: tuple, m2: tuple, j: int) -> tuple:
     return cols, fmpz_mat(rows) if rows and cols else fmpz_mat(A1.nrows(), len(cols)), e, den
 
 
-def _full(cols: list[int], An: fmpz_mat, width: int) -> fmpz_mat:
-    """The map's matrix on all ``width`` columns (zeros outside its support)."""
-    if len(cols) == width:
-        return An
-    at = {t: k for k, t in enumerate(cols)}
-    rows = An.tolist()
-    zero = fmpz(0)
-    return fmpz_mat(An.nrows(), width, [row[at[t]] if t in at else zero
-                                        for row in rows for t in range(width)])
-
-
 def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple, i: int,
                    lo: fmpq_mat, hi: fmpq_mat) -> None:
     width = lo.nrows()
     maps: dict[int, tuple | None] = {start: None}
     last = pure.last_uses(layers, start, end)
-    W, b, sigma = target_layer
     for j in range(start + 1, end + 1):
         layer = layers[j - 1]
         Vn, vden = _split(layer["V"])
@@ -215,11 +175,12 @@ def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple
         An = _scale_int_rows(scale, Bn)
         cn = fmpz_mat([[g * x + t * s2] for g, x, t in zip(scale, en.entries(), betan)])
         if j == end:
-            if layer["act"] != sigma:
-                raise CertificateError("activation", f"checkpoint layer {j} has activation "
-                                                     f"{layer['act']}, target layer {i} has "
-                                                     f"{sigma}", layer=j)
-            _identity(_rational(_full(cols, An, width), D), _rational(cn, D), W, b, j, i)
+            # the checkpoint map is target-sized: compare it with the pure checker's own rule
+            as_ints = (cols, [[int(x) for x in row] for row in An.tolist()] if cols else
+                       [[] for _ in range(An.nrows())], [int(x) for x in cn.entries()], int(D))
+            pure.rule_checkpoint(layer, as_ints, target_layer, j, i,
+                                 [_frac(x) for x in lo.entries()],
+                                 [_frac(x) for x in hi.entries()])
             return
         if layer["act"] == "relu":
             sub_lo = lo if len(cols) == width else fmpq_mat([[lo[t, 0]] for t in cols])
