@@ -260,43 +260,52 @@ def number(value: object, where: str, max_digits: int = DEFAULT_MAX_DIGITS) -> F
     return -x if sign else x
 
 
-def _compact(value: dict, where: str, max_digits: int) -> tuple[Fraction, object]:
-    """The denominator and the numerators of a version-2 ``{"den": D, "num": ...}`` object."""
+def integer(value: object, where: str, max_digits: int) -> int:
+    """A JSON integer or a decimal integer string "-123" (compact form: no "p/q", no ".")."""
+    if isinstance(value, str) and not re.fullmatch(r"-?[0-9]+", value):
+        raise CertificateError("number", f"{where}: {show(value)} is not an integer")
+    x = number(value, where, max_digits)
+    if x.denominator != 1:
+        raise CertificateError("number", f"{where}: {show(value)} is not an integer")
+    return x.numerator
+
+
+def _compact(value: dict, where: str, max_digits: int) -> tuple[int, list]:
+    """The denominator and the integer numerators of ``{"den": D, "num": [...]}`` (version 2)."""
     if set(value) != {"den", "num"}:
         raise CertificateError("shape", f"{where} must be a list or {{\"den\", \"num\"}}, "
                                         f"got keys {show(sorted(value))}")
-    den = number(value["den"], f"{where}.den", max_digits)
-    if den <= 0 or den.denominator != 1:
-        raise CertificateError("number", f"{where}.den must be a positive integer, got "
-                                         f"{show(den)}")
+    den = integer(value["den"], f"{where}.den", max_digits)
+    if den <= 0:
+        raise CertificateError("number", f"{where}.den must be positive, got {show(den)}")
     return den, value["num"]
 
 
 def vector(value: object, where: str, length: int | None = None,
            max_digits: int = DEFAULT_MAX_DIGITS) -> list[Fraction]:
     """A non-empty vector: a list of numbers, or (version 2) ``{"den": D, "num": [...]}``."""
-    den = Fraction(1)
     if isinstance(value, dict):
-        den, value = _compact(value, where, max_digits)
+        den, nums = _compact(value, where, max_digits)
+        if not isinstance(nums, list) or not nums or isinstance(nums[0], list):
+            raise CertificateError("shape", f"{where}.num must be a non-empty list of integers")
+        if length is not None and len(nums) != length:
+            raise CertificateError("shape", f"{where} has length {len(nums)}, expected {length}")
+        return [Fraction(integer(x, f"{where}.num[{k}]", max_digits), den)
+                for k, x in enumerate(nums)]
     if not isinstance(value, list) or not value:
         raise CertificateError("shape", f"{where} must be a non-empty list")
     if length is not None and len(value) != length:
         raise CertificateError("shape", f"{where} has length {len(value)}, expected {length}")
-    out = [number(x, f"{where}[{k}]", max_digits) for k, x in enumerate(value)]
-    if den != 1:
-        for k, x in enumerate(out):
-            if x.denominator != 1:
-                raise CertificateError("number", f"{where}.num[{k}] must be an integer")
-        out = [x / den for x in out]
-    return out
+    return [number(x, f"{where}[{k}]", max_digits) for k, x in enumerate(value)]
 
 
 def matrix(value: object, where: str, rows: int | None = None, cols: int | None = None,
            max_digits: int = DEFAULT_MAX_DIGITS) -> list[list[Fraction]]:
     """A non-empty rectangular matrix: rows of numbers, or ``{"den": D, "num": [[...], ...]}``."""
-    den = Fraction(1)
-    if isinstance(value, dict):
-        den, value = _compact(value, where, max_digits)
+    den, compact = 1, isinstance(value, dict)
+    if compact:
+        den, value = _compact(value, where, max_digits)  # type: ignore[arg-type]
+        where = f"{where}.num"
     if not isinstance(value, list) or not value:
         raise CertificateError("shape", f"{where} must be a non-empty list of rows")
     if rows is not None and len(value) != rows:
@@ -309,9 +318,11 @@ def matrix(value: object, where: str, rows: int | None = None, cols: int | None 
         if len(row) != cols:
             raise CertificateError("shape", f"{where} row {r} has {len(row)} entries, "
                                             f"expected {cols}")
-        out.append(vector(row, f"{where}[{r}]", max_digits=max_digits))
-    if den != 1:
-        out = [[x / den for x in row] for row in out]
+        if not compact:
+            out.append(vector(row, f"{where}[{r}]", max_digits=max_digits))
+        else:
+            out.append([Fraction(integer(x, f"{where}[{r}][{t}]", max_digits), den)
+                        for t, x in enumerate(row)])
     return out
 
 
