@@ -74,9 +74,19 @@ from operator import mul
 from typing import Any, Callable  # noqa: UP035  (keeps the standalone import list minimal)
 
 try:
-    from exactnorm.regenerate import RecordError, regenerate, validate_record
+    from exactnorm.regenerate import (
+        RecordError,
+        regenerate,
+        regenerate_integers,
+        validate_record,
+    )
 except ImportError:  # this file copied next to regenerate.py and run alone
-    from regenerate import RecordError, regenerate, validate_record  # type: ignore[no-redef]
+    from regenerate import (  # type: ignore[no-redef]
+        RecordError,
+        regenerate,
+        regenerate_integers,
+        validate_record,
+    )
 
 __all__ = ["Verdict", "CertificateError", "ReadError", "parse_certificate_text",
            "check_certificate", "check_certificate_text", "check_file", "read_file_bytes",
@@ -462,10 +472,16 @@ def rule_provenance(obj: dict, value: object, kind: str | None, where: str, j: i
 
 
 def regenerated(record: object, where: str, j: int, prov: Provenance) -> list[list[Fraction]]:
-    """The matrix a draw record names; one seed per certificate, one stream key per matrix."""
+    """The matrix a draw record names; one seed per certificate, one stream key per matrix.
+
+    Integer distributions come back as plain ints (8 bytes a small entry instead of a
+    Fraction object); everything downstream reads .numerator/.denominator, which ints have.
+    """
     try:
         rec = validate_record(record, max_entries=MAX_MAP_ENTRIES)
-        M = regenerate(record, max_entries=MAX_MAP_ENTRIES)
+        integral = rec.kind not in ("rational", "gauss")
+        M = (regenerate_integers if integral else regenerate)(record,  # type: ignore[operator]
+                                                              max_entries=MAX_MAP_ENTRIES)
     except RecordError as exc:
         raise CertificateError("provenance", f"{where}: {exc}", layer=j) from None
     if not M or not M[0]:

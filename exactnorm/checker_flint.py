@@ -28,6 +28,10 @@ def _q(x: Fraction) -> fmpq:
 
 
 def _mat(rows: list[list[Fraction]]) -> fmpq_mat:
+    """Rows of Fractions (or of plain ints, as regenerated integer draws are) as an fmpq_mat."""
+    flat = [x for row in rows for x in row]
+    if all(type(x) is int for x in flat):
+        return fmpq_mat(fmpz_mat(len(rows), len(rows[0]), flat))
     return fmpq_mat([[_q(x) for x in row] for row in rows])
 
 
