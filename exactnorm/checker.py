@@ -81,7 +81,7 @@ try:
         validate_record,
     )
 except ImportError:  # this file copied next to regenerate.py and run alone
-    from regenerate import (  # type: ignore[no-redef]
+    from regenerate import (  # type: ignore[no-redef, import-not-found]
         RecordError,
         regenerate,
         regenerate_integers,
@@ -471,7 +471,7 @@ def rule_provenance(obj: dict, value: object, kind: str | None, where: str, j: i
     return M
 
 
-def regenerated(record: object, where: str, j: int, prov: Provenance) -> list[list[Fraction]]:
+def regenerated(record: object, where: str, j: int, prov: Provenance) -> list[list[Any]]:
     """The matrix a draw record names; one seed per certificate, one stream key per matrix.
 
     Integer distributions come back as plain ints (8 bytes a small entry instead of a

@@ -10,6 +10,7 @@ Verdict, message included (tests/test_checker.py compares them on every case and
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 from flint import fmpq, fmpq_mat, fmpz, fmpz_mat
 
@@ -29,7 +30,7 @@ def _q(x: Fraction) -> fmpq:
 
 def _mat(rows: list[list[Fraction]]) -> fmpq_mat:
     """Rows of Fractions (or of plain ints, as regenerated integer draws are) as an fmpq_mat."""
-    flat = [x for row in rows for x in row]
+    flat: list[Any] = [x for row in rows for x in row]
     if all(type(x) is int for x in flat):
         return fmpq_mat(fmpz_mat(len(rows), len(rows[0]), flat))
     return fmpq_mat([[_q(x) for x in row] for row in rows])
@@ -260,8 +261,8 @@ def _fast_matrix(value: object, rows: int | None, cols: int | None, max_digits: 
         if type(row) is not list or len(row) != width:
             raise _UsePureReader
         flat.extend(row)
-    bound = 1 << (3 * max_digits)
-    if all(type(x) is int and -bound < x < bound for x in flat):
+    bound = 1 << (3 * max_digits)  # below 2^(3n) an integer has at most n digits
+    if all(type(x) is int for x in flat) and -bound < min(flat) and max(flat) < bound:
         return fmpq_mat(fmpz_mat(len(value), width, flat))
     return fmpq_mat(len(value), width, [_fast_number(x, max_digits) for x in flat])
 
