@@ -1085,9 +1085,15 @@ def main(argv: list[str] | None = None) -> int:
     """
     args = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--pure"]
     max_bytes = DEFAULT_MAX_BYTES
-    if len(args) == 3 and args[1] == "--max-bytes" and args[2].isdigit():
-        max_bytes = int(args[2])
-        args = args[:1]
+    if "--max-bytes" in args:
+        k = args.index("--max-bytes")
+        value = args[k + 1] if k + 1 < len(args) else ""
+        if not value.isdigit():
+            print(f"error: --max-bytes needs a number of bytes, got {show(value)}",
+                  file=sys.stderr)
+            return 2
+        max_bytes = int(value)
+        del args[k:k + 2]
     if len(args) != 1:
         print("usage: python -m exactnorm.checker CERT [--pure] [--max-bytes N]", file=sys.stderr)
         return 2
