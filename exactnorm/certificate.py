@@ -23,7 +23,6 @@ from __future__ import annotations
 import gzip
 import json
 import os
-import zlib
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +57,7 @@ __all__ = [
     "FROZEN_WEIGHTS",
     "DEFAULT_FROZEN_WEIGHTS",
     "DEFAULT_MAX_CERTIFICATE_BYTES",
+    "MAX_CERTIFICATE_BYTES_CAP",
     "network_to_dict",
     "certificate_document",
     "save_certificate",
@@ -84,6 +84,8 @@ DEFAULT_MAX_CERTIFICATE_BYTES = 2 * 1024**3
 #: Largest frozen matrix regenerated from one draw record unless the caller raises it (entries;
 #: the 784-128-10 trade-off's largest matrix has 100,352)
 DEFAULT_MAX_ENTRIES = 1 << 26
+#: Largest limit a caller may set (1 TiB); the limit guards memory, so a larger one guards nothing.
+MAX_CERTIFICATE_BYTES_CAP = 1024**4
 
 
 def _matrix(M: Any) -> list[list[Any]]:
@@ -203,31 +205,44 @@ def read_certificate_bytes(path: str | os.PathLike[str], *,
                            max_bytes: int = DEFAULT_MAX_CERTIFICATE_BYTES) -> bytes:
     """The bytes of a certificate file (gunzipped for ``.gz``), at most ``max_bytes`` of them.
 
-    The limit applies to the uncompressed size, so a small ``.gz`` that inflates to gigabytes
-    (a "gzip bomb") stops at ``max_bytes + 1`` bytes with a :class:`LimitExceededError`.
-    An unreadable file is an :class:`InputError`; a corrupt gzip stream makes the certificate
-    invalid (:class:`InvalidCertificateError`).
+    One reader for the command line and the standalone checker
+    (:func:`exactnorm.checker.read_file_bytes`): regular files only (a directory, FIFO or device
+    is refused by name before any byte is read), read in chunks so that memory follows the
+    file and not the limit, and a ``.gz`` is inflated once without keeping anything before it is
+    kept, so a gzip bomb costs O(1 MiB) of memory.
+
+    Parameters
+    ----------
+    path
+        ``.json`` or ``.json.gz`` file.
+    max_bytes
+        Largest uncompressed size, at most :data:`MAX_CERTIFICATE_BYTES_CAP`.
+
+    Returns
+    -------
+    bytes
+        The (uncompressed) content; a ``bytearray`` (json reads it without a copy).
+
+    Raises
+    ------
+    LimitExceededError
+        Above ``max_bytes`` (or a limit outside ``0..MAX_CERTIFICATE_BYTES_CAP``).
+    InputError
+        Missing, not a regular file, unreadable.
+    InvalidCertificateError
+        A corrupt gzip stream.
     """
-    p = Path(path)
-    if max_bytes < 0:
-        raise InputError(f"the certificate size limit must be non-negative, got {max_bytes}")
-    if not p.is_file():
-        raise InputError(f"no such certificate file: {p}")
+    from exactnorm.checker import ReadError, read_file_bytes
+
+    if not 0 <= max_bytes <= MAX_CERTIFICATE_BYTES_CAP:
+        raise LimitExceededError(f"--max-bytes must be between 0 and {MAX_CERTIFICATE_BYTES_CAP} "
+                                 f"(1 TiB), got {max_bytes}")
     try:
-        if p.suffix == ".gz":
-            with gzip.open(p, "rb") as fh:
-                raw = fh.read(max_bytes + 1)
-        else:
-            with open(p, "rb") as fh:
-                raw = fh.read(max_bytes + 1)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as exc:
-        raise InvalidCertificateError(f"certificate {p} is not a valid gzip file: {exc}") from None
-    except OSError as exc:
-        raise InputError(f"cannot read certificate {p}: {exc}") from None
-    if len(raw) > max_bytes:
-        raise LimitExceededError(f"certificate {p} exceeds {max_bytes} bytes "
-                                 f"(raise the limit with --max-bytes)")
-    return raw
+        return read_file_bytes(path, max_bytes)  # type: ignore[return-value]
+    except ReadError as exc:
+        error = {"limit": LimitExceededError, "corrupt": InvalidCertificateError}.get(exc.kind,
+                                                                                  InputError)
+        raise error(str(exc)) from None
 
 
 def load_certificate(path: str | os.PathLike[str], *,

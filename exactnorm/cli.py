@@ -2,8 +2,9 @@
 
 Exit codes: 0 success / valid certificate, 1 invalid certificate (or a failed comparison, or
 ``realizable``: the target is not reachable), 2 usage or input error, 3 internal error, 130
-interrupted. Errors are one line on stderr; ``--debug`` shows the
-traceback.
+interrupted, 141 standard output closed before we finished writing (``exactnorm check c.json |
+head -c0``: the verdict was not delivered, so neither 0 nor 1). Errors are one line on stderr;
+``--debug`` shows the traceback.
 
 Each subcommand lives in ``exactnorm.commands.<name>`` and provides ``register(subparsers)``,
 which adds its parser and sets ``func`` (``args → exit code``).
@@ -13,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import re
 import sys
 from collections.abc import Sequence
@@ -20,7 +22,9 @@ from collections.abc import Sequence
 from exactnorm import __version__
 from exactnorm.errors import ExactnormError
 
-__all__ = ["main", "build_parser", "COMMAND_MODULES", "render_error"]
+__all__ = ["main", "build_parser", "COMMAND_MODULES", "EXIT_BROKEN_PIPE", "render_error"]
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a command killed by it
 
 COMMAND_MODULES = (
     "exactnorm.commands.certify",
@@ -74,9 +78,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv
     try:
         args = build_parser().parse_args(argv)
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler below
+        return code
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else 2
+    except BrokenPipeError:
+        # the reader of our stdout went away; Python would complain again when flushing at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         sys.stderr.write("exactnorm: interrupted; no partial output was written\n")
         return 130

@@ -103,8 +103,12 @@ def test_mutations_rejected_or_proven_harmless(i):
             assert harmless(mut), f"checker accepted a harmful mutation: {desc}"
         else:
             assert pure.message, desc
-    # nearly all mutations must be caught; accepted ones were proven harmless above
-    assert accepted <= MUTATIONS_PER_DOC // 4
+    # nearly all mutations must be caught; accepted ones were proven harmless above. On a box
+    # with a coordinate lower = upper (a point box here) many mutations are true claims (the
+    # identity rule compares maps on the box), so the count is bounded on full boxes only.
+    if all(parse_number(a) < parse_number(b)
+           for a, b in zip(doc["domain"]["lower"], doc["domain"]["upper"])):
+        assert accepted <= MUTATIONS_PER_DOC // 4
 
 
 def test_total_mutation_count():

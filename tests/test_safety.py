@@ -353,6 +353,14 @@ def test_max_bytes_on_check_and_gzip_bomb(tmp_path, capsys):
             fh.write(chunk)
     t0 = time.perf_counter()
     code, _, err = run_cli(["check", str(bomb), "--max-bytes", "1000000"], capsys)
+    assert code == 2 and "above the limit 1000000" in err and "gzip trailer" in err
+    assert time.perf_counter() - t0 < 5
+    # a trailer that lies (announces 0 bytes) does not help: inflation stops at the limit
+    data = bytearray(bomb.read_bytes())
+    data[-4:] = b"\0\0\0\0"
+    bomb.write_bytes(data)
+    t0 = time.perf_counter()
+    code, _, err = run_cli(["check", str(bomb), "--max-bytes", "1000000"], capsys)
     assert code == 2 and "exceeds 1000000 bytes" in err
     assert time.perf_counter() - t0 < 5
     with pytest.raises(LimitExceededError):
