@@ -14,18 +14,21 @@ from collections.abc import Callable
 from typing import Any
 
 from exactnorm.certificate import (
+    COMPACT_VERSION,
     DEFAULT_MAX_CERTIFICATE_BYTES,
     certificate_document,
+    decode_compact,
     load_certificate,
     read_certificate_bytes,
     save_certificate,
+    write_certificate,
 )
 from exactnorm.constructions.common import Construction
 from exactnorm.constructions.lowrank import certify_lowrank
 from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.constructions.tradeoff import certify_tradeoff
-from exactnorm.errors import InputError
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.errors import ExactnormError, InputError
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, strict_json_loads
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.targets import demo_target, load_target
 
@@ -38,6 +41,7 @@ __all__ = [
     "load_target",
     "certificate_document",
     "save_certificate",
+    "write_certificate",
     "load_certificate",
 ]
 
@@ -63,16 +67,31 @@ def certify(target: TargetNetwork, construction: str = "theorem1", **options: An
     return build(target, **options)
 
 
+def _checker(pure: bool) -> Any:
+    if pure:
+        from exactnorm import checker
+        return checker
+    from exactnorm import checker_flint
+    return checker_flint
+
+
+def _readable_by(module: Any, doc: Any) -> Any:
+    """``doc`` as ``module`` can read it: a checker that declares no version-2 support
+    (``SUPPORTED_VERSIONS``) gets the compact numbers decoded to the version-1 lists they
+    denote (same values, see :func:`~exactnorm.certificate.decode_compact`)."""
+    if isinstance(doc, dict) and doc.get("version") == COMPACT_VERSION \
+            and COMPACT_VERSION not in getattr(module, "SUPPORTED_VERSIONS", (1,)):
+        return {**decode_compact(doc), "version": 1}
+    return doc
+
+
 def check(doc: dict[str, Any], *, pure: bool = False) -> Any:
     """Check a certificate document with the independent checker (pure Python or python-flint).
 
     Returns a ``Verdict`` with ``ok``, ``rule``, ``message``, ``layer``, ``neuron``.
     """
-    if pure:
-        from exactnorm import checker
-        return checker.check_certificate(doc)
-    from exactnorm import checker_flint
-    return checker_flint.check_certificate(doc)
+    module = _checker(pure)
+    return module.check_certificate(_readable_by(module, doc))
 
 
 def check_file(path: str | os.PathLike[str], *, pure: bool = False,
@@ -83,8 +102,14 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
     Raises :class:`~exactnorm.errors.InputError` for an unreadable file; a corrupt or oversized
     file is an error too, never a crash.
     """
-    from exactnorm import checker, checker_flint
-
+    module = _checker(pure)
     raw = read_certificate_bytes(path, max_bytes=max_bytes)
-    module = checker if pure else checker_flint
+    if COMPACT_VERSION not in getattr(module, "SUPPORTED_VERSIONS", (1,)) \
+            and b'"den":' in raw:
+        try:
+            doc = strict_json_loads(raw, what=f"certificate {path}", max_digits=max_digits)
+        except ExactnormError:
+            pass  # the checker parses the text itself and names what is wrong
+        else:
+            return module.check_certificate(_readable_by(module, doc))
     return module.check_certificate_text(raw, max_digits=max_digits)

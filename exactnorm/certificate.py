@@ -1,8 +1,21 @@
-"""Certificate documents, format ``exactnorm.certificate`` version 1 (SPEC §3).
+"""Certificate documents, format ``exactnorm.certificate`` versions 1 and 2.
+
+SPEC §3 defines version 1, docs/certificate-format.md version 2.
 
 Build one from a :class:`~exactnorm.constructions.Construction`, save it atomically (``.json`` or
 ``.json.gz``), load it strictly. Validity is *not* decided here: that is the independent checker's
 job (:mod:`exactnorm.checker`).
+
+Version 2 (what ``exactnorm certify`` writes) stores every rational vector and matrix as one
+common denominator and integer numerators, ``{"den": D, "num": [...]}`` (docs/certificate-format.md
+§1.1), and :func:`write_certificate` streams it: the document is encoded layer by layer into the
+(gzip) file, so the JSON text of a deep network never exists in memory as a whole.
+
+Correctness of the compact encoding: ``D`` is the least common multiple of the denominators and
+``n_i = x_i·D`` exactly (python-flint's ``numer_denom``), so ``n_i / D = x_i``; nothing is rounded.
+:func:`decode_compact` is the inverse (``"n/D"`` strings in lowest terms), used to hand a version-2
+document to a reader that knows version 1 only. Determinism: keys are sorted, separators compact,
+the gzip header has no time stamp, so equal constructions give equal bytes.
 
 >>> from exactnorm.model.targets import demo_target
 >>> from exactnorm.constructions import certify_theorem1
@@ -15,12 +28,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import math
 import os
 import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
-from flint import fmpz_mat
+from flint import fmpq_mat, fmpz_mat
 
 from exactnorm.constructions.common import Construction
 from exactnorm.errors import (
@@ -31,7 +46,7 @@ from exactnorm.errors import (
     ShapeError,
 )
 from exactnorm.exact.files import atomic_write_bytes
-from exactnorm.exact.linalg import to_fmpq_mat
+from exactnorm.exact.linalg import clear_denominators, to_fmpq_mat
 from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
     format_number,
@@ -53,10 +68,16 @@ __all__ = [
     "read_certificate_bytes",
     "certificate_bytes",
     "network_from_dict",
+    "COMPACT_VERSION",
+    "compact_numbers",
+    "decode_compact",
+    "write_certificate",
 ]
 
 FORMAT = "exactnorm.certificate"
 VERSION = 1
+#: the version with common-denominator vectors and matrices (docs/certificate-format.md)
+COMPACT_VERSION = 2
 #: Largest certificate read unless the caller raises it (uncompressed bytes).
 DEFAULT_MAX_CERTIFICATE_BYTES = 2 * 1024**3
 
@@ -71,32 +92,209 @@ def _matrix(M: Any) -> list[list[Any]]:
     return [[format_number(x) for x in row] for row in M.tolist()]
 
 
-def network_to_dict(net: FrozenNetwork) -> dict[str, Any]:
-    """The ``network`` section: layers (input, weight, γ, β, activation, skip), checkpoints."""
-    layers = []
-    for layer in net.layers:
-        entry: dict[str, Any] = {
-            "input": layer.input,
-            "weight": _matrix(layer.weight),
-            "gamma": [format_number(x) for x in layer.gamma],
-            "beta": [format_number(x) for x in layer.beta],
-            "activation": layer.activation,
-        }
-        if layer.skips:
-            entry["skip"] = [{"from": s.source, "weight": _matrix(s.weight), "kind": s.kind}
-                             for s in layer.skips]
-        layers.append(entry)
-    return {"layers": layers, "checkpoints": list(net.checkpoints)}
+def _numbers(values: Any, compact: bool) -> Any:
+    if compact:
+        return compact_numbers(values)
+    if isinstance(values, (fmpz_mat, fmpq_mat)):
+        return _matrix(values)
+    return [format_number(x) for x in values]
 
 
-def certificate_document(c: Construction) -> dict[str, Any]:
-    """The full version-1 document for a construction."""
-    doc: dict[str, Any] = {"format": FORMAT, "version": VERSION}
-    doc.update(target_to_dict(c.target))
-    doc["network"] = network_to_dict(c.network)
+def _weight(M: Any, compact: bool) -> Any:
+    # integer frozen weights stay plain rows in both versions: a denominator 1 says nothing
+    return _matrix(M) if isinstance(M, fmpz_mat) or not compact else compact_numbers(M)
+
+
+def _layer_dict(layer: FrozenLayer, compact: bool) -> dict[str, Any]:
+    entry: dict[str, Any] = {
+        "input": layer.input,
+        "weight": _weight(layer.weight, compact),
+        "gamma": _numbers(layer.gamma, compact),
+        "beta": _numbers(layer.beta, compact),
+        "activation": layer.activation,
+    }
+    if layer.skips:
+        entry["skip"] = [{"from": s.source, "weight": _weight(s.weight, compact), "kind": s.kind}
+                         for s in layer.skips]
+    return entry
+
+
+def network_to_dict(net: FrozenNetwork, *, compact: bool = False) -> dict[str, Any]:
+    """The ``network`` section: layers (input, weight, γ, β, activation, skip), checkpoints.
+
+    ``compact=True`` writes γ, β and rational weights as ``{"den": D, "num": …}`` (version 2).
+    """
+    return {"layers": [_layer_dict(layer, compact) for layer in net.layers],
+            "checkpoints": list(net.checkpoints)}
+
+
+def certificate_document(c: Construction, *, version: int = VERSION) -> dict[str, Any]:
+    """The full document for a construction: version 1 (plain lists) or 2 (compact numbers).
+
+    >>> from exactnorm.model.targets import demo_target
+    >>> from exactnorm.constructions import certify_theorem1
+    >>> v2 = certificate_document(certify_theorem1(demo_target(), seed=0), version=2)
+    >>> v2["version"], sorted(v2["network"]["layers"][0]["gamma"])
+    (2, ['den', 'num'])
+    """
+    doc = _document_parts(c, version)
+    doc["network"]["layers"] = list(doc["network"]["layers"])
+    return doc
+
+
+def _document_parts(c: Construction, version: int) -> dict[str, Any]:
+    """The document with ``network.layers`` as a lazy iterator (one layer encoded at a time)."""
+    if version not in (VERSION, COMPACT_VERSION):
+        raise InputError(f"certificate version must be {VERSION} or {COMPACT_VERSION}, "
+                         f"got {version!r}")
+    compact = version == COMPACT_VERSION
+    doc: dict[str, Any] = {"format": FORMAT, "version": version}
+    doc.update(_target_sections(c, compact))
+    doc["network"] = {"layers": _LazyList(_layer_dict(layer, compact)
+                                          for layer in c.network.layers),
+                      "checkpoints": list(c.network.checkpoints)}
     doc["provenance"] = c.provenance
     doc["witnesses"] = c.witnesses
     return doc
+
+
+def _target_sections(c: Construction, compact: bool) -> dict[str, Any]:
+    if not compact:
+        return target_to_dict(c.target)
+    g = c.target
+    return {
+        "domain": {"lower": compact_numbers(g.lower), "upper": compact_numbers(g.upper)},
+        "target": {"layers": [{"weight": compact_numbers(tl.weight),
+                               "bias": compact_numbers(tl.bias),
+                               "activation": tl.activation} for tl in g.layers]},
+    }
+
+
+def compact_numbers(values: Any) -> dict[str, Any]:
+    """Exact vector or matrix → ``{"den": D, "num": …}`` with ``D`` the least common denominator.
+
+    ``values`` is a python-flint matrix (numerators as rows) or a sequence of exact numbers
+    (``fmpq``, ``fmpz``, ``int``, ``Fraction``). Integers of 18 digits or more are written as
+    decimal strings, as in version 1, so that no JSON reader rounds them.
+
+    >>> from fractions import Fraction
+    >>> compact_numbers([Fraction(1, 2), Fraction(-1, 3), 2])
+    {'den': 6, 'num': [3, -2, 12]}
+    >>> compact_numbers([])
+    {'den': 1, 'num': []}
+    """
+    if isinstance(values, (fmpz_mat, fmpq_mat)):
+        numer, den = clear_denominators(values)
+        flat = [format_number(int(x)) for x in numer.entries()]
+        cols = numer.ncols()
+        rows = [flat[r * cols:(r + 1) * cols] for r in range(numer.nrows())]
+        return {"den": format_number(int(den)), "num": rows}
+    items = list(values)
+    if not items:
+        return {"den": 1, "num": []}
+    numer, den = clear_denominators(to_fmpq_mat([items]))
+    return {"den": format_number(int(den)), "num": [format_number(int(x))
+                                                    for x in numer.entries()]}
+
+
+def _compact_integer(x: Any, where: str) -> int:
+    if type(x) is int:
+        return x
+    if isinstance(x, str) and x.lstrip("-").isdigit() and x.isascii():
+        with unlimited_int_digits():
+            return int(x)
+    raise InvalidCertificateError(f"{where}: compact numbers must be JSON integers or decimal "
+                                  f"integer strings, got {str(x)[:40]!r}")
+
+
+def _decode_one(obj: dict[str, Any], where: str) -> list[Any]:
+    den = _compact_integer(obj["den"], f"{where} den")
+    if den <= 0:
+        raise InvalidCertificateError(f"{where}: compact denominator must be positive, got {den}")
+
+    def fraction(n: Any) -> int | str:
+        num = _compact_integer(n, f"{where} num")
+        g = math.gcd(num, den)
+        return format_number(num // g) if g == den else f"{num // g}/{den // g}"
+
+    nums = obj["num"]
+    if not isinstance(nums, list):
+        raise InvalidCertificateError(f"{where}: compact 'num' must be a list")
+    with unlimited_int_digits():
+        return [[fraction(n) for n in row] if isinstance(row, list) else fraction(row)
+                for row in nums]
+
+
+def decode_compact(obj: Any, where: str = "certificate") -> Any:
+    """Replace every ``{"den": D, "num": …}`` in ``obj`` by the plain version-1 list it denotes.
+
+    The values are unchanged (``"n/D"`` in lowest terms, integers as integers); everything else is
+    copied as it is. A malformed compact object raises :class:`InvalidCertificateError`.
+
+    >>> decode_compact({"gamma": {"den": 6, "num": [3, -2, 12]}, "activation": "relu"})
+    {'gamma': ['1/2', '-1/3', 2], 'activation': 'relu'}
+    """
+    if isinstance(obj, dict):
+        if set(obj) == {"den", "num"}:
+            return _decode_one(obj, where)
+        return {k: decode_compact(v, f"{where}.{k}") for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [decode_compact(v, f"{where}[{i}]") for i, v in enumerate(obj)]
+    return obj
+
+
+class _LazyList:
+    """An iterable that :func:`_encode_stream` writes as a JSON array, one element at a time."""
+
+    def __init__(self, items: Iterable[Any]) -> None:
+        self._items = items
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._items)
+
+
+def _encode_stream(obj: Any) -> Iterator[str]:
+    """The JSON text of ``obj`` in pieces, byte-equal to :func:`certificate_bytes` without the
+    final newline: dictionaries key by key (sorted), a :class:`_LazyList` element by element,
+    everything else in one ``json.dumps`` call."""
+    if isinstance(obj, dict):
+        yield "{"
+        for n, key in enumerate(sorted(obj)):
+            yield ("," if n else "") + json.dumps(key) + ":"
+            yield from _encode_stream(obj[key])
+        yield "}"
+    elif isinstance(obj, _LazyList):
+        yield "["
+        for n, item in enumerate(obj):
+            if n:
+                yield ","
+            yield from _encode_stream(item)
+        yield "]"
+    else:
+        yield json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+def write_certificate(c: Construction, path: str | os.PathLike[str], *,
+                      version: int = COMPACT_VERSION) -> int:
+    """Stream the certificate of ``c`` to ``path`` (gzip when it ends in ``.gz``), atomically.
+
+    Layers are encoded one at a time straight into the (compressed) file, so peak memory is one
+    layer's text, not the document's. The bytes equal ``save_certificate(certificate_document(c,
+    version=version), path)`` (tested).
+
+    Parameters
+    ----------
+    c : Construction
+    path : path-like
+    version : {1, 2}
+        2 (default) writes compact common-denominator numbers (docs/certificate-format.md).
+
+    Returns
+    -------
+    int
+        Bytes written (compressed size for ``.gz``).
+    """
+    return _write_pieces(path, _encode_stream(_document_parts(c, version)))
 
 
 def certificate_bytes(doc: dict[str, Any]) -> bytes:
@@ -106,17 +304,38 @@ def certificate_bytes(doc: dict[str, Any]) -> bytes:
 
 
 def save_certificate(doc: dict[str, Any], path: str | os.PathLike[str]) -> int:
-    """Write atomically; gzip when ``path`` ends in ``.gz`` (still version 1 inside).
+    """Write ``doc`` atomically; gzip when ``path`` ends in ``.gz`` (any version inside).
 
     Returns the number of bytes written. The gzip header carries no time stamp, so equal documents
-    give equal files.
+    give equal files; :func:`write_certificate` of the same construction writes the same bytes.
     """
-    data = certificate_bytes(doc)
-    if str(path).endswith(".gz"):
-        # level 6 (zlib's default) compresses decimal digits as well as 9, in less time
-        data = gzip.compress(data, compresslevel=6, mtime=0)
-    atomic_write_bytes(path, lambda fh: fh.write(data))
-    return len(data)
+    return _write_pieces(path, _encode_stream(doc))
+
+
+def _write_pieces(path: str | os.PathLike[str], pieces: Iterable[str]) -> int:
+    """Atomically write the text ``pieces`` plus a newline, through gzip for ``.gz``."""
+    gz = str(path).endswith(".gz")
+
+    def produce(fh: IO[bytes]) -> None:
+        # level 6 (zlib's default) compresses decimal digits as well as 9, in less time; no file
+        # name and no time stamp in the header, so equal text gives equal bytes
+        sink: IO[bytes] = (gzip.GzipFile(filename="", mode="wb", fileobj=fh, compresslevel=6,
+                                         mtime=0) if gz else fh)
+        pending: list[bytes] = []
+        size = 0
+        with unlimited_int_digits():
+            for piece in pieces:
+                pending.append(piece.encode())
+                size += len(pending[-1])
+                if size >= 1 << 20:  # few large writes: gzip and the OS like them
+                    sink.write(b"".join(pending))
+                    pending, size = [], 0
+        sink.write(b"".join(pending) + b"\n")
+        if gz:
+            sink.close()  # writes the gzip trailer; ``fh`` itself stays open
+
+    atomic_write_bytes(path, produce)
+    return os.path.getsize(path)
 
 
 def read_certificate_bytes(path: str | os.PathLike[str], *,
@@ -166,8 +385,11 @@ def network_from_dict(doc: dict[str, Any], *,
                       max_digits: int = DEFAULT_MAX_DIGITS) -> FrozenNetwork:
     """Rebuild the :class:`FrozenNetwork` of a certificate (for evaluation and export).
 
-    This parses, it does not validate the proof: use the checker for that.
+    This parses, it does not validate the proof: use the checker for that. Compact
+    (version-2) numbers are accepted.
     """
+    doc = decode_compact(doc)
+
     def vec(obj: Any, what: str) -> tuple[Any, ...]:
         if not isinstance(obj, list):
             raise ShapeError(f"{what} must be a list")
