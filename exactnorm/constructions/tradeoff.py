@@ -48,9 +48,17 @@ from typing import Any
 from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.constructions.common import Construction, LayerReport, provenance
-from exactnorm.constructions.theorem1 import ProgressHook, realize_layer_theorem1
+from exactnorm.constructions.parallel import check_jobs, map_tasks
+from exactnorm.constructions.theorem1 import (
+    ProgressHook,
+    _pack_matrix,
+    _pack_q,
+    _unpack_matrix,
+    _unpack_q,
+    realize_layer_theorem1,
+)
 from exactnorm.errors import InputError, SingularSystemError
-from exactnorm.exact.linalg import FlintMatrix, exact_rank, max_bits, solve_exact
+from exactnorm.exact.linalg import FlintMatrix, clear_denominators, exact_rank, max_bits
 from exactnorm.exact.sampling import (
     DEFAULT_DISTRIBUTION,
     Distribution,
@@ -109,7 +117,8 @@ def _final_matrix(seed: int, layer: int, d_out: int, dist: Distribution,
 def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                      distribution: str | Distribution = DEFAULT_DISTRIBUTION, retry: int = 0,
                      shift_mode: str = "neuron", routing: str = "selection",
-                     progress: ProgressHook | None = None) -> Construction:
+                     progress: ProgressHook | None = None, jobs: int = 1,
+                     scheduler: Any = None) -> Construction:
     """Realize ``target`` with blocks of ``block`` inputs per Khatri–Rao system (see module doc).
 
     Parameters
@@ -123,10 +132,23 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
     routing : {"selection", "mask"}
         How a block's pair sees only its inputs: a routing layer with a declared ``selection``
         skip (depth ``3T + 1``), or a block-masked frozen ``V`` (depth ``2T + 1``).
+    progress : callable(done, total), optional
+        Called after each block system (all target layers together).
+    jobs : int
+        Processes solving block systems. Given the target's interval boxes and ``V_F⁻¹ W``, every
+        block of every layer is independent (:mod:`~exactnorm.constructions.parallel`); the
+        certificate is byte-identical for every ``jobs`` and backend.
+    scheduler : str or distributed.Client, optional
+        Solve the blocks as Dask tasks on this cluster instead of local processes.
 
     Returns
     -------
     Construction
+
+    Raises
+    ------
+    SingularSystemError
+        When a block system or a final matrix stays singular after ``retry`` redraws.
     """
     dist = parse_distribution(distribution)
     if isinstance(block, bool) or not isinstance(block, int) or block < 1:
@@ -135,64 +157,85 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         raise InputError(f"routing must be one of {', '.join(ROUTINGS)}, got {routing!r}")
     if isinstance(retry, bool) or not isinstance(retry, int) or retry < 0:
         raise InputError(f"--retry must be a non-negative integer, got {retry!r}")
+    check_jobs(jobs)
     boxes = target.interval_boxes()
+    options = {"seed": seed, "distribution": dist.spec, "retry": retry,
+               "shift_mode": shift_mode, "routing": routing}
+    # every block of every layer as an integer task; the final matrices are solved here first
+    tasks: list[dict[str, Any]] = []
+    finals: list[tuple[FlintMatrix, int] | None] = []
+    for i, tl in enumerate(target.layers, 1):
+        d_out, d_in = tl.shape
+        lo, hi = boxes[i - 1]
+        blocks = input_blocks(d_in, block)
+        if len(blocks) == 1:
+            finals.append(None)
+            tasks.append({"layer": i, "block": 1, "W": _pack_matrix(tl.weight),
+                          "b": [_pack_q(x) for x in tl.bias], "activation": tl.activation,
+                          "S": blocks[0], "d_in": d_in, "lo": [_pack_q(x) for x in lo],
+                          "hi": [_pack_q(x) for x in hi], "whole": True, **options})
+            continue
+        V_F, final_attempt = _final_matrix(seed, i, d_out, dist, retry)
+        finals.append((V_F, final_attempt))
+        W_prime = _left_divide(V_F, tl.weight)  # V_F⁻¹ W, exact
+        for t, S in enumerate(blocks, 1):
+            tasks.append({"layer": i, "block": t, "d_in": d_in, "S": S, "whole": False,
+                          "W": _pack_matrix(fmpq_mat([[W_prime[r, c] for c in S]
+                                                      for r in range(d_out)])),
+                          "lo": [_pack_q(lo[c]) for c in S], "hi": [_pack_q(hi[c]) for c in S],
+                          **options})
+    results = map_tasks(_realize_block, tasks, jobs=jobs, scheduler=scheduler)
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []
     checkpoints: list[int] = []
+    done = 0
     for i, tl in enumerate(target.layers, 1):
         t0 = time.perf_counter()
         d_out, d_in = tl.shape
-        lo, hi = boxes[i - 1]
         start = len(layers)  # node index of the previous checkpoint
         blocks = input_blocks(d_in, block)
-        if len(blocks) == 1:
-            pair, rep = realize_layer_theorem1(
-                tl.weight, tl.bias, tl.activation, (lo, hi), seed=seed, layer=tradeoff_key(i, 1),
-                input_node=start, distribution=dist, retry=retry, shift_mode=shift_mode)
+        final = finals[i - 1]
+        if final is None:
+            packed = next(results)
+            pair = _unpack_block_layers(packed, start)
             layers.extend(pair)
             checkpoints.append(len(layers))
-            reports.append(dataclasses.replace(rep, layer=i, seconds=time.perf_counter() - t0))
+            rep = packed["report"]
+            reports.append(dataclasses.replace(rep, layer=i, seconds=rep.seconds))
+            done += 1
             if progress is not None:
-                progress(i, target.depth)
+                progress(done, len(tasks))
             continue
-        V_F, final_attempt = _final_matrix(seed, i, d_out, dist, retry)
-        W_prime = solve_exact(V_F, tl.weight)  # V_F⁻¹ W, exact
+        V_F, final_attempt = final
         shifts_total = [fmpq(0)] * d_out
         accumulator: int | None = None
         sub_reports = []
         structural_zeros = 0
-        for t, S in enumerate(blocks, 1):
-            Wt = fmpq_mat([[W_prime[r, c] for c in S] for r in range(d_out)])
-            box_S = (tuple(lo[c] for c in S), tuple(hi[c] for c in S))
-            mins, _ = affine_interval(Wt, [fmpq(0)] * d_out, *box_S)
-            c_t = tuple(-m for m in mins)
+        solve_seconds = 0.0
+        for _t, _S in enumerate(blocks, 1):
+            packed = next(results)
+            new = _unpack_block_layers(packed, start)
+            hidden, out = new[-2], new[-1]
             if routing == "selection":
-                zeros = tuple(fmpq(0) for _ in S)
-                routing_V = sample_matrix(layer_rng(seed, tradeoff_key(i, t), 2**20), len(S),
-                                          d_in, dist)
-                layers.append(FrozenLayer(start, routing_V, zeros, zeros, "relu",
-                                          (Skip(start, _selection(S, d_in), "selection"),)))
+                layers.append(new[0])
                 pair_input = len(layers)  # the routing node equals a_{S_t}
             else:
                 pair_input = start
-            pair, rep = realize_layer_theorem1(
-                Wt, c_t, "relu", box_S, seed=seed, layer=tradeoff_key(i, t),
-                input_node=pair_input, distribution=dist, retry=retry, shift_mode=shift_mode)
-            hidden, out = pair
-            if routing == "mask":
-                # the drawn V (m × |S_t|) sits on the columns S_t; the rest are structural zeros,
-                # which add nothing to the pre-activation, so γ and the shift are unchanged
-                hidden = dataclasses.replace(hidden, weight=_embed_columns(hidden.weight, S, d_in))
-                structural_zeros += hidden.width * (d_in - len(S))
+                structural_zeros += hidden.width * (d_in - len(_S))
+            hidden = dataclasses.replace(hidden, input=pair_input)
             out = dataclasses.replace(out, input=len(layers) + 1)
             if accumulator is not None:
-                out = dataclasses.replace(out, skips=(Skip(accumulator, fmpz_mat(
-                    [[1 if r == c else 0 for c in range(d_out)] for r in range(d_out)]),
-                    "identity"),))
+                out = dataclasses.replace(out, skips=(Skip(accumulator, _identity(d_out),
+                                                           "identity"),))
             layers.extend([hidden, out])
             accumulator = len(layers)
+            c_t = tuple(_unpack_q(x) for x in packed["shift"])
             shifts_total = [s + c for s, c in zip(shifts_total, c_t)]
-            sub_reports.append(rep)
+            sub_reports.append(packed["report"])
+            solve_seconds += packed["report"].seconds
+            done += 1
+            if progress is not None:
+                progress(done, len(tasks))
         Vc = V_F * fmpq_mat([[s] for s in shifts_total])
         beta_F = tuple(tl.bias[r] - Vc[r, 0] for r in range(d_out))
         ones = tuple(fmpq(1) for _ in range(d_out))
@@ -207,13 +250,11 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
             beta_bits=max(max(r.beta_bits for r in sub_reports),
                           max_bits(fmpq_mat([list(beta_F)]))),
             attempts=sum(r.attempts for r in sub_reports) + final_attempt + 1,
-            seconds=time.perf_counter() - t0,
+            seconds=solve_seconds + time.perf_counter() - t0,
             witness={"layer": i, "block": block, "routing": routing,
                      "blocks": [list(S) for S in blocks], "structural_zeros": structural_zeros,
                      "final_matrix_rank": d_out, "final_attempt": final_attempt,
                      "systems": [r.witness for r in sub_reports]}))
-        if progress is not None:
-            progress(i, target.depth)
     network = FrozenNetwork(target.widths[0], tuple(layers), tuple(checkpoints))
     extra: dict[str, Any] = {"block": block, "routing": routing, "shift_mode": shift_mode,
                              "retry": retry,
@@ -223,3 +264,80 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         provenance=provenance("tradeoff", seed, dist.spec, **extra),
         witnesses={"layers": [r.witness for r in reports]},
     )
+
+
+def _identity(d: int) -> fmpz_mat:
+    return fmpz_mat([[1 if r == c else 0 for c in range(d)] for r in range(d)])
+
+
+def _left_divide(V: FlintMatrix, W: fmpq_mat) -> fmpq_mat:
+    """``V⁻¹ W`` for an invertible integer ``V``: one inverse, then one integer product.
+
+    ``V⁻¹ = A / a`` and ``W = N / n`` with integer ``A``, ``N``, so ``V⁻¹ W = (A N) / (a n)``;
+    FLINT multiplies integer matrices fast, where a solve with hundreds of rational right-hand
+    sides would lift each of them. Equal to ``solve_exact(V, W)`` (tested).
+    """
+    A, a = clear_denominators(fmpq_mat(V).inv())
+    N, n = clear_denominators(W)
+    return fmpq_mat(A * N) / (a * n)
+
+
+# ------------------------------------------------------------ one block, in any process
+# Tasks and results are integers (FLINT objects do not pickle); see constructions.parallel.
+
+def _realize_block(task: dict[str, Any]) -> dict[str, Any]:
+    """Worker: one block system (or a whole single-block layer), rebuilt from integers.
+
+    Returns the frozen layers with node indices relative to the previous checkpoint (the
+    assembling process renumbers them), the block's activating shift ``c_t`` and its report.
+    """
+    dist = parse_distribution(task["distribution"])
+    i, t, S, d_in = task["layer"], task["block"], task["S"], task["d_in"]
+    W = _unpack_matrix(task["W"])
+    W = W if isinstance(W, fmpq_mat) else fmpq_mat(W)
+    box = (tuple(_unpack_q(x) for x in task["lo"]), tuple(_unpack_q(x) for x in task["hi"]))
+    d_out = W.nrows()
+    out: list[FrozenLayer] = []
+    if task["whole"]:
+        pair, rep = realize_layer_theorem1(
+            W, tuple(_unpack_q(x) for x in task["b"]), task["activation"], box,
+            seed=task["seed"], layer=tradeoff_key(i, 1), input_node=0, distribution=dist,
+            retry=task["retry"], shift_mode=task["shift_mode"])
+        return {"layers": [_pack_layer(fl) for fl in pair], "shift": [], "report": rep}
+    mins, _ = affine_interval(W, [fmpq(0)] * d_out, *box)
+    c_t = tuple(-m for m in mins)
+    if task["routing"] == "selection":
+        zeros = tuple(fmpq(0) for _ in S)
+        routing_V = sample_matrix(layer_rng(task["seed"], tradeoff_key(i, t), 2**20), len(S),
+                                  d_in, dist)
+        out.append(FrozenLayer(0, routing_V, zeros, zeros, "relu",
+                               (Skip(0, _selection(S, d_in), "selection"),)))
+    pair, rep = realize_layer_theorem1(
+        W, c_t, "relu", box, seed=task["seed"], layer=tradeoff_key(i, t), input_node=0,
+        distribution=dist, retry=task["retry"], shift_mode=task["shift_mode"])
+    hidden, second = pair
+    if task["routing"] == "mask":
+        # the drawn V (m × |S_t|) sits on the columns S_t; the rest are structural zeros,
+        # which add nothing to the pre-activation, so γ and the shift are unchanged
+        hidden = dataclasses.replace(hidden, weight=_embed_columns(hidden.weight, S, d_in))
+    out.extend([hidden, second])
+    return {"layers": [_pack_layer(fl) for fl in out], "shift": [_pack_q(x) for x in c_t],
+            "report": rep}
+
+
+def _pack_layer(fl: FrozenLayer) -> dict[str, Any]:
+    return {"input": fl.input, "weight": _pack_matrix(fl.weight),
+            "gamma": [_pack_q(x) for x in fl.gamma], "beta": [_pack_q(x) for x in fl.beta],
+            "activation": fl.activation,
+            "skips": [(s.source, _pack_matrix(s.weight), s.kind) for s in fl.skips]}
+
+
+def _unpack_block_layers(packed: dict[str, Any], offset: int) -> list[FrozenLayer]:
+    """The block's layers with node indices shifted by ``offset`` (the previous checkpoint)."""
+    return [FrozenLayer(d["input"] + offset,
+                        _unpack_matrix(d["weight"]),
+                        tuple(_unpack_q(x) for x in d["gamma"]),
+                        tuple(_unpack_q(x) for x in d["beta"]), d["activation"],
+                        tuple(Skip(src + offset, _unpack_matrix(w), kind)
+                              for src, w, kind in d["skips"]))
+            for d in packed["layers"]]
