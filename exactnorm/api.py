@@ -37,6 +37,7 @@ __all__ = [
     "certify",
     "check",
     "check_file",
+    "check_bytes",
     "demo_target",
     "load_target",
     "certificate_document",
@@ -102,14 +103,23 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
     Raises :class:`~exactnorm.errors.InputError` for an unreadable file; a corrupt or oversized
     file is an error too, never a crash.
     """
-    module = _checker(pure)
     raw = read_certificate_bytes(path, max_bytes=max_bytes)
+    return check_bytes(raw, pure=pure, max_digits=max_digits, what=f"certificate {path}")
+
+
+def check_bytes(raw: bytes, *, pure: bool = False, max_digits: int = DEFAULT_MAX_DIGITS,
+                what: str = "certificate") -> Any:
+    """Check the (uncompressed) text of a certificate of either version; never raises for bad
+    content. A version-2 text goes to a checker without version-2 support as the version-1
+    document it denotes (:func:`_readable_by`)."""
+    module = _checker(pure)
     if COMPACT_VERSION not in getattr(module, "SUPPORTED_VERSIONS", (1,)) \
             and b'"den":' in raw:
         try:
-            doc = strict_json_loads(raw, what=f"certificate {path}", max_digits=max_digits)
+            doc = strict_json_loads(raw, what=what, max_digits=max_digits)
+            readable = _readable_by(module, doc)
         except ExactnormError:
             pass  # the checker parses the text itself and names what is wrong
         else:
-            return module.check_certificate(_readable_by(module, doc))
+            return module.check_certificate(readable)
     return module.check_certificate_text(raw, max_digits=max_digits)

@@ -28,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm import checker, checker_flint
+    from exactnorm.api import check_bytes
 
     path = Path(args.certificate)
     if args.max_digits < 1:
@@ -38,8 +38,8 @@ def run(args: argparse.Namespace) -> int:
     modes = ["pure", "flint"] if args.both else (["pure"] if args.pure else ["flint"])
     verdicts = []
     for mode in modes:
-        module = checker if mode == "pure" else checker_flint
-        v = module.check_certificate_text(raw, max_digits=args.max_digits)
+        v = check_bytes(raw, pure=mode == "pure", max_digits=args.max_digits,
+                        what=f"certificate {path}")
         verdicts.append(v)
         console.print(verdict_line(v, str(path), mode))
     if len({(v.ok, v.rule, v.layer, v.neuron) for v in verdicts}) > 1:
