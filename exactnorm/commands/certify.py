@@ -32,6 +32,7 @@ from exactnorm.commands._common import (
     progress_enabled,
     verdict_line,
 )
+from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
 from exactnorm.errors import InputError, InvalidCertificateError, SingularSystemError
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION
 
@@ -97,6 +98,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--routing", choices=["selection", "mask"], default=None,
                    help="tradeoff: route blocks by selection-skip layers (default, depth 3T+1) "
                         "or by block-masked frozen weights (depth 2T+1)")
+    p.add_argument("--max-system", type=int, default=THEOREM1_MAX_SYSTEM, metavar="M",
+                   help=f"budget: largest Khatri–Rao system (d_in·d_out) Theorem 1 may solve; "
+                        f"beyond it the automatic choice takes the trade-off and an explicit "
+                        f"--construction theorem1 is refused (default {THEOREM1_MAX_SYSTEM}, "
+                        f"about 3 minutes and 3 GiB)")
     p.add_argument("--rank", type=int, default=None, metavar="R",
                    help="lowrank: promised bound on every layer's rank (error if exceeded)")
     p.add_argument("--retry", type=int, default=0,
@@ -139,8 +145,10 @@ def resolve_construction(args: argparse.Namespace, target: Any) -> str | None:
         zero_probability,
     )
 
+    if args.max_system < 1:
+        raise InputError("--max-system must be positive")
     if args.construction == "theorem1":
-        require_theorem1_budget(target, args.jobs)
+        require_theorem1_budget(target, args.jobs, args.max_system)
     explicit_dist = args.distribution is not None
     if args.distribution is None:
         args.distribution = DEFAULT_DISTRIBUTION
@@ -149,11 +157,13 @@ def resolve_construction(args: argparse.Namespace, target: Any) -> str | None:
         return None
     if args.construction == "auto" and args.block is not None:
         raise InputError("--block applies to --construction tradeoff only")
-    choice = choose_construction(target, args.distribution, jobs=args.jobs)
+    choice = choose_construction(target, args.distribution, jobs=args.jobs,
+                                 max_system=args.max_system)
     if choice.name == "tradeoff" and not explicit_dist and zero_probability(args.distribution):
         # block size 1 needs zero-free frozen entries; the user left the distribution to us
         args.distribution = WIDE_DISTRIBUTION
-        choice = choose_construction(target, args.distribution, jobs=args.jobs)
+        choice = choose_construction(target, args.distribution, jobs=args.jobs,
+                                 max_system=args.max_system)
     if args.construction == "tradeoff":
         args.block, est, _, _ = best_block(target, args.distribution, jobs=args.jobs)
         return f"tradeoff: block size {args.block} from the cost model; {est.describe()}"

@@ -192,7 +192,7 @@ def best_block(target: TargetNetwork, distribution: str | Distribution, *,
 
 
 def choose_construction(target: TargetNetwork, distribution: str | Distribution, *,
-                        jobs: int = 1) -> Choice:
+                        jobs: int = 1, max_system: int = THEOREM1_MAX_SYSTEM) -> Choice:
     """Theorem 1 if every system is within :data:`THEOREM1_MAX_SYSTEM`, else the trade-off with
     the fastest admissible block size (module doc).
 
@@ -203,16 +203,18 @@ def choose_construction(target: TargetNetwork, distribution: str | Distribution,
         Entry distribution of the frozen weights (decides which block sizes are admissible).
     jobs : int
         Processes that will solve the systems (scales the time estimate).
+    max_system : int
+        Largest Khatri–Rao system Theorem 1 may solve (the budget).
 
     Returns
     -------
     Choice
     """
     t1 = estimate_theorem1(target, jobs)
-    if t1.system_size <= THEOREM1_MAX_SYSTEM:
-        return Choice("theorem1", None, t1, f"every system within m ≤ {THEOREM1_MAX_SYSTEM}")
+    if t1.system_size <= max_system:
+        return Choice("theorem1", None, t1, f"every system within m ≤ {max_system}")
     k, est, admissible, options = best_block(target, distribution, jobs=jobs)
-    why = (f"Theorem 1 needs a system of size {t1.system_size} > {THEOREM1_MAX_SYSTEM} "
+    why = (f"Theorem 1 needs a system of size {t1.system_size} > {max_system} "
            f"({_human_seconds(t1.seconds)} estimated); block size {k} is the fastest")
     why += (" whose draws are not structurally singular" if admissible
             else " (every block size risks a zero row of V_in with this distribution)")
@@ -220,7 +222,8 @@ def choose_construction(target: TargetNetwork, distribution: str | Distribution,
                   {"theorem1": t1, **{f"tradeoff k={b}": e for b, e in options.items()}})
 
 
-def require_theorem1_budget(target: TargetNetwork, jobs: int = 1) -> None:
+def require_theorem1_budget(target: TargetNetwork, jobs: int = 1,
+                            max_system: int = THEOREM1_MAX_SYSTEM) -> None:
     """Refuse an explicit Theorem 1 beyond :data:`THEOREM1_MAX_SYSTEM`, with the estimate.
 
     Raises
@@ -229,8 +232,8 @@ def require_theorem1_budget(target: TargetNetwork, jobs: int = 1) -> None:
         With the estimated time, memory and certificate size (exit code 2), at once.
     """
     t1 = estimate_theorem1(target, jobs)
-    if t1.system_size > THEOREM1_MAX_SYSTEM:
+    if t1.system_size > max_system:
         raise LimitExceededError(
             f"--construction theorem1 would solve a Khatri–Rao system of size {t1.system_size} "
-            f"(> {THEOREM1_MAX_SYSTEM}): {t1.describe()}; use the default choice or "
-            f"--construction tradeoff")
+            f"(> {max_system}): {t1.describe()}; use the default choice, "
+            f"--construction tradeoff, or raise --max-system")

@@ -42,6 +42,7 @@ True
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from typing import Any
 
@@ -229,7 +230,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                                                            "identity"),))
             layers.extend([hidden, out])
             accumulator = len(layers)
-            c_t = tuple(_unpack_q(x) for x in packed["shift"])
+            c_t = _unpack_vector(packed["shift"])
             shifts_total = [s + c for s, c in zip(shifts_total, c_t)]
             sub_reports.append(packed["report"])
             solve_seconds += packed["report"].seconds
@@ -266,8 +267,26 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
     )
 
 
+@functools.lru_cache(maxsize=8)
 def _identity(d: int) -> fmpz_mat:
+    # one shared object per width: frozen matrices are never modified after construction
     return fmpz_mat([[1 if r == c else 0 for c in range(d)] for r in range(d)])
+
+
+def _pack_vector(v: Any) -> tuple[list[int], int]:
+    """Exact vector → (integer numerators, common denominator): one gcd pass in FLINT instead
+    of a numerator/denominator pair per entry (the vectors of a block share most factors)."""
+    if not v:
+        return [], 1
+    numer, den = clear_denominators(fmpq_mat([list(v)]))
+    return [int(x) for x in numer.entries()], int(den)
+
+
+def _unpack_vector(packed: tuple[list[int], int]) -> tuple[fmpq, ...]:
+    nums, den = packed
+    if not nums:
+        return ()
+    return tuple((fmpq_mat(fmpz_mat([nums])) / den).entries())
 
 
 def _left_divide(V: FlintMatrix, W: fmpq_mat) -> fmpq_mat:
@@ -303,7 +322,7 @@ def _realize_block(task: dict[str, Any]) -> dict[str, Any]:
             W, tuple(_unpack_q(x) for x in task["b"]), task["activation"], box,
             seed=task["seed"], layer=tradeoff_key(i, 1), input_node=0, distribution=dist,
             retry=task["retry"], shift_mode=task["shift_mode"])
-        return {"layers": [_pack_layer(fl) for fl in pair], "shift": [], "report": rep}
+        return {"layers": [_pack_layer(fl) for fl in pair], "shift": ([], 1), "report": rep}
     mins, _ = affine_interval(W, [fmpq(0)] * d_out, *box)
     c_t = tuple(-m for m in mins)
     if task["routing"] == "selection":
@@ -321,13 +340,13 @@ def _realize_block(task: dict[str, Any]) -> dict[str, Any]:
         # which add nothing to the pre-activation, so γ and the shift are unchanged
         hidden = dataclasses.replace(hidden, weight=_embed_columns(hidden.weight, S, d_in))
     out.extend([hidden, second])
-    return {"layers": [_pack_layer(fl) for fl in out], "shift": [_pack_q(x) for x in c_t],
+    return {"layers": [_pack_layer(fl) for fl in out], "shift": _pack_vector(c_t),
             "report": rep}
 
 
 def _pack_layer(fl: FrozenLayer) -> dict[str, Any]:
     return {"input": fl.input, "weight": _pack_matrix(fl.weight),
-            "gamma": [_pack_q(x) for x in fl.gamma], "beta": [_pack_q(x) for x in fl.beta],
+            "gamma": _pack_vector(fl.gamma), "beta": _pack_vector(fl.beta),
             "activation": fl.activation,
             "skips": [(s.source, _pack_matrix(s.weight), s.kind) for s in fl.skips]}
 
@@ -336,8 +355,7 @@ def _unpack_block_layers(packed: dict[str, Any], offset: int) -> list[FrozenLaye
     """The block's layers with node indices shifted by ``offset`` (the previous checkpoint)."""
     return [FrozenLayer(d["input"] + offset,
                         _unpack_matrix(d["weight"]),
-                        tuple(_unpack_q(x) for x in d["gamma"]),
-                        tuple(_unpack_q(x) for x in d["beta"]), d["activation"],
+                        _unpack_vector(d["gamma"]), _unpack_vector(d["beta"]), d["activation"],
                         tuple(Skip(src + offset, _unpack_matrix(w), kind)
                               for src, w, kind in d["skips"]))
             for d in packed["layers"]]
