@@ -82,13 +82,22 @@ COMPACT_VERSION = 2
 DEFAULT_MAX_CERTIFICATE_BYTES = 2 * 1024**3
 
 
+def _rows(flat: list[Any], cols: int) -> list[list[Any]]:
+    return [flat[r * cols:(r + 1) * cols] for r in range(len(flat) // cols)] if cols else []
+
+
+def _json_integers(flat: list[int]) -> list[int | str]:
+    """Integers as :func:`format_number` writes them (18 digits or more as strings), in bulk."""
+    if not flat or (max(flat) < 10**17 and min(flat) > -10**16):
+        return list(flat)  # the common case, decided once per vector or matrix
+    with unlimited_int_digits():
+        return [x if abs(x) < 10**18 else str(x) for x in flat]
+
+
 def _matrix(M: Any) -> list[list[Any]]:
     if isinstance(M, fmpz_mat) and M.nrows() and M.ncols():
-        # frozen weights are small integers: format_number(fmpz) keeps an integer as a JSON int
-        # when its decimal string has fewer than 18 characters; decide that once per matrix
-        rows = [[int(x) for x in row] for row in M.tolist()]
-        if all(-10**16 < x < 10**17 for row in rows for x in row):
-            return rows
+        # frozen weights are small integers: JSON ints, converted without per-entry formatting
+        return _rows(_json_integers(list(map(int, M.entries()))), M.ncols())
     return [[format_number(x) for x in row] for row in M.tolist()]
 
 
@@ -102,7 +111,25 @@ def _numbers(values: Any, compact: bool) -> Any:
 
 def _weight(M: Any, compact: bool) -> Any:
     # integer frozen weights stay plain rows in both versions: a denominator 1 says nothing
-    return _matrix(M) if isinstance(M, fmpz_mat) or not compact else compact_numbers(M)
+    if isinstance(M, fmpz_mat):
+        return _shared_matrix(M)
+    return _matrix(M) if not compact else compact_numbers(M)
+
+
+#: the rows of the last few integer matrices written, by identity: the trade-off shares one
+#: identity-skip object between all its blocks, converted to Python integers once
+_recent_rows: dict[int, tuple[Any, list[list[Any]]]] = {}
+
+
+def _shared_matrix(M: fmpz_mat) -> list[list[Any]]:
+    hit = _recent_rows.get(id(M))
+    if hit is not None and hit[0] is M:
+        return hit[1]
+    rows = _matrix(M)
+    if len(_recent_rows) >= 4:
+        _recent_rows.pop(next(iter(_recent_rows)))
+    _recent_rows[id(M)] = (M, rows)  # holding M keeps its id from being reused
+    return rows
 
 
 def _layer_dict(layer: FrozenLayer, compact: bool) -> dict[str, Any]:
@@ -185,16 +212,14 @@ def compact_numbers(values: Any) -> dict[str, Any]:
     """
     if isinstance(values, (fmpz_mat, fmpq_mat)):
         numer, den = clear_denominators(values)
-        flat = [format_number(int(x)) for x in numer.entries()]
-        cols = numer.ncols()
-        rows = [flat[r * cols:(r + 1) * cols] for r in range(numer.nrows())]
-        return {"den": format_number(int(den)), "num": rows}
+        flat = _json_integers(list(map(int, numer.entries())))
+        return {"den": format_number(int(den)), "num": _rows(flat, numer.ncols())}
     items = list(values)
     if not items:
         return {"den": 1, "num": []}
     numer, den = clear_denominators(to_fmpq_mat([items]))
-    return {"den": format_number(int(den)), "num": [format_number(int(x))
-                                                    for x in numer.entries()]}
+    return {"den": format_number(int(den)),
+            "num": _json_integers(list(map(int, numer.entries())))}
 
 
 def _compact_integer(x: Any, where: str) -> int:
