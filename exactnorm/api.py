@@ -59,6 +59,7 @@ from exactnorm.certificate import (
     load_certificate,
     read_certificate_bytes,
     save_certificate,
+    write_certificate,
 )
 from exactnorm.constructions.common import Construction
 from exactnorm.constructions.lowrank import certify_lowrank
@@ -100,6 +101,7 @@ __all__ = [
     "load_target",
     "certificate_document",
     "save_certificate",
+    "write_certificate",
     "load_certificate",
 ]
 

@@ -46,6 +46,7 @@ from exactnorm.analysis.structural import (
     schwartz_zippel_bound,
     structural_rank_scipy,
 )
+from exactnorm.constructions.parallel import dask_client
 from exactnorm.errors import InputError
 from exactnorm.exact.files import atomic_write_bytes
 from exactnorm.exact.linalg import (
@@ -292,22 +293,12 @@ def read_task_log(path: str | os.PathLike[str]) -> dict[tuple[Any, ...], dict[st
 
 
 def _dask_results(tasks: Sequence[SweepTask], scheduler: Any) -> Iterable[dict[str, Any]]:
-    try:
-        from distributed import Client
+    with dask_client(scheduler) as client:
         from distributed import as_completed as dask_as_completed
-    except ImportError:  # pragma: no cover - depends on the optional extra
-        raise InputError("scheduler needs the optional extra: pip install 'exactnorm[dask]'",
-                         parameter="scheduler"
-                         ) from None
-    own = not isinstance(scheduler, Client)
-    client = Client(scheduler) if own else scheduler
-    try:
+
         futures = client.map(run_task, list(tasks), pure=False)
         for fut in dask_as_completed(futures):
             yield fut.result()
-    finally:
-        if own:
-            client.close()
 
 
 def run_sweep(tasks: Sequence[SweepTask], *, jobs: int = 1, scheduler: Any = None,
