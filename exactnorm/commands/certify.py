@@ -50,7 +50,9 @@ WIDE_DISTRIBUTION = "nonzero:8"
 class PlainProgress:
     """``done/total`` lines with elapsed time and ETA, at most one per ``every`` seconds.
 
-    The first and the last call always print. ETA is linear in the work done so far.
+    Nothing is printed before ``every`` seconds have passed, so a short run stays quiet (and an
+    error stays one line); once a line was printed, the last call prints too. ``header`` (what
+    was chosen and why) precedes the first line. ETA is linear in the work done so far.
 
     >>> import io
     >>> out = io.StringIO()
@@ -63,16 +65,21 @@ class PlainProgress:
 
     def __init__(self, what: str, stream: TextIO | None = None, every: float =
                  PLAIN_PROGRESS_SECONDS, clock: Callable[[], float] = time.monotonic,
-                 unit: str = "blocks") -> None:
+                 unit: str = "blocks", header: str | None = None) -> None:
         self.what, self.every, self.clock, self.unit = what, every, clock, unit
         self.stream = stream if stream is not None else sys.stderr
+        self.header = header
         self.start = clock()
         self.last: float | None = None
 
     def __call__(self, done: int, total: int) -> None:
         now = self.clock()
-        if self.last is not None and now - self.last < self.every and done < total:
+        finished_after_a_line = done >= total and self.last is not None
+        if now - (self.start if self.last is None else self.last) < self.every \
+                and not finished_after_a_line:
             return
+        if self.last is None and self.header:
+            print(self.header, file=self.stream, flush=True)
         self.last = now
         elapsed = now - self.start
         eta = elapsed * (total - done) / done if done else float("nan")
@@ -251,8 +258,6 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--jobs must be at least 1")
     target = load_target_from_args(args)
     chosen = resolve_construction(args, target)
-    if chosen is not None:
-        err_console.print(chosen)
     opts = construction_options(args)
     unit = "blocks" if args.construction == "tradeoff" else "target layers"
     t0 = time.perf_counter()
@@ -261,7 +266,8 @@ def run(args: argparse.Namespace) -> int:
                   TimeElapsedColumn(), TimeRemainingColumn(), console=err_console,
                   transient=True, disable=not progress_enabled()) as progress:
         task = progress.add_task(f"{args.construction}", total=None)
-        plain = None if progress_enabled() else PlainProgress(args.construction, unit=unit)
+        plain = None if progress_enabled() else PlainProgress(args.construction, unit=unit,
+                                                              header=chosen)
 
         def hook(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
