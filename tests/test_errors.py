@@ -54,7 +54,9 @@ def test_hierarchy():
     assert not issubclass(InvalidCertificateError, InputError)
     assert set(errors.__all__) == {"ExactnormError", "InputError", "NumberFormatError",
                                    "ShapeError", "LimitExceededError", "SingularSystemError",
-                                   "InvalidCertificateError"}
+                                   "InvalidCertificateError", "MissingExtraError",
+                                   "require_extra"}
+    assert issubclass(errors.MissingExtraError, InputError)
 
 
 def test_exit_code_attributes():

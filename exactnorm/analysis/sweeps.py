@@ -45,7 +45,7 @@ from exactnorm.analysis.structural import (
     schwartz_zippel_bound,
     structural_rank_scipy,
 )
-from exactnorm.errors import InputError
+from exactnorm.errors import InputError, require_extra
 from exactnorm.exact.files import atomic_write_bytes
 from exactnorm.exact.linalg import exact_rank, khatri_rao, random_prime, rank_mod_prime
 from exactnorm.exact.sampling import bernoulli_mask, layer_rng, parse_distribution, sample_matrix
@@ -284,12 +284,8 @@ def read_task_log(path: str | os.PathLike[str]) -> dict[tuple[Any, ...], dict[st
 
 
 def _dask_results(tasks: Sequence[SweepTask], scheduler: Any) -> Iterable[dict[str, Any]]:
-    try:
-        from distributed import Client
-        from distributed import as_completed as dask_as_completed
-    except ImportError:  # pragma: no cover - depends on the optional extra
-        raise InputError("--scheduler needs the optional extra: pip install 'exactnorm[dask]'"
-                         ) from None
+    distributed = require_extra("distributed", "dask", "--scheduler")
+    Client, dask_as_completed = distributed.Client, distributed.as_completed
     own = not isinstance(scheduler, Client)
     client = Client(scheduler) if own else scheduler
     try:
@@ -543,8 +539,7 @@ def thresholds_table(cells: Sequence[Cell], command: str, key: str = "sweep",
 
 def plot_transitions(cells: Sequence[Cell], path: str | os.PathLike[str]) -> None:
     """Deterministic PNG of the transition curves: one panel per width factor, one line per d."""
-    import matplotlib
-
+    matplotlib = require_extra("matplotlib", "plot", "the transition plot (T4, sparse-sweep)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -14,6 +14,7 @@ from exactnorm.commands._common import (
     console,
     err_console,
     load_target_from_args,
+    output_path,
     progress_enabled,
     verdict_line,
 )
@@ -120,6 +121,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--seed must be non-negative")
     if args.max_width < 1 or args.max_digits < 1:
         raise InputError("--max-width and --max-digits must be positive")
+    output_path(args.out)  # a mistyped folder fails now, not after the construction
     target = load_target_from_args(args)
     opts = construction_options(args)
     t0 = time.perf_counter()

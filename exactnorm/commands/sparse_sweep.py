@@ -14,8 +14,8 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from exactnorm.commands._common import console, err_console
-from exactnorm.errors import InputError
+from exactnorm.commands._common import console, err_console, output_path, set_interrupt_note
+from exactnorm.errors import InputError, require_extra
 
 __all__ = ["register", "run"]
 
@@ -93,7 +93,13 @@ def run(args: argparse.Namespace) -> int:
     tasks = make_tasks(sizes=sizes, factors=factors, ps=ps, draws=draws, chunk=chunk, seed=seed,
                        mask_side=mask_side, values=args.values)
     out = Path(args.out)
+    output_path(args.out, directory=True)
+    if not args.no_plot:
+        # fail before hours of work, not at the plot
+        require_extra("matplotlib", "plot", "the transition plot (or pass --no-plot)")
     log = Path(args.resume) if args.resume else out / "tasks.jsonl"
+    set_interrupt_note(f"finished tasks are kept in the task log {log}; rerun the same command "
+                       f"with --resume {log} to continue")
     with Progress(TextColumn("sparse-sweep"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("tasks"), TimeElapsedColumn(), console=err_console,
                   transient=True) as progress:

@@ -123,6 +123,9 @@ def target_from_dict(doc: Any, *, max_digits: int = DEFAULT_MAX_DIGITS,
         biases.append(_numbers(_field(layer, "bias", f"target layer {i}"),
                                f"target layer {i} bias", max_digits))
         acts.append(layer.get("activation", "relu" if i < len(layers) else "identity"))
+    if "domain" in doc and box is not None:
+        # precedence would silently drop one of two boxes; the user decides
+        raise InputError("the target has its own 'domain' and --box was given too; remove one")
     if "domain" in doc:
         dom = doc["domain"]
         lower = _numbers(_field(dom, "lower", "domain"), "domain lower", max_digits)
@@ -170,6 +173,9 @@ def _read_npz(data: Any, path: Path, *, max_width: int,
         if math.prod(shape) > L or dtype.kind not in "US":
             raise InputError(f"{path}: activations must be {L} strings, got {dtype} {shape}")
         acts = [str(a) for a in np.asarray(data["activations"]).reshape(-1)]
+    if ("lower" in keys or "upper" in keys) and box is not None:
+        raise InputError(f"{path} has its own box (lower/upper) and --box was given too; "
+                         f"remove one")
     if "lower" in keys and "upper" in keys:
         lower = [r[0] for r in to_fractions(from_numpy_exact(
             npz_array(data, "lower", max_width, matrix=False).reshape(-1), "lower"))]
