@@ -118,7 +118,7 @@ EXPORT_FORMAT = "exactnorm.batchnorm"
 EXPORT_VERSION = 1
 #: PyTorch's BatchNorm default; ``running_var = s² − eps`` so that ``sqrt(var + eps) = s``.
 DEFAULT_EPS = 1e-5
-FLOAT_WARNING = ("float64 export: gamma, beta, V, running_mean and running_var are rounded "
+FLOAT_WARNING = ("float export: gamma, beta, V, running_mean and running_var are rounded "
                  "floats and NOT certified; the exact parameters are in the certificate or the "
                  "JSON export (running_var = scale^2 - eps)")
 
@@ -622,8 +622,10 @@ def torch_module(cert_doc: dict[str, Any], *, mean: Any = 0, scale: Any = 1,
                 nodes.append(block(nodes))
             return nodes[-1]
 
-    module = ExactnormFrozenNet()
-    state = {k: torch.from_numpy(np.ascontiguousarray(v))
+    # float64 before loading: load_state_dict copies into the parameters' dtype, and a float32
+    # module would round the float64 state once more than the requested dtype needs
+    module = ExactnormFrozenNet().to(torch.float64)
+    state = {k: torch.from_numpy(np.array(v, order="C"))
              for k, v in torch_state_dict(cert_doc, mean=mean, scale=scale, eps=eps).items()}
     module.load_state_dict(state, strict=True)
     module = module.to(torch.float32 if dtype == "float32" else torch.float64)
@@ -676,7 +678,7 @@ def render_export(cert_doc: dict[str, Any], fmt: str, *, mean: Any = 0, scale: A
                            scale=scale, eps=e)
         return model.SerializeToString(), FLOAT_WARNING
     torch = require_extra("torch", "torch", "the PyTorch export")
-    state = {k: torch.from_numpy(np.ascontiguousarray(v))
+    state = {k: torch.from_numpy(np.array(v, order="C"))
              for k, v in torch_state_dict(cert_doc, mean=mean, scale=scale, eps=e).items()}
     buf = _stdio.BytesIO()
     torch.save(state, buf)
