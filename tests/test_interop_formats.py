@@ -381,3 +381,29 @@ def test_sklearn_refusals():
         target_from_sklearn(unfitted, [0] * 3, [1] * 3)
     with pytest.raises(InputError, match="box_space"):
         target_from_sklearn(unfitted, [0] * 3, [1] * 3, box_space="other")
+
+
+# --------------------------------------------------------------------------- the example
+
+
+@needs_onnx
+def test_interop_roundtrip_example():
+    """examples/interop_roundtrip.py: every import certifies, f = g exactly, exports close."""
+    pytest.importorskip("sklearn")
+    pytest.importorskip("onnxruntime")
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "interop_roundtrip.py"
+    spec = importlib.util.spec_from_file_location("interop_roundtrip", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    facts = module.main(hidden=4, max_iter=30, torch_steps=3, n_points=8, verbose=False)
+    assert facts["onnx_import_is_the_file_exactly"]
+    assert 0 < facts["onnx_file_vs_sklearn_weights"] < 1e-12
+    assert facts["sklearn_predict_vs_exact"] < 1e-12
+    for name in ("sklearn", "onnx", "state_dict"):
+        r = facts[name]
+        assert r["valid"] and r["f_equals_g_exactly"]
+        for kind, err in r["max_errors"].items():
+            assert err < (1e-3 if "float32" in kind else 1e-9), (name, kind, err)
