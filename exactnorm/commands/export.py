@@ -12,7 +12,7 @@ import argparse
 
 from exactnorm.commands._common import console, err_console, output_path
 from exactnorm.errors import InputError
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 
 __all__ = ["register"]
 
@@ -47,17 +47,11 @@ def run(args: argparse.Namespace) -> int:
     from exactnorm.certificate import load_certificate
     from exactnorm.outputs.export import export_certificate
 
-    mean = parse_number(args.mean, where="--mean")
-    scale = parse_number(args.scale, where="--scale")
-    if scale <= 0:
-        raise InputError(f"--scale must be positive, got {args.scale}")
     if args.format != "onnx" and (args.dtype or args.normalization):
         raise InputError("--dtype and --normalization apply to --format onnx only")
-    if args.format == "json" and args.eps is not None:
-        raise InputError("--eps applies to the float formats only (the JSON export stores s)")
     path = output_path(args.out, stdout_ok=True)
     doc = load_certificate(args.certificate, max_digits=args.max_digits)
-    options = {"mean": mean, "scale": scale, "eps": args.eps}
+    options = {"mean": args.mean, "scale": args.scale, "eps": args.eps}
     if args.format == "onnx":
         options.update(dtype=args.dtype or "float32",
                        normalization=args.normalization or "batchnorm")
@@ -65,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     # with --out - the data owns stdout; the status line goes to stderr
     status = err_console if path is None else console
     what = "exact BatchNorm-style parameters" if warning is None else "floats, not certified"
-    status.print(f"wrote {'standard output' if path is None else path} ({args.format}: {what})")
+    status.print(f"wrote {'standard output' if path is None else path} ({args.format}: {what})",
+                 markup=False)
     if warning is not None:
-        err_console.print(f"warning: {warning}")
+        err_console.print(f"warning: {warning}", markup=False)
     return 0
