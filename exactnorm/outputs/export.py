@@ -549,9 +549,10 @@ def evaluate_state_dict(state: dict[str, Any], activations: Sequence[str], X: np
     for k, act in enumerate(activations):
         pre = f"blocks.{k}."
         v = nodes[int(state[pre + "input_node"])] @ np.asarray(state[pre + "linear.weight"]).T
-        u = _batchnorm_eval(v, *(np.asarray(state[pre + f"norm.{n}"])
-                                 for n in ("weight", "bias", "running_mean", "running_var")),
-                            eps)
+        norm = {n: np.asarray(state[pre + f"norm.{n}"])
+                for n in ("weight", "bias", "running_mean", "running_var")}
+        u = _batchnorm_eval(v, norm["weight"], norm["bias"], norm["running_mean"],
+                            norm["running_var"], eps)
         h = np.maximum(u, 0.0) if act == "relu" else u
         for key in sorted(state):
             if key.startswith(pre + "skips."):

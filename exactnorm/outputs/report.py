@@ -222,10 +222,11 @@ def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
     except MissingExtraError:
         pngs = {}
     md = report_markdown(doc, v, plots=bool(pngs))
-    files = {"report.md": md.encode(), "report.html": markdown_to_html(md).encode(), **pngs}
+    files: dict[str, bytes] = {"report.md": md.encode(),
+                               "report.html": markdown_to_html(md).encode(), **pngs}
     out = Path(out_dir)
     paths = {}
     for name, data in files.items():
-        atomic_write_bytes(out / name, lambda fh, data=data: fh.write(data))
+        atomic_write_bytes(out / name, lambda fh, data=data: fh.write(data))  # type: ignore[misc]
         paths[name] = out / name
     return {"paths": paths, "verdict": v, "counts": parameter_counts(doc), "plots": bool(pngs)}
