@@ -20,6 +20,8 @@ __all__ = [
     "SingularSystemError",
     "InvalidCertificateError",
     "MissingExtraError",
+    "OPTIONAL_MODULES",
+    "missing_extra_message",
     "require_extra",
 ]
 
@@ -73,21 +75,48 @@ class MissingExtraError(InputError):
     (exit code 2: the user's environment, not a bug)."""
 
 
-def require_extra(module: str, extra: str, purpose: str) -> ModuleType:
+#: The only modules :func:`require_extra` imports, each with the ``exactnorm[EXTRA]`` that
+#: installs it (``torch`` has no extra: it is large and installed by hand).
+OPTIONAL_MODULES = {
+    "matplotlib": "plot",
+    "matplotlib.figure": "plot",
+    "matplotlib.backends.backend_agg": "plot",
+    "distributed": "dask",
+    "sklearn.datasets": "sklearn",
+    "sklearn.preprocessing": "sklearn",
+    "onnx": "onnx",
+    "onnxruntime": "onnx",
+    "torch": "torch",
+}
+
+
+def missing_extra_message(module: str, purpose: str) -> str:
+    """The one-line message for a missing optional module.
+
+    >>> print(missing_extra_message("matplotlib.figure", "the bit-size histograms"))
+    the bit-size histograms needs matplotlib, which is not installed: pip install 'exactnorm[plot]'
+    >>> print(missing_extra_message("torch", "the PyTorch export"))
+    the PyTorch export needs torch, which is not installed: pip install torch (large: no extra)
+    """
+    extra = OPTIONAL_MODULES[module]
+    how = ("pip install torch (large: no extra)" if extra == "torch"
+           else f"pip install 'exactnorm[{extra}]'")
+    return f"{purpose} needs {module.split('.')[0]}, which is not installed: {how}"
+
+
+def require_extra(module: str, purpose: str) -> ModuleType:
     """Import an optional dependency or fail with one line naming the extra that installs it.
 
     The one place where a missing optional package (matplotlib, dask, onnx, onnxruntime, torch,
-    scikit-learn) becomes an error, so that every command says the same thing.
+    scikit-learn) becomes an error, so that every command says the same thing. Only the modules
+    of :data:`OPTIONAL_MODULES` are imported: the name never comes from user input.
 
     Parameters
     ----------
     module
-        Dotted module name to import, e.g. ``"matplotlib.figure"``.
-    extra
-        The ``pip install 'exactnorm[EXTRA]'`` extra (or, for torch, which has no extra because it
-        is large, the package to install by hand: pass ``"torch"`` and the message says so).
+        A key of :data:`OPTIONAL_MODULES`, e.g. ``"matplotlib.figure"``.
     purpose
-        What needs it, e.g. ``"the transition plot"``.
+        What needs it, e.g. ``"the transition plot"``; starts the message.
 
     Returns
     -------
@@ -98,21 +127,11 @@ def require_extra(module: str, extra: str, purpose: str) -> ModuleType:
     ------
     MissingExtraError
         When the module (or a package it needs) cannot be imported.
-
-    Examples
-    --------
-    >>> require_extra("json", "none", "a doctest").__name__
-    'json'
-    >>> try:
-    ...     require_extra("exactnorm_no_such_package", "plot", "a plot")
-    ... except MissingExtraError as exc:
-    ...     print(exc)
-    a plot needs exactnorm_no_such_package, which is not installed: pip install 'exactnorm[plot]'
+    KeyError
+        For a module outside the registry (a programming error, not a user's).
     """
+    message = missing_extra_message(module, purpose)
     try:
         return importlib.import_module(module)
     except ImportError:
-        top = module.split(".")[0]
-        how = ("pip install torch (not an extra: it is large; see pytorch.org for your platform)"
-               if extra == "torch" else f"pip install 'exactnorm[{extra}]'")
-        raise MissingExtraError(f"{purpose} needs {top}, which is not installed: {how}") from None
+        raise MissingExtraError(message) from None

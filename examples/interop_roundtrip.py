@@ -57,7 +57,7 @@ def _max_error(got: np.ndarray, exact: np.ndarray) -> float:
 
 def _onnx_mlp(g: TargetNetwork) -> Any:
     """The target as an ONNX MLP of float64 ``Gemm``/``Relu`` nodes (what an exporter writes)."""
-    onnx = require_extra("onnx", "onnx", "this example")
+    onnx = require_extra("onnx", "this example")
     from onnx import TensorProto, helper, numpy_helper
 
     nodes, inits, current = [], [], "x"
@@ -114,14 +114,14 @@ def _state_dict(pipe: Any, X: np.ndarray, y: np.ndarray, steps: int) -> tuple[di
 def main(n_features: int = 3, hidden: int = 6, seed: int = 0, max_iter: int = 200,
          torch_steps: int = 20, n_points: int = 32, verbose: bool = True) -> dict[str, Any]:
     """Run the whole round trip; return the measured facts."""
-    datasets = require_extra("sklearn.datasets", "sklearn", "this example")
+    datasets = require_extra("sklearn.datasets", "this example")
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.neural_network import MLPRegressor
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    ort = require_extra("onnxruntime", "onnx", "this example")
-    onnx = require_extra("onnx", "onnx", "this example")
+    ort = require_extra("onnxruntime", "this example")
+    onnx = require_extra("onnx", "this example")
 
     X, y = datasets.load_diabetes(return_X_y=True)
     X = X[:, :n_features]

@@ -57,7 +57,7 @@ def max_relative_error(a: np.ndarray, b: np.ndarray) -> float:
 def main(hidden: tuple[int, ...] = (6,), n_features: int = 3, seed: int = 0,
          max_iter: int = 300, n_points: int = 5, verbose: bool = True) -> dict[str, Any]:
     """Train, certify, check, compare; return the measured facts as a dict."""
-    load_diabetes = require_extra("sklearn.datasets", "sklearn", "this example").load_diabetes
+    load_diabetes = require_extra("sklearn.datasets", "this example").load_diabetes
     from sklearn.exceptions import ConvergenceWarning
     from sklearn.model_selection import train_test_split
     from sklearn.neural_network import MLPRegressor

@@ -55,7 +55,7 @@ def test_hierarchy():
     assert set(errors.__all__) == {"ExactnormError", "InputError", "NumberFormatError",
                                    "ShapeError", "LimitExceededError", "SingularSystemError",
                                    "InvalidCertificateError", "MissingExtraError",
-                                   "require_extra"}
+                                   "OPTIONAL_MODULES", "missing_extra_message", "require_extra"}
     assert issubclass(errors.MissingExtraError, InputError)
 
 
@@ -242,3 +242,26 @@ def test_tampered_certificate_is_exit_1(tmp_path, capsys):
     cert.write_text('{"format": "exactnorm.detpoly", "version": 1}')
     code, out, _ = run_cli(["check", str(cert)], capsys)
     assert code == 1 and "INVALID" in out
+
+
+def test_require_extra_names_an_existing_extra(monkeypatch):
+    """Every registered optional module maps to an extra of pyproject.toml (torch: by hand), a
+    missing one is a MissingExtraError (exit 2), and nothing outside the registry is imported."""
+    import re
+    import sys
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text()
+    section = text.split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
+    extras = set(re.findall(r"^(\w+) = \[", section, flags=re.M))
+    for module, extra in errors.OPTIONAL_MODULES.items():
+        assert extra in extras or extra == "torch", (module, extra)
+        if extra != "torch":
+            assert f"exactnorm[{extra}]" in errors.missing_extra_message(module, "x")
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    with pytest.raises(errors.MissingExtraError,
+                       match=r"^the export needs onnx, .*'exactnorm\[onnx\]'$"):
+        errors.require_extra("onnx", "the export")
+    assert errors.MissingExtraError("x").exit_code == 2
+    with pytest.raises(KeyError):
+        errors.require_extra("os", "anything")

@@ -284,7 +284,7 @@ def read_task_log(path: str | os.PathLike[str]) -> dict[tuple[Any, ...], dict[st
 
 
 def _dask_results(tasks: Sequence[SweepTask], scheduler: Any) -> Iterable[dict[str, Any]]:
-    distributed = require_extra("distributed", "dask", "--scheduler")
+    distributed = require_extra("distributed", "--scheduler")
     Client, dask_as_completed = distributed.Client, distributed.as_completed
     own = not isinstance(scheduler, Client)
     client = Client(scheduler) if own else scheduler
@@ -539,7 +539,7 @@ def thresholds_table(cells: Sequence[Cell], command: str, key: str = "sweep",
 
 def plot_transitions(cells: Sequence[Cell], path: str | os.PathLike[str]) -> None:
     """Deterministic PNG of the transition curves: one panel per width factor, one line per d."""
-    matplotlib = require_extra("matplotlib", "plot", "the transition plot (T4, sparse-sweep)")
+    matplotlib = require_extra("matplotlib", "the transition plot (T4, sparse-sweep)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
     output_path(args.out, directory=True)
     if not args.no_plot:
         # fail before hours of work, not at the plot
-        require_extra("matplotlib", "plot", "the transition plot (or pass --no-plot)")
+        require_extra("matplotlib", "the transition plot (or pass --no-plot)")
     log = Path(args.resume) if args.resume else out / "tasks.jsonl"
     set_interrupt_note(f"finished tasks are kept in the task log {log}; rerun the same command "
                        f"with --resume {log} to continue")

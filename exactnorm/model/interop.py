@@ -198,7 +198,7 @@ def _sklearn_mlp(model: Any) -> tuple[list[list[list[Fraction]]], list[list[Frac
 
 def _scaler_affine(step: Any, name: str, d: int) -> tuple[list[Fraction], list[Fraction]]:
     """A fitted scaler as ``x' = diag(D) x + c`` with exact rational ``D > 0`` and ``c``."""
-    pre = require_extra("sklearn.preprocessing", "sklearn", "a scikit-learn Pipeline")
+    pre = require_extra("sklearn.preprocessing", "a scikit-learn Pipeline")
     one, zero = [Fraction(1)] * d, [Fraction(0)] * d
     if isinstance(step, pre.StandardScaler):
         if not hasattr(step, "n_features_in_"):
@@ -431,7 +431,7 @@ def _read_state_dict_npz(data: Any, path: Path, **kw: Any) -> TargetNetwork:
 
 
 def _read_state_dict_pt(path: Path, **kw: Any) -> TargetNetwork:
-    torch = require_extra("torch", "torch", f"reading {path.name}")
+    torch = require_extra("torch", f"reading {path.name}")
     try:
         obj = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # torch raises UnpicklingError, RuntimeError, … for foreign files
@@ -501,7 +501,7 @@ _Layers = tuple[list[list[list[Fraction]]], list[list[Fraction]], list[str]]
 
 def _onnx_layers(model: Any, max_width: int) -> _Layers:
     """Walk the chain of an ONNX MLP: exact weights, biases and activations (module docstring)."""
-    onnx = require_extra("onnx", "onnx", "reading an ONNX model")
+    onnx = require_extra("onnx", "reading an ONNX model")
     from onnx import numpy_helper
 
     if isinstance(model, (str, os.PathLike)):

@@ -431,7 +431,7 @@ def onnx_model(cert_doc: dict[str, Any], *, dtype: str = "float32",
     MissingExtraError
         Without the ``onnx`` package.
     """
-    onnx = require_extra("onnx", "onnx", "the ONNX export")
+    onnx = require_extra("onnx", "the ONNX export")
     from onnx import TensorProto, helper, numpy_helper
 
     if dtype not in _FLOAT_DTYPES:
@@ -586,7 +586,7 @@ def torch_module(cert_doc: dict[str, Any], *, mean: Any = 0, scale: Any = 1,
     MissingExtraError
         Without torch.
     """
-    torch = require_extra("torch", "torch", "the PyTorch export")
+    torch = require_extra("torch", "the PyTorch export")
     if dtype not in _FLOAT_DTYPES:
         raise InputError(f"dtype must be one of {tuple(_FLOAT_DTYPES)}, got {dtype!r}")
     net = _network(cert_doc)
@@ -633,7 +633,8 @@ def torch_module(cert_doc: dict[str, Any], *, mean: Any = 0, scale: Any = 1,
     for name, param in module.named_parameters():
         if ".linear." in name or ".skips." in name:
             param.requires_grad_(False)
-    return module.eval()
+    # train(False) is eval mode: BatchNorm1d uses the frozen running statistics
+    return module.train(False)
 
 
 def render_export(cert_doc: dict[str, Any], fmt: str, *, mean: Any = 0, scale: Any = 1,
@@ -678,7 +679,7 @@ def render_export(cert_doc: dict[str, Any], fmt: str, *, mean: Any = 0, scale: A
         model = onnx_model(cert_doc, dtype=dtype, normalization=normalization, mean=mean,
                            scale=scale, eps=e)
         return model.SerializeToString(), FLOAT_WARNING
-    torch = require_extra("torch", "torch", "the PyTorch export")
+    torch = require_extra("torch", "the PyTorch export")
     state = {k: torch.from_numpy(np.array(v, order="C"))
              for k, v in torch_state_dict(cert_doc, mean=mean, scale=scale, eps=e).items()}
     buf = _stdio.BytesIO()

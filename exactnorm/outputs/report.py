@@ -157,9 +157,9 @@ def report_markdown(doc: dict[str, Any], verdict: Any | None = None, *,
 
 
 def _histogram_png(values: list[int], title: str) -> bytes:
-    FigureCanvasAgg = require_extra("matplotlib.backends.backend_agg", "plot",
-                                    "the bit-size histograms").FigureCanvasAgg
-    Figure = require_extra("matplotlib.figure", "plot", "the bit-size histograms").Figure
+    purpose = "the bit-size histograms"
+    FigureCanvasAgg = require_extra("matplotlib.backends.backend_agg", purpose).FigureCanvasAgg
+    Figure = require_extra("matplotlib.figure", purpose).Figure
 
     # a bare Figure on an Agg canvas: no pyplot, so the caller's backend and figures are untouched
     fig = Figure(figsize=(5, 3))
