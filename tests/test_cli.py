@@ -213,6 +213,9 @@ def test_without_matplotlib_sweep_and_t4_name_the_extra(tmp_path, monkeypatch, c
                         "--out", str(tmp_path / "s")], capsys)
     assert code == 2 and "exactnorm[plot]" in err and "--no-plot" in err
     assert err.count("\n") == 1
+    code, _, err = run(["tables", "--only", "T1,T4", "--out", str(tmp_path / "p")], capsys)
+    assert code == 2 and "the plot of table T4 needs matplotlib" in err
+    assert "exactnorm[plot]" in err and not (tmp_path / "p").exists()
     from exactnorm.analysis.sweeps import plot_transitions
 
     with pytest.raises(Exception, match=r"exactnorm\[plot\]"):
