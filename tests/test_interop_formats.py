@@ -226,6 +226,27 @@ def test_state_dict_unsupported_activation(tmp_path, declared):
         load_target_any(tmp_path / "sd.npz", box=BOX, activations="relu,relu,identity")
 
 
+def test_custom_module_npz_names_its_key(tmp_path):
+    """A state dict of a custom module (not nn.Sequential) is named as such, not 'no W1'."""
+    np.savez(tmp_path / "custom.npz", **{"fc1.weight": np.ones((2, 2)), "fc1.bias": np.zeros(2)})
+    with pytest.raises(InputError, match="'fc1.weight' is not '<index>.weight'.*nn.Sequential"):
+        load_target_any(tmp_path / "custom.npz", box=BOX, activations="relu")
+
+
+def test_relu_after_the_last_layer_is_certified_as_declared(tmp_path):
+    from exactnorm import api
+
+    np.savez(tmp_path / "sd.npz", **{"0.weight": np.array([[1.0, 2.0], [-1.0, 0.5]]),
+                                     "0.bias": np.zeros(2), "2.weight": np.array([[1.0, -1.0]]),
+                                     "2.bias": np.array([-0.25])})
+    g = load_target_any(tmp_path / "sd.npz", box=BOX, activations="relu,relu")
+    doc = api.certificate_document(api.certify(g, seed=0))
+    assert api.check(doc).ok and api.check(doc, pure=True).ok
+    assert [L["activation"] for L in doc["target"]["layers"]] == ["relu", "relu"]
+    # at x = (-1, 1): hidden relu(1·-1 + 2·1, -1·-1 + 0.5·1) = (1, 1.5); out relu(-0.75) = 0
+    assert [_q(v) for v in g.evaluate([-1, 1])] == [0]
+
+
 # --------------------------------------------------------------------------- PyTorch .pt
 
 

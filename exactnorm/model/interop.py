@@ -109,6 +109,8 @@ __all__ = [
 
 #: ``"<module index>.weight"`` / ``"<module index>.bias"`` of an ``nn.Sequential`` state dict.
 STATE_DICT_KEY = re.compile(r"^(\d+)\.(weight|bias)$")
+# a parameter or buffer name of any torch module, e.g. "fc1.weight", "bn.running_mean"
+_PARAMETER_KEY = re.compile(r"\.(weight|bias|running_mean|running_var|num_batches_tracked)$")
 #: Keys of a state dict that are not parameters: the box and the activations (SPEC §7).
 STATE_DICT_RESERVED = ("lower", "upper", "activations")
 #: File suffixes read with ``torch.load(weights_only=True)``.
@@ -646,9 +648,9 @@ def load_target_any(path: str | os.PathLike[str], *,
         return _read_state_dict_pt(p, **kw)
     if suffix == ".npz" and zipfile.is_zipfile(p):
         keys = _npz_keys(p)
-        # a state dict with extra modules (BatchNorm statistics, …) goes to the state-dict
-        # reader too, which names the offending key instead of "no arrays W1, b1"
-        if "W1" not in keys and any(STATE_DICT_KEY.match(k) for k in keys):
+        # any module's state dict ("fc1.weight", BatchNorm statistics, …) goes to the
+        # state-dict reader, which names the offending key instead of "no arrays W1, b1"
+        if "W1" not in keys and any(_PARAMETER_KEY.search(k) for k in keys):
             return read_npz_archive(p, lambda data: _read_state_dict_npz(data, p, **kw))
     if activations is not None:
         raise InputError(f"--activations applies to state dicts (.npz/.pt); {p} records its "
