@@ -1,10 +1,11 @@
 """Command line ``exactnorm``: argument parsing, progress, exit codes. No mathematics here.
 
-Exit codes: 0 success / valid certificate, 1 invalid certificate (or a failed comparison, or
-``realizable``: the target is not reachable), 2 usage or input error, 3 internal error, 130
-interrupted, 141 standard output closed before we finished writing (``exactnorm check c.json |
-head -c0``: the verdict was not delivered, so neither 0 nor 1). Errors are one line on stderr;
-``--debug`` shows the traceback.
+Exit codes (README "Exit codes"): 0 success / valid certificate; 1 invalid certificate, a failed
+comparison (``tables --check``) or, for ``realizable``, a target that is not reachable; 2 usage or
+input error (including a missing optional package, named with its extra); 3 internal error (a bug:
+one line, rerun with ``--debug`` for the traceback); 130 interrupted (Ctrl-C); 141 standard output
+closed before the verdict was written (neither 0 nor 1: nobody read it). Errors are one line
+on stderr; ``--debug`` (before or after the subcommand) shows the traceback.
 
 Each subcommand lives in ``exactnorm.commands.<name>`` and provides ``register(subparsers)``,
 which adds its parser and sets ``func`` (``args → exit code``).
@@ -50,7 +51,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="exactnorm",
                      description="Exact certificates for normalization-only reconstruction.")
     parser.add_argument("--version", action="version", version=f"exactnorm {__version__}")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser.add_argument("--debug", action="store_true",
+                        help="show tracebacks on errors (also accepted after the subcommand)")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     sub.required = True
     for name in COMMAND_MODULES:
@@ -73,11 +75,20 @@ def _join_negative_values(argv: list[str]) -> list[str]:
     return out
 
 
+def _split_debug(argv: list[str]) -> tuple[list[str], bool]:
+    """Remove ``--debug`` wherever it stands (before ``--``), so that the hint "rerun with
+    --debug" works when the flag is appended after the subcommand's arguments."""
+    end = argv.index("--") if "--" in argv else len(argv)
+    kept = [a for a in argv[:end] if a != "--debug"] + argv[end:]
+    return kept, len(kept) != len(argv)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = _join_negative_values(list(sys.argv[1:] if argv is None else argv))
-    debug = "--debug" in argv
+    argv, debug = _split_debug(_join_negative_values(list(sys.argv[1:] if argv is None
+                                                          else argv)))
     try:
         args = build_parser().parse_args(argv)
+        args.debug = debug
         code = int(args.func(args))
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below
         return code
@@ -89,7 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
-        sys.stderr.write("exactnorm: interrupted; no partial output was written\n")
+        from exactnorm.commands._common import interrupt_note
+
+        sys.stderr.write(f"exactnorm: interrupted; {interrupt_note()}\n")
         return 130
     except ExactnormError as exc:
         if debug:

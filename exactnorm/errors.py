@@ -2,8 +2,9 @@
 
 Every failure the user can cause is an :class:`ExactnormError` with a one-line message. The CLI maps
 :class:`InputError` (and its subclasses) to exit code 2 and :class:`InvalidCertificateError` to exit
-code 1; :class:`InvariantError` (exit code 3) means exactnorm itself is wrong; anything else that
-escapes is a bug too.
+code 1; a missing optional package is a :class:`MissingExtraError` (:func:`require_extra`),
+whose message names the extra to install; :class:`InvariantError` (exit code 3) means exactnorm
+itself is wrong; anything else that escapes is a bug too.
 
 Messages name the *parameter* of the library function (``retry must be non-negative``), never a
 command-line flag: an API caller has no flags. An error about one parameter carries it in
@@ -17,6 +18,9 @@ non-negative``), so each layer speaks its own vocabulary.
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
+
 __all__ = [
     "ExactnormError",
     "InputError",
@@ -28,6 +32,10 @@ __all__ = [
     "InvariantError",
     "PadicUnavailable",
     "require_integer",
+    "MissingExtraError",
+    "OPTIONAL_MODULES",
+    "missing_extra_message",
+    "require_extra",
 ]
 
 
@@ -142,3 +150,70 @@ def require_integer(value: object, parameter: str, *, minimum: int = 0) -> int:
         bound = {0: "non-negative", 1: "positive"}.get(minimum, f"at least {minimum}")
         raise InputError(f"{parameter} must be {bound}, got {value!r}", parameter=parameter)
     return value
+
+
+class MissingExtraError(InputError):
+    """An optional package is not installed; the message names the extra that provides it
+    (exit code 2: the user's environment, not a bug)."""
+
+
+#: The only modules :func:`require_extra` imports, each with the ``exactnorm[EXTRA]`` that
+#: installs it (``torch`` has no extra: it is large and installed by hand).
+OPTIONAL_MODULES = {
+    "matplotlib": "plot",
+    "matplotlib.figure": "plot",
+    "matplotlib.backends.backend_agg": "plot",
+    "distributed": "dask",
+    "sklearn.datasets": "sklearn",
+    "sklearn.preprocessing": "sklearn",
+    "onnx": "onnx",
+    "onnxruntime": "onnx",
+    "torch": "torch",
+}
+
+
+def missing_extra_message(module: str, purpose: str) -> str:
+    """The one-line message for a missing optional module.
+
+    >>> print(missing_extra_message("matplotlib.figure", "the bit-size histograms"))
+    the bit-size histograms needs matplotlib, which is not installed: pip install 'exactnorm[plot]'
+    >>> print(missing_extra_message("torch", "the PyTorch export"))
+    the PyTorch export needs torch, which is not installed: pip install torch (large: no extra)
+    """
+    extra = OPTIONAL_MODULES[module]
+    how = ("pip install torch (large: no extra)" if extra == "torch"
+           else f"pip install 'exactnorm[{extra}]'")
+    return f"{purpose} needs {module.split('.')[0]}, which is not installed: {how}"
+
+
+def require_extra(module: str, purpose: str) -> ModuleType:
+    """Import an optional dependency or fail with one line naming the extra that installs it.
+
+    The one place where a missing optional package (matplotlib, dask, onnx, onnxruntime, torch,
+    scikit-learn) becomes an error, so that every command says the same thing. Only the modules
+    of :data:`OPTIONAL_MODULES` are imported: the name never comes from user input.
+
+    Parameters
+    ----------
+    module
+        A key of :data:`OPTIONAL_MODULES`, e.g. ``"matplotlib.figure"``.
+    purpose
+        What needs it, e.g. ``"the transition plot"``; starts the message.
+
+    Returns
+    -------
+    module
+        The imported module.
+
+    Raises
+    ------
+    MissingExtraError
+        When the module (or a package it needs) cannot be imported.
+    KeyError
+        For a module outside the registry (a programming error, not a user's).
+    """
+    message = missing_extra_message(module, purpose)
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise MissingExtraError(message) from None

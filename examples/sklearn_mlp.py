@@ -29,32 +29,23 @@ from typing import Any
 import numpy as np
 
 from exactnorm import api
-from exactnorm.errors import InputError
+from exactnorm.errors import require_extra
 from exactnorm.exact.linalg import from_numpy_exact, to_fractions
 from exactnorm.model.interop import target_from_sklearn
-from exactnorm.outputs.export import evaluate_exported_json, export_json, export_npz
+from exactnorm.outputs.export import (
+    evaluate_exported_json,
+    evaluate_npz_export,
+    export_json,
+    export_npz,
+)
 
 __all__ = ["main", "predict_from_export", "max_relative_error"]
 
 
 def predict_from_export(path: str | Path, X: np.ndarray) -> np.ndarray:
-    """float64 forward pass of an :func:`exactnorm.outputs.export.export_npz` file, as a framework's
-    BatchNorm in eval mode computes it:
-    ``u = gamma · (V h − running_mean) / sqrt(running_var + eps) + beta``."""
-    with np.load(path, allow_pickle=False) as z:
-        acts = [str(a) for a in z["activations"]]
-        eps = float(z["eps"])
-        nodes = [np.asarray(X, dtype=np.float64)]
-        for j in range(1, len(acts) + 1):
-            v = nodes[int(z[f"input{j}"])] @ z[f"V{j}"].T
-            u = z[f"gamma{j}"] * (v - z[f"running_mean{j}"]) / np.sqrt(z[f"running_var{j}"] + eps) \
-                + z[f"beta{j}"]
-            h = np.maximum(u, 0.0) if acts[j - 1] == "relu" else u
-            for key in z.files:
-                if key.startswith(f"skip{j}_"):
-                    h = h + nodes[int(key.split("_")[1])] @ z[key].T
-            nodes.append(h)
-    return nodes[-1]
+    """float64 forward pass of an ``export_npz`` file as a framework's BatchNorm in eval mode
+    computes it (:func:`exactnorm.outputs.export.evaluate_npz_export`)."""
+    return evaluate_npz_export(path, X)
 
 
 def max_relative_error(a: np.ndarray, b: np.ndarray) -> float:
@@ -66,14 +57,10 @@ def max_relative_error(a: np.ndarray, b: np.ndarray) -> float:
 def main(hidden: tuple[int, ...] = (6,), n_features: int = 3, seed: int = 0,
          max_iter: int = 300, n_points: int = 5, verbose: bool = True) -> dict[str, Any]:
     """Train, certify, check, compare; return the measured facts as a dict."""
-    try:
-        from sklearn.datasets import load_diabetes
-        from sklearn.exceptions import ConvergenceWarning
-        from sklearn.model_selection import train_test_split
-        from sklearn.neural_network import MLPRegressor
-    except ImportError:
-        raise InputError("this example needs scikit-learn: "
-                         "pip install exactnorm[sklearn]") from None
+    load_diabetes = require_extra("sklearn.datasets", "this example").load_diabetes
+    from sklearn.exceptions import ConvergenceWarning
+    from sklearn.model_selection import train_test_split
+    from sklearn.neural_network import MLPRegressor
 
     X, y = load_diabetes(return_X_y=True)
     X = X[:, :n_features]

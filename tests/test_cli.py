@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -143,3 +144,90 @@ def test_console_script_runs():
     res = subprocess.run([sys.executable, "-m", "exactnorm.cli", "--version"],
                          capture_output=True, text=True, check=False)
     assert res.returncode == 0 and "exactnorm" in res.stdout
+
+
+# --------------------------------------------------------------------------- conventions
+
+
+def test_debug_flag_before_or_after_the_subcommand(tmp_path, capsys):
+    from exactnorm.errors import InputError
+
+    assert run(["check", str(tmp_path / "missing.json")], capsys)[0] == 2
+    for argv in (["--debug", "check", str(tmp_path / "missing.json")],
+                 ["check", str(tmp_path / "missing.json"), "--debug"]):
+        with pytest.raises(InputError):
+            main(argv)
+
+
+def test_pure_and_both_are_mutually_exclusive(tmp_path, capsys):
+    code, _, err = run(["check", "--pure", "--both", str(tmp_path / "c.json")], capsys)
+    assert code == 2 and "not allowed with argument" in err
+
+
+def test_exit_code_3_for_internal_errors_and_130_for_interrupts(monkeypatch, capsys):
+    import exactnorm.commands.check as check_cmd
+
+    def boom(args):
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(check_cmd, "run", boom)
+    code, _, err = run(["check", "x.json"], capsys)
+    assert code == 3 and "internal error" in err and "--debug" in err
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(check_cmd, "run", interrupted)
+    code, _, err = run(["check", "x.json"], capsys)
+    assert code == 130 and "interrupted" in err and "atomically" in err
+
+
+def test_interrupted_sweep_says_what_was_kept_and_how_to_resume(tmp_path, monkeypatch, capsys):
+    import exactnorm.analysis.sweeps as sweeps
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sweeps, "run_sweep", interrupted)
+    out = tmp_path / "sw"
+    code, _, err = run(["sparse-sweep", "--sizes", "2", "--draws", "1", "--no-plot",
+                        "--out", str(out)], capsys)
+    assert code == 130
+    assert f"task log {out / 'tasks.jsonl'}" in err and f"--resume {out / 'tasks.jsonl'}" in err
+
+
+def test_missing_out_folder_is_an_error_not_created(tmp_path, capsys):
+    typo = tmp_path / "no_such_dir"
+    for argv in (["certify", "--out", str(typo / "c.json")],
+                 ["sparse-sweep", "--sizes", "2", "--draws", "1", "--out", str(typo / "s")],
+                 ["tables", "--only", "T1", "--out", str(typo / "p")]):
+        code, _, err = run(argv, capsys)
+        assert code == 2 and "does not exist" in err and "Traceback" not in err
+        assert not typo.exists()
+    code, _, err = run(["certify", "--out", "-"], capsys)
+    assert code == 2 and "standard output" in err
+
+
+def test_without_matplotlib_sweep_and_t4_name_the_extra(tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    code, _, err = run(["sparse-sweep", "--sizes", "2", "--draws", "1",
+                        "--out", str(tmp_path / "s")], capsys)
+    assert code == 2 and "exactnorm[plot]" in err and "--no-plot" in err
+    assert err.count("\n") == 1
+    code, _, err = run(["tables", "--only", "T1,T4", "--out", str(tmp_path / "p")], capsys)
+    assert code == 2 and "the plot of table T4 needs matplotlib" in err
+    assert "exactnorm[plot]" in err and not (tmp_path / "p").exists()
+    from exactnorm.analysis.sweeps import plot_transitions
+
+    with pytest.raises(Exception, match=r"exactnorm\[plot\]"):
+        plot_transitions([], tmp_path / "t.png")
+
+
+def test_readme_exit_code_table_is_complete():
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("### Exit codes", 1)[1].split("\n## ", 1)[0]
+    codes = {int(c) for c in re.findall(r"^\| `(\d+)` \|", section, flags=re.M)}
+    assert codes == {0, 1, 2, 3, 130}
+    assert "realizable" in section and "not reachable" in section

@@ -58,9 +58,11 @@ def test_hierarchy():
     assert set(errors.__all__) == {"ExactnormError", "InputError", "NumberFormatError",
                                    "ShapeError", "LimitExceededError", "SingularSystemError",
                                    "InvalidCertificateError", "InvariantError",
-                                   "PadicUnavailable", "require_integer"}
+                                   "PadicUnavailable", "require_integer", "MissingExtraError",
+                                   "OPTIONAL_MODULES", "missing_extra_message", "require_extra"}
     assert InvariantError("x").exit_code == 3
     assert issubclass(PadicUnavailable, ExactnormError)
+    assert issubclass(errors.MissingExtraError, InputError)
 
 
 def test_exit_code_attributes():
@@ -388,3 +390,26 @@ def test_npz_target_with_good_shapes_still_loads(layout, tmp_path, capsys):
     code, _, err = run_cli(["certify", "--target", str(path), "--out",
                             str(tmp_path / "c.json")], capsys)
     assert code == 0, err
+
+
+def test_require_extra_names_an_existing_extra(monkeypatch):
+    """Every registered optional module maps to an extra of pyproject.toml (torch: by hand), a
+    missing one is a MissingExtraError (exit 2), and nothing outside the registry is imported."""
+    import re
+    import sys
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parent.parent / "pyproject.toml").read_text()
+    section = text.split("[project.optional-dependencies]", 1)[1].split("\n[", 1)[0]
+    extras = set(re.findall(r"^(\w+) = \[", section, flags=re.M))
+    for module, extra in errors.OPTIONAL_MODULES.items():
+        assert extra in extras or extra == "torch", (module, extra)
+        if extra != "torch":
+            assert f"exactnorm[{extra}]" in errors.missing_extra_message(module, "x")
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    with pytest.raises(errors.MissingExtraError,
+                       match=r"^the export needs onnx, .*'exactnorm\[onnx\]'$"):
+        errors.require_extra("onnx", "the export")
+    assert errors.MissingExtraError("x").exit_code == 2
+    with pytest.raises(KeyError):
+        errors.require_extra("os", "anything")

@@ -76,7 +76,7 @@ def test_sklearn_example_certifies_and_checks_exactly():
 
 def test_example_without_sklearn_is_an_input_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "sklearn.datasets", None)  # import → ImportError
-    with pytest.raises(InputError, match=r"pip install exactnorm\[sklearn\]"):
+    with pytest.raises(InputError, match=r"pip install 'exactnorm\[sklearn\]'"):
         _load_example().main(verbose=False)
 
 
@@ -136,7 +136,8 @@ def test_state_dict_npz_round_trip(tmp_path):
     arrays = _state_dict(widths, seed=3)
     path = tmp_path / "model.npz"
     np.savez(path, **arrays)
-    g = load_target_any(path, box=(Fraction(-1), Fraction(2)))
+    g = load_target_any(path, box=(Fraction(-1), Fraction(2)),
+                        activations="relu,relu,relu,relu,relu,identity")
     assert g.widths == tuple(widths)
     assert [layer.activation for layer in g.layers] == ["relu"] * 5 + ["identity"]
     assert g.lower == (-1,) * 3 and g.upper == (2,) * 3
@@ -163,9 +164,8 @@ def test_state_dict_problems(tmp_path):
         target_from_state_dict({**arrays, "1.running_mean": np.zeros(2)}, [0, 0], [1, 1])
     path = tmp_path / "sd.npz"
     np.savez(path, **arrays)
-    with pytest.raises(InputError, match="needs box") as info:
-        load_target_any(path)
-    assert info.value.parameter == "box"
+    with pytest.raises(InputError, match="--box"):
+        load_target_any(path, activations="relu,identity")
     np.savez(tmp_path / "bn.npz", **arrays, **{"1.running_mean": np.zeros(2)})
     with pytest.raises(InputError, match="1.running_mean"):
         load_target_any(tmp_path / "bn.npz", box=(Fraction(0), Fraction(1)))
@@ -194,7 +194,12 @@ def test_state_dict_reserved_keys(tmp_path):
     path = tmp_path / "sd.npz"
     np.savez(path, lower=np.array([-0.5, 0.0]), upper=np.array([0.75, 3.0]),
              activations=np.array(["identity", "identity"]), **arrays)
-    g = load_target_any(path, box=(Fraction(-9), Fraction(9)))  # the file's box wins
+    # two boxes: refused, never one silently ignored
+    with pytest.raises(InputError, match="own box .* --box was given too"):
+        load_target_any(path, box=(Fraction(-9), Fraction(9)))
+    with pytest.raises(InputError, match="declares its activations and --activations"):
+        load_target_any(path, activations="relu,identity")
+    g = load_target_any(path)
     assert [Fraction(str(v)) for v in g.lower + g.upper] == [Fraction(-1, 2), 0, Fraction(3, 4), 3]
     assert [layer.activation for layer in g.layers] == ["identity", "identity"]
     # identity everywhere: g is one affine map, W2 (W1 x + b1) + b2, checked with Fractions
@@ -217,16 +222,18 @@ def test_state_dict_npz_bad_reserved_keys(tmp_path):
         load_target_any(tmp_path / "a.npz", box=(Fraction(0), Fraction(1)))
     np.savez(tmp_path / "b.npz", lower=np.zeros(2), **arrays)
     with pytest.raises(InputError, match="only one of lower/upper"):
-        load_target_any(tmp_path / "b.npz", box=(Fraction(0), Fraction(1)))
+        load_target_any(tmp_path / "b.npz", box=(Fraction(0), Fraction(1)),
+                        activations="relu,identity")
     np.savez(tmp_path / "c.npz", **{**arrays, "0.weight": np.ones((2, 2), dtype=np.float16)})
-    assert load_target_any(tmp_path / "c.npz", box=(Fraction(0), Fraction(1))).widths == (2, 2, 1)
+    assert load_target_any(tmp_path / "c.npz", box=(Fraction(0), Fraction(1)),
+                           activations=["relu", "identity"]).widths == (2, 2, 1)
 
 
 @pytest.mark.skipif(np.finfo(np.longdouble).nmant <= 52, reason="long double is float64 here")
 def test_long_double_refused():
     arrays = {"0.weight": np.ones((1, 2), dtype=np.longdouble) / 3, "0.bias": np.zeros(1)}
     with pytest.raises(NumberFormatError, match="float64"):
-        target_from_state_dict(arrays, [0, 0], [1, 1])
+        target_from_state_dict(arrays, [0, 0], [1, 1], ["identity"])
 
 
 @pytest.mark.parametrize("module", [exactnorm.model.interop, exactnorm.outputs.export,
@@ -247,13 +254,18 @@ def test_cli_certifies_a_state_dict(tmp_path, capsys):
     np.savez(tmp_path / "sd.npz", **arrays)
     out = tmp_path / "c.json"
     assert main(["certify", "--target", str(tmp_path / "sd.npz"), "--box", "-1:1/2",
-                 "--out", str(out)]) == 0
+                 "--activations", "relu,identity", "--out", str(out)]) == 0
     doc = load_certificate(out)
     assert [Fraction(str(v)) for v in doc["domain"]["upper"]] == [Fraction(1, 2)] * 2
-    assert to_fractions(target_from_state_dict(arrays, [-1] * 2, [1] * 2).layers[0].weight) == [
+    assert to_fractions(target_from_state_dict(arrays, [-1] * 2, [1] * 2,
+                                               "relu,identity").layers[0].weight) == [
         [Fraction(str(v)) for v in row] for row in doc["target"]["layers"][0]["weight"]]
-    assert main(["certify", "--target", str(tmp_path / "sd.npz"), "--out", str(out)]) == 2
-    capsys.readouterr()
+    assert main(["certify", "--target", str(tmp_path / "sd.npz"), "--activations",
+                 "relu,identity", "--out", str(out)]) == 2
+    # activations are never assumed: without a declaration the state dict is refused
+    assert main(["certify", "--target", str(tmp_path / "sd.npz"), "--box", "-1:1",
+                 "--out", str(out)]) == 2
+    assert "does not record its activations" in capsys.readouterr().err
 
 
 def test_both_npz_readers_treat_box_and_activations_alike(tmp_path):

@@ -12,9 +12,17 @@ import pytest
 from exactnorm import api
 from exactnorm.certificate import network_from_dict, save_certificate
 from exactnorm.cli import main
-from exactnorm.errors import InputError
+from exactnorm.errors import MissingExtraError
 from exactnorm.model.targets import random_target
-from exactnorm.outputs.report import architecture_lines, parameter_counts, write_report
+from exactnorm.outputs.report import (
+    NO_PLOTS,
+    _histogram_png,
+    architecture_lines,
+    markdown_to_html,
+    parameter_counts,
+    report_markdown,
+    write_report,
+)
 
 pytest.importorskip("matplotlib")
 
@@ -106,10 +114,52 @@ def test_cli_report_exit_codes(cert, tmp_path, capsys):
     capsys.readouterr()
 
 
-def test_missing_matplotlib_is_an_input_error(cert, tmp_path, monkeypatch):
+def test_missing_matplotlib_writes_the_report_without_plots(cert, tmp_path, monkeypatch,
+                                                            capsys):
     # import → ImportError, also for submodules that an earlier test already imported
     for name in ("matplotlib", "matplotlib.figure", "matplotlib.backends.backend_agg"):
         monkeypatch.setitem(sys.modules, name, None)
-    with pytest.raises(InputError, match=r"pip install exactnorm\[plot\]"):
-        write_report(cert, tmp_path / "r")
-    assert not (tmp_path / "r").exists()
+    result = write_report(cert, tmp_path / "r")
+    assert result["plots"] is False
+    assert sorted(p.name for p in (tmp_path / "r").iterdir()) == ["report.html", "report.md"]
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert NO_PLOTS in md and ".png" not in md
+    html_text = (tmp_path / "r" / "report.html").read_text()
+    assert "<img" not in html_text and "matplotlib is not installed" in html_text
+    cpath = tmp_path / "c.json"
+    save_certificate(cert, cpath)
+    assert main(["report", str(cpath), "--out", str(tmp_path / "cli")]) == 0
+    assert "exactnorm[plot]" in capsys.readouterr().err
+    # the histogram function itself names the extra
+    with pytest.raises(MissingExtraError, match=r"pip install 'exactnorm\[plot\]'"):
+        _histogram_png([1, 2], "γ")
+
+
+def test_html_is_rendered_markdown_not_literal_markup(cert, tmp_path):
+    """Bold, code and tables are HTML elements; raw HTML from a certificate stays text."""
+    write_report(cert, tmp_path / "r")
+    html_text = (tmp_path / "r" / "report.html").read_text()
+    assert "<strong>VALID</strong>" in html_text and "**VALID**" not in html_text
+    assert re.search(r"<code>[^<]+</code>", html_text) and "`" not in html_text
+    assert "<table>" in html_text and "<h2>Verdict (python-flint checker)</h2>" in html_text
+    evil = copy.deepcopy(cert)
+    evil["provenance"] = {"construction": "<script>alert(1)</script>"}
+    page = markdown_to_html(report_markdown(evil))
+    assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_report_markdown_to_stdout(cert, tmp_path, capsys):
+    cpath = tmp_path / "c.json"
+    save_certificate(cert, cpath)
+    assert main(["report", str(cpath), "--out", "-"]) == 0
+    out = capsys.readouterr()
+    assert out.out.startswith("# exactnorm certificate report") and "**VALID**" in out.out
+    assert "VALID (flint checker)" in out.err and not (tmp_path / "-").exists()
+
+
+def test_report_out_with_missing_parent_is_an_error(cert, tmp_path, capsys):
+    cpath = tmp_path / "c.json"
+    save_certificate(cert, cpath)
+    assert main(["report", str(cpath), "--out", str(tmp_path / "typo" / "r")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+    assert not (tmp_path / "typo").exists()

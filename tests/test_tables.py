@@ -78,3 +78,13 @@ def test_png_compared_by_pixels_not_by_zlib_stream(tmp_path, monkeypatch):
     changed[0, 0] = (0, 0, 1)
     Image.fromarray(changed).save(png, format="PNG", compress_level=9)
     assert registry.compare_tables(tmp_path) == [f"{png} differs from a fresh regeneration"]
+
+
+def test_latex_keeps_mathematics():
+    """A root keeps its argument (√(log d/d) used to render as an empty root)."""
+    t = ProofTable(key="TX", slug="x", title="t", command="c",
+                   columns=["√(log d/d)", "nnz / d²√d", "50%"], rows=[["√2", "γ_1", "a & b"]])
+    tex = t.latex()
+    assert r"$\sqrt{\log d / d}$" in tex and r"d$^2\sqrt{d}$" in tex
+    assert r"$\sqrt{2}$" in tex and r"$\gamma$\_1" in tex and r"a \& b" in tex
+    assert r"\sqrt{}" not in tex and "$$" not in tex

@@ -47,7 +47,7 @@ from exactnorm.analysis.structural import (
     structural_rank_scipy,
 )
 from exactnorm.constructions.parallel import dask_client
-from exactnorm.errors import InputError
+from exactnorm.errors import InputError, require_extra
 from exactnorm.exact.files import atomic_write_bytes
 from exactnorm.exact.linalg import (
     exact_rank,
@@ -556,8 +556,7 @@ def thresholds_table(cells: Sequence[Cell], command: str, key: str = "sweep",
 
 def plot_transitions(cells: Sequence[Cell], path: str | os.PathLike[str]) -> None:
     """Deterministic PNG of the transition curves: one panel per width factor, one line per d."""
-    import matplotlib
-
+    matplotlib = require_extra("matplotlib", "the transition plot (T4, sparse-sweep)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

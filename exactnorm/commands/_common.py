@@ -4,15 +4,20 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
 
+from exactnorm.errors import InputError
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.model.network import DEFAULT_MAX_WIDTH
 
 __all__ = ["add_target_options", "load_target_from_args", "console", "err_console",
-           "verdict_line"]
+           "verdict_line", "output_path", "STDOUT", "set_interrupt_note", "interrupt_note"]
+
+#: ``--out -``: write to standard output.
+STDOUT = "-"
 
 # Scripts and CI read our tables from pipes; do not squeeze them to 80 columns there.
 # Text we print comes from certificates, paths and targets: rich markup ("[/x]", "[red]") and
@@ -36,10 +41,14 @@ err_console = _Console(stderr=True, highlight=False, soft_wrap=True, markup=Fals
 
 def add_target_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--target", metavar="FILE",
-                   help="target network: .json with domain/target, .npz with W1,b1,..., or a "
-                        "PyTorch nn.Sequential state dict saved as .npz (with --box); "
-                        "default: the embedded demo target")
-    p.add_argument("--box", metavar="LO:HI", help="input cube when the file has no domain")
+                   help="target network: .json with domain/target, .npz with W1,b1,..., a "
+                        "PyTorch nn.Sequential state dict (.npz or .pt, with --activations), "
+                        "or an ONNX MLP (.onnx, with --box); default: the embedded demo target")
+    p.add_argument("--box", metavar="LO:HI",
+                   help="input cube for a file without its own box (refused when it has one)")
+    p.add_argument("--activations", metavar="A1,A2,...",
+                   help="state dicts only: activation after each Linear layer, relu or identity, "
+                        "e.g. relu,relu,identity (a state dict does not record them)")
     p.add_argument("--max-width", type=int, default=DEFAULT_MAX_WIDTH,
                    help=f"refuse wider layers (default {DEFAULT_MAX_WIDTH})")
     p.add_argument("--max-digits", type=int, default=DEFAULT_MAX_DIGITS,
@@ -52,9 +61,11 @@ def load_target_from_args(args: argparse.Namespace) -> Any:
 
     box = parse_box(args.box) if args.box else None
     if args.target is None:
+        if box is not None or args.activations:
+            raise InputError("--box and --activations describe a --target file; none was given")
         return demo_target()
-    return load_target_any(args.target, box=box, max_width=args.max_width,
-                           max_digits=args.max_digits)
+    return load_target_any(args.target, box=box, activations=args.activations,
+                           max_width=args.max_width, max_digits=args.max_digits)
 
 
 def verdict_line(verdict: Any, path: str, mode: str) -> str:
@@ -64,3 +75,39 @@ def verdict_line(verdict: Any, path: str, mode: str) -> str:
 
 def progress_enabled() -> bool:
     return sys.stderr.isatty()
+
+
+def output_path(value: str, *, directory: bool = False, stdout_ok: bool = False) -> Path | None:
+    """Validate an ``--out`` value: ``None`` means standard output (``-``).
+
+    A file's (or output folder's) parent must exist: a mistyped path is an error, not a new
+    folder tree. ``-`` is accepted only where one stream of output makes sense.
+    """
+    if value == STDOUT:
+        if not stdout_ok:
+            raise InputError("--out - (standard output) is not supported here: this command "
+                             "writes " + ("several files" if directory else "a file"))
+        return None
+    path = Path(value)
+    parent = path.parent
+    if not parent.is_dir():
+        raise InputError(f"--out {value}: folder {parent} does not exist (create it first)")
+    if directory and path.exists() and not path.is_dir():
+        raise InputError(f"--out {value} is a file, not a folder")
+    if not directory and path.is_dir():
+        raise InputError(f"--out {value} is a folder, not a file")
+    return path
+
+
+_interrupt_note: list[str] = []
+
+
+def set_interrupt_note(text: str) -> None:
+    """What a Ctrl-C keeps and how to continue, printed by the CLI's interrupt handler."""
+    _interrupt_note[:] = [text]
+
+
+def interrupt_note() -> str:
+    """The note of :func:`set_interrupt_note`, or the default: outputs are written atomically."""
+    return _interrupt_note[0] if _interrupt_note else (
+        "files are written atomically, so no partial output file was kept")

@@ -30,6 +30,7 @@ from exactnorm.commands._common import (
     console,
     err_console,
     load_target_from_args,
+    output_path,
     progress_enabled,
     verdict_line,
 )
@@ -256,6 +257,7 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--max-width and --max-digits must be positive")
     if args.jobs < 1:
         raise InputError("--jobs must be at least 1")
+    output_path(args.out)  # a mistyped folder fails now, not after the construction
     target = load_target_from_args(args)
     chosen = resolve_construction(args, target)
     opts = construction_options(args)

@@ -22,10 +22,11 @@ __all__ = ["register"]
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("check", help="check a certificate with the independent checker")
     p.add_argument("certificate", metavar="CERT", help="certificate file (.json or .json.gz)")
-    p.add_argument("--pure", action="store_true",
-                   help="standard-library checker (integers and Fractions) instead of "
-                        "python-flint")
-    p.add_argument("--both", action="store_true", help="run both checkers and demand agreement")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--pure", action="store_true",
+                       help="standard-library checker (Fractions only) instead of python-flint")
+    which.add_argument("--both", action="store_true",
+                       help="run both checkers and demand agreement")
     p.add_argument("--json", action="store_true",
                    help="print the verdict as one JSON object (ok, rule, message, layer, neuron, "
                         "facts)")

@@ -1,44 +1,66 @@
-"""``exactnorm export CERT --format npz|json --out FILE``: BatchNorm-style parameters out.
+"""``exactnorm export CERT --format json|npz|onnx|torch --out FILE``: normalization parameters out.
 
-JSON is exact (``"p/q"`` strings); ``npz`` is float64 for frameworks and is not certified. The
-certificate is read strictly but not checked here: run ``exactnorm check CERT`` for that.
+JSON is exact (``"p/q"`` strings); ``npz``, ``onnx`` and ``torch`` are float for frameworks and
+are not certified (:mod:`exactnorm.outputs.export` documents every layout). ``--out -`` writes to
+standard output. The certificate is read strictly but not checked here: run
+``exactnorm check CERT`` for that.
 """
 
 from __future__ import annotations
 
 import argparse
 
-from exactnorm.commands._common import console, err_console
+from exactnorm.commands._common import console, err_console, output_path
+from exactnorm.errors import InputError
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 
 __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("export", help="export tuned γ, β as BatchNorm-style parameters")
+    from exactnorm.outputs.export import EXPORT_FORMATS
+
+    p = sub.add_parser("export", help="export tuned γ, β as JSON, npz, ONNX or a PyTorch "
+                                      "state dict")
     p.add_argument("certificate", metavar="CERT", help="certificate file (.json or .json.gz)")
-    p.add_argument("--format", choices=("npz", "json"), required=True,
-                   help="json: exact p/q strings; npz: float64 arrays (not certified)")
-    p.add_argument("--out", metavar="FILE", required=True, help="output file")
+    p.add_argument("--format", choices=EXPORT_FORMATS, required=True,
+                   help="json: exact p/q strings; npz, onnx, torch: floats (not certified; "
+                        "onnx needs exactnorm[onnx], torch needs torch)")
+    p.add_argument("--out", metavar="FILE", required=True, help="output file, or - for stdout")
     p.add_argument("--mean", metavar="M", default="0",
                    help="frozen running mean μ for every neuron (exact number; default 0)")
     p.add_argument("--scale", metavar="S", default="1",
                    help="frozen scale s > 0 for every neuron (exact number; default 1)")
     p.add_argument("--eps", type=float, default=None,
-                   help="npz only: running_var = s² − eps (default 1e-5)")
+                   help="float formats: running_var = s² − eps (default 1e-5)")
+    p.add_argument("--dtype", choices=("float32", "float64"), default=None,
+                   help="onnx only: tensor type (default float32)")
+    p.add_argument("--normalization", choices=("batchnorm", "muladd"), default=None,
+                   help="onnx only: BatchNormalization with frozen statistics (default) or "
+                        "Mul(γ)+Add(β)")
     p.add_argument("--max-digits", type=int, default=DEFAULT_MAX_DIGITS, metavar="N",
                    help=f"refuse numbers with more than N digits (default {DEFAULT_MAX_DIGITS})")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.api import export
+    from exactnorm.certificate import load_certificate
+    from exactnorm.outputs.export import export_certificate
 
-    warning = export(args.certificate, args.out, format=args.format, mean=args.mean,
-                     scale=args.scale, eps=args.eps, max_digits=args.max_digits)
-    if warning is None:
-        console.print(f"wrote {args.out} (exact BatchNorm-style parameters)")
-        return 0
-    console.print(f"wrote {args.out} (float64)")
-    err_console.print(f"warning: {warning}")
+    if args.format != "onnx" and (args.dtype or args.normalization):
+        raise InputError("--dtype and --normalization apply to --format onnx only")
+    path = output_path(args.out, stdout_ok=True)
+    doc = load_certificate(args.certificate, max_digits=args.max_digits)
+    options = {"mean": args.mean, "scale": args.scale, "eps": args.eps}
+    if args.format == "onnx":
+        options.update(dtype=args.dtype or "float32",
+                       normalization=args.normalization or "batchnorm")
+    warning = export_certificate(doc, args.format, args.out, **options)
+    # with --out - the data owns stdout; the status line goes to stderr
+    status = err_console if path is None else console
+    what = "exact BatchNorm-style parameters" if warning is None else "floats, not certified"
+    status.print(f"wrote {'standard output' if path is None else path} ({args.format}: {what})",
+                 markup=False)
+    if warning is not None:
+        err_console.print(f"warning: {warning}", markup=False)
     return 0

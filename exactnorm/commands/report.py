@@ -1,10 +1,13 @@
-"""``exactnorm report CERT [--out DIR]``: Markdown/HTML report with bit-size histograms."""
+"""``exactnorm report CERT [--out DIR]``: Markdown/HTML report with bit-size histograms.
+
+Without matplotlib the report is written without histograms and says so (exit code unchanged).
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from exactnorm.commands._common import console, verdict_line
+from exactnorm.commands._common import console, err_console, output_path, verdict_line
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 
 __all__ = ["register"]
@@ -14,19 +17,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("report", help="write report.md/report.html for a certificate")
     p.add_argument("certificate", metavar="CERT", help="certificate file (.json or .json.gz)")
     p.add_argument("--out", metavar="DIR", default="report",
-                   help="output directory (default ./report)")
+                   help="output directory (default ./report; its parent must exist); "
+                        "- prints the Markdown to standard output")
     p.add_argument("--max-digits", type=int, default=DEFAULT_MAX_DIGITS, metavar="N",
                    help=f"refuse numbers with more than N digits (default {DEFAULT_MAX_DIGITS})")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.api import report
+    from exactnorm.certificate import load_certificate
+    from exactnorm.outputs.report import NO_PLOTS, report_markdown, write_report
 
-    result = report(args.certificate, args.out, max_digits=args.max_digits)
-    console.print(verdict_line(result["verdict"], str(args.certificate), "flint"))
+    out = output_path(args.out, directory=True, stdout_ok=True)
+    doc = load_certificate(args.certificate, max_digits=args.max_digits)
+    if out is None:
+        # one stream: the Markdown, without images (there is no folder to put them in)
+        from exactnorm import checker_flint
+
+        verdict = checker_flint.check_certificate(doc)
+        print(report_markdown(doc, verdict, plots=False,
+                              no_plots="Histograms are written with --out DIR only."), end="")
+        err_console.print(verdict_line(verdict, str(args.certificate), "flint"), markup=False)
+        return 0 if verdict.ok else 1
+    result = write_report(doc, out)
+    console.print(verdict_line(result["verdict"], str(args.certificate), "flint"), markup=False)
     counts = result["counts"]
     console.print(f"tuned {counts['tuned']}, frozen {counts['frozen']}, target {counts['target']}"
-                  f" parameters; wrote {args.out}/report.md and report.html")
+                  f" parameters; wrote {out}/report.md and report.html", markup=False)
+    if not result["plots"]:
+        err_console.print(f"note: {NO_PLOTS}", markup=False)
     # the report is written either way; the exit code says whether the certificate is valid
     return 0 if result["verdict"].ok else 1

@@ -9,12 +9,13 @@ for a Dask ``--scheduler``.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from exactnorm.commands._common import console, err_console
-from exactnorm.errors import InputError
+from exactnorm.commands._common import console, err_console, output_path, set_interrupt_note
+from exactnorm.errors import InputError, require_extra
 
 __all__ = ["register", "run"]
 
@@ -61,6 +62,13 @@ def run(args: argparse.Namespace) -> int:
     except ValueError:
         raise InputError(f"--sizes must be comma-separated integers, got {args.sizes!r}") from None
     factors = [f.strip() for f in args.factors.split(",") if f.strip()] if args.factors else None
+    output_path(args.out, directory=True)
+    if not args.no_plot:
+        # fail before hours of work, not at the plot
+        require_extra("matplotlib", "the transition plot (or pass --no-plot)")
+    log = Path(args.resume) if args.resume else Path(args.out) / "tasks.jsonl"
+    set_interrupt_note(f"finished tasks are kept in the task log {log}; rerun the same command "
+                       f"with --resume {log} to continue")
     with Progress(TextColumn("sparse-sweep"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("tasks"), TimeElapsedColumn(), console=err_console,
                   transient=True) as progress:

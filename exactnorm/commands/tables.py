@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from exactnorm.commands._common import console, err_console
+from exactnorm.commands._common import console, err_console, output_path
 
 __all__ = ["register"]
 
@@ -23,6 +23,7 @@ def run(args: argparse.Namespace) -> int:
     from exactnorm.api import tables
 
     only = [k.strip() for k in args.only.split(",")] if args.only else None
+    output_path(args.out, directory=True)
     if args.check:
         problems = tables(args.out, only, check=True).differences
         for problem in problems:

@@ -1,40 +1,70 @@
-"""Real models in: scikit-learn MLPs and PyTorch ``nn.Sequential`` state dicts as exact targets.
+"""Real models in: ONNX MLPs, PyTorch ``nn.Sequential`` state dicts, scikit-learn MLPs/pipelines.
 
-Every float64 parameter converts **exactly** to the dyadic rational it denotes
-(:func:`~exactnorm.exact.linalg.from_numpy_exact`, SPEC §1), so the target ``g`` is the trained
-model's network exactly as stored, not a rounded copy.
+Contract
+--------
+Every loader returns a :class:`~exactnorm.model.network.TargetNetwork` ``g`` that is the stored
+model's function **exactly**: every float parameter (float16/32/64) converts to the dyadic rational
+it denotes (:func:`~exactnorm.exact.linalg.from_numpy_exact`, SPEC §1), and every structural fact
+(which layers exist, which activation follows which layer) comes from the file or from an explicit
+declaration, never from a guess. What cannot be represented exactly as
+``a_i = σ_i(W_i a_{i-1} + b_i)`` with ``σ_i ∈ {relu, identity}`` is refused with a one-line
+:class:`~exactnorm.errors.InputError` naming the offending part.
 
-What ``g`` is (SPEC §1): ``a_i = σ_i(W_i a_{i-1} + b_i)`` with ``σ_i ∈ {relu, identity}`` and an
-identity last layer. A classifier's output nonlinearity (scikit-learn ``out_activation_`` softmax or
-logistic) is **not** part of ``g``: we certify the logits, and the same softmax applied to equal
-logits gives equal probabilities.
+Correctness argument
+--------------------
+* **ONNX** (:func:`target_from_onnx`): the graph is walked as a chain from its single input to its
+  single output. ``Gemm(A, B, C)`` computes ``α·A·op(B) + β·C`` with ``op(B) = Bᵀ`` iff
+  ``transB = 1``; in our ``(out, in)`` convention that is ``W = α·op(B)ᵀ``, ``b = β·C``, both
+  exact (``α, β`` are float32 attributes, converted exactly). ``MatMul(X, B)`` is ``W = Bᵀ`` and
+  a directly following ``Add`` with a constant is its bias. ``Relu`` sets the activation of the
+  linear layer it follows; ``Identity`` and ``Flatten(axis=1)`` of a batch of vectors change no
+  value. Any other operator (``Tanh``, ``Sigmoid``, ``Conv``, ``Constant`` …) is refused with its
+  op type and node name, since it is either not piecewise linear or not an MLP.
+* **State dicts** (``.npz`` or ``.pt``, :func:`target_from_state_dict`): a state dict holds the
+  ``Linear`` parameters only; the activations between them are modules without parameters, so a
+  state dict does not say what they are. They must be declared: a string array ``activations``
+  in the file or the ``activations=`` argument (``--activations relu,relu,identity``), one per
+  ``Linear`` layer. A missing declaration is refused (the message says how to declare), and so is
+  any name other than ``relu``/``identity`` (``tanh``, ``gelu``, ``sigmoid`` … are not piecewise
+  linear: a certificate for them would be a certificate for a different function).
+* **scikit-learn** (:func:`target_from_sklearn`): ``coefs_[i]`` is ``(in, out)``, so ``W_i`` is its
+  transpose; hidden activation ``relu`` only; the output layer is identity (a classifier's
+  softmax/logistic is applied to the certified logits, so equal logits give equal probabilities).
+  In a ``Pipeline``, ``StandardScaler`` (``x' = (x − mean)/scale``) and ``MinMaxScaler``
+  (``x' = x·scale + min``) are diagonal affine maps ``x' = D x + c`` with rational ``D, c``; they
+  fold exactly into the first layer: ``W₁(Dx + c) + b₁ = (W₁D)x + (W₁c + b₁)``. The box is given in
+  the coordinates ``predict`` receives (raw features), or in the scaled coordinates the MLP sees
+  (``box_space="scaled"``), in which case it is mapped back through the inverse scalers (``D`` has
+  positive diagonal, so interval endpoints map to interval endpoints).
 
-PyTorch without a torch dependency: save the state dict as an ``.npz``::
+A pickled scikit-learn model is **not** loaded from a file by :func:`load_target_any` or the CLI:
+unpickling runs arbitrary code. Load it yourself if you trust it and call
+:func:`target_from_sklearn`. ``.pt`` files are read with ``torch.load(weights_only=True)``, which
+only rebuilds tensors and plain containers.
 
-    np.savez(path, **{k: v.numpy() for k, v in model.state_dict().items()})
+Box precedence: a file that carries its own box (``lower``/``upper`` arrays, a JSON ``domain``)
+together with an explicit ``box=`` (``--box``) is refused rather than one of them being ignored.
 
-for ``model = nn.Sequential(Linear, ReLU, …, Linear)``; the keys are ``"0.weight"``, ``"0.bias"``,
-``"2.weight"``, … (the integer is the module index in the Sequential), and a weight is
-``(out, in)`` like ours. Layers are ordered by that integer (numerically: ``"10.weight"`` comes
-after ``"2.weight"``); the ``ReLU`` modules have no parameters, so the activations are not in the
-file: relu on every layer but the last, identity on the last, unless ``activations`` says otherwise.
-Three more keys are reserved, with the meaning they have in a ``W1, b1, …`` file (SPEC §7):
-``lower``/``upper`` (the box, float or integer arrays, converted exactly) and ``activations`` (a
-string array, one per Linear layer)::
+References
+----------
+A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the Normalization
+Layers", COLT 2023, arXiv:2302.07937 (the target class: ReLU networks).
 
-    np.savez(path, lower=X.min(axis=0), upper=X.max(axis=0),
-             **{k: v.numpy() for k, v in model.state_dict().items()})
-
-Any other key (``"1.running_mean"`` of a BatchNorm, …) is refused with its name.
-
+Examples
+--------
 >>> import numpy as np
 >>> arrays = {"0.weight": np.array([[1.0, -0.5]]), "0.bias": np.array([0.25]),
 ...           "2.weight": np.array([[2.0]]), "2.bias": np.array([0.0])}
->>> g = target_from_state_dict(arrays, [0, 0], [1, 1])
+>>> g = target_from_state_dict(arrays, [0, 0], [1, 1], ["relu", "identity"])
 >>> g.widths, [layer.activation for layer in g.layers]
 ((2, 1, 1), ['relu', 'identity'])
 >>> g.evaluate([1, 1])
 (3/2,)
+>>> try:
+...     target_from_state_dict(arrays, [0, 0], [1, 1], ["tanh", "identity"])
+... except InputError as exc:
+...     print(exc)
+activation 'tanh' of Linear layer 1 is not piecewise linear; use relu or identity
 """
 
 from __future__ import annotations
@@ -55,31 +85,43 @@ from exactnorm.errors import (
     LimitExceededError,
     NumberFormatError,
     ShapeError,
+    require_extra,
 )
-
-# the private npz helpers read shapes and dtypes from headers before inflating an array
-from exactnorm.exact.files import npz_array, read_npz_archive
+from exactnorm.exact.files import npz_array, npz_box_arrays, read_npz_archive
 from exactnorm.exact.linalg import from_numpy_exact, to_fractions
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.model.network import ACTIVATIONS, DEFAULT_MAX_WIDTH, TargetNetwork
-from exactnorm.model.targets import load_target, npz_activations, npz_box
+from exactnorm.model.targets import load_target, npz_activations
 
 __all__ = [
     "STATE_DICT_KEY",
+    "STATE_DICT_RESERVED",
+    "STATE_DICT_SUFFIXES",
+    "ONNX_OPS",
+    "parse_activations",
     "target_from_sklearn",
     "target_from_state_dict",
-    "STATE_DICT_RESERVED",
+    "target_from_onnx",
     "is_state_dict_keys",
     "load_target_any",
 ]
 
 #: ``"<module index>.weight"`` / ``"<module index>.bias"`` of an ``nn.Sequential`` state dict.
 STATE_DICT_KEY = re.compile(r"^(\d+)\.(weight|bias)$")
-#: Keys of a state-dict ``.npz`` that are not parameters: the box and the activations (SPEC §7).
+# a parameter or buffer name of any torch module, e.g. "fc1.weight", "bn.running_mean"
+_PARAMETER_KEY = re.compile(r"\.(weight|bias|running_mean|running_var|num_batches_tracked)$")
+#: Keys of a state dict that are not parameters: the box and the activations (SPEC §7).
 STATE_DICT_RESERVED = ("lower", "upper", "activations")
+#: File suffixes read with ``torch.load(weights_only=True)``.
+STATE_DICT_SUFFIXES = (".pt", ".pth")
+#: ONNX operators a target graph may use (module docstring).
+ONNX_OPS = ("Gemm", "MatMul", "Add", "Relu", "Identity", "Flatten")
+
+_DECLARE_HINT = ("declare them with an 'activations' array in the file (one of relu/identity per "
+                 "Linear layer) or --activations relu,...,identity")
 
 
-def _exact_matrix(a: np.ndarray, what: str) -> list[list[Fraction]]:
+def _exact_matrix(a: Any, what: str) -> list[list[Fraction]]:
     arr = np.asarray(a)
     if arr.dtype.kind == "f" and arr.dtype.itemsize > 8:
         # float(x) would round a long double; only IEEE half/single/double convert exactly here
@@ -87,47 +129,8 @@ def _exact_matrix(a: np.ndarray, what: str) -> list[list[Fraction]]:
     return to_fractions(from_numpy_exact(arr, what))
 
 
-def _exact_vector(a: np.ndarray, what: str) -> list[Fraction]:
+def _exact_vector(a: Any, what: str) -> list[Fraction]:
     return [row[0] for row in _exact_matrix(np.asarray(a).reshape(-1), what)]
-
-
-def target_from_sklearn(model: Any, lower: Sequence[Any], upper: Sequence[Any], *,
-                        max_width: int = DEFAULT_MAX_WIDTH) -> TargetNetwork:
-    """A fitted scikit-learn ``MLPRegressor``/``MLPClassifier`` as an exact target network.
-
-    scikit-learn stores ``coefs_[i]`` as ``(in, out)``; our weights are ``(out, in)``, hence the
-    transpose. Hidden layers use ``model.activation`` (``relu`` or ``identity``; ``tanh`` and
-    ``logistic`` are not piecewise linear and are refused); the output layer is identity. For a
-    classifier the certified output is the logits: ``out_activation_`` (softmax/logistic) is not
-    part of ``g`` (SPEC §1).
-
-    Parameters
-    ----------
-    model
-        A fitted MLP (anything with ``coefs_``, ``intercepts_``, ``activation``).
-    lower, upper
-        The input box ``D``, exact numbers (floats convert exactly).
-
-    Raises
-    ------
-    InputError
-        For an unfitted model or an unsupported activation.
-    """
-    coefs = getattr(model, "coefs_", None)
-    intercepts = getattr(model, "intercepts_", None)
-    if coefs is None or intercepts is None:
-        raise InputError("the scikit-learn model is not fitted (no coefs_/intercepts_)")
-    hidden = getattr(model, "activation", "relu")
-    if hidden not in ACTIVATIONS:
-        raise InputError(f"hidden activation {hidden!r} is not piecewise linear; "
-                         f"exactnorm supports {ACTIVATIONS}")
-    if len(coefs) != len(intercepts):
-        raise ShapeError(f"{len(coefs)} coefficient matrices but {len(intercepts)} intercepts")
-    weights = [_exact_matrix(np.asarray(C).T, f"coefs_[{i}]") for i, C in enumerate(coefs)]
-    biases = [_exact_vector(b, f"intercepts_[{i}]") for i, b in enumerate(intercepts)]
-    acts = [hidden] * (len(weights) - 1) + ["identity"]
-    return TargetNetwork.from_lists(weights, biases, acts, lower=_box(lower, "lower"),
-                                    upper=_box(upper, "upper"), max_width=max_width)
 
 
 def _box(values: Sequence[Any], what: str) -> list[Any]:
@@ -135,6 +138,157 @@ def _box(values: Sequence[Any], what: str) -> list[Any]:
     if arr.dtype.kind == "f":
         return _exact_vector(arr, f"box {what}")
     return list(values)
+
+
+def parse_activations(declared: str | Sequence[str], n_layers: int | None = None) -> list[str]:
+    """Validate declared activations: ``"relu,relu,identity"`` or a sequence of names.
+
+    Parameters
+    ----------
+    declared
+        Comma-separated text (the ``--activations`` option) or a sequence of names; names are
+        case-insensitive (``ReLU`` is ``relu``).
+    n_layers
+        The number of ``Linear`` layers the declaration must cover, if known.
+
+    Returns
+    -------
+    list of str
+        ``relu``/``identity`` names, one per layer.
+
+    Raises
+    ------
+    InputError
+        For a name that is not piecewise linear (``tanh``, ``gelu``, …) or a wrong count.
+
+    Examples
+    --------
+    >>> parse_activations("ReLU, relu ,identity", 3)
+    ['relu', 'relu', 'identity']
+    """
+    names = declared.split(",") if isinstance(declared, str) else list(declared)
+    acts = [str(a).strip().lower() for a in names]
+    for i, a in enumerate(acts, 1):
+        if a not in ACTIVATIONS:
+            raise InputError(f"activation {a!r} of Linear layer {i} is not piecewise linear; "
+                             f"use relu or identity")
+    if n_layers is not None and len(acts) != n_layers:
+        raise InputError(f"{len(acts)} activations declared for {n_layers} Linear layers")
+    return acts
+
+
+# --------------------------------------------------------------------------- scikit-learn
+
+
+def _sklearn_mlp(model: Any) -> tuple[list[list[list[Fraction]]], list[list[Fraction]]]:
+    coefs = getattr(model, "coefs_", None)
+    intercepts = getattr(model, "intercepts_", None)
+    if coefs is None or intercepts is None:
+        raise InputError(f"the scikit-learn {type(model).__name__} is not fitted "
+                         f"(no coefs_/intercepts_)")
+    hidden = getattr(model, "activation", None)
+    if hidden != "relu":
+        raise InputError(f"the scikit-learn MLP has activation {hidden!r}; exactnorm certifies "
+                         f"relu MLPs only (tanh and logistic are not piecewise linear)")
+    if len(coefs) != len(intercepts):
+        raise ShapeError(f"{len(coefs)} coefficient matrices but {len(intercepts)} intercepts")
+    weights = [_exact_matrix(np.asarray(C).T, f"coefs_[{i}]") for i, C in enumerate(coefs)]
+    biases = [_exact_vector(b, f"intercepts_[{i}]") for i, b in enumerate(intercepts)]
+    return weights, biases
+
+
+def _scaler_affine(step: Any, name: str, d: int) -> tuple[list[Fraction], list[Fraction]]:
+    """A fitted scaler as ``x' = diag(D) x + c`` with exact rational ``D > 0`` and ``c``."""
+    pre = require_extra("sklearn.preprocessing", "a scikit-learn Pipeline")
+    one, zero = [Fraction(1)] * d, [Fraction(0)] * d
+    if isinstance(step, pre.StandardScaler):
+        if not hasattr(step, "n_features_in_"):
+            raise InputError(f"pipeline step {name!r} (StandardScaler) is not fitted")
+        mean = _exact_vector(step.mean_, f"{name}.mean_") if step.mean_ is not None else zero
+        scale = _exact_vector(step.scale_, f"{name}.scale_") if step.scale_ is not None else one
+        inv = [1 / s for s in scale]
+        return inv, [-m * k for m, k in zip(mean, inv)]
+    if isinstance(step, pre.MinMaxScaler):
+        if not hasattr(step, "scale_"):
+            raise InputError(f"pipeline step {name!r} (MinMaxScaler) is not fitted")
+        if getattr(step, "clip", False):
+            raise InputError(f"pipeline step {name!r}: MinMaxScaler(clip=True) is not affine; "
+                             f"refit with clip=False")
+        return (_exact_vector(step.scale_, f"{name}.scale_"),
+                _exact_vector(step.min_, f"{name}.min_"))
+    raise InputError(f"pipeline step {name!r} is a {type(step).__name__}; only StandardScaler "
+                     f"and MinMaxScaler steps fold exactly into the first layer")
+
+
+def target_from_sklearn(model: Any, lower: Sequence[Any], upper: Sequence[Any], *,
+                        box_space: str = "raw",
+                        max_width: int = DEFAULT_MAX_WIDTH) -> TargetNetwork:
+    """A fitted scikit-learn MLP, or a ``Pipeline`` of scalers and an MLP, as an exact target.
+
+    Parameters
+    ----------
+    model
+        A fitted ``MLPRegressor``/``MLPClassifier`` with ``activation="relu"``, or a fitted
+        ``Pipeline`` whose steps are ``StandardScaler``/``MinMaxScaler`` (or ``"passthrough"``)
+        followed by such an MLP. Loaded by the caller: exactnorm never unpickles a file.
+    lower, upper
+        The input box ``D`` (floats convert exactly).
+    box_space
+        ``"raw"``: the box is in the coordinates ``model.predict`` receives (the target's input);
+        ``"scaled"``: in the coordinates the MLP sees after the scalers; it is mapped back exactly.
+    max_width
+        Refuse wider layers.
+
+    Returns
+    -------
+    TargetNetwork
+        ``g`` on raw inputs; the scalers are folded into the first layer (module docstring).
+
+    Raises
+    ------
+    InputError
+        Unfitted model, a non-relu MLP, a step that is not a supported scaler,
+        ``MinMaxScaler(clip=True)``, or an unknown ``box_space``.
+
+    References
+    ----------
+    Giannou, Rajput, Papailiopoulos, COLT 2023, arXiv:2302.07937 (ReLU targets).
+    """
+    if box_space not in ("raw", "scaled"):
+        raise InputError(f"box_space must be 'raw' or 'scaled', got {box_space!r}")
+    steps = getattr(model, "steps", None)
+    if steps is None:
+        weights, biases = _sklearn_mlp(model)
+        affines: list[tuple[list[Fraction], list[Fraction]]] = []
+    else:
+        if not steps:
+            raise InputError("the scikit-learn Pipeline has no steps")
+        weights, biases = _sklearn_mlp(steps[-1][1])
+        d = len(weights[0][0])
+        affines = [_scaler_affine(step, name, d) for name, step in steps[:-1]
+                   if step is not None and step != "passthrough"]
+    lo, hi = _box(lower, "lower"), _box(upper, "upper")
+    d = len(weights[0][0])
+    if len(lo) != d or len(hi) != d:
+        raise ShapeError(f"the box has {len(lo)}/{len(hi)} bounds, the model {d} inputs")
+    if box_space == "scaled":
+        # x' = D x + c with D > 0, so x = (x' − c)/D maps endpoints to endpoints
+        for D, c in reversed(affines):
+            lo = [(Fraction(v) - ck) / dk for v, ck, dk in zip(lo, c, D)]
+            hi = [(Fraction(v) - ck) / dk for v, ck, dk in zip(hi, c, D)]
+    # fold the last scaler first: W(Dx + c) + b = (W D) x + (W c + b)
+    W1, b1 = weights[0], biases[0]
+    for D, c in reversed(affines):
+        b1 = [bk + sum((w * ck for w, ck in zip(row, c)), Fraction(0))
+              for row, bk in zip(W1, b1)]
+        W1 = [[w * dk for w, dk in zip(row, D)] for row in W1]
+    weights[0], biases[0] = W1, b1
+    acts = ["relu"] * (len(weights) - 1) + ["identity"]
+    return TargetNetwork.from_lists(weights, biases, acts, lower=lo, upper=hi,
+                                    max_width=max_width)
+
+
+# --------------------------------------------------------------------------- state dicts
 
 
 def is_state_dict_keys(keys: Sequence[str]) -> bool:
@@ -156,7 +310,9 @@ def _state_dict_layers(keys: Sequence[str]) -> list[int]:
         m = STATE_DICT_KEY.match(k)
         if m is None:
             raise InputError(f"state dict key {k!r} is not '<index>.weight' or '<index>.bias' "
-                             f"(only nn.Sequential(Linear, ReLU, …, Linear) is supported)")
+                             f"(only nn.Sequential of Linear layers and parameter-free "
+                             f"activations is supported; save a custom module's Linear layers "
+                             f"as an nn.Sequential state dict)")
         modules.setdefault(int(m.group(1)), set()).add(m.group(2))
     if not modules:
         raise InputError("the state dict has no Linear layers")
@@ -170,30 +326,38 @@ def _state_dict_layers(keys: Sequence[str]) -> list[int]:
 
 
 def target_from_state_dict(arrays: Mapping[str, Any], lower: Sequence[Any],
-                           upper: Sequence[Any], activations: Sequence[str] | None = None, *,
-                           max_width: int = DEFAULT_MAX_WIDTH) -> TargetNetwork:
-    """A PyTorch ``nn.Sequential(Linear, ReLU, …, Linear)`` state dict as an exact target.
+                           upper: Sequence[Any], activations: str | Sequence[str] | None = None,
+                           *, max_width: int = DEFAULT_MAX_WIDTH) -> TargetNetwork:
+    """A PyTorch ``nn.Sequential`` state dict of ``Linear`` layers as an exact target.
 
     Parameters
     ----------
     arrays
-        Maps ``"0.weight"``, ``"0.bias"``, ``"2.weight"``, … to arrays (a loaded ``.npz`` works;
-        the reserved keys ``lower``, ``upper``, ``activations`` are ignored here: the box and the
-        activations are the arguments). Weights are ``(out, in)`` as in exactnorm; every float
-        converts exactly (SPEC §1).
+        Maps ``"0.weight"``, ``"0.bias"``, ``"2.weight"``, … to arrays (numpy arrays or anything
+        ``np.asarray`` accepts; the reserved keys ``lower``, ``upper``, ``activations`` are ignored
+        here). Weights are ``(out, in)`` as in exactnorm; every float converts exactly.
     lower, upper
         The input box ``D``.
     activations
-        One of ``relu``/``identity`` per Linear layer; default relu on every layer but the last,
-        which is identity (``nn.Sequential(Linear, ReLU, …, Linear)``).
+        One of ``relu``/``identity`` per ``Linear`` layer, in module order. Required: a state
+        dict does not contain its activations.
+
+    Returns
+    -------
+    TargetNetwork
+        The network exactly as stored.
 
     Raises
     ------
     InputError
-        For a key outside the scheme, a Linear layer without weight or bias, or a long-double
-        array; :class:`~exactnorm.errors.LimitExceededError` above ``max_width``.
+        No or an unsupported activation declaration, a key outside the scheme, a Linear layer
+        without weight or bias, a long-double array;
+        :class:`~exactnorm.errors.LimitExceededError` above ``max_width``.
     """
     order = _state_dict_layers(list(arrays.keys()))
+    if activations is None:
+        raise InputError(f"a state dict does not record its activations; {_DECLARE_HINT}")
+    acts = parse_activations(activations, len(order))
     weights, biases = [], []
     for idx in order:
         W = np.asarray(arrays[f"{idx}.weight"])
@@ -205,8 +369,226 @@ def target_from_state_dict(arrays: Mapping[str, Any], lower: Sequence[Any],
                                      f"width limit {max_width} (raise it with --max-width)")
         weights.append(_exact_matrix(W, f"{idx}.weight"))
         biases.append(_exact_vector(b, f"{idx}.bias"))
-    return TargetNetwork.from_lists(weights, biases, activations, lower=_box(lower, "lower"),
+    return TargetNetwork.from_lists(weights, biases, acts, lower=_box(lower, "lower"),
                                     upper=_box(upper, "upper"), max_width=max_width)
+
+
+def _declared(in_file: Sequence[str] | None, option: str | Sequence[str] | None,
+              path: Path) -> str | Sequence[str] | None:
+    if in_file is not None and option is not None:
+        raise InputError(f"{path} declares its activations and --activations was given too; "
+                         f"remove one")
+    return in_file if in_file is not None else option
+
+
+def _cube(box: tuple[Fraction, Fraction] | None, d0: int, path: Path,
+          has_own: bool) -> tuple[list[Any], list[Any]] | None:
+    if has_own and box is not None:
+        raise InputError(f"{path} has its own box (lower/upper) and --box was given too; "
+                         f"remove one")
+    return None if box is None else ([box[0]] * d0, [box[1]] * d0)
+
+
+def _state_dict_target(arrays: Mapping[str, Any], path: Path, *,
+                       box: tuple[Fraction, Fraction] | None,
+                       activations: str | Sequence[str] | None,
+                       file_acts: Sequence[str] | None, max_width: int) -> TargetNetwork:
+    order = _state_dict_layers(list(arrays.keys()))
+    has_lower, has_upper = "lower" in arrays, "upper" in arrays
+    if has_lower != has_upper:
+        raise InputError(f"{path} has only one of lower/upper; give both or neither")
+    d0 = int(np.asarray(arrays[f"{order[0]}.weight"]).shape[-1])
+    cube = _cube(box, d0, path, has_lower)
+    if has_lower:
+        lower: list[Any] = _exact_vector(arrays["lower"], "lower")
+        upper: list[Any] = _exact_vector(arrays["upper"], "upper")
+    elif cube is not None:
+        lower, upper = cube
+    else:
+        raise InputError(f"{path} is a state dict without lower/upper arrays; pass --box LO:HI")
+    return target_from_state_dict(arrays, lower, upper, _declared(file_acts, activations, path),
+                                  max_width=max_width)
+
+
+def _read_state_dict_npz(data: Any, path: Path, **kw: Any) -> TargetNetwork:
+    keys = list(data.files)
+    order = _state_dict_layers(keys)  # names a foreign key before anything is loaded
+    arrays: dict[str, Any] = {}
+    for idx in order:
+        # headers first (files.npz_array): a tiny compressed file may declare a huge array
+        arrays[f"{idx}.weight"] = npz_array(data, f"{idx}.weight", kw["max_width"], matrix=True)
+        arrays[f"{idx}.bias"] = npz_array(data, f"{idx}.bias", kw["max_width"], matrix=False)
+    # the shape rules of the W1, b1 reader, shared (exact.files, model.targets)
+    bounds = npz_box_arrays(data, kw["max_width"])
+    if bounds is not None:
+        arrays["lower"], arrays["upper"] = bounds
+    file_acts = npz_activations(data, path, len(order))
+    return _state_dict_target(arrays, path, file_acts=file_acts, **kw)
+
+
+def _read_state_dict_pt(path: Path, **kw: Any) -> TargetNetwork:
+    torch = require_extra("torch", f"reading {path.name}")
+    try:
+        obj = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as exc:  # torch raises UnpicklingError, RuntimeError, … for foreign files
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
+        raise InputError(f"{path} is not a weights-only state dict (save model.state_dict(), "
+                         f"not the model): {first}") from None
+    if not isinstance(obj, Mapping):
+        raise InputError(f"{path} holds a {type(obj).__name__}, not a state dict")
+    arrays: dict[str, Any] = {}
+    file_acts = None
+    for k, v in obj.items():
+        if k == "activations":
+            if isinstance(v, str) or not isinstance(v, (list, tuple)) \
+                    or not all(isinstance(a, str) for a in v):
+                raise InputError(f"{path}: activations must be a list of strings")
+            file_acts = list(v)
+        elif isinstance(v, torch.Tensor):
+            if v.dtype == torch.bfloat16:
+                v = v.to(torch.float32)  # exact: bfloat16 is a truncated float32
+            arrays[str(k)] = v.detach().cpu().numpy()
+        else:
+            raise InputError(f"{path}: entry {k!r} is a {type(v).__name__}, not a tensor")
+    return _state_dict_target(arrays, path, file_acts=file_acts, **kw)
+
+
+# --------------------------------------------------------------------------- ONNX
+
+
+def _onnx_attrs(node: Any, onnx: Any) -> dict[str, Any]:
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+def target_from_onnx(model: Any, lower: Sequence[Any], upper: Sequence[Any], *,
+                     max_width: int = DEFAULT_MAX_WIDTH) -> TargetNetwork:
+    """An ONNX MLP (``ModelProto`` or path) as an exact target network.
+
+    Parameters
+    ----------
+    model
+        An ``onnx.ModelProto`` or the path of an ``.onnx`` file: a chain of ``Gemm`` (any
+        ``alpha``, ``beta``, ``transB``; ``transA = 0``), ``MatMul`` (+ ``Add`` of a constant),
+        ``Relu``, ``Identity`` and ``Flatten`` (``axis = 1``) from one input to one output, with
+        every weight an initializer.
+    lower, upper
+        The input box ``D``.
+
+    Returns
+    -------
+    TargetNetwork
+        The graph's function, exactly (module docstring).
+
+    Raises
+    ------
+    InputError
+        Any other operator (named with its op type and node name), a graph that is not a chain,
+        a weight that is computed rather than stored, a ``Relu`` that follows no linear layer.
+    MissingExtraError
+        Without the ``onnx`` package (``pip install 'exactnorm[onnx]'``).
+    """
+    weights, biases, acts = _onnx_layers(model, max_width)
+    return TargetNetwork.from_lists(weights, biases, acts, lower=_box(lower, "lower"),
+                                    upper=_box(upper, "upper"), max_width=max_width)
+
+
+_Layers = tuple[list[list[list[Fraction]]], list[list[Fraction]], list[str]]
+
+
+def _onnx_layers(model: Any, max_width: int) -> _Layers:
+    """Walk the chain of an ONNX MLP: exact weights, biases and activations (module docstring)."""
+    onnx = require_extra("onnx", "reading an ONNX model")
+    from onnx import numpy_helper
+
+    if isinstance(model, (str, os.PathLike)):
+        try:
+            model = onnx.load(os.fspath(model))
+        except Exception as exc:  # protobuf DecodeError and friends
+            raise InputError(f"cannot read {model} as ONNX: {type(exc).__name__}") from None
+    graph = model.graph
+    consts = {t.name: t for t in graph.initializer}
+    inputs = [i.name for i in graph.input if i.name not in consts]
+    if len(inputs) != 1 or len(graph.output) != 1:
+        raise InputError(f"the ONNX graph has {len(inputs)} data inputs and {len(graph.output)} "
+                         f"outputs; an MLP has one of each")
+
+    def const(name: str, node: Any) -> np.ndarray:
+        if name not in consts:
+            raise InputError(f"ONNX node {node.name!r} ({node.op_type}): input {name!r} is not an "
+                             f"initializer; weights must be stored constants")
+        t = consts[name]
+        if any(d > max_width for d in t.dims):
+            raise LimitExceededError(f"ONNX initializer {name!r} has shape {tuple(t.dims)}, above "
+                                     f"the width limit {max_width} (raise it with --max-width)")
+        return np.asarray(numpy_helper.to_array(t))
+
+    weights: list[list[list[Fraction]]] = []
+    biases: list[list[Fraction]] = []
+    acts: list[str] = []
+    current = inputs[0]
+    open_matmul = False  # the last layer is a MatMul that an Add may still complete
+    for node in graph.node:
+        label = f"ONNX node {node.name or '(unnamed)'!r} ({node.op_type})"
+        if node.op_type not in ONNX_OPS or node.domain not in ("", "ai.onnx"):
+            raise InputError(f"{label} is not supported; an exact target may use "
+                             f"{', '.join(ONNX_OPS)}")
+        data = [i for i in node.input if i and i not in consts]
+        if data != [current] or len(node.output) != 1:
+            raise InputError(f"{label} does not continue the chain from {current!r}; only a "
+                             f"sequential MLP (one path from input to output) is supported")
+        attrs = _onnx_attrs(node, onnx)
+        op = node.op_type
+        if op == "Add" and open_matmul:
+            (cname,) = [i for i in node.input if i in consts]
+            biases[-1] = _exact_vector(const(cname, node), f"{label} bias")
+            open_matmul = False
+        elif op == "Add":
+            raise InputError(f"{label}: an Add must directly follow a MatMul (its bias)")
+        elif op == "Gemm":
+            if attrs.get("transA", 0):
+                raise InputError(f"{label}: transA = 1 is not an MLP layer on a batch")
+            B = const(node.input[1], node)
+            if B.ndim != 2:
+                raise ShapeError(f"{label}: weight has shape {B.shape}, expected 2-D")
+            alpha = Fraction(float(np.float32(attrs.get("alpha", 1.0))))
+            beta = Fraction(float(np.float32(attrs.get("beta", 1.0))))
+            W = _exact_matrix(B if attrs.get("transB", 0) else B.T, f"{label} weight")
+            weights.append([[alpha * w for w in row] for row in W])
+            if len(node.input) > 2 and node.input[2]:
+                c = _exact_vector(const(node.input[2], node), f"{label} bias")
+                if len(c) == 1:
+                    c = c * len(W)  # ONNX broadcasts a scalar C
+                biases.append([beta * x for x in c])
+            else:
+                biases.append([Fraction(0)] * len(W))
+            acts.append("identity")
+            open_matmul = False
+        elif op == "MatMul":
+            B = const(node.input[1], node)
+            if B.ndim != 2:
+                raise ShapeError(f"{label}: weight has shape {B.shape}, expected 2-D")
+            W = _exact_matrix(B.T, f"{label} weight")
+            weights.append(W)
+            biases.append([Fraction(0)] * len(W))
+            acts.append("identity")
+            open_matmul = True
+        elif op == "Relu":
+            if not acts or acts[-1] != "identity":
+                raise InputError(f"{label} does not directly follow a linear layer")
+            acts[-1] = "relu"
+            open_matmul = False
+        elif op == "Flatten" and attrs.get("axis", 1) != 1:
+            raise InputError(f"{label}: only axis = 1 (flatten each sample) is supported")
+        current = node.output[0]
+    if current != graph.output[0].name:
+        raise InputError(f"the ONNX graph output {graph.output[0].name!r} is not the end of the "
+                         f"chain {current!r}")
+    if not weights:
+        raise InputError("the ONNX graph has no Gemm or MatMul layer")
+    return weights, biases, acts
+
+
+# --------------------------------------------------------------------------- one loader
 
 
 def _npz_keys(path: Path) -> list[str]:
@@ -218,43 +600,60 @@ def _npz_keys(path: Path) -> list[str]:
         return []
 
 
-def _read_state_dict_npz(data: Any, path: Path, *, box: tuple[Fraction, Fraction] | None,
-                         max_width: int) -> TargetNetwork:
-    keys = list(data.files)
-    order = _state_dict_layers(keys)  # names a foreign key before anything is loaded
-    arrays = {}
-    for idx in order:
-        # headers first (io.npz_array): a tiny compressed file may declare a huge array
-        arrays[f"{idx}.weight"] = npz_array(data, f"{idx}.weight", max_width, matrix=True)
-        arrays[f"{idx}.bias"] = npz_array(data, f"{idx}.bias", max_width, matrix=False)
-    acts = npz_activations(data, path, len(order))
-    lower, upper = npz_box(data, path, arrays[f"{order[0]}.weight"].shape[1], box,
-                           max_width=max_width)
-    return target_from_state_dict(arrays, lower, upper, acts, max_width=max_width)
-
-
 def load_target_any(path: str | os.PathLike[str], *,
                     box: tuple[Fraction, Fraction] | None = None,
+                    activations: str | Sequence[str] | None = None,
                     max_width: int = DEFAULT_MAX_WIDTH,
                     max_digits: int = DEFAULT_MAX_DIGITS) -> TargetNetwork:
-    """Load a target from any supported file: JSON, ``W1, b1, …`` npz, or state-dict npz.
+    """Load a target from any supported file; the one loader of the API and the CLI.
 
-    An ``.npz`` with ``"<int>.weight"``/``"<int>.bias"`` members (and no ``W1``) is a PyTorch
-    state dict (module docstring); its box is the ``lower``/``upper`` arrays if present, else the
-    cube ``box`` (``--box LO:HI``). Anything else goes to
-    :func:`~exactnorm.model.targets.load_target` unchanged (same arguments, same errors).
+    Parameters
+    ----------
+    path
+        ``.json`` (SPEC §3 sections), ``.npz`` with ``W1, b1, …`` (SPEC §7), ``.npz`` or
+        ``.pt``/``.pth`` PyTorch ``nn.Sequential`` state dict, or ``.onnx`` MLP.
+    box
+        ``(lo, hi)`` cube for a file without its own box (``--box``); refused when the file has
+        one.
+    activations
+        Declared activations of a state dict (``--activations``); refused for formats that
+        record their activations themselves and when the state dict declares them too.
+    max_width, max_digits
+        Refuse wider layers and longer numbers.
+
+    Returns
+    -------
+    TargetNetwork
+        The exact target (module docstring).
 
     Raises
     ------
     InputError
-        Missing or unreadable file, a key outside the scheme, no box.
+        Missing or unreadable file, unsupported structure or activation, missing or doubly
+        given box or activations; :class:`~exactnorm.errors.MissingExtraError` when reading the
+        format needs ``onnx`` or ``torch``.
     """
     p = Path(path)
-    if p.suffix == ".npz" and p.is_file() and zipfile.is_zipfile(p):
+    if not p.is_file():
+        raise InputError(f"no such target file: {p}")
+    kw = {"box": box, "activations": activations, "max_width": max_width}
+    suffix = p.suffix.lower()
+    if suffix in STATE_DICT_SUFFIXES:
+        return _read_state_dict_pt(p, **kw)
+    if suffix == ".npz" and zipfile.is_zipfile(p):
         keys = _npz_keys(p)
-        # a state dict with extra modules (BatchNorm statistics, …) goes to the state-dict
-        # reader too, which names the offending key instead of "no arrays W1, b1"
-        if "W1" not in keys and any(STATE_DICT_KEY.match(k) for k in keys):
-            return read_npz_archive(p, lambda data: _read_state_dict_npz(
-                data, p, box=box, max_width=max_width))
+        # any module's state dict ("fc1.weight", BatchNorm statistics, …) goes to the
+        # state-dict reader, which names the offending key instead of "no arrays W1, b1"
+        if "W1" not in keys and any(_PARAMETER_KEY.search(k) for k in keys):
+            return read_npz_archive(p, lambda data: _read_state_dict_npz(data, p, **kw))
+    if activations is not None:
+        raise InputError(f"--activations applies to state dicts (.npz/.pt); {p} records its "
+                         f"activations itself")
+    if suffix == ".onnx":
+        if box is None:
+            raise InputError(f"an ONNX model has no input box; pass --box LO:HI for {p}")
+        weights, biases, acts = _onnx_layers(p, max_width)
+        d0 = len(weights[0][0])
+        return TargetNetwork.from_lists(weights, biases, acts, lower=[box[0]] * d0,
+                                        upper=[box[1]] * d0, max_width=max_width)
     return load_target(p, max_digits=max_digits, max_width=max_width, box=box)

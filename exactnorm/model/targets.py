@@ -128,6 +128,9 @@ def target_from_dict(doc: Any, *, max_digits: int = DEFAULT_MAX_DIGITS,
         biases.append(_numbers(_field(layer, "bias", f"target layer {i}"),
                                f"target layer {i} bias", max_digits))
         acts.append(layer.get("activation", "relu" if i < len(layers) else "identity"))
+    if "domain" in doc and box is not None:
+        # precedence would silently drop one of two boxes; the user decides
+        raise InputError("the target has its own 'domain' and --box was given too; remove one")
     if "domain" in doc:
         dom = doc["domain"]
         lower = _numbers(_field(dom, "lower", "domain"), "domain lower", max_digits)
@@ -176,6 +179,9 @@ def npz_box(data: Any, path: Path, dim: int, box: tuple[Fraction, Fraction] | No
         ``"box"``).
     """
     arrays = npz_box_arrays(data, max_width)
+    if arrays is not None and box is not None:
+        raise InputError(f"{path} has its own box (lower/upper) and box was given too; remove one",
+                         parameter="box")
     if arrays is not None:
         lower, upper = ([r[0] for r in to_fractions(from_numpy_exact(a, name))]
                         for a, name in zip(arrays, ("lower", "upper")))

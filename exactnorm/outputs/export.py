@@ -1,22 +1,61 @@
-"""Normalization parameters out: BatchNorm-style export of a certificate's ``γ, β`` (SPEC §1).
+"""Normalization parameters out: exact JSON, float64 ``.npz``, ONNX and PyTorch (SPEC §1).
 
-A normalization layer with frozen statistics (mean ``μ``, scale ``s > 0``) and affine parameters
-``γ̂, β̂`` computes ``γ̂ (v − μ)/s + β̂``. That equals our ``Γ v + β`` exactly when
+Contract
+--------
+A certificate's frozen network ``f`` computes, at layer ``j``, ``u = Γ ⊙ (V h_in) + β``,
+``h = σ(u) + Σ_s P_s h_s``. Every export carries the same ``V``, skips ``P_s``, activations and
+topology, and replaces ``(Γ, β)`` by a normalization layer with frozen statistics: mean ``μ``,
+scale ``s > 0`` and affine parameters ``γ̂, β̂``, computing ``γ̂ (v − μ)/s + β̂``.
+
+Correctness argument
+--------------------
+``γ̂ (v − μ)/s + β̂ = Γ v + β`` for every ``v`` exactly when
 
     ``γ̂ = Γ·s``,  ``β̂ = β + Γ·μ``   (and back: ``Γ = γ̂/s``, ``β = β̂ − γ̂ μ/s``),
 
 both directions exact for rational ``μ, s`` (:func:`to_batchnorm`, :func:`from_batchnorm`).
+Frameworks store a variance and divide by ``sqrt(running_var + eps)``; ``running_var = s² − eps``
+makes that ``s``. Only the JSON export is exact; every float export (``npz``, ``onnx``, ``torch``)
+rounds each parameter once to float32/float64 and is **not certified**: the certificate is the
+proof, a float model is a convenient copy whose error is measured (tests compare onnxruntime and
+``torch.nn`` against exact evaluation at random points of the box).
 
-Two file formats:
+Formats
+-------
+* ``json`` (:func:`export_json`, format ``exactnorm.batchnorm`` version 1): exact ``"p/q"``;
+  :func:`load_exported_json` recovers the certified network exactly.
+* ``npz`` (:func:`export_npz`): float64 ``V{j}``, ``gamma{j}`` (γ̂), ``beta{j}`` (β̂),
+  ``running_mean{j}``, ``running_var{j}``, ``input{j}``, ``skip{j}_{s}``; forward pass
+  :func:`evaluate_npz_export`.
+* ``onnx`` (:func:`onnx_model`): per layer ``MatMul(h_in, Vᵀ)``, then ``BatchNormalization``
+  (inference mode; opset 15) or ``Mul(γ)`` + ``Add(β)`` (``normalization="muladd"``, one rounding
+  fewer), ``Relu``, and ``MatMul(h_s, P_sᵀ)`` + ``Add`` per skip. Input ``x`` ``(N, d_0)``, output
+  ``y``; float32 or float64 throughout. Built with the ``onnx`` helper API (no torch).
+* ``torch`` (:func:`torch_state_dict`, :func:`torch_module`): a state dict for the module layout
+  below, written with ``torch.save`` (needs torch).
 
-* JSON (:func:`export_json`, format ``exactnorm.batchnorm`` version 1): exact, numbers as ``"p/q"``;
-  :func:`load_exported_json` recovers the certified :class:`~exactnorm.model.network.FrozenNetwork`
-  exactly.
-* ``.npz`` (:func:`export_npz`): float64 arrays ``V{j}``, ``gamma{j}`` (γ̂), ``beta{j}`` (β̂),
-  ``running_mean{j}`` (μ), ``running_var{j}`` for layer ``j`` (from 1). A framework's BatchNorm
-  divides by ``sqrt(running_var + eps)``, so ``running_var = s² − eps`` (``eps`` defaults to 1e-5,
-  PyTorch's default). **These floats are rounded and not certified**; the file carries a string
-  array ``WARNING_floats_not_certified`` saying so.
+PyTorch module layout (``exactnorm.frozen_bn`` v1)
+--------------------------------------------------
+``ExactnormFrozenNet(blocks=nn.ModuleList([Block_1, …, Block_L]))`` where block ``j`` has::
+
+    linear = nn.Linear(width(input_node), width_j, bias=False)   # V_j, frozen
+    norm   = nn.BatchNorm1d(width_j, eps=eps)   # weight γ̂, bias β̂, running_mean μ,
+                                                # running_var s² − eps; eval mode
+    act    = nn.ReLU() or nn.Identity()
+    skips  = nn.ModuleDict({"<s>": nn.Linear(width(s), width_j, bias=False), …})   # P_{j,s}
+    buffer input_node (int64 scalar)
+
+and ``forward(x)``: ``nodes = [x]``; for each block
+``h = act(norm(linear(nodes[input_node]))) + Σ_s skips[s](nodes[s])``; ``nodes.append(h)``;
+return ``nodes[-1]``. State-dict keys: ``blocks.{j-1}.linear.weight``,
+``blocks.{j-1}.norm.{weight,bias,running_mean,running_var,num_batches_tracked}``,
+``blocks.{j-1}.skips.{s}.weight``, ``blocks.{j-1}.input_node``. Only normalization parameters
+would ever be trained; :func:`torch_module` sets ``requires_grad = False`` on every ``Linear``.
+
+References
+----------
+A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the Normalization
+Layers", COLT 2023, arXiv:2302.07937 (the normalization layer ``γ ⊙ (V h) + β``).
 
 >>> from fractions import Fraction as F
 >>> gh, bh = to_batchnorm((F(1, 3),), (F(-2),), (F(5),), (F(1, 2),))
@@ -28,8 +67,10 @@ Two file formats:
 
 from __future__ import annotations
 
+import io
 import json
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,7 +79,7 @@ import numpy as np
 from flint import fmpq, fmpz
 
 from exactnorm.certificate import network_from_dict, network_to_dict
-from exactnorm.errors import ExactnormError, InputError, ShapeError
+from exactnorm.errors import ExactnormError, InputError, ShapeError, require_extra
 from exactnorm.exact.files import atomic_write_bytes, npz_bytes
 from exactnorm.exact.linalg import to_numpy
 from exactnorm.exact.rationals import (
@@ -62,13 +103,22 @@ __all__ = [
     "export_document",
     "load_exported_json",
     "evaluate_exported_json",
+    "evaluate_npz_export",
+    "EXPORT_FORMATS",
+    "ONNX_OPSET",
+    "onnx_model",
+    "torch_state_dict",
+    "torch_module",
+    "evaluate_state_dict",
+    "render_export",
+    "export_certificate",
 ]
 
 EXPORT_FORMAT = "exactnorm.batchnorm"
 EXPORT_VERSION = 1
 #: PyTorch's BatchNorm default; ``running_var = s² − eps`` so that ``sqrt(var + eps) = s``.
 DEFAULT_EPS = 1e-5
-FLOAT_WARNING = ("float64 export: gamma, beta, V, running_mean and running_var are rounded "
+FLOAT_WARNING = ("float export: gamma, beta, V, running_mean and running_var are rounded "
                  "floats and NOT certified; the exact parameters are in the certificate or the "
                  "JSON export (running_var = scale^2 - eps)")
 
@@ -251,28 +301,415 @@ def export_npz(cert_doc: dict[str, Any], path: str | os.PathLike[str], mean: Any
     ``skip{j}_{s}`` for a skip from node ``s``; plus ``activations``, ``checkpoints`` and
     ``WARNING_floats_not_certified``. Refuses ``s² ≤ eps`` (the variance would not be positive).
     """
+    data = _npz_bytes(cert_doc, mean, scale, eps)
+    atomic_write_bytes(path, lambda fh: fh.write(data))
+    return FLOAT_WARNING
+
+
+def _npz_bytes(cert_doc: dict[str, Any], mean: Any, scale: Any, eps: float) -> bytes:
+    net, layers = _float_layers(cert_doc, mean, scale, eps)
+    arrays: dict[str, np.ndarray] = {}
+    for j, (layer, p) in enumerate(zip(net.layers, layers), 1):
+        arrays[f"V{j}"] = p["V"]
+        arrays[f"gamma{j}"] = p["gamma_hat"]
+        arrays[f"beta{j}"] = p["beta_hat"]
+        arrays[f"running_mean{j}"] = p["mean"]
+        arrays[f"running_var{j}"] = p["var"]
+        arrays[f"input{j}"] = np.array(layer.input, dtype=np.int64)
+        for source, P in p["skips"]:
+            arrays[f"skip{j}_{source}"] = P
+    arrays["activations"] = np.array([layer.activation for layer in net.layers])
+    arrays["checkpoints"] = np.array(net.checkpoints, dtype=np.int64)
+    arrays["eps"] = np.array(eps, dtype=np.float64)
+    arrays["WARNING_floats_not_certified"] = np.array([FLOAT_WARNING])
+    return npz_bytes(arrays)  # fixed zip metadata: same certificate, same bytes
+
+
+# --------------------------------------------------------------------------- float frameworks
+
+#: ``--format`` values of :func:`export_certificate`.
+EXPORT_FORMATS = ("json", "npz", "onnx", "torch")
+#: ONNX opset of :func:`onnx_model` (``BatchNormalization`` in inference form since opset 15).
+ONNX_OPSET = 15
+_FLOAT_DTYPES = {"float32": np.float32, "float64": np.float64}
+
+
+def _float_layers(cert_doc: dict[str, Any], mean: Any, scale: Any,
+                  eps: float) -> tuple[FrozenNetwork, list[dict[str, Any]]]:
+    """Per layer: float64 ``V``, γ̂, β̂, μ, ``running_var = s² − eps``, Γ, β and skips."""
     if not (isinstance(eps, (int, float)) and eps >= 0):
         raise InputError(f"eps must be a non-negative number, got {eps!r}")
     net = _network(cert_doc)
-    arrays: dict[str, np.ndarray] = {}
+    out = []
     for j, (layer, (mu, s)) in enumerate(zip(net.layers, _layer_stats(mean, scale, net)), 1):
         gh, bh = to_batchnorm(layer.gamma, layer.beta, mu, s)
         var = np.array([float(x) for x in s], dtype=np.float64) ** 2 - eps
         if np.any(var <= 0):
             raise InputError(f"layer {j}: scale² − eps ≤ 0; a framework needs running_var > 0 "
                              f"(use a larger scale or a smaller eps)")
-        arrays[f"V{j}"] = to_numpy(layer.weight)
-        arrays[f"gamma{j}"] = np.array([float(x) for x in gh], dtype=np.float64)
-        arrays[f"beta{j}"] = np.array([float(x) for x in bh], dtype=np.float64)
-        arrays[f"running_mean{j}"] = np.array([float(x) for x in mu], dtype=np.float64)
-        arrays[f"running_var{j}"] = var
-        arrays[f"input{j}"] = np.array(layer.input, dtype=np.int64)
-        for sk in layer.skips:
-            arrays[f"skip{j}_{sk.source}"] = to_numpy(sk.weight)
-    arrays["activations"] = np.array([layer.activation for layer in net.layers])
-    arrays["checkpoints"] = np.array(net.checkpoints, dtype=np.int64)
-    arrays["eps"] = np.array(eps, dtype=np.float64)
-    arrays["WARNING_floats_not_certified"] = np.array([FLOAT_WARNING])
-    data = npz_bytes(arrays)  # fixed zip timestamps: same certificate, same bytes
-    atomic_write_bytes(path, lambda fh: fh.write(data))
-    return FLOAT_WARNING
+        out.append({
+            "V": to_numpy(layer.weight),
+            "gamma_hat": _floats(gh), "beta_hat": _floats(bh), "mean": _floats(mu),
+            "var": var, "gamma": _floats(layer.gamma), "beta": _floats(layer.beta),
+            "skips": [(sk.source, to_numpy(sk.weight)) for sk in layer.skips],
+        })
+    return net, out
+
+
+def _floats(v: Sequence[fmpq]) -> np.ndarray:
+    # through Fraction: float() of a Fraction is correctly rounded
+    from fractions import Fraction
+    return np.array([float(Fraction(int(x.p), int(x.q))) for x in v], dtype=np.float64)
+
+
+def _batchnorm_eval(v: np.ndarray, gamma_hat: np.ndarray, beta_hat: np.ndarray,
+                    mean: np.ndarray, var: np.ndarray, eps: float) -> np.ndarray:
+    """A framework BatchNorm in eval mode: ``γ̂ (v − μ)/sqrt(var + eps) + β̂``."""
+    return gamma_hat * (v - mean) / np.sqrt(var + eps) + beta_hat
+
+
+def evaluate_npz_export(path: str | os.PathLike[str], X: np.ndarray) -> np.ndarray:
+    """float64 forward pass of an :func:`export_npz` file, as a framework's BatchNorm in eval mode
+    computes it (rounded; for comparison only).
+
+    Parameters
+    ----------
+    path
+        An :func:`export_npz` file.
+    X
+        Inputs, ``(n, d_0)``.
+
+    Returns
+    -------
+    numpy.ndarray
+        ``(n, d_L)`` float64 outputs.
+    """
+    with np.load(path, allow_pickle=False) as z:
+        acts = [str(a) for a in z["activations"]]
+        eps = float(z["eps"])
+        nodes = [np.asarray(X, dtype=np.float64)]
+        for j in range(1, len(acts) + 1):
+            v = nodes[int(z[f"input{j}"])] @ z[f"V{j}"].T
+            u = _batchnorm_eval(v, z[f"gamma{j}"], z[f"beta{j}"], z[f"running_mean{j}"],
+                                z[f"running_var{j}"], eps)
+            h = np.maximum(u, 0.0) if acts[j - 1] == "relu" else u
+            for key in z.files:
+                if key.startswith(f"skip{j}_"):
+                    h = h + nodes[int(key.split("_")[1])] @ z[key].T
+            nodes.append(h)
+    return nodes[-1]
+
+
+def onnx_model(cert_doc: dict[str, Any], *, dtype: str = "float32",
+               normalization: str = "batchnorm", mean: Any = 0, scale: Any = 1,
+               eps: float = DEFAULT_EPS) -> Any:
+    """The certificate's network as an ``onnx.ModelProto`` (float; not certified).
+
+    Parameters
+    ----------
+    cert_doc
+        A certificate document (read it with :func:`exactnorm.certificate.load_certificate`).
+    dtype
+        ``"float32"`` or ``"float64"`` for every tensor.
+    normalization
+        ``"batchnorm"`` (``BatchNormalization`` with the frozen statistics ``μ``, ``s² − eps``)
+        or ``"muladd"`` (``Mul(Γ)``, ``Add(β)``: the tuned parameters themselves).
+    mean, scale, eps
+        Frozen statistics of the BatchNorm form (module docstring).
+
+    Returns
+    -------
+    onnx.ModelProto
+        Checked with ``onnx.checker``; input ``x`` ``(N, d_0)``, output ``y``.
+
+    Raises
+    ------
+    InputError
+        Unknown ``dtype``/``normalization``, ``s² ≤ eps``.
+    MissingExtraError
+        Without the ``onnx`` package.
+    """
+    onnx = require_extra("onnx", "the ONNX export")
+    from onnx import TensorProto, helper, numpy_helper
+
+    if dtype not in _FLOAT_DTYPES:
+        raise InputError(f"dtype must be one of {tuple(_FLOAT_DTYPES)}, got {dtype!r}")
+    if normalization not in ("batchnorm", "muladd"):
+        raise InputError(f"normalization must be 'batchnorm' or 'muladd', got {normalization!r}")
+    np_dtype = _FLOAT_DTYPES[dtype]
+    elem = TensorProto.FLOAT if dtype == "float32" else TensorProto.DOUBLE
+    net, layers = _float_layers(cert_doc, mean, scale, eps)
+    inits: list[Any] = []
+    nodes: list[Any] = []
+
+    def const(name: str, value: np.ndarray) -> str:
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(value, dtype=np_dtype), name))
+        return name
+
+    names = ["x"]
+    for j, (layer, p) in enumerate(zip(net.layers, layers), 1):
+        v = f"v{j}"
+        nodes.append(helper.make_node("MatMul", [names[layer.input], const(f"V{j}_T", p["V"].T)],
+                                      [v], name=f"layer{j}_linear"))
+        u = f"u{j}"
+        if normalization == "batchnorm":
+            nodes.append(helper.make_node(
+                "BatchNormalization",
+                [v, const(f"bn{j}_scale", p["gamma_hat"]), const(f"bn{j}_bias", p["beta_hat"]),
+                 const(f"bn{j}_mean", p["mean"]), const(f"bn{j}_var", p["var"])],
+                [u], name=f"layer{j}_norm", epsilon=float(eps)))
+        else:
+            nodes.append(helper.make_node("Mul", [v, const(f"gamma{j}", p["gamma"])],
+                                          [f"g{j}"], name=f"layer{j}_scale"))
+            nodes.append(helper.make_node("Add", [f"g{j}", const(f"beta{j}", p["beta"])], [u],
+                                          name=f"layer{j}_shift"))
+        h = u
+        if layer.activation == "relu":
+            h = f"a{j}"
+            nodes.append(helper.make_node("Relu", [u], [h], name=f"layer{j}_relu"))
+        for source, P in p["skips"]:
+            sk = f"s{j}_{source}"
+            nodes.append(helper.make_node("MatMul", [names[source],
+                                                     const(f"P{j}_{source}_T", P.T)], [sk],
+                                          name=f"layer{j}_skip{source}"))
+            nodes.append(helper.make_node("Add", [h, sk], [f"h{j}_{source}"],
+                                          name=f"layer{j}_skip{source}_add"))
+            h = f"h{j}_{source}"
+        names.append(h)
+    nodes.append(helper.make_node("Identity", [names[-1]], ["y"], name="output"))
+    graph = helper.make_graph(
+        nodes, "exactnorm_frozen_network",
+        [helper.make_tensor_value_info("x", elem, ["N", net.input_dim])],
+        [helper.make_tensor_value_info("y", elem, ["N", net.layers[-1].width])],
+        initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)],
+                              producer_name="exactnorm")
+    model.ir_version = 8  # the oldest IR that carries opset 15; widest runtime support
+    model.doc_string = FLOAT_WARNING
+    onnx.checker.check_model(model)
+    return model
+
+
+def torch_state_dict(cert_doc: dict[str, Any], *, mean: Any = 0, scale: Any = 1,
+                     eps: float = DEFAULT_EPS) -> dict[str, np.ndarray]:
+    """The state dict of the documented PyTorch layout as float64 numpy arrays (no torch needed).
+
+    Parameters
+    ----------
+    cert_doc
+        A certificate document.
+    mean, scale, eps
+        Frozen BatchNorm statistics (``running_var = s² − eps``).
+
+    Returns
+    -------
+    dict
+        ``blocks.{k}.…`` keys of the module docstring; ``torch.from_numpy`` of each value loads
+        into :func:`torch_module` (``strict=True``).
+    """
+    net, layers = _float_layers(cert_doc, mean, scale, eps)
+    state: dict[str, np.ndarray] = {}
+    for k, (layer, p) in enumerate(zip(net.layers, layers)):
+        pre = f"blocks.{k}."
+        state[pre + "linear.weight"] = p["V"]
+        state[pre + "norm.weight"] = p["gamma_hat"]
+        state[pre + "norm.bias"] = p["beta_hat"]
+        state[pre + "norm.running_mean"] = p["mean"]
+        state[pre + "norm.running_var"] = p["var"]
+        state[pre + "norm.num_batches_tracked"] = np.array(0, dtype=np.int64)
+        for source, P in p["skips"]:
+            state[pre + f"skips.{source}.weight"] = P
+        state[pre + "input_node"] = np.array(layer.input, dtype=np.int64)
+    return state
+
+
+def evaluate_state_dict(state: dict[str, Any], activations: Sequence[str], X: np.ndarray, *,
+                        eps: float = DEFAULT_EPS) -> np.ndarray:
+    """float64 forward pass of :func:`torch_state_dict` arrays (the documented layout, in numpy).
+
+    Parameters
+    ----------
+    state
+        The state dict (numpy arrays or tensors converted with ``.numpy()``).
+    activations
+        ``relu``/``identity`` per block (the state dict has no activations).
+    X
+        Inputs ``(n, d_0)``.
+    eps
+        The BatchNorm ``eps`` the state dict was written with.
+
+    Returns
+    -------
+    numpy.ndarray
+        Outputs ``(n, d_L)``; rounded, for comparison only.
+    """
+    nodes = [np.asarray(X, dtype=np.float64)]
+    for k, act in enumerate(activations):
+        pre = f"blocks.{k}."
+        v = nodes[int(state[pre + "input_node"])] @ np.asarray(state[pre + "linear.weight"]).T
+        norm = {n: np.asarray(state[pre + f"norm.{n}"])
+                for n in ("weight", "bias", "running_mean", "running_var")}
+        u = _batchnorm_eval(v, norm["weight"], norm["bias"], norm["running_mean"],
+                            norm["running_var"], eps)
+        h = np.maximum(u, 0.0) if act == "relu" else u
+        for key in sorted(state):
+            if key.startswith(pre + "skips."):
+                source = int(key[len(pre + "skips."):].split(".")[0])
+                h = h + nodes[source] @ np.asarray(state[key]).T
+        nodes.append(h)
+    return nodes[-1]
+
+
+def torch_module(cert_doc: dict[str, Any], *, mean: Any = 0, scale: Any = 1,
+                 eps: float = DEFAULT_EPS, dtype: str = "float64") -> Any:
+    """The certificate's network as a ``torch.nn.Module`` of the documented layout, eval mode.
+
+    Parameters
+    ----------
+    cert_doc
+        A certificate document.
+    mean, scale, eps
+        Frozen BatchNorm statistics.
+    dtype
+        ``"float32"`` or ``"float64"``.
+
+    Returns
+    -------
+    torch.nn.Module
+        With :func:`torch_state_dict` loaded (``strict=True``), frozen ``Linear`` layers
+        (``requires_grad = False``) and ``BatchNorm1d`` in eval mode.
+
+    Raises
+    ------
+    MissingExtraError
+        Without torch.
+    """
+    torch = require_extra("torch", "the PyTorch export")
+    if dtype not in _FLOAT_DTYPES:
+        raise InputError(f"dtype must be one of {tuple(_FLOAT_DTYPES)}, got {dtype!r}")
+    net = _network(cert_doc)
+    nn = torch.nn
+    dims = net.node_dims
+
+    class Block(nn.Module):  # type: ignore[misc, name-defined]
+        def __init__(self, input_node: int, width: int, relu: bool,
+                     sources: Sequence[int]) -> None:
+            super().__init__()
+            self.linear = nn.Linear(dims[input_node], width, bias=False)
+            self.norm = nn.BatchNorm1d(width, eps=eps)
+            self.act = nn.ReLU() if relu else nn.Identity()
+            self.skips = nn.ModuleDict({str(s): nn.Linear(dims[s], width, bias=False)
+                                        for s in sources})
+            self.register_buffer("input_node", torch.tensor(input_node, dtype=torch.int64))
+
+        def forward(self, nodes: list[Any]) -> Any:
+            h = self.act(self.norm(self.linear(nodes[int(self.input_node)])))
+            for s, skip in self.skips.items():
+                h = h + skip(nodes[int(s)])
+            return h
+
+    class ExactnormFrozenNet(nn.Module):  # type: ignore[misc, name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.blocks = nn.ModuleList([
+                Block(layer.input, layer.width, layer.activation == "relu",
+                      [sk.source for sk in layer.skips]) for layer in net.layers])
+
+        def forward(self, x: Any) -> Any:
+            nodes = [x]
+            for block in self.blocks:
+                nodes.append(block(nodes))
+            return nodes[-1]
+
+    # float64 before loading: load_state_dict copies into the parameters' dtype, and a float32
+    # module would round the float64 state once more than the requested dtype needs
+    module = ExactnormFrozenNet().to(torch.float64)
+    state = {k: torch.from_numpy(np.array(v, order="C"))
+             for k, v in torch_state_dict(cert_doc, mean=mean, scale=scale, eps=eps).items()}
+    module.load_state_dict(state, strict=True)
+    module = module.to(torch.float32 if dtype == "float32" else torch.float64)
+    for name, param in module.named_parameters():
+        if ".linear." in name or ".skips." in name:
+            param.requires_grad_(False)
+    # train(False) is eval mode: BatchNorm1d uses the frozen running statistics
+    return module.train(False)
+
+
+def render_export(cert_doc: dict[str, Any], fmt: str, *, mean: Any = 0, scale: Any = 1,
+                  eps: float | None = None, dtype: str = "float32",
+                  normalization: str = "batchnorm") -> tuple[bytes, str | None]:
+    """The bytes of one export format and its not-certified warning (``None`` for JSON).
+
+    Parameters
+    ----------
+    cert_doc
+        A certificate document.
+    fmt
+        One of :data:`EXPORT_FORMATS`.
+    mean, scale
+        Frozen statistics (exact numbers).
+    eps
+        Float formats only (default :data:`DEFAULT_EPS`); refused for JSON.
+    dtype, normalization
+        ONNX only (``torch`` is saved in float64; ``module.float()`` converts).
+
+    Returns
+    -------
+    (bytes, str or None)
+
+    Raises
+    ------
+    InputError
+        Unknown format, ``eps`` with JSON.
+    """
+    if fmt not in EXPORT_FORMATS:
+        raise InputError(f"unknown export format {fmt!r}; expected one of {EXPORT_FORMATS}")
+    if fmt == "json":
+        if eps is not None:
+            raise InputError("eps applies to the float formats only (the JSON export stores s)")
+        doc = export_document(cert_doc, mean, scale)
+        with unlimited_int_digits():
+            return (json.dumps(doc, sort_keys=True, indent=1) + "\n").encode(), None
+    e = DEFAULT_EPS if eps is None else eps
+    if fmt == "npz":
+        return _npz_bytes(cert_doc, mean, scale, e), FLOAT_WARNING
+    if fmt == "onnx":
+        model = onnx_model(cert_doc, dtype=dtype, normalization=normalization, mean=mean,
+                           scale=scale, eps=e)
+        return model.SerializeToString(), FLOAT_WARNING
+    torch = require_extra("torch", "the PyTorch export")
+    state = {k: torch.from_numpy(np.array(v, order="C"))
+             for k, v in torch_state_dict(cert_doc, mean=mean, scale=scale, eps=e).items()}
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    return buf.getvalue(), FLOAT_WARNING
+
+
+def export_certificate(cert_doc: dict[str, Any], fmt: str, out: str | os.PathLike[str], **options:
+                       Any) -> str | None:
+    """Write one export format to ``out`` (atomic) or to standard output for ``out = "-"``.
+
+    Parameters
+    ----------
+    cert_doc
+        A certificate document.
+    fmt
+        One of :data:`EXPORT_FORMATS`.
+    out
+        A file path, or ``"-"`` for standard output (binary formats write raw bytes).
+    **options
+        Passed to :func:`render_export`.
+
+    Returns
+    -------
+    str or None
+        The not-certified warning of a float format.
+    """
+    data, warning = render_export(cert_doc, fmt, **options)
+    if os.fspath(out) == "-":
+        sys.stdout.flush()
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+    else:
+        atomic_write_bytes(out, lambda fh: fh.write(data))
+    return warning

@@ -1,6 +1,10 @@
 """Human-readable report on a certificate: what is proven, the checker's verdict, the architecture,
 parameter counts and the bit sizes of the tuned γ, β (Markdown, HTML, PNG).
 
+The HTML is the Markdown rendered by markdown-it-py (CommonMark plus tables, raw HTML disabled so
+that text from a certificate cannot inject markup). The histograms need matplotlib
+(``exactnorm[plot]``); without it the report is written without them and says so.
+
 The statement (SPEC §3): for all ``x`` in the box ``D``, ``f(x) = g(x)``, where ``f`` is the frozen
 network with the tuned normalization parameters and ``g`` the target. The verdict is the
 python-flint checker's (:mod:`exactnorm.checker_flint`), which shares no code with the
@@ -29,7 +33,7 @@ from typing import Any
 
 from exactnorm import checker_flint
 from exactnorm.certificate import network_from_dict
-from exactnorm.errors import InputError
+from exactnorm.errors import InputError, MissingExtraError, require_extra
 from exactnorm.exact.files import atomic_write
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
 from exactnorm.model.targets import target_from_dict
@@ -39,8 +43,13 @@ __all__ = [
     "parameter_counts",
     "architecture_lines",
     "report_markdown",
+    "markdown_to_html",
     "write_report",
+    "NO_PLOTS",
 ]
+
+NO_PLOTS = ("No histograms: matplotlib is not installed "
+            "(pip install 'exactnorm[plot]' to add them).")
 
 ASSUMPTIONS = (
     "Exact rational arithmetic throughout; no floating-point number enters the proof.",
@@ -96,11 +105,16 @@ def _bits(net: FrozenNetwork) -> tuple[list[int], list[int]]:
 
 
 def _verdict(doc: dict[str, Any]) -> Any:
+    # the checker, not the api: outputs sit below the interfaces
     return checker_flint.check_certificate(doc)
 
 
-def report_markdown(doc: dict[str, Any], verdict: Any | None = None) -> str:
-    """The report as Markdown (the HTML version carries the same text)."""
+def report_markdown(doc: dict[str, Any], verdict: Any | None = None, *,
+                    plots: bool = True, no_plots: str = NO_PLOTS) -> str:
+    """The report as Markdown (the HTML version carries the same text).
+
+    With ``plots=False`` the histogram images are replaced by ``no_plots``, saying why.
+    """
     g, f = _networks(doc)
     v = _verdict(doc) if verdict is None else verdict
     counts = parameter_counts(doc)
@@ -132,17 +146,18 @@ def report_markdown(doc: dict[str, Any], verdict: Any | None = None) -> str:
             "## Bit sizes of the tuned parameters", "",
             "Bit size of p/q = max(bits(|p|), bits(q)).", "",
             f"* γ: {len(gam)} values, max {max(gam, default=0)} bits",
-            f"* β: {len(bet)} values, max {max(bet, default=0)} bits", "",
-            "![γ bit sizes](gamma_bits.png)", "", "![β bit sizes](beta_bits.png)", ""]
+            f"* β: {len(bet)} values, max {max(bet, default=0)} bits", ""]
+    if plots:
+        out += ["![γ bit sizes](gamma_bits.png)", "", "![β bit sizes](beta_bits.png)", ""]
+    else:
+        out += [f"_{no_plots}_", ""]
     return "\n".join(out)
 
 
 def _histogram_png(values: list[int], title: str) -> bytes:
-    try:
-        from matplotlib.backends.backend_agg import FigureCanvasAgg
-        from matplotlib.figure import Figure
-    except ImportError:
-        raise InputError("plots need matplotlib: pip install exactnorm[plot]") from None
+    purpose = "the bit-size histograms"
+    FigureCanvasAgg = require_extra("matplotlib.backends.backend_agg", purpose).FigureCanvasAgg
+    Figure = require_extra("matplotlib.figure", purpose).Figure
 
     # a bare Figure on an Agg canvas: no pyplot, so the caller's backend and figures are untouched
     fig = Figure(figsize=(5, 3))
@@ -160,79 +175,56 @@ def _histogram_png(values: list[int], title: str) -> bytes:
     return buf.getvalue()
 
 
-def _markdown_to_html(md: str) -> str:
-    """Tiny converter for the constructs :func:`report_markdown` emits; everything escaped."""
-    body: list[str] = []
-    in_code = in_list = False
-    table: list[list[str]] = []
+def markdown_to_html(md: str, title: str = "exactnorm certificate report") -> str:
+    """Render Markdown to a standalone HTML page with markdown-it-py (tables on, raw HTML off).
 
-    def flush_table() -> None:
-        if table:
-            rows = [r for r in table if not set("".join(r)) <= set("-")]
-            body.append("<table>")
-            for k, r in enumerate(rows):
-                tag = "th" if k == 0 else "td"
-                body.append("<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in r)
-                            + "</tr>")
-            body.append("</table>")
-            table.clear()
+    >>> "<strong>VALID</strong>" in markdown_to_html("**VALID** rule `ok`")
+    True
+    >>> "<script>" in markdown_to_html("<script>alert(1)</script>")
+    False
+    """
+    from markdown_it import MarkdownIt
 
-    for line in md.splitlines():
-        if line.startswith("```"):
-            body.append("</pre>" if in_code else "<pre>")
-            in_code = not in_code
-            continue
-        if in_code:
-            body.append(html.escape(line))
-            continue
-        if line.startswith("|"):
-            table.append([c.strip() for c in line.strip("|").split("|")])
-            continue
-        flush_table()
-        if line.startswith("* "):
-            if not in_list:
-                body.append("<ul>")
-                in_list = True
-            body.append(f"<li>{html.escape(line[2:])}</li>")
-            continue
-        if in_list:
-            body.append("</ul>")
-            in_list = False
-        if line.startswith("## "):
-            body.append(f"<h2>{html.escape(line[3:])}</h2>")
-        elif line.startswith("# "):
-            body.append(f"<h1>{html.escape(line[2:])}</h1>")
-        elif line.startswith("!["):
-            alt, src = line[2:].split("](", 1)
-            body.append(f'<img alt="{html.escape(alt)}" src="{html.escape(src.rstrip(")"))}">')
-        elif line.strip():
-            body.append(f"<p>{html.escape(line)}</p>")
-    flush_table()
-    if in_list:
-        body.append("</ul>")
+    # raw HTML off: a rule name or message from a certificate is text, never markup
+    body = MarkdownIt("commonmark", {"html": False}).enable("table").render(md)
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-            "<title>exactnorm certificate report</title></head><body>\n"
-            + "\n".join(body) + "\n</body></html>\n")
+            f"<title>{html.escape(title)}</title></head><body>\n{body}</body></html>\n")
 
 
 def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
                  verdict: Any | None = None) -> dict[str, Any]:
-    """Write ``report.md``, ``report.html``, ``gamma_bits.png``, ``beta_bits.png`` into
-    ``out_dir`` (atomically, file by file); return the paths, the verdict and the counts.
+    """Write ``report.md``, ``report.html`` and, with matplotlib, ``gamma_bits.png`` and
+    ``beta_bits.png`` into ``out_dir`` (atomically, file by file).
 
-    Raises :class:`~exactnorm.errors.InputError` (``pip install exactnorm[plot]``) when matplotlib
-    is missing, before any file is written.
+    Parameters
+    ----------
+    doc
+        A certificate document.
+    out_dir
+        The output folder (created if missing).
+    verdict
+        A verdict already computed for ``doc``; checked here otherwise.
+
+    Returns
+    -------
+    dict
+        ``paths`` (name → path), ``verdict``, ``counts`` and ``plots`` (``False`` when matplotlib
+        is missing: the report then says so instead of showing histograms).
     """
     _g, f = _networks(doc)
     v = _verdict(doc) if verdict is None else verdict
     gam, bet = _bits(f)
-    pngs = {"gamma_bits.png": _histogram_png(gam, "tuned γ"),
-            "beta_bits.png": _histogram_png(bet, "tuned β")}
-    md = report_markdown(doc, v)
-    files = {"report.md": md.encode(), "report.html": _markdown_to_html(md).encode(), **pngs}
+    try:
+        pngs = {"gamma_bits.png": _histogram_png(gam, "tuned γ"),
+                "beta_bits.png": _histogram_png(bet, "tuned β")}
+    except MissingExtraError:
+        pngs = {}
+    md = report_markdown(doc, v, plots=bool(pngs))
+    files: dict[str, bytes] = {"report.md": md.encode(),
+                               "report.html": markdown_to_html(md).encode(), **pngs}
     out = Path(out_dir)
     paths = {}
     for name, data in files.items():
         atomic_write(out / name, data)
         paths[name] = out / name
-    return {"paths": paths, "verdict": v, "counts": parameter_counts(doc)}
+    return {"paths": paths, "verdict": v, "counts": parameter_counts(doc), "plots": bool(pngs)}

@@ -14,7 +14,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from exactnorm.errors import InputError
+from exactnorm.errors import InputError, require_extra
 from exactnorm.exact.files import atomic_write
 from exactnorm.outputs.tables.constructions import table_t2, table_t3
 from exactnorm.outputs.tables.exact_vs_float import table_t7
@@ -23,7 +23,7 @@ from exactnorm.outputs.tables.sparse import table_t4
 from exactnorm.outputs.tables.symbolic import table_t5, table_t6
 from exactnorm.outputs.tables.theorem1 import table_t1
 
-__all__ = ["TABLES", "generate_tables", "compare_tables"]
+__all__ = ["TABLES", "PLOTTED", "generate_tables", "compare_tables"]
 
 #: key → function returning a ProofTable (or a list of them), in the order they are written
 TABLES: dict[str, Callable[[], ProofTable | list[ProofTable]]] = {
@@ -36,6 +36,9 @@ TABLES: dict[str, Callable[[], ProofTable | list[ProofTable]]] = {
     "T3": table_t3,
 }
 
+#: tables that write a PNG next to their text (need matplotlib, the ``plot`` extra)
+PLOTTED = ("T4",)
+
 
 def generate_tables(outdir: str | os.PathLike[str], only: Sequence[str] | None = None,
                     progress: Callable[[str], None] | None = None) -> list[Path]:
@@ -44,6 +47,10 @@ def generate_tables(outdir: str | os.PathLike[str], only: Sequence[str] | None =
     unknown = [k for k in keys if k not in TABLES]
     if unknown:
         raise InputError(f"unknown table(s) {', '.join(unknown)}; known: {', '.join(TABLES)}")
+    plotted = [k for k in keys if k in PLOTTED]
+    if plotted:
+        # before minutes of computation, not at the plot
+        require_extra("matplotlib", f"the plot of table {', '.join(plotted)}")
     out = Path(outdir)
     written: list[Path] = []
     for key in keys:
