@@ -80,6 +80,7 @@ __all__ = [
     "read_certificate_bytes",
     "certificate_bytes",
     "network_from_dict",
+    "expand_document",
     "COMPACT_VERSION",
     "compact_numbers",
     "decode_compact",
@@ -582,3 +583,50 @@ def _regenerate(record: Any, what: str, max_entries: int) -> Any:
             raise LimitExceededError(f"{what}: {exc} (raise it with --max-entries)") from None
         raise InputError(f"{what}: {exc}") from None
     return matrix_from_record(record)
+
+
+def expand_document(doc: dict[str, Any], *,
+                    max_entries: int = DEFAULT_MAX_ENTRIES) -> dict[str, Any]:
+    """The same certificate with every number written out: the view for readers of its JSON.
+
+    Compact ``{"den", "num"}`` numbers become plain lists (:func:`decode_compact`) and every
+    by-reference frozen matrix becomes its explicit integer rows, its draw record kept in
+    ``source``. The proof is unchanged: both checkers give the same verdict (a version-2 explicit
+    weight is compared entry by entry with its record), and a version-1 document only loses
+    nothing. Use it to count, display or edit a certificate without parsing two encodings.
+
+    Parameters
+    ----------
+    doc : dict
+        A certificate document, version 1 or 2.
+    max_entries : int
+        Largest frozen matrix regenerated from one record.
+
+    Returns
+    -------
+    dict
+        A new document; ``doc`` is not modified.
+
+    Examples
+    --------
+    >>> from exactnorm.model.targets import demo_target
+    >>> from exactnorm.constructions import certify_theorem1
+    >>> full = expand_document(certificate_document(certify_theorem1(demo_target(), seed=0)))
+    >>> layer = full["network"]["layers"][0]
+    >>> type(layer["weight"]), type(layer["gamma"]), layer["source"]["generator"]
+    (<class 'list'>, <class 'list'>, 'exactnorm.shake256.v1')
+    """
+    out = decode_compact(doc)
+
+    def write_out(obj: dict[str, Any], what: str) -> None:
+        weight = obj.get("weight")
+        if isinstance(weight, dict) and set(weight) == {"random"}:
+            M = _regenerate(weight["random"], what, max_entries)
+            obj["weight"] = _weight(M, compact=False)
+            obj["source"] = weight["random"]
+
+    for j, layer in enumerate(out.get("network", {}).get("layers", []), 1):
+        write_out(layer, f"layer {j} weight")
+        for s in layer.get("skip", []):
+            write_out(s, f"layer {j} skip weight")
+    return out

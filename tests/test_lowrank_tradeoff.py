@@ -138,7 +138,8 @@ def test_input_blocks_cover_and_reject():
 @pytest.mark.parametrize("construction,opts", [("lowrank", {}), ("tradeoff", {"block": 2})])
 def test_mutations_rejected_or_harmless(construction, opts):
     g = case_target(5)
-    doc = api.certificate_document(api.certify(g, construction, seed=1, retry=30, **opts))
+    doc = api.certificate_document(api.certify(g, construction, seed=1, retry=30, **opts),
+                                   version=1)
     rng = np.random.default_rng(0)
     rejected = 0
     for _ in range(40):

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from exactnorm import checker_flint
-from exactnorm.certificate import network_from_dict
+from exactnorm.certificate import decode_compact, network_from_dict
 from exactnorm.errors import InputError, MissingExtraError, require_extra
 from exactnorm.exact.files import atomic_write
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
@@ -72,7 +72,7 @@ def bit_size(x: Any) -> int:
 def _networks(doc: dict[str, Any]) -> tuple[TargetNetwork, FrozenNetwork]:
     if not isinstance(doc, dict):
         raise InputError("expected a certificate document (a JSON object)")
-    return target_from_dict(doc), network_from_dict(doc)
+    return target_from_dict(decode_compact(doc)), network_from_dict(doc)
 
 
 def parameter_counts(doc: dict[str, Any]) -> dict[str, int]:
