@@ -28,7 +28,7 @@ bytes.
 >>> from exactnorm.constructions import certify_theorem1
 >>> doc = certificate_document(certify_theorem1(demo_target(), seed=0))
 >>> doc["format"], doc["version"], doc["network"]["checkpoints"]
-('exactnorm.certificate', 1, [2, 4, 6])
+('exactnorm.certificate', 2, [2, 4, 6])
 """
 
 from __future__ import annotations

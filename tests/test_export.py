@@ -196,7 +196,8 @@ def test_npz_with_skips_tracks_exact_f(tmp_path):
                                                seed=1, block=1))
     assert any(L.get("skip") for L in doc["network"]["layers"])
     export_npz(doc, tmp_path / "s.npz", "1/2", 2)
-    g = target_from_dict(expand_document(doc))
+    doc = expand_document(doc)
+    g = target_from_dict(doc)
     with np.load(tmp_path / "s.npz") as z:
         for x in _rational_points(doc, 3, seed=4):
             h = [np.array([float(v) for v in x])]

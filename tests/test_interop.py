@@ -16,6 +16,7 @@ import pytest
 import exactnorm.model.interop
 import exactnorm.outputs.export
 import exactnorm.outputs.report
+from exactnorm.certificate import expand_document
 from exactnorm.errors import InputError, NumberFormatError
 from exactnorm.exact.linalg import to_fractions
 from exactnorm.exact.sampling import layer_rng
@@ -55,6 +56,7 @@ def test_sklearn_example_certifies_and_checks_exactly():
     assert result["checker_pure_ok"] and result["checker_ok"], result["checker_message"]
     assert result["exact_agree"] and result["export_json_agree"] and result["points"] == 5
     model, doc, points = result["model"], result["certificate"], result["test_points"]
+    doc = expand_document(doc)
     # the box is the data's min/max, each float as its exact dyadic rational
     from sklearn.datasets import load_diabetes
 
@@ -247,7 +249,7 @@ def test_doctests(module):
 
 def test_cli_certifies_a_state_dict(tmp_path, capsys):
     """``exactnorm certify --target sd.npz --box LO:HI`` goes through load_target_any."""
-    from exactnorm.certificate import load_certificate
+    from exactnorm.certificate import expand_document, load_certificate
     from exactnorm.cli import main
 
     arrays = _state_dict([2, 3, 1], seed=9)
@@ -255,7 +257,7 @@ def test_cli_certifies_a_state_dict(tmp_path, capsys):
     out = tmp_path / "c.json"
     assert main(["certify", "--target", str(tmp_path / "sd.npz"), "--box", "-1:1/2",
                  "--activations", "relu,identity", "--out", str(out)]) == 0
-    doc = load_certificate(out)
+    doc = expand_document(load_certificate(out))
     assert [Fraction(str(v)) for v in doc["domain"]["upper"]] == [Fraction(1, 2)] * 2
     assert to_fractions(target_from_state_dict(arrays, [-1] * 2, [1] * 2,
                                                "relu,identity").layers[0].weight) == [

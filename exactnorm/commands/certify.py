@@ -261,6 +261,9 @@ def run(args: argparse.Namespace) -> int:
     target = load_target_from_args(args)
     chosen = resolve_construction(args, target)
     opts = construction_options(args)
+    if chosen is not None and args.construction != "theorem1":
+        # a long run: say at once which construction and block size the cost model took
+        err_console.print(chosen, markup=False)
     unit = "blocks" if args.construction == "tradeoff" else "target layers"
     t0 = time.perf_counter()
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
@@ -268,8 +271,7 @@ def run(args: argparse.Namespace) -> int:
                   TimeElapsedColumn(), TimeRemainingColumn(), console=err_console,
                   transient=True, disable=not progress_enabled()) as progress:
         task = progress.add_task(f"{args.construction}", total=None)
-        plain = None if progress_enabled() else PlainProgress(args.construction, unit=unit,
-                                                              header=chosen)
+        plain = None if progress_enabled() else PlainProgress(args.construction, unit=unit)
 
         def hook(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)
