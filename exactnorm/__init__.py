@@ -12,7 +12,6 @@ True
 
 from __future__ import annotations
 
-import importlib
 from typing import Any
 
 __version__ = "0.1.0"
@@ -30,7 +29,9 @@ def __getattr__(name: str) -> Any:
     # PEP 562: the API (and with it FLINT and NumPy) is imported on first access, not by
     # ``import exactnorm`` — the standard-library checker and ``--version`` stay light
     if name in _API_NAMES:
-        return getattr(importlib.import_module("exactnorm.api"), name)
+        from exactnorm import api
+
+        return getattr(api, name)
     raise AttributeError(f"module 'exactnorm' has no attribute {name!r}")
 
 

@@ -57,6 +57,11 @@ KNOWN_UPWARD: set[tuple[str, str]] = {
 }
 
 
+#: the package root is a PEP 562 façade: its ``__getattr__`` hands out the API names on first
+#: access (``from exactnorm import certify``) — the one import that may point up, from the root only
+FACADE = ("exactnorm", "exactnorm.api")
+
+
 def module_name(path: Path) -> str:
     rel = path.relative_to(ROOT).with_suffix("")
     parts = list(rel.parts)
@@ -113,7 +118,8 @@ def test_no_upward_imports(path):
     bad = []
     for target, line in imports_of(path):
         ours = target == "exactnorm" or target.startswith("exactnorm.")
-        if ours and layer(target) > mine and (me, target) not in KNOWN_UPWARD:
+        if ours and layer(target) > mine and (me, target) not in KNOWN_UPWARD \
+                and (me, target) != FACADE:
             bad.append(f"{path.relative_to(ROOT)}:{line} imports {target} "
                        f"(layer {layer(target)} > {mine})")
     assert not bad, "\n".join(bad)
@@ -131,8 +137,11 @@ def test_standalone_modules_import_only_the_standard_library(module):
     path = PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
     if not path.exists():
         pytest.skip(f"{module} does not exist in this tree")
+    # the standalone modules may import each other (the checker regenerates frozen weights with
+    # the reference generator), nothing else of the package
     foreign = sorted({t for t, _ in imports_of(path)
-                      if t.split(".")[0] not in sys.stdlib_module_names})
+                      if t.split(".")[0] not in sys.stdlib_module_names
+                      and t not in STANDARD_LIBRARY_ONLY})
     assert not foreign, f"{module} imports {foreign}"
 
 
