@@ -67,15 +67,8 @@ def _command_line(preset: str, sizes: list[int], factors: list[str], ps: list[st
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.analysis.sweeps import (
-        aggregate,
-        make_tasks,
-        parse_grid,
-        run_sweep,
-        thresholds_table,
-        write_sweep_outputs,
-    )
-    from exactnorm.outputs.tables.sparse import PRESETS
+    from exactnorm.analysis.sweeps import aggregate, make_tasks, parse_grid, run_sweep
+    from exactnorm.outputs.tables.sparse import PRESETS, thresholds_table, write_sweep_outputs
 
     preset = PRESETS[args.preset]
     try:
