@@ -266,6 +266,7 @@ def test_threshold_search_brackets_and_recounts():
     assert star["draws"] - star["invertible"] <= 1 < below["draws"] - below["invertible"]
     # the reported cells are the full cells of a plain run
     assert star == run_task(search.cell_task(int(Fraction(row["p_star"]) * 40)))
+    assert below == run_task(search.cell_task(int(Fraction(row["below"]) * 40)))
     # every visited failing point really fails, every passing one passes
     for p, ok, draws in row["visited"]:
         full = run_task(search.cell_task(int(Fraction(p) * 40)))

@@ -208,21 +208,29 @@ def _concrete_rank(task: SweepTask, draw: int, rng: np.random.Generator, mask_in
     dist = parse_distribution(task.values)
     bound = max((abs(v) for v in dist.values), default=0) if dist.kind == "set" else (
         2**dist.param if dist.kind == "bits" else dist.param)
+    K: Any
     if bound < 2**31:
         vi = np.array(V_in.tolist(), dtype=np.int64).reshape(m, d) * mask_in
         vo = np.array(V_out.tolist(), dtype=np.int64).reshape(d, m) * mask_out
         K = fmpz_mat((vi.T[:, None, :] * vo[None, :, :]).reshape(d * d, m).tolist())
     else:
+        rows_in: list[list[Any]] = V_in.tolist()  # type: ignore[assignment]
+        rows_out: list[list[Any]] = V_out.tolist()  # type: ignore[assignment]
         vi = [[x if keep else 0 for x, keep in zip(row, mrow)]
-              for row, mrow in zip(V_in.tolist(), mask_in.tolist())]
+              for row, mrow in zip(rows_in, mask_in.tolist())]
         vo = [[x if keep else 0 for x, keep in zip(row, mrow)]
-              for row, mrow in zip(V_out.tolist(), mask_out.tolist())]
+              for row, mrow in zip(rows_out, mask_out.tolist())]
         K = khatri_rao(fmpz_mat(vi).transpose(), fmpz_mat(vo))
     p_key = int(Fraction(task.p) * P_SCALE)
     prime = random_prime(62, layer_rng(task.seed, d, d, m, p_key, draw, 2**31))
     r = rank_mod_prime(K, prime)
     # Full rank mod a prime proves full rank; otherwise ask for the exact rank.
     return r if r == task.n else exact_rank(K)
+
+
+#: the integer counts of a task row (summed when rows are aggregated)
+COUNT_FIELDS = ("draws", "invertible", "dead_failures", "deficiency_failures", "dead_neurons",
+                "nnz", "concrete_checked", "concrete_singular")
 
 
 def run_task(task: SweepTask, stop_after_failures: int | None = None) -> dict[str, Any]:
@@ -446,8 +454,7 @@ def aggregate(rows: Iterable[dict[str, Any]]) -> list[Cell]:
         c = cells.get(key)
         if c is None:
             c = cells[key] = Cell(*key, m=r["m"], n=r["n"])
-        for name in ("draws", "invertible", "dead_failures", "deficiency_failures",
-                     "dead_neurons", "nnz", "concrete_checked", "concrete_singular"):
+        for name in COUNT_FIELDS:
             setattr(c, name, getattr(c, name) + int(r[name]))
     return sorted(cells.values(), key=lambda c: c.sort_key)
 
@@ -547,17 +554,27 @@ def search_threshold(search: ThresholdSearch) -> dict[str, Any]:
     top, stride = int(1 / fine), int(step)
     limit = allowed_failures(search.draws) + 1
     visited: list[list[Any]] = []
-    full: dict[int, dict[str, Any]] = {}
+    runs: dict[int, dict[str, Any]] = {}
 
     def passes(k: int) -> bool:
         if k >= top:
             return True
-        row = run_task(search.cell_task(k), stop_after_failures=limit)
+        row = runs[k] = run_task(search.cell_task(k), stop_after_failures=limit)
         ok = row["draws"] - row["invertible"] < limit
-        if ok:
-            full[k] = row       # a passing cell ran all its draws
         visited.append([row["p"], ok, row["draws"]])
         return ok
+
+    def completed(k: int) -> dict[str, Any]:
+        """The full row of point ``k``: a stopped run is continued from where it stopped."""
+        task = search.cell_task(k)
+        row = runs.get(k)
+        if row is None:
+            return run_task(task)
+        if row["draws"] == search.draws:
+            return row
+        rest = run_task(SweepTask(**{**asdict(task), "draw_start": row["draws"]}))
+        return {**rest, **{key: row[key] + rest[key] for key in COUNT_FIELDS},
+                "draw_start": task.draw_start}
 
     lo, hi = 0, stride
     while not passes(hi):
@@ -568,8 +585,8 @@ def search_threshold(search: ThresholdSearch) -> dict[str, Any]:
             hi = mid
         else:
             lo = mid
-    star_row = full.get(hi) if hi < top else run_task(search.cell_task(top))
-    below_row = run_task(search.cell_task(lo)) if lo > 0 else None
+    star_row = completed(hi)
+    below_row = completed(lo) if lo > 0 else None
     return {**asdict(search), "p_star": _canonical(fine * hi, "p"),
             "below": below_row["p"] if below_row else None, "star_row": star_row,
             "below_row": below_row, "visited": visited}

@@ -227,7 +227,8 @@ def write_sweep_outputs(rows: Sequence[dict[str, Any]], outdir: str | os.PathLik
     for t in (cells_table(cells, command), thresholds_table(cells, command)):
         for suffix, text in ((".csv", t.csv()), (".md", t.markdown())):
             path = out / f"{t.slug}{suffix}"
-            atomic_write_bytes(path, lambda fh, text=text: fh.write(text.encode()))
+            data = text.encode()
+            atomic_write_bytes(path, lambda fh, data=data: fh.write(data))  # type: ignore[misc]
             written.append(path)
     if plot:
         path = out / "transitions.png"
@@ -302,7 +303,9 @@ def table_t4(jobs: int = T4_JOBS) -> ProofTable:
         ]
         for v in T4_VALUES:
             cell = concrete[v].get((d, factor))
-            bound = schwartz_zippel_bound(d * d, parse_distribution(v).support_size)
+            size = parse_distribution(v).support_size
+            assert size is not None     # the T4 value distributions are finite
+            bound = schwartz_zippel_bound(d * d, size)
             row += [_rate(cell), "≥ 1 (vacuous)" if bound >= 1 else f"{float(bound):.2e}"]
         rows.append(row)
     columns = ["d", "width factor", "m", "draws", "p*(d)", "invertible at p*",
