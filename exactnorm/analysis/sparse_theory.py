@@ -72,6 +72,8 @@ __all__ = [
     "zero_column_probability",
     "zero_row_probability",
     "dead_neuron_lower_bound",
+    "zero_row_lower_bound",
+    "zero_row_threshold",
     "PatternCounts",
     "enumerate_square_patterns",
     "enumerate_iid_square",
@@ -182,6 +184,26 @@ def dead_neuron_lower_bound(d: int, m: int, p: Fraction) -> Fraction:
     """
     z, _ = zero_column_probability(d, d, p, "both")
     return m * z / (1 + m * z)
+
+
+def zero_row_lower_bound(d: int, m: int, p: Fraction) -> Fraction:
+    """A rigorous lower bound on ``P(some row of the pattern is zero)`` (``n = d²`` rows).
+
+    A zero row ``(a, b)`` is an entry of ``W`` that no neuron connects: fatal for every width.
+    Rows are dependent, so the second-moment (de Caen / Chung–Erdős) inequality
+    ``P(∪A_i) ≥ (Σ P(A_i))² / Σ_{i,j} P(A_i ∩ A_j)`` is used, with the exact pair laws per
+    neuron: rows sharing ``a`` (or ``b``) are both missed with probability
+    ``u = (1−p) + p(1−p)²``, rows sharing nothing with ``(1−p²)²``.
+
+    >>> zero_row_lower_bound(2, 4, Fraction(1, 2)) < Fraction(43805, 65536)   # exact, T8
+    True
+    """
+    n = d * d
+    w = (1 - p * p) ** m
+    u = (1 - p) + p * (1 - p) ** 2
+    first = n * w
+    pairs = first + 2 * n * (d - 1) * u**m + n * (d - 1) ** 2 * w * w
+    return first * first / pairs if pairs else Fraction(0)
 
 
 # ----------------------------------------------------------------- exhaustive small cases
@@ -367,6 +389,46 @@ def dead_neuron_threshold(d: int, m: int, delta: Fraction, layers: int = 1,
     return _smallest_grid_p(ok, step)
 
 
+def _zero_row_bound_float(d: int, m: int, p: float) -> float:
+    """Float twin of :func:`zero_row_lower_bound`, only to locate the grid point quickly."""
+    if p >= 1:
+        return 0.0
+    n = d * d
+    w = math.exp(m * math.log1p(-p * p))
+    u = (1 - p) + p * (1 - p) ** 2
+    first = n * w
+    pairs = first + 2 * n * (d - 1) * u**m + n * (d - 1) ** 2 * w * w
+    return first * first / pairs if pairs else 0.0
+
+
+def zero_row_threshold(d: int, m: int, delta: Fraction, layers: int = 1,
+                       step: Fraction = Fraction(1, 10**4)) -> Fraction:
+    """The grid ``p`` with ``B(p) ≤ δ/L < B(p − step)`` for the exact zero-row lower bound
+    ``B`` (:func:`zero_row_lower_bound`): at ``p − step`` a layer of width ``m`` has a zero row
+    (an unreachable entry of ``W``) with probability ``> δ/L``, and so at every smaller ``p``
+    (the failure probability decreases in ``p``) — a necessary condition for any width.
+
+    A float bisection only proposes the point; both inequalities are then decided in exact
+    Fractions, moving one grid step at a time until they hold.
+
+    >>> zero_row_threshold(4, 16, Fraction(1, 100), step=Fraction(1, 100))
+    Fraction(61, 100)
+    """
+    budget = delta / layers
+    k = int(_smallest_grid_p(lambda x: _zero_row_bound_float(d, m, float(x)) <= budget,
+                             step) / step)
+    top = int(1 / step)
+
+    def ok(j: int) -> bool:
+        return j >= top or zero_row_lower_bound(d, m, j * step) <= budget
+
+    while not ok(k):
+        k += 1
+    while k > 1 and ok(k - 1):
+        k -= 1
+    return k * step
+
+
 def chain_threshold(d: int, delta: Fraction, layers: int = 1, c: Fraction = Fraction(1),
                     step: Fraction = Fraction(1, 10**4)) -> Fraction:
     """The chain's ``p(d, δ)``: smallest grid ``p`` with ``L·2n(1 − p²)^n ≤ δ`` (``n = d²``).
@@ -377,7 +439,7 @@ def chain_threshold(d: int, delta: Fraction, layers: int = 1, c: Fraction = Frac
     Exact comparison on a grid of ``step``.
 
     >>> chain_threshold(8, Fraction(1, 100), step=Fraction(1, 1000))
-    Fraction(51, 200)
+    Fraction(371, 1000)
     """
     n = d * d
 
@@ -395,7 +457,11 @@ _T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8
 
 @dataclass(frozen=True)
 class LinearFit:
-    """``y ≈ intercept + slope·x`` by least squares, with standard errors and 95 % half-widths."""
+    """``y ≈ intercept + slope·x`` by least squares, with standard errors and 95 % half-widths.
+
+    ``r2`` is the coefficient of determination ``1 − rss/Σ(y − ȳ)²`` (scale-free, so fits of
+    differently scaled responses can be compared).
+    """
 
     intercept: float
     slope: float
@@ -403,6 +469,7 @@ class LinearFit:
     slope_se: float
     rss: float
     points: int
+    r2: float
 
     @property
     def slope_ci(self) -> float:
@@ -427,5 +494,6 @@ def least_squares(xs: Sequence[float], ys: Sequence[float]) -> LinearFit:
     intercept = my - slope * mx
     rss = math.fsum((y - intercept - slope * x) ** 2 for x, y in zip(xs, ys))
     s2 = rss / (k - 2)
+    syy = math.fsum((y - my) ** 2 for y in ys)
     return LinearFit(intercept, slope, math.sqrt(s2 * (1 / k + mx * mx / sxx)),
-                     math.sqrt(s2 / sxx), rss, k)
+                     math.sqrt(s2 / sxx), rss, k, 1 - rss / syy if syy else 1.0)

@@ -26,7 +26,12 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from exactnorm.analysis.sparse_theory import LinearFit, dead_neuron_threshold, least_squares
+from exactnorm.analysis.sparse_theory import (
+    LinearFit,
+    dead_neuron_threshold,
+    least_squares,
+    zero_row_threshold,
+)
 from exactnorm.analysis.structural import schwartz_zippel_bound
 from exactnorm.analysis.sweeps import (
     THRESHOLD_RATE,
@@ -261,7 +266,7 @@ def threshold_fits(searches: Sequence[dict[str, Any]]) -> dict[str, dict[str, Li
 
 def _fit_text(fit: LinearFit, places: int = 2) -> str:
     return (f"intercept {fit.intercept:.{places}f}, slope {fit.slope:.{places}f} ± "
-            f"{fit.slope_ci:.{places}f} (95 %), residual sum of squares {fit.rss:.3g}")
+            f"{fit.slope_ci:.{places}f} (95 %), R² {fit.r2:.4f}")
 
 
 def _search_row_cell(row: dict[str, Any] | None) -> Cell | None:
@@ -282,6 +287,8 @@ def table_t4(jobs: int = T4_JOBS) -> ProofTable:
     searches = t4_searches(jobs)
     fits = threshold_fits(searches)
     p_stars = {(r["d"], r["factor"]): r["p_star"] for r in searches}
+    zero_row = {(r["d"], r["factor"]): zero_row_threshold(r["d"], r["star_row"]["m"], T4_DELTA)
+                for r in searches}
     concrete = {v: concrete_at_threshold(p_stars, v, T4_VALUE_SIZES, T4_DRAWS, T4_SEED)
                 for v in T4_VALUES}
     rows = []
@@ -296,6 +303,7 @@ def table_t4(jobs: int = T4_JOBS) -> ProofTable:
             (f"{b.p}: {b.invertible}/{b.draws} ({b.dead_failures} dead, "
              f"{b.deficiency_failures} deficient)") if b else "-",
             _dec(dead_neuron_threshold(d, d * d, T4_DELTA), 4) if factor == "1" else "-",
+            _dec(zero_row[(d, factor)], 4),
             _dec(math.sqrt(lnd / d), 3), _dec(lnd / d, 4), _dec(2 * lnd / d, 4),
             _dec(float(p) * d / lnd, 2), _dec(p * d, 2), _dec(float((p * d) ** 2) / lnd, 2),
             _dec(c.mean_nnz, 1), _dec(float(c.mean_nnz) / d**2.5, 3),
@@ -309,14 +317,15 @@ def table_t4(jobs: int = T4_JOBS) -> ProofTable:
             row += [_rate(cell), "≥ 1 (vacuous)" if bound >= 1 else f"{float(bound):.2e}"]
         rows.append(row)
     columns = ["d", "width factor", "m", "draws", "p*(d)", "invertible at p*",
-               "grid point below p*", "dead-neuron bound p (δ = 1 %)", "√(log d/d)", "log d/d",
+               "grid point below p*", "dead-neuron bound p (δ = 1 %)",
+               "zero-row bound p (δ = 1 %)", "√(log d/d)", "log d/d",
                "2 log d/d", "p*·d/ln d", "p*·d", "(p*·d)²/ln d", "mean nnz at p*",
                "nnz / d²√d", "nnz / d² ln d"]
     for v in T4_VALUES:
         columns += [f"{v} singular at p*", f"Schwartz–Zippel bound {v}"]
 
     def plot(path: Path) -> None:
-        plot_thresholds(searches, fits, path)
+        plot_thresholds(searches, fits, zero_row, path)
 
     fit_notes = []
     for factor, fs in fits.items():
@@ -346,10 +355,14 @@ def table_t4(jobs: int = T4_JOBS) -> ProofTable:
             "Dead-neuron bound (factor 1 only, where m = n and one dead neuron is fatal): the "
             "smallest p (step 10⁻⁴) with m·z/(1 + m·z) ≤ 1 %, z = 2(1−p)^d − (1−p)^{2d}; "
             "below it the failure probability provably exceeds 1 % (T8, docs/sparse.md).",
+            "Zero-row bound (every factor): a zero row of K is an entry of W no neuron reaches; "
+            "P(some zero row) ≥ (Σ P(A_i))²/Σ P(A_i ∩ A_j) with exact row and pair laws "
+            "((1−p²)^m per row), and the bound p is the grid point (step 10⁻⁴) where this "
+            "exceeds 1 % one step below — checked in exact Fractions.",
             *fit_notes,
-            "Reading of the fits: a scaling is supported when its fit is linear in ln d with a "
-            "small residual (log d/d: p*·d linear in ln d; √(log d)/d: (p*·d)² linear in "
-            "ln d). Half-widths use Student's t with 3 degrees of freedom; logarithms are "
+            "Reading of the fits: a scaling is supported when its response is linear in ln d "
+            "(R² near 1): log d/d ⇔ p*·d linear in ln d; √(log d)/d ⇔ (p*·d)² linear in "
+            "ln d. Half-widths use Student's t with 3 degrees of freedom; logarithms are "
             "natural. nnz counts unmasked frozen weights of the pair (2·m·d entries in total).",
             f"Concrete values at p* (d ∈ {{{', '.join(map(str, T4_VALUE_SIZES))}}}): integers "
             "drawn on the same masks; 'singular' counts draws of generically invertible "
@@ -365,6 +378,7 @@ def table_t4(jobs: int = T4_JOBS) -> ProofTable:
 
 
 def plot_thresholds(searches: Sequence[dict[str, Any]], fits: dict[str, dict[str, LinearFit]],
+                    zero_row: dict[tuple[int, str], Fraction],
                     path: str | os.PathLike[str]) -> None:
     """Deterministic PNG: measured ``p*(d)`` per width factor, fitted curves and the bounds."""
     import matplotlib
@@ -390,6 +404,11 @@ def plot_thresholds(searches: Sequence[dict[str, Any]], fits: dict[str, dict[str
                     label=f"fit (p·d)² = α + β ln d, factor {factor}")
         bound = [float(dead_neuron_threshold(d, d * d, T4_DELTA)) for d in sizes]
         ax.plot(sizes, bound, "k--", linewidth=1, label="dead-neuron bound (m = d², δ = 1 %)")
+        for i, factor in enumerate(sorted(fits, key=Fraction)):
+            ds = sorted(d for d, f in zero_row if f == factor)
+            ax.plot(ds, [float(zero_row[(d, factor)]) for d in ds], "x--",
+                    color=f"C{i}", linewidth=0.6, markersize=4,
+                    label=f"zero-row bound, factor {factor}")
         ax.plot(dense, [math.log(x) / x for x in dense], ":", color="0.4", label="log d / d")
         ax.plot(dense, [2 * math.log(x) / x for x in dense], "-.", color="0.4",
                 label="2 log d / d")

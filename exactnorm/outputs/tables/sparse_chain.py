@@ -25,6 +25,7 @@ from exactnorm.analysis.sparse_theory import (
     one_sided_no_matching_counts,
     zero_column_probability,
     zero_row_probability,
+    zero_row_threshold,
 )
 from exactnorm.analysis.sweeps import (
     ThresholdSearch,
@@ -48,7 +49,8 @@ def sci(q: Fraction) -> str:
     """Three significant digits of a non-negative exact fraction (``m.mme±x``), no float."""
     if q == 0:
         return "0"
-    e = len(str(q.numerator)) - len(str(q.denominator))
+    # a starting guess from bit lengths (no decimal conversion of huge integers), then exact
+    e = (q.numerator.bit_length() - q.denominator.bit_length()) * 3 // 10
     while Fraction(10) ** e > q:
         e -= 1
     while Fraction(10) ** (e + 1) <= q:
@@ -112,6 +114,12 @@ def table_t8() -> ProofTable:
                          f"chain {fixed_decimal(chain, 4)}",
                          f"p* = {measured}" if layers == 1 else "-",
                          "chain uses q = p², n = d², 2n(1−q)^n ≤ δ/L"])
+        for factor in (1, 2):
+            m = factor * d * d
+            rows.append(["3 rows exact: zero-row bound", f"width factor {factor}, L = 1", d, "-",
+                         f"necessary ≥ {fixed_decimal(zero_row_threshold(d, m, T8_DELTA), 4)}",
+                         "same (a row's law is i.i.d.)", "p*: T4",
+                         "second-moment bound on P(some zero row)"])
     return ProofTable(
         key="T8", slug="sparse_chain",
         title="Sparse Theorem 1: the proof chain step by step (exact, i.i.d. model, measured)",
