@@ -30,7 +30,9 @@ from exactnorm.analysis.sparse_theory import (
     least_squares,
     one_sided_no_matching_counts,
     zero_column_probability,
+    zero_row_lower_bound,
     zero_row_probability,
+    zero_row_threshold,
 )
 from exactnorm.analysis.structural import (
     boolean_determinant,
@@ -240,6 +242,27 @@ def test_dead_neuron_threshold_is_a_valid_necessary_condition():
         assert chain_threshold(d, delta) < dead_neuron_threshold(d, d * d, delta)
 
 
+def test_zero_row_bound_is_below_the_exact_probability():
+    """Brute force over all 2^(4m) mask pairs at d = 2 (m = 2, 3): the second-moment bound never
+    exceeds the exact probability of an unreachable entry of W."""
+    for m in (2, 3):
+        exact = {p: Fraction(0) for p in PS}
+        for bits in _bits(4 * m):
+            mi = np.array(bits[:2 * m], bool).reshape(m, 2)
+            mo = np.array(bits[2 * m:], bool).reshape(2, m)
+            if (mo.astype(int) @ mi.astype(int) == 0).any():
+                for p in PS:
+                    exact[p] += _weight(bits, p)
+        for p in PS:
+            assert zero_row_lower_bound(2, m, p) <= exact[p]
+            assert exact[p] >= zero_row_probability(m, p)       # one fixed row is zero
+    delta = Fraction(1, 100)
+    for d, m in ((4, 24), (6, 72)):
+        p = zero_row_threshold(d, m, delta, step=Fraction(1, 1000))
+        assert zero_row_lower_bound(d, m, p - Fraction(1, 1000)) > delta
+        assert zero_row_lower_bound(d, m, p) <= delta
+
+
 def test_least_squares_matches_numpy_polyfit():
     xs = [math.log(d) for d in (4, 8, 16, 32, 64)]
     ys = [2.1 + 2.9 * x + (0.1 if i % 2 else -0.07) for i, x in enumerate(xs)]
@@ -282,3 +305,23 @@ def test_threshold_searches_do_not_depend_on_the_backend():
     assert [(r["d"], r["factor"]) for r in serial] == [(3, "1"), (3, "2"), (4, "1"), (4, "2")]
     with pytest.raises(InputError):
         search_threshold(ThresholdSearch(4, "1", 10, coarse="0.03", fine="0.02"))
+
+
+def test_threshold_fits_and_plot_are_deterministic(tmp_path):
+    from exactnorm.outputs.tables.registry import TABLES
+    from exactnorm.outputs.tables.sparse import plot_thresholds, threshold_fits
+    from exactnorm.outputs.tables.sparse_chain import table_t8
+
+    assert TABLES["T8"] is table_t8
+    searches = run_searches([ThresholdSearch(d, f, 40, seed=2, coarse="0.1", fine="0.025")
+                             for d in (3, 4, 5) for f in ("1", "2")])
+    fits = threshold_fits(searches)
+    assert sorted(fits) == ["1", "2"] and all(len(v) == 3 for v in fits.values())
+    xs = [math.log(d) for d in (3, 4, 5)]
+    ys = [float(Fraction(r["p_star"])) * r["d"] for r in searches if r["factor"] == "2"]
+    assert abs(fits["2"]["log d/d"].slope - np.polyfit(xs, ys, 1)[0]) < 1e-12
+    zero_row = {(r["d"], r["factor"]): zero_row_threshold(r["d"], r["star_row"]["m"],
+                                                          Fraction(1, 100)) for r in searches}
+    plot_thresholds(searches, fits, zero_row, tmp_path / "a.png")
+    plot_thresholds(searches, fits, zero_row, tmp_path / "b.png")
+    assert (tmp_path / "a.png").read_bytes() == (tmp_path / "b.png").read_bytes()
