@@ -302,6 +302,10 @@ def test_threshold_searches_do_not_depend_on_the_backend():
                 for d in (3, 4) for f in ("1", "2")]
     serial = run_searches(searches)
     assert run_searches(searches, jobs=2) == serial
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(processes=False, n_workers=2, threads_per_worker=1,
+                                  dashboard_address=None) as cluster:
+        assert run_searches(searches, scheduler=cluster.scheduler_address) == serial
     assert [(r["d"], r["factor"]) for r in serial] == [(3, "1"), (3, "2"), (4, "1"), (4, "2")]
     with pytest.raises(InputError):
         search_threshold(ThresholdSearch(4, "1", 10, coarse="0.03", fine="0.02"))
