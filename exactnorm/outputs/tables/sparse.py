@@ -328,6 +328,22 @@ def table_t4(jobs: int = T4_JOBS) -> ProofTable:
         plot_thresholds(searches, fits, zero_row, path)
 
     fit_notes = []
+    for factor in T4_FACTORS:
+        mine = [r for r in searches if r["factor"] == factor]
+        if factor == "1":
+            bound_name = "the dead-neuron bound"
+            bounds = {r["d"]: dead_neuron_threshold(r["d"], r["d"] ** 2, T4_DELTA) for r in mine}
+        else:
+            bound_name = "the zero-row bound"
+            bounds = {r["d"]: zero_row[(r["d"], factor)] for r in mine}
+        ratios = [Fraction(r["p_star"]) / bounds[r["d"]] for r in mine]
+        dead = sum(r["below_row"]["dead_failures"] for r in mine if r["below_row"])
+        deficient = sum(r["below_row"]["deficiency_failures"] for r in mine if r["below_row"])
+        fit_notes.append(
+            f"Width factor {factor}: p*/({bound_name}) ∈ [{_dec(min(ratios), 3)}, "
+            f"{_dec(max(ratios), 3)}] over d = {', '.join(str(r['d']) for r in mine)}; the "
+            f"failures at the grid points just below p* are {dead} dead-neuron and "
+            f"{deficient} deficiency failures.")
     for factor, fs in fits.items():
         fit_notes.append(
             f"Fits at width factor {factor} (d = {', '.join(map(str, T4_SIZES))}): "

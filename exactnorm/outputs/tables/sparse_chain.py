@@ -109,7 +109,7 @@ def table_t8() -> ProofTable:
             chain = chain_threshold(d, T8_DELTA, layers)
             nec = dead_neuron_threshold(d, d * d, T8_DELTA, layers)
             measured = searches[d]["p_star"] if d in searches and layers == 1 else "T4"
-            rows.append(["4–6 p(d, δ = 1 %)", f"L = {layers} layers, width factor 1", d,
+            rows.append(["4–6 p(d, δ = 1 %)", f"L = {layers}, width factor 1", d,
                          "-", f"necessary ≥ {fixed_decimal(nec, 4)}",
                          f"chain {fixed_decimal(chain, 4)}",
                          f"p* = {measured}" if layers == 1 else "-",
