@@ -405,7 +405,7 @@ def plot_thresholds(searches: Sequence[dict[str, Any]], fits: dict[str, dict[str
     sizes = sorted({r["d"] for r in searches})
     dense = [sizes[0] * (sizes[-1] / sizes[0]) ** (i / 60) for i in range(61)]
     with matplotlib.rc_context({"svg.hashsalt": "exactnorm", "path.simplify": False}):
-        fig, ax = plt.subplots(figsize=(6.4, 4.4), dpi=100)
+        fig, ax = plt.subplots(figsize=(9.0, 4.6), dpi=100)
         for i, factor in enumerate(sorted(fits, key=Fraction)):
             pts = sorted((r["d"], float(Fraction(r["p_star"]))) for r in searches
                          if r["factor"] == factor)
@@ -433,7 +433,7 @@ def plot_thresholds(searches: Sequence[dict[str, Any]], fits: dict[str, dict[str
         ax.set_xlabel("d")
         ax.set_ylabel("keep probability p")
         ax.grid(True, which="both", linewidth=0.3)
-        ax.legend(fontsize=7, loc="lower left")
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0)
         ax.set_title("Threshold p*(d) of generic invertibility (≥ 99 % of 200 draws)",
                      fontsize=10)
         fig.tight_layout()
