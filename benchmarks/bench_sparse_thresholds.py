@@ -12,8 +12,8 @@ from __future__ import annotations
 import argparse
 import time
 
-from exactnorm.analysis.sweeps import ThresholdSearch, search_threshold
-from exactnorm.outputs.tables.sparse import T4_DRAWS, T4_FACTORS, t4_searches
+from exactnorm.analysis.sweeps import ThresholdSearch, run_searches, search_threshold
+from exactnorm.outputs.tables.sparse import T4_DRAWS, T4_FACTORS, T4_SEED
 
 
 def main() -> None:
@@ -34,9 +34,10 @@ def main() -> None:
                 print(f"{d:>3} {f:>6} {row['p_star']:>7} {draws:>9} "
                       f"{time.perf_counter() - start:>9.1f}")
     start = time.perf_counter()
-    rows = t4_searches(jobs=args.jobs) if sizes == [4, 8, 16, 32, 64] else None
-    if rows is not None:
-        print(f"all T4 searches, jobs = {args.jobs}: {time.perf_counter() - start:.1f} s")
+    run_searches([ThresholdSearch(d, f, T4_DRAWS, T4_SEED) for d in sizes for f in T4_FACTORS],
+                 jobs=args.jobs)
+    print(f"searches for d = {args.sizes}, jobs = {args.jobs}: "
+          f"{time.perf_counter() - start:.1f} s")
 
 
 if __name__ == "__main__":
