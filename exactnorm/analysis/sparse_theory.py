@@ -18,9 +18,10 @@ The chain of the source's sparse result and what each step is here:
    Kronecker column ``k`` of ``M_out``): every entry is ``Bern(q)`` with ``q = p²`` (both sides
    masked) or ``q = p`` (one side), but the entries of one column are *not* independent — the
    number of ones is a product ``|r_k|·|c_k|`` (:func:`column_ones_law`). The i.i.d. ``Bern(q)``
-   replacement is exact for every event that reads at most one entry of each column sharing an
-   input or an output index (a single row of ``K``: :func:`zero_row_probability`; different
-   columns are independent anyway). It is not an upper bound: "column is zero" is an
+   replacement is exact for every event that, within each column, reads only entries with
+   pairwise distinct input indices and pairwise distinct output indices (those use disjoint mask
+   bits; different columns are independent anyway) — e.g. a single row of ``K``
+   (:func:`zero_row_probability`). It is not an upper bound: "column is zero" is an
    intersection of decreasing events of the independent mask bits, so Harris' inequality gives
    ``P_exact(column zero) ≥ (1 − q)^n = P_iid(column zero)`` (:func:`zero_column_probability`),
    and at the sizes of T4 the gap is many orders of magnitude.
@@ -256,6 +257,21 @@ def enumerate_square_patterns(d: int) -> PatternCounts:
     mask bits, the events ``no_matching`` (generic singularity: Boolean determinant zero),
     ``singular_01`` (the 0/1 matrix is singular over Q), ``zero_column`` (a dead neuron) and
     ``zero_row``. Determinants are Leibniz sums over integers (exact).
+
+    Parameters
+    ----------
+    d : int
+        ``d_in = d_out``; only ``2·d³ ≤ 20`` mask bits are enumerated (``d ≤ 2``).
+
+    Returns
+    -------
+    PatternCounts
+        Counts with ``bits = 2·d³``; :func:`counts_to_probability` at ``x = p`` gives the law.
+
+    Raises
+    ------
+    InputError
+        If the enumeration would exceed ``2²⁰`` patterns.
     """
     n = d * d
     if 2 * d * n > 20:
@@ -377,6 +393,24 @@ def dead_neuron_threshold(d: int, m: int, delta: Fraction, layers: int = 1,
     with probability ``> δ/L`` (:func:`dead_neuron_lower_bound`), so for ``m = d²`` no ``p`` below
     it can reach failure probability ``δ/L`` per layer — a necessary condition, exact.
 
+    Parameters
+    ----------
+    d : int
+        ``d_in = d_out``.
+    m : int
+        Hidden width; the bound means "failure" only for ``m = d²`` (no spare neuron).
+    delta : Fraction
+        Target failure probability of the whole network.
+    layers : int
+        Number of layers ``L`` sharing ``delta`` (union bound).
+    step : Fraction
+        Grid step of ``p``.
+
+    Returns
+    -------
+    Fraction
+        The grid point; the bound is increasing in ``p``, so bisection finds the smallest.
+
     >>> dead_neuron_threshold(4, 16, Fraction(1, 100), step=Fraction(1, 100))
     Fraction(87, 100)
     """
@@ -411,6 +445,24 @@ def zero_row_threshold(d: int, m: int, delta: Fraction, layers: int = 1,
     A float bisection only proposes the point; both inequalities are then decided in exact
     Fractions, moving one grid step at a time until they hold.
 
+    Parameters
+    ----------
+    d : int
+        ``d_in = d_out``.
+    m : int
+        Hidden width (any ``m``: a zero row is fatal for every width).
+    delta : Fraction
+        Target failure probability of the whole network.
+    layers : int
+        Number of layers ``L`` sharing ``delta`` (union bound).
+    step : Fraction
+        Grid step of ``p``.
+
+    Returns
+    -------
+    Fraction
+        ``p`` with ``B(p) ≤ δ/L < B(p − step)`` (or the first grid point).
+
     >>> zero_row_threshold(4, 16, Fraction(1, 100), step=Fraction(1, 100))
     Fraction(61, 100)
     """
@@ -437,6 +489,24 @@ def chain_threshold(d: int, delta: Fraction, layers: int = 1, c: Fraction = Frac
     zero-row-or-column term of the singularity theorem (its estimate, not a finite-``n`` bound),
     the union bound over ``L`` layers; ``c`` scales the density (``q ≥ c·log n / n`` family).
     Exact comparison on a grid of ``step``.
+
+    Parameters
+    ----------
+    d : int
+        ``d_in = d_out``; ``n = d²``.
+    delta : Fraction
+        Target failure probability of the whole network.
+    layers : int
+        Number of layers ``L`` (union bound).
+    c : Fraction
+        Density scale of the singularity theorem's hypothesis (1 by default).
+    step : Fraction
+        Grid step of ``p``.
+
+    Returns
+    -------
+    Fraction
+        The smallest grid ``p`` meeting the chain's estimate.
 
     >>> chain_threshold(8, Fraction(1, 100), step=Fraction(1, 1000))
     Fraction(371, 1000)
