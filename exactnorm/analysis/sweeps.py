@@ -18,6 +18,11 @@ Resumability: every finished task appends one JSON line to a log; :func:`read_ta
 the completed rows back (a line cut by an interruption is dropped) and :func:`run_sweep` skips
 those tasks.
 
+Threshold search (T4): :class:`ThresholdSearch` locates ``p*(d)`` of one curve by an upward
+coarse scan and bisection on a fine grid, using the same per-draw seeds, so its cells are
+exactly the cells a grid sweep would compute; :func:`run_searches` runs many on the same
+backends. Rendering (tables, plots) lives in :mod:`exactnorm.outputs.tables.sparse`.
+
 >>> tasks = make_tasks(sizes=[2], factors=["1"], ps=["0.5", "1"], draws=10, chunk=5, seed=0)
 >>> rows = run_sweep(tasks)
 >>> [(c.p, c.draws, c.invertible) for c in aggregate(rows)][-1]
