@@ -22,3 +22,16 @@ settings.register_profile("thorough", max_examples=2000, deadline=None,
 # an explicit HYPOTHESIS_PROFILE wins; otherwise CI runs (env CI set) get the reproducible profile
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI")
                                                                else "dev"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Leave ``slow`` cases out unless a marker expression is given (``-m slow`` runs them),
+    as the marker's description in pyproject.toml promises."""
+    if config.getoption("markexpr"):
+        return
+    import pytest
+
+    skip = pytest.mark.skip(reason="slow: select with -m slow")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
