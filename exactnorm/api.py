@@ -51,7 +51,6 @@ from exactnorm.analysis.sweeps import (
     make_tasks,
     parse_grid,
     run_sweep,
-    write_sweep_outputs,
 )
 from exactnorm.certificate import (
     DEFAULT_MAX_CERTIFICATE_BYTES,
@@ -72,7 +71,7 @@ from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.targets import demo_target
 from exactnorm.outputs.export import DEFAULT_EPS, export_json, export_npz
 from exactnorm.outputs.report import write_report
-from exactnorm.outputs.tables.sparse import PRESETS
+from exactnorm.outputs.tables.sparse import PRESETS, write_sweep_outputs
 
 if TYPE_CHECKING:
     from exactnorm.analysis.detpoly import DetPolyCheck
