@@ -88,7 +88,7 @@ def harmless(mut) -> bool:
 @pytest.mark.parametrize("i", range(N_DOCS))
 def test_mutations_rejected_or_proven_harmless(i):
     g = case_target(20 + i)
-    doc = api.certificate_document(certify_theorem1(g, seed=i, retry=3))
+    doc = api.certificate_document(certify_theorem1(g, seed=i, retry=3), version=1)
     assert checker.check_certificate(doc).ok
     rng = np.random.default_rng(i)
     accepted = 0
@@ -112,7 +112,7 @@ def test_total_mutation_count():
 
 
 def test_mutated_gamma_names_layer():
-    doc = api.certificate_document(certify_theorem1(api.demo_target(), seed=0))
+    doc = api.certificate_document(certify_theorem1(api.demo_target(), seed=0), version=1)
     mut = copy.deepcopy(doc)
     g0 = parse_number(mut["network"]["layers"][2]["gamma"][3])
     mut["network"]["layers"][2]["gamma"][3] = format_number(g0 + 1)

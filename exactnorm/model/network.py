@@ -230,7 +230,7 @@ class Skip:
     source: int
     weight: FlintMatrix
     kind: str  # identity | selection | random
-    record: dict[str, Any] | None = None
+    record: dict[str, Any] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in SKIP_KINDS:
@@ -253,7 +253,8 @@ class FrozenLayer:
     beta: Vector
     activation: str
     skips: tuple[Skip, ...] = ()
-    record: dict[str, Any] | None = None
+    #: provenance, not part of the function: equal networks may carry different records
+    record: dict[str, Any] | None = field(default=None, compare=False)
 
     @property
     def width(self) -> int:
