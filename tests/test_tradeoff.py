@@ -177,7 +177,7 @@ def test_input_blocks_cover_and_reject():
 def test_mutations_rejected_or_still_equal(routing):
     g = random_target((4, 3, 2), seed=11, activations=["relu", "identity"])
     doc = api.certificate_document(certify_tradeoff(g, block=3, seed=1, retry=30,
-                                                    routing=routing))
+                                                    routing=routing), version=1)
     total = rejected = 0
     for j, layer in enumerate(doc["network"]["layers"]):
         for field in ("gamma", "beta"):
