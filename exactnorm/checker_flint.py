@@ -1,10 +1,22 @@
-"""The certificate checker's fast path (SPEC §3): the same rules as :mod:`exactnorm.checker`,
-with the arithmetic (affine maps, products, box minima and maxima, identities) done by python-flint
-``fmpq_mat``/``fmpz_mat``.
+"""The certificate checker's fast path (SPEC §3, docs/certificate-format.md): the same rules as
+:mod:`exactnorm.checker`, with the arithmetic (affine maps, products, box minima and maxima) done
+by python-flint ``fmpz_mat``/``fmpq_mat``.
 
-Reading and structural rules are the pure checker's own functions, so both modes see the same
-document; every arithmetic rule is re-implemented here on flint matrices and must give the same
-Verdict, message included (tests/test_checker.py compares them on every case and mutant).
+Contract. Same input, same :class:`~exactnorm.checker.Verdict` as the pure checker, message and
+facts included (tests/test_checker.py, tests/test_checker_v2.py and tests/test_fuzz.py compare them
+on every case and mutant).
+
+Correctness argument. Reading, structural rules, the provenance rule (versions 1 and 2), the
+checkpoint identity and the verdict are the pure checker's own functions; only plain version-1
+layers are read by a faster reader here, which hands anything unusual back to the pure reader.
+The segment arithmetic is the pure checker's, on FLINT integers: a node is
+``(An·a[cols] + cn)/den`` over the columns ``cols`` of the segment input it depends on (the input
+itself is never an identity matrix), stability is decided on the unscaled rows ``V·A`` with the
+sign rule for ``γ_k``, and a node's map is dropped after the last layer that reads it, so memory
+grows with the widest layer times the segment input width it depends on, not with the depth.
+
+Reference: Giannou, Rajput, Papailiopoulos, "The Expressive Power of Tuning Only the
+Normalization Layers", COLT 2023, arXiv:2302.07937.
 """
 
 from __future__ import annotations
