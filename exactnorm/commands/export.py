@@ -17,7 +17,7 @@ __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from exactnorm.outputs.export import EXPORT_FORMATS
+    from exactnorm.api import EXPORT_FORMATS
 
     p = sub.add_parser("export", help="export tuned γ, β as JSON, npz, ONNX or a PyTorch "
                                       "state dict")

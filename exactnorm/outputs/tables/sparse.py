@@ -45,6 +45,7 @@ from exactnorm.analysis.sweeps import (
     run_searches,
     run_sweep,
 )
+from exactnorm.errors import require_extra
 from exactnorm.exact.files import atomic_write_bytes
 from exactnorm.exact.sampling import parse_distribution
 from exactnorm.outputs.tables.proof_table import ProofTable, fixed_decimal
@@ -190,8 +191,7 @@ def _save_png(fig: Any, path: str | os.PathLike[str]) -> None:
 
 def plot_transitions(cells: Sequence[Cell], path: str | os.PathLike[str]) -> None:
     """Deterministic PNG of the transition curves: one panel per width factor, one line per d."""
-    import matplotlib
-
+    matplotlib = require_extra("matplotlib", "the sparse threshold plots (T4, sparse-sweep)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -398,8 +398,7 @@ def plot_thresholds(searches: Sequence[dict[str, Any]], fits: dict[str, dict[str
                     zero_row: dict[tuple[int, str], Fraction],
                     path: str | os.PathLike[str]) -> None:
     """Deterministic PNG: measured ``p*(d)`` per width factor, fitted curves and the bounds."""
-    import matplotlib
-
+    matplotlib = require_extra("matplotlib", "the sparse threshold plots (T4, sparse-sweep)")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
