@@ -193,6 +193,13 @@ def test_interrupted_sweep_says_what_was_kept_and_how_to_resume(tmp_path, monkey
                         "--out", str(out)], capsys)
     assert code == 130
     assert f"task log {out / 'tasks.jsonl'}" in err and f"--resume {out / 'tasks.jsonl'}" in err
+    # the note belongs to that command: a later interrupted command in the same process says
+    # its own thing
+    import exactnorm.commands.check as check_cmd
+
+    monkeypatch.setattr(check_cmd, "run", interrupted)
+    code, _, err = run(["check", "x.json"], capsys)
+    assert code == 130 and "task log" not in err and "atomically" in err
 
 
 def test_missing_out_folder_is_an_error_not_created(tmp_path, capsys):
