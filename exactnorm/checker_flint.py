@@ -10,6 +10,7 @@ Verdict, message included (tests/test_checker.py compares them on every case and
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Any
 
 from flint import fmpq, fmpq_mat, fmpz, fmpz_mat
 
@@ -28,6 +29,10 @@ def _q(x: Fraction) -> fmpq:
 
 
 def _mat(rows: list[list[Fraction]]) -> fmpq_mat:
+    """Rows of Fractions (or of plain ints, as regenerated integer draws are) as an fmpq_mat."""
+    flat: list[Any] = [x for row in rows for x in row]
+    if all(type(x) is int for x in flat):
+        return fmpq_mat(fmpz_mat(len(rows), len(rows[0]), flat))
     return fmpq_mat([[_q(x) for x in row] for row in rows])
 
 
@@ -48,29 +53,6 @@ def _box_ranges(A: fmpq_mat, c: fmpq_mat, lo: fmpq_mat, hi: fmpq_mat) -> tuple[l
     mn = pos * lo + neg * hi + c
     mx = pos * hi + neg * lo + c
     return mn.entries(), mx.entries()
-
-
-def _identity(A: fmpq_mat, c: fmpq_mat, W: list[list[Fraction]], b: list[Fraction], j: int,
-              i: int) -> None:
-    if A.nrows() != len(W):
-        raise CertificateError("width", f"checkpoint layer {j} has width {A.nrows()}, target "
-                                        f"layer {i} has {len(W)}", layer=j)
-    Wm, bm = _mat(W), _col(b)
-    if Wm == A and c == bm:
-        return
-    # locate the first difference in the pure checker's order: row r weights, then row r bias
-    for r in range(len(W)):
-        for t in range(len(W[r])):
-            if A[r, t] != Wm[r, t]:
-                raise CertificateError(
-                    "identity", f"checkpoint layer {j}: pre-activation weight [{r}][{t}] is "
-                                f"{pure.show(_frac(A[r, t]))}, target layer {i} has "
-                                f"{pure.show(W[r][t])}", layer=j, neuron=r)
-        if c[r, 0] != bm[r, 0]:
-            raise CertificateError(
-                "identity", f"checkpoint layer {j}: pre-activation bias [{r}] is "
-                            f"{pure.show(_frac(c[r, 0]))}, target layer {i} has "
-                            f"{pure.show(b[r])}", layer=j, neuron=r)
 
 
 # An affine map A a + c is kept as (An, cn, den): integer matrix, integer column and one common
@@ -117,19 +99,17 @@ def _scale_int_rows(scale: list[fmpz], M: fmpz_mat) -> fmpz_mat:
     return fmpz_mat([[g * x for x in row] for g, row in zip(scale, rows)])
 
 
-def _rational(Mn: fmpz_mat, den: fmpz) -> fmpq_mat:
-    M = fmpq_mat(Mn)
-    return M if den == 1 else M * fmpq(1, den)
-
-
 def _unscaled_ranges(Bn: fmpz_mat, en: fmpz_mat, den: fmpz, lo: fmpq_mat,
                      hi: fmpq_mat) -> tuple[list, list]:
     """Row-wise exact min and max of (Bn a + en)/den over the box."""
+    e = fmpq_mat(en)
+    if Bn.ncols() == 0:
+        mn = mx = e
+        return (mn * fmpq(1, den)).entries(), (mx * fmpq(1, den)).entries()
     rows = Bn.tolist()
     zero = fmpz(0)
     pos = fmpq_mat(fmpz_mat([[x if x > 0 else zero for x in row] for row in rows]))
     neg = fmpq_mat(fmpz_mat([[x if x < 0 else zero for x in row] for row in rows]))
-    e = fmpq_mat(en)
     mn, mx = pos * lo + neg * hi + e, pos * hi + neg * lo + e
     if den != 1:
         inv = fmpq(1, den)
@@ -137,19 +117,59 @@ def _unscaled_ranges(Bn: fmpz_mat, en: fmpz_mat, den: fmpz, lo: fmpq_mat,
     return mn.entries(), mx.entries()
 
 
+# A map of the segment input a is (cols, An, cn, den): node = (An·a[cols] + cn)/den, the pure
+# checker's support-column form on FLINT integer matrices; the segment input itself is None.
+
+
+def _restricted(Vn: fmpz_mat, width: int) -> tuple[list[int], fmpz_mat]:
+    """The columns ``Vn`` reads and ``Vn`` on them (no copy when it reads all of them)."""
+    rows = Vn.tolist()
+    cols = [t for t in range(width) if any(row[t] for row in rows)]
+    if len(cols) == width:
+        return cols, Vn
+    return cols, fmpz_mat(len(rows), len(cols), [row[t] for row in rows for t in cols])
+
+
+def _compose(Vn: fmpz_mat, vden: fmpz, node: tuple | None, width: int, j: int) -> tuple:
+    if node is None:
+        cols, An = _restricted(Vn, width)
+        return cols, An, fmpz_mat(Vn.nrows(), 1), vden
+    cols, A, c, den = node
+    pure.rule_map_size(Vn.nrows(), len(cols), j)
+    if not cols:
+        return cols, fmpz_mat(Vn.nrows(), 0), Vn * c, vden * den
+    return cols, _product(Vn, A), Vn * c, vden * den
+
+
+def _add_maps(m1: tuple, m2: tuple, j: int) -> tuple:
+    (c1, A1, e1, d1), (c2, A2, e2, d2) = m1, m2
+    den = d1 if d1 == d2 else d1.lcm(d2)
+    s1, s2 = den // d1, den // d2
+    e = e1 * s1 + e2 * s2
+    if c1 == c2:
+        return c1, A1 * s1 + A2 * s2, e, den
+    cols = sorted(set(c1) | set(c2))
+    pure.rule_map_size(A1.nrows(), len(cols), j)
+    at = {t: k for k, t in enumerate(cols)}
+    rows = [[fmpz(0)] * len(cols) for _ in range(A1.nrows())]
+    for cs, A, s in ((c1, A1, s1), (c2, A2, s2)):
+        for row, arow in zip(rows, A.tolist()):
+            for t, x in zip(cs, arow):
+                row[at[t]] += s * x
+    return cols, fmpz_mat(rows) if rows and cols else fmpz_mat(A1.nrows(), len(cols)), e, den
+
+
 def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple, i: int,
                    lo: fmpq_mat, hi: fmpq_mat) -> None:
-    d = lo.nrows()
-    eye = fmpz_mat([[1 if r == t else 0 for t in range(d)] for r in range(d)])
-    maps = {start: (eye, fmpz_mat(d, 1), fmpz(1))}
-    W, b, sigma = target_layer
+    width = lo.nrows()
+    maps: dict[int, tuple | None] = {start: None}
+    last = pure.last_uses(layers, start, end)
     for j in range(start + 1, end + 1):
         layer = layers[j - 1]
-        An_in, cn_in, den_in = maps[layer["input"]]
         Vn, vden = _split(layer["V"])
+        # B a + e = V (A_in a + c_in), over the denominator bden
+        cols, Bn, en, bden = _compose(Vn, vden, maps[layer["input"]], width, j)
         gamma, beta = layer["gamma"], layer["beta"]
-        # B a + e = V (A_in a + c_in), over the denominator vden·den_in
-        Bn, en, bden = _product(Vn, An_in), Vn * cn_in, vden * den_in
         gn, gden = _common(gamma)
         betan, betaden = _common(beta.entries())
         # A = diag(γ) B, c = γ ⊙ e + β over D = lcm(gden·bden, betaden)
@@ -160,27 +180,31 @@ def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple
         An = _scale_int_rows(scale, Bn)
         cn = fmpz_mat([[g * x + t * s2] for g, x, t in zip(scale, en.entries(), betan)])
         if j == end:
-            if layer["act"] != sigma:
-                raise CertificateError("activation", f"checkpoint layer {j} has activation "
-                                                     f"{layer['act']}, target layer {i} has "
-                                                     f"{sigma}", layer=j)
-            _identity(_rational(An, D), _rational(cn, D), W, b, j, i)
+            # the checkpoint map is target-sized: compare it with the pure checker's own rule
+            as_ints = (cols, [[int(x) for x in row] for row in An.tolist()] if cols else
+                       [[] for _ in range(An.nrows())], [int(x) for x in cn.entries()], int(D))
+            pure.rule_checkpoint(layer, as_ints, target_layer, j, i,
+                                 [_frac(x) for x in lo.entries()],
+                                 [_frac(x) for x in hi.entries()])
             return
         if layer["act"] == "relu":
-            bmin, bmax = _unscaled_ranges(Bn, en, bden, lo, hi)
+            sub_lo = lo if len(cols) == width else fmpq_mat([[lo[t, 0]] for t in cols])
+            sub_hi = hi if len(cols) == width else fmpq_mat([[hi[t, 0]] for t in cols])
+            bmin, bmax = _unscaled_ranges(Bn, en, bden, sub_lo, sub_hi)
             keep = _stable_rows(gamma, bmin, bmax, beta.entries(), j)
             if not all(keep):
                 zero = fmpz(0)
                 An = _scale_int_rows([fmpz(1) if k else zero for k in keep], An)
                 cn = fmpz_mat([[x if k else zero] for x, k in zip(cn.entries(), keep)])
+        node = (cols, An, cn, D)
         for src, Pm in layer["skips"]:
             Pn, pden = _split(Pm)
-            Sn, sc, sden = maps[src]
-            Tn, tc, tden = _product(Pn, Sn), Pn * sc, pden * sden
-            L = D if D % tden == 0 else D.lcm(tden)
-            An, cn = An * (L // D) + Tn * (L // tden), cn * (L // D) + tc * (L // tden)
-            D = L
-        maps[j] = (An, cn, D)
+            node = _add_maps(node, _compose(Pn, pden, maps[src], width, j), j)
+        if j in last:
+            maps[j] = node
+        for src in {layer["input"]} | {s for s, _ in layer["skips"]}:
+            if last[src] == j:
+                del maps[src]
 
 
 def _stable_rows(gamma: list[fmpq], bmin: list, bmax: list, beta: list, j: int) -> list[bool]:
@@ -204,15 +228,15 @@ def _stable_rows(gamma: list[fmpq], bmin: list, bmax: list, beta: list, j: int) 
     return keep
 
 
-def _fast_number(x: object) -> fmpq:
+def _fast_number(x: object, max_digits: int) -> fmpq:
     """The pure checker's ``number`` for ints and ``"p"``/``"p/q"`` strings, via FLINT's parser.
 
     Anything else (decimals, over-long or malformed strings, bools) goes back to the pure reader,
     which then accepts or rejects it with its own message.
     """
-    if type(x) is int:
+    if type(x) is int and x.bit_length() <= 3 * max_digits:  # 2^(3n) < 10^n: at most n digits
         return fmpq(x)
-    if type(x) is str and len(x) <= pure.DEFAULT_MAX_DIGITS:
+    if type(x) is str and len(x) <= max_digits:
         m = pure._RATIONAL.fullmatch(x)
         if m:
             sign, p, q = m.groups()
@@ -226,7 +250,7 @@ def _fast_number(x: object) -> fmpq:
     raise _UsePureReader
 
 
-def _fast_matrix(value: object, rows: int | None, cols: int | None) -> fmpq_mat:
+def _fast_matrix(value: object, rows: int | None, cols: int | None, max_digits: int) -> fmpq_mat:
     if type(value) is not list or not value or (rows is not None and len(value) != rows):
         raise _UsePureReader
     width = cols if cols is not None else (len(value[0]) if type(value[0]) is list else -1)
@@ -237,22 +261,43 @@ def _fast_matrix(value: object, rows: int | None, cols: int | None) -> fmpq_mat:
         if type(row) is not list or len(row) != width:
             raise _UsePureReader
         flat.extend(row)
-    if all(type(x) is int for x in flat):
+    bound = 1 << (3 * max_digits)  # below 2^(3n) an integer has at most n digits
+    if all(type(x) is int for x in flat) and -bound < min(flat) and max(flat) < bound:
         return fmpq_mat(fmpz_mat(len(value), width, flat))
-    return fmpq_mat(len(value), width, [_fast_number(x) for x in flat])
+    return fmpq_mat(len(value), width, [_fast_number(x, max_digits) for x in flat])
 
 
-def _fast_vector(value: object, length: int) -> list[fmpq]:
+def _fast_vector(value: object, length: int, max_digits: int) -> list[fmpq]:
     if type(value) is not list or not value or len(value) != length:
         raise _UsePureReader
-    return [_fast_number(x) for x in value]
+    return [_fast_number(x, max_digits) for x in value]
 
 
-def _read_network_fast(doc: dict, d0: int) -> tuple[list[dict], list[int]]:
-    """:func:`exactnorm.checker.read_network` for well-formed documents, into FLINT matrices.
+def _read_network(doc: dict, d0: int, max_digits: int,
+                  prov: pure.Provenance) -> tuple[list[dict], list[int]]:
+    """The fast reader for plain version-1 documents, else the pure reader (same verdicts)."""
+    if prov.version == 1:
+        try:
+            layers, cps, matrices = _read_network_fast(doc, d0, max_digits)
+        except _UsePureReader:
+            pass
+        else:
+            prov.explicit += matrices
+            return layers, cps
+    layers, cps = pure.read_network(doc, d0, max_digits, prov)
+    return [{"input": L["input"], "V": _mat(L["V"]), "gamma": [_q(g) for g in L["gamma"]],
+             "beta": _col(L["beta"]), "act": L["act"],
+             "skips": [(src, _mat(P)) for src, P in L["skips"]]} for L in layers], cps
 
-    Same checks in the same order; any departure from the plain forms raises _UsePureReader and
-    the pure reader runs instead, so valid and invalid documents get the pure checker's verdict.
+
+def _read_network_fast(doc: dict, d0: int,
+                       max_digits: int) -> tuple[list[dict], list[int], int]:
+    """:func:`exactnorm.checker.read_network` for well-formed version-1 documents, into FLINT
+    matrices; also returns the number of matrices read.
+
+    Same checks in the same order; any departure from the plain forms (compact numbers, draw
+    records, sources) raises _UsePureReader and the pure reader runs instead, so valid and
+    invalid documents get the pure checker's verdict.
     """
     net = doc["network"]
     layers = net.get("layers") if isinstance(net, dict) else None
@@ -261,15 +306,15 @@ def _read_network_fast(doc: dict, d0: int) -> tuple[list[dict], list[int]]:
     dims = [d0]
     out = []
     for j, layer in enumerate(layers, 1):
-        if type(layer) is not dict:
+        if type(layer) is not dict or "source" in layer:
             raise _UsePureReader
         src = layer.get("input")
         if type(src) is not int or not 0 <= src < j:
             raise _UsePureReader
-        V = _fast_matrix(layer.get("weight"), None, dims[src])
+        V = _fast_matrix(layer.get("weight"), None, dims[src], max_digits)
         n = V.nrows()
-        gamma = _fast_vector(layer.get("gamma"), n)
-        beta = fmpq_mat(n, 1, _fast_vector(layer.get("beta"), n))
+        gamma = _fast_vector(layer.get("gamma"), n, max_digits)
+        beta = fmpq_mat(n, 1, _fast_vector(layer.get("beta"), n, max_digits))
         act = layer.get("activation")
         if act not in pure.ACTIVATIONS:
             raise _UsePureReader
@@ -279,9 +324,9 @@ def _read_network_fast(doc: dict, d0: int) -> tuple[list[dict], list[int]]:
         skips = []
         for t, sk in enumerate(skips_raw):
             if type(sk) is not dict or type(sk.get("from")) is not int \
-                    or not 0 <= sk["from"] < j or "kind" not in sk:
+                    or not 0 <= sk["from"] < j or "kind" not in sk or "source" in sk:
                 raise _UsePureReader
-            P = _fast_matrix(sk.get("weight"), n, dims[sk["from"]])
+            P = _fast_matrix(sk.get("weight"), n, dims[sk["from"]], max_digits)
             try:
                 pure.rule_skip_kind(sk["kind"], P.tolist(), f"network layer {j} skip {t}", j)
             except CertificateError:
@@ -293,35 +338,18 @@ def _read_network_fast(doc: dict, d0: int) -> tuple[list[dict], list[int]]:
     cps = net.get("checkpoints")
     if type(cps) is not list or any(type(c) is not int for c in cps):
         raise _UsePureReader
-    return out, list(cps)
+    return out, list(cps), len(out) + sum(len(L["skips"]) for L in out)
 
 
-def _read_network_pure(doc: dict, d0: int) -> tuple[list[dict], list[int]]:
-    """The pure reader, its Fraction lists converted to the FLINT form used here."""
-    layers, cps = pure.read_network(doc, d0)
-    return [{"input": L["input"], "V": _mat(L["V"]), "gamma": [_q(g) for g in L["gamma"]],
-             "beta": _col(L["beta"]), "act": L["act"],
-             "skips": [(src, _mat(P)) for src, P in L["skips"]]} for L in layers], cps
-
-
-def check_certificate(doc: object) -> Verdict:
+def check_certificate(doc: object, *, max_digits: int = pure.DEFAULT_MAX_DIGITS) -> Verdict:
     """Same contract and verdicts as :func:`exactnorm.checker.check_certificate` (SPEC §3)."""
-    return pure.verdict_of(lambda: _run_rules(doc))
+    return pure.verdict_of(lambda: _run_rules(doc, max_digits))
 
 
-def _run_rules(doc: object) -> tuple[int, int]:
+def _run_rules(doc: object, max_digits: int) -> dict:
     """The pure checker's rule order, with the arithmetic in python-flint."""
-    if not isinstance(doc, dict):
-        raise CertificateError("format", "a certificate is a JSON object")
-    pure.rule_format(doc)
-    lower, upper = pure.rule_domain(doc)
-    target = pure.read_target(doc, len(lower))
-    try:
-        layers, cps = _read_network_fast(doc, len(lower))
-    except _UsePureReader:
-        layers, cps = _read_network_pure(doc, len(lower))
-    pure.rule_checkpoints(cps, len(target), len(layers))
-    pure.rule_segments(layers, cps)
+    lower, upper, target, layers, cps, prov = pure.read_certificate(doc, max_digits,
+                                                                    _read_network)
     lo, hi = _col(lower), _col(upper)
     start = 0
     for i, (end, tl) in enumerate(zip(cps, target), 1):
@@ -334,21 +362,23 @@ def _run_rules(doc: object) -> tuple[int, int]:
             maxs = [x if x > 0 else zero for x in maxs]
         lo, hi = fmpq_mat([[x] for x in mins]), fmpq_mat([[x] for x in maxs])
         start = end
-    return len(target), len(layers)
+    return pure.facts_of(doc, lower, upper, target, len(layers), prov)  # type: ignore[arg-type]
 
 
-def check_certificate_text(text: str | bytes, *,
+def check_certificate_text(text: str | bytes | bytearray, *,
                            max_digits: int = pure.DEFAULT_MAX_DIGITS) -> Verdict:
     try:
         doc = pure.parse_certificate_text(text, max_digits=max_digits)
     except CertificateError as exc:
         return Verdict(False, exc.rule, str(exc))
-    return check_certificate(doc)
+    return check_certificate(doc, max_digits=max_digits)
 
 
-def check_file(path: str, *, max_digits: int = pure.DEFAULT_MAX_DIGITS) -> Verdict:
-    """Check a ``.json`` or ``.json.gz`` certificate file."""
-    text = pure.read_file_bytes(path)
-    if isinstance(text, Verdict):
-        return text
+def check_file(path: str, *, max_digits: int = pure.DEFAULT_MAX_DIGITS,
+               max_bytes: int = pure.DEFAULT_MAX_BYTES) -> Verdict:
+    """Check a ``.json`` or ``.json.gz`` certificate file (unreadable: rule ``format``)."""
+    try:
+        text = pure.read_file_bytes(path, max_bytes)
+    except pure.ReadError as exc:
+        return Verdict(False, "format", str(exc))
     return check_certificate_text(text, max_digits=max_digits)

@@ -3,7 +3,8 @@
 Exit codes (README "Exit codes"): 0 success / valid certificate; 1 invalid certificate, a failed
 comparison (``tables --check``) or, for ``realizable``, a target that is not reachable; 2 usage or
 input error (including a missing optional package, named with its extra); 3 internal error (a bug:
-one line, rerun with ``--debug`` for the traceback); 130 interrupted (Ctrl-C). Errors are one line
+one line, rerun with ``--debug`` for the traceback); 130 interrupted (Ctrl-C); 141 standard output
+closed before the verdict was written (neither 0 nor 1: nobody read it). Errors are one line
 on stderr; ``--debug`` (before or after the subcommand) shows the traceback.
 
 Each subcommand lives in ``exactnorm.commands.<name>`` and provides ``register(subparsers)``,
@@ -14,13 +15,17 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
+import re
 import sys
 from collections.abc import Sequence
 
 from exactnorm import __version__
 from exactnorm.errors import ExactnormError
 
-__all__ = ["main", "build_parser", "COMMAND_MODULES"]
+__all__ = ["main", "build_parser", "COMMAND_MODULES", "EXIT_BROKEN_PIPE", "render_error"]
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a command killed by it
 
 COMMAND_MODULES = (
     "exactnorm.commands.certify",
@@ -87,16 +92,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         args.debug = debug
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # a closed pipe shows here, inside the handler below
+        return code
     except SystemExit as exc:
         return int(exc.code) if isinstance(exc.code, int) else 2
+    except BrokenPipeError:
+        # the reader of our stdout went away; Python would complain again when flushing at exit
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
         sys.stderr.write(f"exactnorm: interrupted; {interrupt_note()}\n")
         return 130
     except ExactnormError as exc:
         if debug:
             raise
-        sys.stderr.write(f"exactnorm: error: {_first_line(exc, limit=None)}\n")
+        sys.stderr.write(f"exactnorm: error: {render_error(exc)}\n")
         return exc.exit_code
     except (MemoryError, RecursionError) as exc:
         if debug:
@@ -116,6 +128,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"exactnorm: internal error: {type(exc).__name__}: {_first_line(exc)} "
                          f"(rerun with --debug and report it)\n")
         return 3
+
+
+def render_error(exc: ExactnormError) -> str:
+    """The one-line message of a library error in the vocabulary of the command line.
+
+    The library names its parameters (``retry must be non-negative``); when the error carries
+    ``parameter``, its whole-word occurrences become the flag (``--retry must be non-negative``).
+
+    >>> from exactnorm.errors import InputError
+    >>> render_error(InputError("max_digits must be positive", parameter="max_digits"))
+    '--max-digits must be positive'
+    """
+    text = _first_line(exc, limit=None)
+    name = getattr(exc, "parameter", None)
+    if not name:
+        return text
+    flag = "--" + name.replace("_", "-")  # every flag is its parameter's name, dashed
+    # not inside a path, a longer identifier or an existing flag
+    return re.sub(rf"(?<![\w/.-]){re.escape(name)}(?![\w/-])", flag, text)
 
 
 def _first_line(exc: BaseException, limit: int | None = 300) -> str:

@@ -2,8 +2,18 @@
 
 Every failure the user can cause is an :class:`ExactnormError` with a one-line message. The CLI maps
 :class:`InputError` (and its subclasses) to exit code 2 and :class:`InvalidCertificateError` to exit
-code 1; anything else is a bug. A missing optional package is a :class:`MissingExtraError`
-(:func:`require_extra`), whose message names the extra to install.
+code 1; a missing optional package is a :class:`MissingExtraError` (:func:`require_extra`),
+whose message names the extra to install; :class:`InvariantError` (exit code 3) means exactnorm
+itself is wrong; anything else that escapes is a bug too.
+
+Messages name the *parameter* of the library function (``retry must be non-negative``), never a
+command-line flag: an API caller has no flags. An error about one parameter carries it in
+:attr:`ExactnormError.parameter`, and the CLI renders that parameter as its flag (``--retry must be
+non-negative``), so each layer speaks its own vocabulary.
+
+>>> e = InputError("retry must be non-negative, got -1", parameter="retry")
+>>> e.parameter, str(e)
+('retry', 'retry must be non-negative, got -1')
 """
 
 from __future__ import annotations
@@ -19,6 +29,9 @@ __all__ = [
     "LimitExceededError",
     "SingularSystemError",
     "InvalidCertificateError",
+    "InvariantError",
+    "PadicUnavailable",
+    "require_integer",
     "MissingExtraError",
     "OPTIONAL_MODULES",
     "missing_extra_message",
@@ -27,9 +40,21 @@ __all__ = [
 
 
 class ExactnormError(Exception):
-    """Base class of every error exactnorm raises on purpose."""
+    """Base class of every error exactnorm raises on purpose.
+
+    Parameters
+    ----------
+    message : str
+        One line, in the vocabulary of the function that raised it.
+    parameter : str, optional
+        The name of the function parameter the message is about; the CLI shows it as a flag.
+    """
 
     exit_code = 2
+
+    def __init__(self, message: str = "", *, parameter: str | None = None) -> None:
+        super().__init__(message)
+        self.parameter = parameter
 
 
 class InputError(ExactnormError, ValueError):
@@ -68,6 +93,63 @@ class InvalidCertificateError(ExactnormError):
     """A certificate that does not prove what it claims (exit code 1)."""
 
     exit_code = 1
+
+
+class InvariantError(ExactnormError):
+    """An exact identity that exactnorm's own mathematics guarantees failed (exit code 3).
+
+    Raised instead of ``assert`` (which ``python -O`` removes) when an independently computed
+    witness does not check itself: the result is withheld rather than reported wrong.
+    """
+
+    exit_code = 3
+
+
+class PadicUnavailable(ExactnormError):
+    """The p-adic fast path does not apply (entries beyond 64-bit residuals, singular mod p).
+
+    Internal signal of :mod:`exactnorm.exact.padic`: callers fall back to FLINT's general solver,
+    which also decides singularity exactly, so it never reaches a user.
+    """
+
+
+def require_integer(value: object, parameter: str, *, minimum: int = 0) -> int:
+    """``value`` if it is an integer ``≥ minimum``, else an :class:`InputError` naming it.
+
+    The one check behind every integer option (``retry``, ``jobs``, ``block``, ``rank``,
+    ``width`` …), so that they all refuse ``True``, ``2.0`` and ``-1`` with the same wording.
+
+    Parameters
+    ----------
+    value : object
+    parameter : str
+        The name of the parameter, carried by the error (the CLI shows it as a flag).
+    minimum : int
+        The smallest allowed value.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    InputError
+        ``"retry must be non-negative, got -1"``, ``"block must be positive, got 0"``,
+        ``"jobs must be an integer, got 2.0"``.
+
+    >>> require_integer(3, "retry")
+    3
+    >>> require_integer(0, "block", minimum=1)
+    Traceback (most recent call last):
+    ...
+    exactnorm.errors.InputError: block must be positive, got 0
+    """
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError(f"{parameter} must be an integer, got {value!r}", parameter=parameter)
+    if value < minimum:
+        bound = {0: "non-negative", 1: "positive"}.get(minimum, f"at least {minimum}")
+        raise InputError(f"{parameter} must be {bound}, got {value!r}", parameter=parameter)
+    return value
 
 
 class MissingExtraError(InputError):

@@ -38,7 +38,7 @@ weights drawn from a seed do not shrink entry by entry, but the seed shrinks tow
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 from typing import Any
 
@@ -46,16 +46,15 @@ import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat
 from hypothesis import reject
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 from hypothesis.strategies import SearchStrategy
 
 from exactnorm.constructions.common import Construction
+from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.errors import InputError, SingularSystemError
-from exactnorm.exact.sampling import (
-    DEFAULT_DISTRIBUTION,
-    layer_rng,
-    parse_distribution,
-    sample_matrix,
-)
+from exactnorm.exact.generator import draw as draw_frozen
+from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
+from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
 from exactnorm.model.network import ACTIVATIONS, FrozenLayer, FrozenNetwork, Skip, TargetNetwork
 
 __all__ = [
@@ -86,19 +85,27 @@ _SMALL = 2
 # ----------------------------------------------------------------------------- helpers
 
 
+def _distribution(spec: str) -> Distribution:
+    """:func:`parse_distribution`, with a bad spec reported the Hypothesis way."""
+    try:
+        return parse_distribution(spec)
+    except InputError as exc:
+        raise InvalidArgument(str(exc)) from None
+
+
 def _check_bounds(name: str, lo: int, hi: int) -> None:
     if isinstance(lo, bool) or isinstance(hi, bool) or not isinstance(lo, int) \
             or not isinstance(hi, int):
-        raise InputError(f"{name}: bounds must be integers, got {lo!r} and {hi!r}")
+        raise InvalidArgument(f"{name}: bounds must be integers, got {lo!r} and {hi!r}")
     if lo < 0 or lo > hi:
-        raise InputError(f"{name}: need 0 ≤ minimum ≤ maximum, got {lo} and {hi}")
+        raise InvalidArgument(f"{name}: need 0 ≤ minimum ≤ maximum, got {lo} and {hi}")
 
 
 def _check_dimension(name: str, spec: Dimension) -> None:
     if spec is None or isinstance(spec, SearchStrategy):
         return
     if isinstance(spec, bool) or not isinstance(spec, int) or spec < 0:
-        raise InputError(f"{name} must be a non-negative integer, a strategy or None, "
+        raise InvalidArgument(f"{name} must be a non-negative integer, a strategy or None, "
                          f"got {spec!r}")
 
 
@@ -108,7 +115,7 @@ def _draw_dimension(draw: Any, spec: Dimension, lo: int, hi: int) -> int:
     if isinstance(spec, SearchStrategy):
         value = draw(spec)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-            raise InputError(f"a dimension strategy produced {value!r}, not a size")
+            raise InvalidArgument(f"a dimension strategy produced {value!r}, not a size")
         return value
     return spec
 
@@ -126,6 +133,10 @@ def small_integers(bound: int) -> SearchStrategy[int]:
     Returns
     -------
     SearchStrategy[int]
+
+    Notes
+    -----
+    Shrinks towards 0 within ``[-2, 2]``, the preferred branch, before any larger entry.
     """
     _check_bounds("small_integers", 0, bound)
     if bound <= _SMALL:
@@ -152,6 +163,10 @@ def exact_rationals(bound: int = 9, max_denominator: int = 6) -> SearchStrategy[
     Returns
     -------
     SearchStrategy[fmpq]
+
+    Notes
+    -----
+    Shrinks towards 0, then towards integers (``q = 1``).
     """
     _check_bounds("exact_rationals bound", 0, bound)
     _check_bounds("exact_rationals denominator", 1, max_denominator)
@@ -171,16 +186,20 @@ def points_in_box(lower: Sequence[Any], upper: Sequence[Any], *,
 
     Raises
     ------
-    InputError
+    InvalidArgument
         If the bounds have different lengths or ``lower_k > upper_k``.
+
+    Notes
+    -----
+    Shrinks towards the corner ``lower`` (``a = 0``), then towards small denominators.
     """
     lo = tuple(fmpq(x) if not isinstance(x, fmpq) else x for x in lower)
     hi = tuple(fmpq(x) if not isinstance(x, fmpq) else x for x in upper)
     if len(lo) != len(hi):
-        raise InputError(f"box has {len(lo)} lower and {len(hi)} upper bounds")
+        raise InvalidArgument(f"box has {len(lo)} lower and {len(hi)} upper bounds")
     for k, (a, b) in enumerate(zip(lo, hi)):
         if a > b:
-            raise InputError(f"inverted box: lower[{k}] = {a} > upper[{k}] = {b}")
+            raise InvalidArgument(f"inverted box: lower[{k}] = {a} > upper[{k}] = {b}")
     _check_bounds("points_in_box denominator", 1, max_denominator)
 
     @st.composite
@@ -211,6 +230,11 @@ def integer_matrices(rows: Dimension = None, cols: Dimension = None, *, min_dim:
     Returns
     -------
     SearchStrategy[fmpz_mat]
+
+    Notes
+    -----
+    Shrinks towards the smallest allowed shape first, then each entry towards 0 within
+    ``[-2, 2]``.
     """
     _check_bounds("integer_matrices", min_dim, max_dim)
     _check_bounds("integer_matrices bound", 0, bound)
@@ -238,6 +262,11 @@ def rational_matrices(rows: Dimension = None, cols: Dimension = None, *, min_dim
     Returns
     -------
     SearchStrategy[fmpq_mat]
+
+    Notes
+    -----
+    Shrinks towards the smallest allowed shape, entries towards 0 and denominators towards 1
+    (an integer matrix).
     """
     _check_bounds("rational_matrices", min_dim, max_dim)
     _check_bounds("rational_matrices bound", 0, bound)
@@ -285,8 +314,13 @@ def matrices_of_rank(rows: Dimension = None, cols: Dimension = None, rank: Dimen
 
     Raises
     ------
-    InputError
+    InvalidArgument
         If a fixed rank exceeds a fixed size, or bounds are inconsistent.
+
+    Notes
+    -----
+    Shrinks towards the smallest shape and rank, and then towards ``diag(1, …, 1, 0, …, 0)``;
+    the rank never changes while shrinking.
     """
     _check_bounds("matrices_of_rank", min_dim, max_dim)
     _check_bounds("matrices_of_rank bound", 1, bound)
@@ -295,9 +329,9 @@ def matrices_of_rank(rows: Dimension = None, cols: Dimension = None, rank: Dimen
     if isinstance(rank, int):
         for name, spec in (("rows", rows), ("cols", cols)):
             if isinstance(spec, int) and spec < rank:
-                raise InputError(f"matrices_of_rank: rank {rank} exceeds {name} = {spec}")
+                raise InvalidArgument(f"matrices_of_rank: rank {rank} exceeds {name} = {spec}")
         if rows is None and cols is None and rank > max_dim:
-            raise InputError(f"matrices_of_rank: rank {rank} exceeds max_dim = {max_dim}")
+            raise InvalidArgument(f"matrices_of_rank: rank {rank} exceeds max_dim = {max_dim}")
 
     @st.composite
     def build(draw: Any) -> fmpz_mat | fmpq_mat:
@@ -307,7 +341,7 @@ def matrices_of_rank(rows: Dimension = None, cols: Dimension = None, rank: Dimen
         n = _draw_dimension(draw, cols, floor, top)
         r = _draw_dimension(draw, rank, 0, min(p, n))
         if r > min(p, n):
-            raise InputError(f"matrices_of_rank: rank {r} exceeds the shape {p}×{n}")
+            raise InvalidArgument(f"matrices_of_rank: rank {r} exceeds the shape {p}×{n}")
         entry, pivot = small_integers(bound), _nonzero_integers(bound)
         # L (p×r): upper triangular block with nonzero diagonal, then free rows, rows permuted
         left = [[draw(pivot) if i == j else (draw(entry) if j > i else 0) for j in range(r)]
@@ -339,6 +373,11 @@ def khatri_rao_pairs(rows_x: Dimension = None, rows_y: Dimension = None,
     Returns
     -------
     SearchStrategy[tuple[fmpz_mat, fmpz_mat]] (``fmpq_mat`` pairs if ``rational``)
+
+    Notes
+    -----
+    Shrinks towards one column and one row on each side, entries as :func:`integer_matrices`
+    (or :func:`rational_matrices`).
     """
     _check_bounds("khatri_rao_pairs", min_dim, max_dim)
     for name, spec in (("rows_x", rows_x), ("rows_y", rows_y), ("cols", cols)):
@@ -349,6 +388,7 @@ def khatri_rao_pairs(rows_x: Dimension = None, rows_y: Dimension = None,
         n = _draw_dimension(draw, cols, min_dim, max_dim)
         p = _draw_dimension(draw, rows_x, min_dim, max_dim)
         q = _draw_dimension(draw, rows_y, min_dim, max_dim)
+        make: Callable[[int], SearchStrategy[Any]]
         if rational:
             make = lambda r: rational_matrices(r, n, bound=bound,  # noqa: E731
                                                max_denominator=max_denominator)
@@ -374,6 +414,11 @@ def rational_boxes(dim: Dimension = None, *, min_dim: int = 1, max_dim: int = 4,
     Returns
     -------
     SearchStrategy[tuple[tuple[fmpq, ...], tuple[fmpq, ...]]]
+
+    Notes
+    -----
+    Shrinks towards the smallest dimension, ``lower`` towards 0 and widths towards 0 (or 1
+    without ``allow_degenerate``).
     """
     _check_bounds("rational_boxes", min_dim, max_dim)
     _check_bounds("rational_boxes bound", 1, bound)
@@ -404,7 +449,7 @@ def _activation(choice: str | None, default_first: str) -> SearchStrategy[str]:
         other = [a for a in ACTIVATIONS if a != default_first]
         return st.sampled_from([default_first, *other])
     if choice not in ACTIVATIONS:
-        raise InputError(f"unknown activation {choice!r}; expected one of {ACTIVATIONS}")
+        raise InvalidArgument(f"unknown activation {choice!r}; expected one of {ACTIVATIONS}")
     return st.just(choice)
 
 
@@ -424,12 +469,17 @@ def target_networks(*, widths: Sequence[int] | None = None, min_width: int = 1,
     Returns
     -------
     SearchStrategy[TargetNetwork]
+
+    Notes
+    -----
+    Shrinks towards the shallowest, narrowest network, relu hidden layers, an identity final
+    layer, small integer weights and the box of :func:`rational_boxes`' shrink target.
     """
     _check_bounds("target_networks width", max(1, min_width), max_width)
     _check_bounds("target_networks depth", max(1, min_depth), max_depth)
     if widths is not None and (len(widths) < 2 or any(
             isinstance(w, bool) or not isinstance(w, int) or w < 1 for w in widths)):
-        raise InputError(f"widths must list at least two positive integers, got {widths!r}")
+        raise InvalidArgument(f"widths must list at least two positive integers, got {widths!r}")
     hidden = _activation(hidden_activation, "relu")
     final = _activation(final_activation, "identity")
 
@@ -456,8 +506,13 @@ def target_networks(*, widths: Sequence[int] | None = None, min_width: int = 1,
 
 
 def seeds() -> SearchStrategy[int]:
-    """Seeds for :func:`~exactnorm.exact.sampling.layer_rng`: integers in ``[0, 2³²)``, shrink to
-    0."""
+    """Seeds of frozen weights (:func:`~exactnorm.exact.generator.draw`): integers in
+    ``[0, 2³²)``.
+
+    Notes
+    -----
+    Shrinks towards 0.
+    """
     return st.integers(0, 2**32 - 1)
 
 
@@ -472,6 +527,10 @@ def theorem1_cases(**target_options: Any) -> SearchStrategy[tuple[TargetNetwork,
     Returns
     -------
     SearchStrategy[tuple[TargetNetwork, int]]
+
+    Notes
+    -----
+    Shrinks as :func:`target_networks` for the target and towards seed 0.
     """
     return st.tuples(target_networks(**target_options), seeds())
 
@@ -488,12 +547,15 @@ def theorem1_constructions(*, distribution: str = DEFAULT_DISTRIBUTION, retry: i
     Returns
     -------
     SearchStrategy[Construction]
-    """
-    from exactnorm.constructions.theorem1 import certify_theorem1
 
-    parse_distribution(distribution)
+    Notes
+    -----
+    Shrinks as :func:`theorem1_cases` (the construction is a function of the case, so a
+    minimal case gives a minimal construction).
+    """
+    _distribution(distribution)
     if isinstance(retry, bool) or not isinstance(retry, int) or retry < 0:
-        raise InputError(f"retry must be a non-negative integer, got {retry!r}")
+        raise InvalidArgument(f"retry must be a non-negative integer, got {retry!r}")
 
     def run(case: tuple[TargetNetwork, int]) -> Construction:
         target, seed = case
@@ -514,20 +576,27 @@ def frozen_networks(*, input_dim: Dimension = None, min_width: int = 1, max_widt
                     max_denominator: int = 3) -> SearchStrategy[FrozenNetwork]:
     """Frozen networks (:class:`~exactnorm.model.network.FrozenNetwork`) with random tuned γ, β.
 
-    The frozen weights ``V_j`` come from a drawn seed, ``sample_matrix(layer_rng(seed, j), …)``
-    with ``distribution``, exactly as the constructions draw them; γ and β are rationals drawn by
-    Hypothesis (``|p| ≤ bound``, ``q ≤ max_denominator``). Layer ``j`` reads node ``j − 1``; with
-    ``skips`` a layer ``j ≥ 2`` may add a random frozen skip ``P h_0`` from the input (seeded,
-    declared ``kind="random"``). The only checkpoint is the last node.
+    The frozen weights ``V_j`` come from a drawn seed with the certificate generator
+    (:func:`exactnorm.exact.generator.draw`, stream ``StreamKey(j, 0, PAIR_IN)``) and
+    ``distribution``, as the constructions draw them, and carry their draw records; γ and β are
+    rationals drawn by Hypothesis (``|p| ≤ bound``, ``q ≤ max_denominator``). Layer ``j`` reads
+    node ``j − 1``; with ``skips`` a layer ``j ≥ 2`` may add a random frozen skip ``P h_0`` from
+    the input (stream ``StreamKey(j, 0, SKIP)``, declared ``kind="random"``, with its record).
+    The only checkpoint is the last node.
 
     Returns
     -------
     SearchStrategy[FrozenNetwork]
+
+    Notes
+    -----
+    Shrinks towards the shallowest, narrowest network, seed 0 and γ, β towards 0 with integer
+    values; the seeded frozen weights follow the seed, not entry by entry.
     """
     _check_bounds("frozen_networks width", max(1, min_width), max_width)
     _check_bounds("frozen_networks depth", max(1, min_depth), max_depth)
     _check_dimension("input_dim", input_dim)
-    dist = parse_distribution(distribution)
+    dist = _distribution(distribution)
     act = _activation(activation, "relu")
     scalars = _rationals(bound, max_denominator)
 
@@ -540,14 +609,17 @@ def frozen_networks(*, input_dim: Dimension = None, min_width: int = 1, max_widt
         layers = []
         for j in range(1, depth + 1):
             w = draw(st.integers(min_width, max_width))
-            V = sample_matrix(layer_rng(seed, j), w, dims[-1], dist)
+            V, record = draw_frozen(seed, StreamKey(j, WHOLE_LAYER, Part.PAIR_IN).key, w,
+                                    dims[-1], dist)
             gamma = tuple(draw(st.lists(scalars, min_size=w, max_size=w)))
             beta = tuple(draw(st.lists(scalars, min_size=w, max_size=w)))
             layer_skips: tuple[Skip, ...] = ()
             if skips and j >= 2 and draw(st.booleans()):
-                P = sample_matrix(layer_rng(seed, j, 1), w, d0, dist)
-                layer_skips = (Skip(0, P, "random"),)
-            layers.append(FrozenLayer(j - 1, V, gamma, beta, draw(act), layer_skips))
+                P, skip_record = draw_frozen(seed, StreamKey(j, WHOLE_LAYER, Part.SKIP).key, w,
+                                             d0, dist)
+                layer_skips = (Skip(0, P, "random", record=skip_record),)
+            layers.append(FrozenLayer(j - 1, V, gamma, beta, draw(act), layer_skips,
+                                      record=record))
             dims.append(w)
         return FrozenNetwork(d0, tuple(layers), (depth,))
 
@@ -559,14 +631,14 @@ def frozen_networks(*, input_dim: Dimension = None, min_width: int = 1, max_widt
 
 def _keep_fraction(keep: Fraction | int | str) -> Fraction:
     if isinstance(keep, bool) or not isinstance(keep, (Fraction, int, str)):
-        raise InputError(f"keep probability must be a Fraction, int or 'p/q' string, got "
+        raise InvalidArgument(f"keep probability must be a Fraction, int or 'p/q' string, got "
                          f"{keep!r}")
     try:
         value = Fraction(keep)
     except (ValueError, ZeroDivisionError):
-        raise InputError(f"bad keep probability {keep!r}") from None
+        raise InvalidArgument(f"bad keep probability {keep!r}") from None
     if not 0 <= value <= 1:
-        raise InputError(f"keep probability must lie in [0, 1], got {value}")
+        raise InvalidArgument(f"keep probability must lie in [0, 1], got {value}")
     return value
 
 
@@ -583,6 +655,10 @@ def sparse_masks(rows: Dimension = None, cols: Dimension = None, *,
     Returns
     -------
     SearchStrategy[numpy.ndarray] of dtype ``bool`` and shape ``(rows, cols)``
+
+    Notes
+    -----
+    Shrinks towards the smallest shape and towards every entry kept (``u`` towards 0).
     """
     _check_bounds("sparse_masks", min_dim, max_dim)
     _check_dimension("rows", rows)

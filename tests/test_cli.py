@@ -10,6 +10,7 @@ import sys
 import numpy as np
 import pytest
 
+from exactnorm.certificate import decode_compact
 from exactnorm.cli import main
 
 
@@ -91,7 +92,7 @@ def test_box_option_and_npz(tmp_path, capsys):
     code, stdout, _ = run(["certify", "--target", str(npz), "--box", "-1:1", "--out",
                            str(tmp_path / "c.json")], capsys)
     assert code == 0 and "VALID" in stdout
-    doc = json.loads((tmp_path / "c.json").read_text())
+    doc = decode_compact(json.loads((tmp_path / "c.json").read_text()))
     # 0.1 became its exact dyadic value, not 1/10
     assert doc["target"]["layers"][0]["bias"][0] == "3602879701896397/36028797018963968"
     assert run(["certify", "--box", "1:-1"], capsys)[0] == 2

@@ -11,6 +11,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import exactnorm.commands.check as check_command
@@ -20,8 +21,10 @@ from exactnorm.errors import (
     ExactnormError,
     InputError,
     InvalidCertificateError,
+    InvariantError,
     LimitExceededError,
     NumberFormatError,
+    PadicUnavailable,
     ShapeError,
     SingularSystemError,
 )
@@ -54,8 +57,11 @@ def test_hierarchy():
     assert not issubclass(InvalidCertificateError, InputError)
     assert set(errors.__all__) == {"ExactnormError", "InputError", "NumberFormatError",
                                    "ShapeError", "LimitExceededError", "SingularSystemError",
-                                   "InvalidCertificateError", "MissingExtraError",
+                                   "InvalidCertificateError", "InvariantError",
+                                   "PadicUnavailable", "require_integer", "MissingExtraError",
                                    "OPTIONAL_MODULES", "missing_extra_message", "require_extra"}
+    assert InvariantError("x").exit_code == 3
+    assert issubclass(PadicUnavailable, ExactnormError)
     assert issubclass(errors.MissingExtraError, InputError)
 
 
@@ -242,6 +248,148 @@ def test_tampered_certificate_is_exit_1(tmp_path, capsys):
     cert.write_text('{"format": "exactnorm.detpoly", "version": 1}')
     code, out, _ = run_cli(["check", str(cert)], capsys)
     assert code == 1 and "INVALID" in out
+
+
+# ----------------------------------------------------------------------------- parameters vs flags
+
+
+def test_library_names_the_parameter_and_the_cli_the_flag(capsys):
+    from exactnorm.constructions.theorem1 import certify_theorem1
+    from exactnorm.model.targets import demo_target
+
+    with pytest.raises(InputError) as info:
+        certify_theorem1(demo_target(), retry=-1)
+    assert str(info.value).startswith("retry must be non-negative")
+    assert info.value.parameter == "retry" and "--" not in str(info.value)
+    assert main(["certify", "--retry", "-1", "--no-check", "--out", "unused.json"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("exactnorm: error: --retry must be non-negative") and err.count("\n") == 1
+
+
+@pytest.mark.parametrize("call, parameter", [
+    (lambda: __import__("exactnorm.constructions.lowrank", fromlist=["x"]).certify_lowrank(
+        __import__("exactnorm.model.targets", fromlist=["x"]).demo_target(), rank=0), "rank"),
+    (lambda: __import__("exactnorm.constructions.tradeoff", fromlist=["x"]).certify_tradeoff(
+        __import__("exactnorm.model.targets", fromlist=["x"]).demo_target(), block=0), "block"),
+    (lambda: __import__("exactnorm.model.targets", fromlist=["x"]).parse_box("1"), "box"),
+    (lambda: __import__("exactnorm.api", fromlist=["x"]).realizable(0, d_in=1, d_out=1),
+     "width"),
+    (lambda: __import__("exactnorm.analysis.structural", fromlist=["x"]).structural_rank(
+        [[True]], method="dense"), "method"),
+])
+def test_parameter_errors_carry_the_parameter(call, parameter):
+    with pytest.raises(InputError) as info:
+        call()
+    assert info.value.parameter == parameter
+    assert str(info.value).split()[0].strip(":") in (parameter, "unknown", "inverted") \
+        or parameter in str(info.value)
+    assert "--" not in str(info.value)
+
+
+def test_render_error_replaces_whole_words_only():
+    from exactnorm.cli import render_error
+
+    e = InputError("/data/box.npz has no box; box_size is fine", parameter="box")
+    assert render_error(e) == "/data/box.npz has no --box; box_size is fine"
+    assert render_error(InputError("retry must be ≥ 0")) == "retry must be ≥ 0"
+
+
+def test_structural_errors_are_exactnorm_errors():
+    from exactnorm.analysis.structural import permutation_from_monomial, schwartz_zippel_bound
+
+    with pytest.raises(InputError):
+        schwartz_zippel_bound(-1, 3)
+    with pytest.raises(InputError):
+        permutation_from_monomial([("x", 0, 0), ("x", 0, 1)], 2)
+
+
+def test_invariant_failures_are_not_assertions(monkeypatch):
+    """A witness that does not check itself is an InvariantError (exit 3), also under -O: a
+    rank oracle that hides the augmented rank makes the reduced-row-echelon γ fail K γ = vec W."""
+    from flint import fmpq_mat, fmpz_mat
+
+    from exactnorm.analysis import realizability
+
+    real_rank = realizability.exact_rank
+    monkeypatch.setattr(realizability, "exact_rank",
+                        lambda M: real_rank(M) if M.ncols() == 1 else real_rank(M) - 1)
+    with pytest.raises(InvariantError) as info:
+        realizability.decide_realizable(fmpz_mat([[1, 0]]), fmpz_mat([[1], [0]]),
+                                        fmpq_mat([[0, 0], [0, 1]]))
+    assert info.value.exit_code == 3
+
+
+@pytest.mark.parametrize("value, minimum, message", [
+    (True, 0, "retry must be an integer, got True"),
+    (2.0, 0, "retry must be an integer, got 2.0"),
+    (-1, 0, "retry must be non-negative, got -1"),
+    (0, 1, "retry must be positive, got 0"),
+    (2, 3, "retry must be at least 3, got 2"),
+])
+def test_require_integer_wording(value, minimum, message):
+    from exactnorm.errors import require_integer
+
+    with pytest.raises(InputError) as info:
+        require_integer(value, "retry", minimum=minimum)
+    assert str(info.value) == message and info.value.parameter == "retry"
+    assert require_integer(minimum, "retry", minimum=minimum) == minimum
+
+
+# ----------------------------------------------------------------------------- npz shapes
+
+_GOOD_W, _GOOD_B = np.array([[1.0, 2.0, 0.5], [0.0, -1.0, 3.0]]), np.array([0.5, -1.0])
+_NPZ_SHAPE_CASES = {
+    "zero rows": ({"W": np.zeros((0, 3)), "b": np.zeros(0)}, "W"),
+    "zero columns": ({"W": np.zeros((2, 0)), "b": np.zeros(2)}, "W"),
+    "0-d weight": ({"W": np.array(1.0), "b": np.zeros(1)}, "W"),
+    "zero-length bias": ({"W": _GOOD_W, "b": np.zeros(0)}, "b"),
+    "0-d bias": ({"W": _GOOD_W[:1], "b": np.array(1.0)}, "b"),
+    "2-D bias": ({"W": _GOOD_W, "b": _GOOD_B.reshape(1, 2)}, "b"),
+    "empty activations": ({"W": _GOOD_W, "b": _GOOD_B,
+                           "activations": np.array([], dtype=str)}, "activations"),
+    "0-d activations": ({"W": _GOOD_W, "b": _GOOD_B,
+                         "activations": np.array("relu")}, "activations"),
+    "empty box": ({"W": _GOOD_W, "b": _GOOD_B, "lower": np.zeros(0),
+                   "upper": np.zeros(0)}, "lower"),
+    "0-d box": ({"W": _GOOD_W, "b": _GOOD_B, "lower": np.array(0.0),
+                 "upper": np.array(1.0)}, "lower"),
+}
+
+
+def _npz_names(layout: str, key: str) -> str:
+    if layout == "W1, b1":
+        return {"W": "W1", "b": "b1"}.get(key, key)
+    return {"W": "0.weight", "b": "0.bias"}.get(key, key)
+
+
+@pytest.mark.parametrize("layout", ["W1, b1", "state dict"])
+@pytest.mark.parametrize("case", sorted(_NPZ_SHAPE_CASES))
+def test_npz_target_with_empty_or_0d_arrays_is_a_clear_input_error(case, layout, tmp_path,
+                                                                   capsys):
+    """Regression: a ``W1`` with zero rows was ``internal error: IndexError``, exit 3. Both
+    ``.npz`` readers share one validation, so every case is exit 2 naming the array."""
+    arrays, bad = _NPZ_SHAPE_CASES[case]
+    path = tmp_path / "t.npz"
+    np.savez(path, **{_npz_names(layout, k): v for k, v in arrays.items()})
+    out = tmp_path / "c.json"
+    code, _, err = run_cli(["certify", "--target", str(path), "--box", "-1:1", "--out",
+                            str(out)], capsys)
+    line = one_line(err)
+    assert code == 2, line
+    assert "internal error" not in line and _npz_names(layout, bad) in line, line
+    assert not out.exists()
+
+
+@pytest.mark.parametrize("layout", ["W1, b1", "state dict"])
+def test_npz_target_with_good_shapes_still_loads(layout, tmp_path, capsys):
+    """The same arrays with proper shapes certify: the refusals above are about the shapes."""
+    path = tmp_path / "t.npz"
+    np.savez(path, **{_npz_names(layout, "W"): _GOOD_W, _npz_names(layout, "b"): _GOOD_B,
+                      "activations": np.array(["identity"]), "lower": -np.ones(3),
+                      "upper": np.ones(3)})
+    code, _, err = run_cli(["certify", "--target", str(path), "--out",
+                            str(tmp_path / "c.json")], capsys)
+    assert code == 0, err
 
 
 def test_require_extra_names_an_existing_extra(monkeypatch):

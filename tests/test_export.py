@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from exactnorm import api
-from exactnorm.certificate import network_from_dict, save_certificate
+from exactnorm.certificate import expand_document, network_from_dict, save_certificate
 from exactnorm.cli import main
 from exactnorm.errors import InputError
 from exactnorm.exact.sampling import layer_rng
@@ -37,7 +37,7 @@ def F(x) -> Fraction:
 
 @pytest.fixture(scope="module")
 def cert():
-    return api.certificate_document(api.certify(api.demo_target(), seed=2))
+    return expand_document(api.certificate_document(api.certify(api.demo_target(), seed=2)))
 
 
 @given(st.lists(st.tuples(rationals, rationals, rationals, positive, rationals), min_size=1,
@@ -196,7 +196,7 @@ def test_npz_with_skips_tracks_exact_f(tmp_path):
                                                seed=1, block=1))
     assert any(L.get("skip") for L in doc["network"]["layers"])
     export_npz(doc, tmp_path / "s.npz", "1/2", 2)
-    g = target_from_dict(doc)
+    g = target_from_dict(expand_document(doc))
     with np.load(tmp_path / "s.npz") as z:
         for x in _rational_points(doc, 3, seed=4):
             h = [np.array([float(v) for v in x])]
@@ -210,3 +210,32 @@ def test_npz_with_skips_tracks_exact_f(tmp_path):
                 h.append(out)
             np.testing.assert_allclose(h[-1], [float(v) for v in g.evaluate(x)], rtol=1e-9,
                                        atol=1e-9)
+
+
+def test_npz_export_is_byte_reproducible(cert, tmp_path, monkeypatch):
+    """Regression: numpy.savez leaves each member's zip metadata to the host (the "made by"
+    system is Windows or Unix depending on the machine; Python versions differ in the timestamp
+    they stamp), so two exports of the same certificate could differ. The second export runs
+    under a moved clock and a different reported platform."""
+    import sys
+    import time
+    import zipfile
+
+    first, second = tmp_path / "a.npz", tmp_path / "b.npz"
+    export_npz(cert, first, Fraction(1, 4), Fraction(3, 2))
+    later = time.time() + 3 * 86400
+    monkeypatch.setattr(time, "time", lambda: later)
+    monkeypatch.setattr(time, "localtime", lambda t=None: time.gmtime(later))
+    monkeypatch.setattr(sys, "platform", "win32" if sys.platform != "win32" else "linux")
+    export_npz(cert, second, Fraction(1, 4), Fraction(3, 2))
+    monkeypatch.undo()
+    assert first.read_bytes() == second.read_bytes()
+    with zipfile.ZipFile(first) as zf:
+        assert {i.date_time for i in zf.infolist()} == {(1980, 1, 1, 0, 0, 0)}
+        assert {i.create_system for i in zf.infolist()} == {3}
+    # still an ordinary .npz with every array numpy.savez would have written
+    with np.load(first) as z:
+        assert "WARNING_floats_not_certified" in z.files and "gamma1" in z.files
+    different = tmp_path / "c.npz"
+    export_npz(cert, different, Fraction(1, 2), Fraction(3, 2))
+    assert different.read_bytes() != first.read_bytes()

@@ -266,3 +266,27 @@ def test_cli_certifies_a_state_dict(tmp_path, capsys):
     assert main(["certify", "--target", str(tmp_path / "sd.npz"), "--box", "-1:1",
                  "--out", str(out)]) == 2
     assert "does not record its activations" in capsys.readouterr().err
+
+
+def test_both_npz_readers_treat_box_and_activations_alike(tmp_path):
+    """A lone ``lower`` (or the wrong number of activations) is refused by the W1, b1 reader
+    exactly as by the state-dict reader; before, the W1 reader ignored a lone ``lower``."""
+    from exactnorm.model.targets import load_target
+
+    W, b = np.array([[1.0, 2.0]]), np.array([0.5])
+    plain = tmp_path / "plain.npz"
+    np.savez(plain, W1=W, b1=b, lower=np.zeros(2))
+    state = tmp_path / "state.npz"
+    np.savez(state, **{"0.weight": W, "0.bias": b, "lower": np.zeros(2)})
+    for path in (plain, state):
+        with pytest.raises(InputError, match="only one of lower/upper"):
+            load_target_any(path, box=(Fraction(0), Fraction(1)))
+    np.savez(plain, W1=W, b1=b, activations=np.array(["relu", "relu"]))
+    np.savez(state, **{"0.weight": W, "0.bias": b, "activations": np.array(["relu", "relu"])})
+    for path in (plain, state):
+        with pytest.raises(InputError, match="activations must be a 1-D array of 1 strings"):
+            load_target_any(path, box=(Fraction(0), Fraction(1)))
+    np.savez(plain, W1=W, b1=b)
+    with pytest.raises(InputError, match="needs box") as info:
+        load_target(plain)
+    assert info.value.parameter == "box"

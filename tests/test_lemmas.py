@@ -234,11 +234,15 @@ def lemma5_holds(P: sympy.Poly, *, grid_size=None) -> bool:
     return any(v != 0 for v in poly_values(P.terms(), list(range(size)), len(P.gens)))
 
 
-def schwartz_zippel_holds(P: sympy.Poly, S: list[int]) -> bool:
-    """#{x ∈ S^n : P(x) = 0} / |S|^n ≤ deg P / |S| (exact rational comparison)."""
+def schwartz_zippel_holds(P: sympy.Poly, S: list[int], *, bound=None) -> bool:
+    """#{x ∈ S^n : P(x) = 0} / |S|^n ≤ deg P / |S| (exact rational comparison).
+
+    ``bound(deg, |S|, n)`` replaces the right-hand side (wrong variants in
+    test_lemmas_can_fail.py)."""
     n = len(P.gens)
     zeros = sum(v == 0 for v in poly_values(P.terms(), S, n))
-    return fmpq(zeros, len(S) ** n) <= fmpq(P.total_degree(), len(S))
+    rhs = bound(P.total_degree(), len(S), n) if bound else fmpq(P.total_degree(), len(S))
+    return fmpq(zeros, len(S) ** n) <= rhs
 
 
 x0, x1, x2 = sympy.symbols("x0:3")
@@ -263,8 +267,10 @@ def test_lemma5_schwartz_zippel_rate(P, size):
 # ---------------------------------------------------------------- Lemma 6
 
 
-def khatri_rao_draw(seed: int, d_in: int, d_out: int, dist: str) -> fmpz_mat:
-    m = d_in * d_out
+def khatri_rao_draw(seed: int, d_in: int, d_out: int, dist: str, *,
+                    width: int | None = None) -> fmpz_mat:
+    """``K = V_inᵀ ⊙ V_out`` (``d_in·d_out × m``) for a hidden width ``m`` (``d_in·d_out``)."""
+    m = d_in * d_out if width is None else width
     rng = layer_rng(seed, 0)
     V_in = sample_matrix(rng, m, d_in, dist)
     V_out = sample_matrix(rng, d_out, m, dist)
@@ -283,14 +289,47 @@ def three_ranks(K: fmpz_mat, seed: int) -> tuple[int, int, int]:
 SEEDS = st.integers(0, 2**20)
 
 
+def lemma6_full_rank_holds(seed: int, d_in: int, d_out: int, *, dist: str = "bits:30",
+                           width: int | None = None) -> bool:
+    """Width ``m = d_in·d_out``, entries from a large set: ``K`` has rank ``d_in·d_out`` (FLINT,
+    rank mod a prime and SymPy's rref agree). ``dist``/``width`` are for wrong variants."""
+    n = d_in * d_out
+    return three_ranks(khatri_rao_draw(seed, d_in, d_out, dist, width=width), seed) == (n, n, n)
+
+
+def lemma6_int8_holds(seed: int, d_in: int, d_out: int, *, never_singular: bool = False) -> bool:
+    """int:8 draws: exact and SymPy ranks agree, rank mod p is at most the exact rank, and a
+    singular ``K`` comes with a genuine nonzero kernel vector (``never_singular`` is the wrong
+    belief that int:8 draws are always invertible)."""
+    K = khatri_rao_draw(seed, d_in, d_out, "int:8")
+    exact, mod_p, sym = three_ranks(K, seed)
+    if exact != sym or mod_p > exact:
+        return False
+    if exact == K.nrows():
+        return linalg.kernel_vector(K) is None
+    if never_singular:
+        return False
+    x = linalg.kernel_vector(K)
+    return x is not None and any(x) and K * fmpz_mat(len(x), 1, x) == fmpz_mat(K.nrows(), 1)
+
+
+def lemma6_singular_rate_holds(d_in: int, d_out: int, draws: int = 300, *,
+                               degree=lambda m: 2 * m) -> bool:
+    """det K has degree 2m: the singular rate of int:8 draws over ``draws`` fixed seeds is at
+    most the Schwartz–Zippel bound ``degree(m)/|S|`` with ``|S| = 17``."""
+    m = d_in * d_out
+    S = parse_distribution("int:8").support_size
+    singular = sum(linalg.exact_rank(khatri_rao_draw(s, d_in, d_out, "int:8")) < m
+                   for s in range(draws))
+    return fmpq(singular, draws) <= fmpq(degree(m), S)
+
+
 @given(SEEDS, st.integers(1, 4), st.integers(1, 4))
 @example(0, 2, 2)
 @example(7, 4, 4)
 def test_lemma6_khatri_rao_full_rank(seed, d_in, d_out):
     """Entries uniform on 2^31 + 1 integers: singular with probability ≤ 2m/(2^31 + 1) < 1e-8."""
-    K = khatri_rao_draw(seed, d_in, d_out, "bits:30")
-    m = d_in * d_out
-    assert three_ranks(K, seed) == (m, m, m)
+    assert lemma6_full_rank_holds(seed, d_in, d_out)
 
 
 @given(SEEDS, st.integers(1, 4), st.integers(1, 4))
@@ -299,25 +338,13 @@ def test_lemma6_khatri_rao_full_rank(seed, d_in, d_out):
 def test_lemma6_int8_ranks_agree_and_singular_draws_are_witnessed(seed, d_in, d_out):
     """With int:8 entries tiny systems can be singular; every path must say the same, and a
     singular draw must come with a genuine kernel vector."""
-    K = khatri_rao_draw(seed, d_in, d_out, "int:8")
-    exact, mod_p, sym = three_ranks(K, seed)
-    assert exact == sym and mod_p <= exact
-    if exact == K.nrows():
-        assert linalg.kernel_vector(K) is None
-    else:
-        x = linalg.kernel_vector(K)
-        assert x is not None and any(x)
-        assert K * fmpz_mat(len(x), 1, x) == fmpz_mat(K.nrows(), 1)
+    assert lemma6_int8_holds(seed, d_in, d_out)
 
 
 @pytest.mark.parametrize("d_in,d_out", [(1, 1), (1, 2), (2, 2), (2, 3)])
 def test_lemma6_int8_singular_rate_below_schwartz_zippel(d_in, d_out):
     """det K has degree 2m: P(singular) ≤ 2m/|S| with |S| = 17 (observed on 300 fixed seeds)."""
-    m = d_in * d_out
-    S = parse_distribution("int:8").support_size
-    singular = sum(linalg.exact_rank(khatri_rao_draw(s, d_in, d_out, "int:8")) < m
-                   for s in range(300))
-    assert fmpq(singular, 300) <= fmpq(2 * m, S)
+    assert lemma6_singular_rate_holds(d_in, d_out)
 
 
 # ---------------------------------------------------------------- Lemma 7

@@ -10,17 +10,22 @@ test would fail: a property that cannot tell right from wrong is no test.
 from __future__ import annotations
 
 import pytest
+from flint import fmpq
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
 from exactnorm.exact import linalg
 from exactnorm.strategies import khatri_rao_pairs, matrices_of_rank
 from tests.test_lemmas import (
+    SEEDS,
     SMALL,
     fact1_holds,
     gram_holds,
     khatri_rao_columns_hold,
     lemma5_holds,
+    lemma6_full_rank_holds,
+    lemma6_int8_holds,
+    lemma6_singular_rate_holds,
     lemma7_holds,
     lemma8_holds,
     linear_normalized_networks,
@@ -30,6 +35,7 @@ from tests.test_lemmas import (
     product_pairs,
     proposition1_holds,
     rouche_capelli_holds,
+    schwartz_zippel_holds,
     theorem5_holds,
     vec_cases,
     vec_identity_holds,
@@ -95,6 +101,54 @@ def test_lemma5_grid_one_too_small_fails():
     assert not P.is_zero
 
 
+def _sz_cases():
+    return st.tuples(nonzero_polynomials().filter(lambda P: not P.is_zero), st.integers(2, 7))
+
+
+def _sz_grid(size: int) -> list[int]:
+    return list(range(-(size // 2), size - size // 2))
+
+
+def test_schwartz_zippel_rate_shrinking_with_the_variables_fails():
+    # wrong: zeros are a deg/|S|^n fraction (as if every variable had to hit a root)
+    P, size = falsify(_sz_cases(), lambda c: schwartz_zippel_holds(
+        c[0], _sz_grid(c[1]), bound=lambda deg, s, n: fmpq(deg, s**n)))
+    assert not schwartz_zippel_holds(P, _sz_grid(size), bound=lambda deg, s, n: fmpq(deg, s**n))
+
+
+def test_schwartz_zippel_rate_without_the_degree_fails():
+    # wrong: at most a 1/|S| fraction of zeros whatever the degree (x0·x1 vanishes on 2|S| − 1)
+    falsify(_sz_cases(), lambda c: schwartz_zippel_holds(
+        c[0], _sz_grid(c[1]), bound=lambda deg, s, n: fmpq(1, s)))
+
+
+def test_lemma6_below_width_d_in_d_out_fails():
+    # wrong: one hidden neuron fewer than d_in·d_out still gives full rank d_in·d_out
+    seed, d_in, d_out = falsify(st.tuples(SEEDS, st.integers(1, 4), st.integers(1, 4)),
+                                lambda c: lemma6_full_rank_holds(*c, width=c[1] * c[2] - 1))
+    assert d_in * d_out >= 1
+
+
+def test_lemma6_with_a_tiny_support_fails():
+    # wrong: Lemma 6 for entries in {−1, 0, 1} (the probability argument needs a large set)
+    falsify(st.tuples(SEEDS, st.integers(1, 3), st.integers(1, 3)),
+            lambda c: lemma6_full_rank_holds(*c, dist="int:1"))
+
+
+def test_lemma6_int8_never_singular_fails():
+    # wrong: "int:8 draws are always invertible"; the property's witness check must see it
+    seed, d_in, d_out = falsify(st.tuples(SEEDS, st.integers(1, 4), st.integers(1, 4)),
+                                lambda c: lemma6_int8_holds(*c, never_singular=True))
+    assert lemma6_int8_holds(seed, d_in, d_out)  # the true property holds on the same draw
+
+
+def test_lemma6_singular_rate_with_degree_m_fails():
+    # wrong degree: det K has degree 2m, not m; at m = 1 the int:8 rate 1 − (16/17)² ≈ 0.114
+    # exceeds 1/17 ≈ 0.059 (while staying below the true bound 2/17 ≈ 0.118)
+    assert lemma6_singular_rate_holds(1, 1)
+    assert not lemma6_singular_rate_holds(1, 1, degree=lambda m: m)
+
+
 def test_lemma8_wrong_adjugate_sign_fails():
     cases = st.integers(1, 4).flatmap(lambda n: matrices_of_rank(n, n, n))
     B = falsify(cases, lambda B: lemma8_holds(B, sign=lambda i, j: (-1) ** i))
@@ -120,3 +174,44 @@ def test_wrong_vec_convention_as_given_test_raises():
 
     with pytest.raises(AssertionError):
         wrong_property()
+
+
+#: every property of tests/test_lemmas.py → the tests here that falsify a wrong variant of it
+WRONG_VARIANTS = {
+    "test_fact1_rank_of_product": ["test_fact1_ignoring_the_intersection_fails",
+                                   "test_fact1_off_by_one_fails"],
+    "test_theorem5_rank_of_kronecker": ["test_theorem5_additive_rank_fails"],
+    "test_theorem6_khatri_rao_selects_kronecker_columns": [
+        "test_theorem6_kronecker_instead_of_khatri_rao_fails"],
+    "test_theorem6_gram_is_hadamard": ["test_theorem6_kronecker_instead_of_khatri_rao_fails"],
+    "test_theorem6_vec_identities_both_orders": ["test_theorem6_swapped_vec_convention_fails",
+                                                 "test_wrong_vec_convention_as_given_test_raises"],
+    "test_theorem7_rouche_capelli": ["test_theorem7_inverted_direction_fails"],
+    "test_lemma5_nonzero_point_in_grid": ["test_lemma5_grid_one_too_small_fails"],
+    "test_lemma5_schwartz_zippel_rate": [
+        "test_schwartz_zippel_rate_shrinking_with_the_variables_fails",
+        "test_schwartz_zippel_rate_without_the_degree_fails"],
+    "test_lemma6_khatri_rao_full_rank": ["test_lemma6_below_width_d_in_d_out_fails",
+                                         "test_lemma6_with_a_tiny_support_fails"],
+    "test_lemma6_int8_ranks_agree_and_singular_draws_are_witnessed": [
+        "test_lemma6_int8_never_singular_fails"],
+    "test_lemma6_int8_singular_rate_below_schwartz_zippel": [
+        "test_lemma6_singular_rate_with_degree_m_fails"],
+    "test_lemma7_two_frozen_layers_reproduce_one_layer": [
+        "test_lemma7_without_cancelling_bias_fails"],
+    "test_proposition1_linear_network_as_one_relu_layer": [
+        "test_proposition1_without_shift_fails"],
+    "test_lemma8_inverse_by_determinants": ["test_lemma8_wrong_adjugate_sign_fails"],
+}
+
+
+def test_every_lemma_property_has_a_wrong_variant():
+    """README promises a falsified wrong variant for every property; a new property in
+    tests/test_lemmas.py without an entry above fails here."""
+    import tests.test_lemmas as lemmas
+
+    properties = {name for name in dir(lemmas) if name.startswith("test_")}
+    assert properties == set(WRONG_VARIANTS)
+    here = globals()
+    for prop, variants in WRONG_VARIANTS.items():
+        assert variants and all(callable(here.get(v)) for v in variants), prop

@@ -22,6 +22,7 @@ from exactnorm.errors import InputError
 from exactnorm.exact.linalg import exact_rank
 from exactnorm.exact.rationals import format_number, parse_number
 from exactnorm.model.network import TargetNetwork
+from exactnorm.model.targets import random_target, save_target
 
 from ._cases import case_target, sample_points
 
@@ -137,7 +138,8 @@ def test_input_blocks_cover_and_reject():
 @pytest.mark.parametrize("construction,opts", [("lowrank", {}), ("tradeoff", {"block": 2})])
 def test_mutations_rejected_or_harmless(construction, opts):
     g = case_target(5)
-    doc = api.certificate_document(api.certify(g, construction, seed=1, retry=30, **opts))
+    doc = api.certificate_document(api.certify(g, construction, seed=1, retry=30, **opts),
+                                   version=1)
     rng = np.random.default_rng(0)
     rejected = 0
     for _ in range(40):
@@ -166,3 +168,102 @@ def test_cli_options(tmp_path, capsys):
     assert main(["certify", "--construction", "tradeoff", "--block", "1", "--retry", "30",
                  "--out", str(out)]) == 0
     assert main(["check", str(out), "--both"]) == 0
+
+
+# ----------------------------------------------------------------------------- parameter counts
+
+
+def _documented_tradeoff_counts(d_in: int, d_out: int, k: int, routing: str) -> tuple[int, int]:
+    """The formulas of docs/constructions.md (k < d_in), written out independently of the code."""
+    T = -(-d_in // k)
+    r = d_in - (T - 1) * k
+    tuned = 2 * (d_out * d_in + T * d_out + d_out)
+    frozen = d_out * ((T - 1) * k * k + r * r) + d_out * d_out * d_in + d_out * d_out
+    if routing == "selection":
+        tuned += 2 * d_in
+        frozen += d_in * d_in
+    return tuned, frozen
+
+
+@pytest.mark.parametrize("routing", ["selection", "mask"])
+@pytest.mark.parametrize("d_in,d_out,k", [(4, 4, 2), (4, 4, 3), (5, 2, 2), (7, 3, 3), (8, 8, 3),
+                                          (6, 1, 4)])
+def test_tradeoff_parameter_counts_match_the_documented_formulas(d_in, d_out, k, routing):
+    """Regression: the doc's ``2·(T·d_out·k + …)`` was wrong when k does not divide d_in, and
+    ``--routing mask`` counted the structural zeros of its block masks as frozen parameters."""
+    g = random_target((d_in, d_out), seed=d_in + d_out, activations=["identity"])
+    c = certify_tradeoff(g, block=k, seed=0, retry=50, routing=routing)
+    assert (c.network.tuned_parameters, c.network.frozen_parameters) == \
+        _documented_tradeoff_counts(d_in, d_out, k, routing)
+
+
+def test_masked_routing_frozen_count_excludes_exactly_the_structural_zeros():
+    """Independent count: every entry of every V, minus the entries outside each block's columns
+    (read from the witnesses), equals the network's frozen count; selection routing has none."""
+    g = random_target((7, 3), seed=1, activations=["identity"])
+    masked = certify_tradeoff(g, block=3, seed=0, retry=50, routing="mask")
+    every_entry = sum(L.weight.nrows() * L.weight.ncols() for L in masked.network.layers)
+    witness = masked.reports[0].witness
+    outside = sum(3 * len(S) * (7 - len(S)) for S in witness["blocks"])  # m_t = d_out·|S_t| rows
+    assert outside == witness["structural_zeros"] > 0
+    assert masked.network.frozen_parameters == every_entry - outside
+
+
+def test_certify_summary_and_t3_count_the_same_frozen_parameters(tmp_path, capsys):
+    """The CLI summary prints the count T3 uses (1,088 vs 752 before for d = 8, k = 3, mask)."""
+    g = random_target((8, 8), seed=8, activations=["identity"])
+    path = tmp_path / "t.json"
+    save_target(g, path)
+    code = main(["certify", "--target", str(path), "--construction", "tradeoff", "--block", "3",
+                 "--routing", "mask", "--retry", "50", "--seed", "0", "--out",
+                 str(tmp_path / "c.json"), "--no-check"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "frozen parameters 752," in " ".join(out.split())
+    assert _documented_tradeoff_counts(8, 8, 3, "mask")[1] == 752
+
+
+def test_drawn_columns_must_hold_every_nonzero_entry():
+    from flint import fmpz_mat
+
+    from exactnorm.errors import ShapeError
+    from exactnorm.model.network import FrozenLayer
+
+    V = fmpz_mat([[1, 0, 2], [3, 0, 4]])
+    assert FrozenLayer(0, V, (0, 0), (0, 0), "relu", drawn_columns=(0, 2)).frozen_parameters == 4
+    assert FrozenLayer(0, V, (0, 0), (0, 0), "relu").frozen_parameters == 6
+    with pytest.raises(ShapeError):
+        FrozenLayer(0, V, (0, 0), (0, 0), "relu", drawn_columns=(0, 1))
+    with pytest.raises(ShapeError):
+        FrozenLayer(0, V, (0, 0), (0, 0), "relu", drawn_columns=(0, 0, 2))
+
+
+# ----------------------------------------------------------------------------- summary ranks
+
+
+@pytest.mark.parametrize("construction,opts,expected", [
+    # d_out = 2, blocks of 2, 2, 1 inputs: systems of 4, 4 and 2 unknowns
+    ("tradeoff", {"block": 2}, "4/4 ×2, 2/2"),
+    # rank 1, W = U P (2×5): a ↦ P a has a system of 1·5 unknowns, z ↦ U z one of 2·1
+    ("lowrank", {}, "5/5, 2/2"),
+    ("theorem1", {}, "10/10"),
+])
+def test_summary_shows_exact_rank_per_system(construction, opts, expected):
+    """Regression: lowrank printed rank(W)/Σ sizes (``2/32``) and tradeoff Σ ranks/max size
+    (``100352/1024``); each system's exact rank over its own size is what was proven."""
+    from rich.console import Console
+
+    from exactnorm.commands.certify import summary_table
+
+    U = [[1], [2]]
+    P = [[1, -1, 2, 0, 1]]
+    W = [[Fraction(u[0] * p) for p in P[0]] for u in U]
+    g = TargetNetwork.from_lists([W], [[0, 0]], ["identity"], lower=[-1] * 5, upper=[1] * 5)
+    c = api.certify(g, construction, seed=0, retry=50, **opts)
+    console = Console(width=200, record=True)
+    console.print(summary_table(c, 0.0))
+    text = console.export_text()
+    assert f" {expected} " in text, text
+    for r in c.reports:
+        assert all(rank == size for rank, size in r.per_system)
+        assert len(r.per_system) == r.systems

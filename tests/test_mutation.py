@@ -88,7 +88,8 @@ def harmless(mut) -> bool:
 @pytest.mark.parametrize("i", range(N_DOCS))
 def test_mutations_rejected_or_proven_harmless(i):
     g = case_target(20 + i)
-    doc = api.certificate_document(certify_theorem1(g, seed=i, retry=3))
+    # version 1: the identity and stability rules; version-2 provenance mutants: test_checker_v2
+    doc = api.certificate_document(certify_theorem1(g, seed=i, retry=3), version=1)
     assert checker.check_certificate(doc).ok
     rng = np.random.default_rng(i)
     accepted = 0
@@ -103,8 +104,12 @@ def test_mutations_rejected_or_proven_harmless(i):
             assert harmless(mut), f"checker accepted a harmful mutation: {desc}"
         else:
             assert pure.message, desc
-    # nearly all mutations must be caught; accepted ones were proven harmless above
-    assert accepted <= MUTATIONS_PER_DOC // 4
+    # nearly all mutations must be caught; accepted ones were proven harmless above. On a box
+    # with a coordinate lower = upper (a point box here) many mutations are true claims (the
+    # identity rule compares maps on the box), so the count is bounded on full boxes only.
+    if all(parse_number(a) < parse_number(b)
+           for a, b in zip(doc["domain"]["lower"], doc["domain"]["upper"])):
+        assert accepted <= MUTATIONS_PER_DOC // 4
 
 
 def test_total_mutation_count():
@@ -112,7 +117,7 @@ def test_total_mutation_count():
 
 
 def test_mutated_gamma_names_layer():
-    doc = api.certificate_document(certify_theorem1(api.demo_target(), seed=0))
+    doc = api.certificate_document(certify_theorem1(api.demo_target(), seed=0), version=1)
     mut = copy.deepcopy(doc)
     g0 = parse_number(mut["network"]["layers"][2]["gamma"][3])
     mut["network"]["layers"][2]["gamma"][3] = format_number(g0 + 1)

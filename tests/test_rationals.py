@@ -61,3 +61,19 @@ def test_float_to_fraction_exact():
     assert float_to_fraction(0.1) != Fraction(1, 10)
     with pytest.raises(NumberFormatError):
         float_to_fraction(float("inf"))
+
+
+@pytest.mark.parametrize("n", [0, 7, -7, 2**53 - 1, 2**53, -(2**53 - 1), -(2**53), 10**16,
+                               -10**16, 10**17, 10**18, -10**19])
+def test_one_int_or_string_threshold_for_every_number_type(n):
+    """int, Fraction, fmpz and fmpq of the same integer are written identically, and the
+    certificate's fast matrix path agrees with format_number entry by entry."""
+    from flint import fmpq, fmpz, fmpz_mat
+
+    from exactnorm.certificate import _matrix
+    from exactnorm.exact.rationals import JSON_INT_LIMIT, format_number
+
+    written = {repr(format_number(x)) for x in (n, Fraction(n), fmpz(n), fmpq(n))}
+    assert len(written) == 1
+    assert isinstance(format_number(n), int) == (abs(n) < JSON_INT_LIMIT)
+    assert _matrix(fmpz_mat([[n, 1]])) == [[format_number(n), 1]]

@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from exactnorm import api
-from exactnorm.certificate import network_from_dict, save_certificate
+from exactnorm.certificate import expand_document, network_from_dict, save_certificate
 from exactnorm.cli import main
 from exactnorm.errors import MissingExtraError
 from exactnorm.model.targets import random_target
@@ -29,6 +29,7 @@ pytest.importorskip("matplotlib")
 
 def _independent_counts(doc):
     """Counts straight from the certificate's JSON lists (no exactnorm parsing)."""
+    doc = expand_document(doc)  # plain lists, frozen weights written out
     layers = doc["network"]["layers"]
     tuned = sum(len(L["gamma"]) + len(L["beta"]) for L in layers)
     frozen = sum(len(L["weight"]) * len(L["weight"][0]) for L in layers)

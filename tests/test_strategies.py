@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import sympy
 from flint import fmpq, fmpq_mat, fmpz_mat
 from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
+from hypothesis.errors import InvalidArgument
 
+from exactnorm import strategies as st_mod
 from exactnorm.constructions.common import Construction
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
 from exactnorm.strategies import (
@@ -117,3 +120,42 @@ def test_shrinking_goes_to_small_readable_cases():
     assert find(exact_rationals(), lambda q: q != 0) == 1
     M = find(integer_matrices(st.integers(1, 4), st.integers(1, 4)), lambda M: M.nrows() >= 2)
     assert M.tolist() == [[0], [0]]
+
+
+# ----------------------------------------------------------------------------- bad arguments
+
+
+@pytest.mark.parametrize("make", [
+    lambda: st_mod.integer_matrices(min_dim=3, max_dim=2),
+    lambda: st_mod.integer_matrices(rows=-1),
+    lambda: st_mod.rational_matrices(min_dim=-1),
+    lambda: st_mod.matrices_of_rank(2, 2, rank=3),
+    lambda: st_mod.khatri_rao_pairs(cols="two"),
+    lambda: st_mod.rational_boxes(min_dim=2, max_dim=1),
+    lambda: st_mod.points_in_box([0, 0], [1]),
+    lambda: st_mod.points_in_box([1], [0]),
+    lambda: st_mod.target_networks(widths=[3]),
+    lambda: st_mod.target_networks(hidden_activation="tanh"),
+    lambda: st_mod.theorem1_constructions(retry=-1),
+    lambda: st_mod.theorem1_constructions(distribution="int:x"),
+    lambda: st_mod.frozen_networks(distribution="nope"),
+    lambda: st_mod.sparse_masks(keep="3/2"),
+    lambda: st_mod.sparse_masks(keep=0.5),
+])
+def test_bad_arguments_raise_invalid_argument(make):
+    """Hypothesis's convention: a bad argument is an InvalidArgument, raised at the latest when
+    the strategy is first drawn from."""
+    with pytest.raises(InvalidArgument):
+        strategy = make()
+        strategy.example()
+
+
+def test_every_strategy_says_how_it_shrinks():
+    import inspect
+
+    for name in st_mod.__all__:
+        obj = getattr(st_mod, name)
+        if inspect.isfunction(obj):
+            doc = inspect.getdoc(obj) or ""
+            last = doc.split("\n\n")[-1]
+            assert "Shrinks" in last, f"{name}: the docstring must end with how it shrinks"

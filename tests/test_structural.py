@@ -34,9 +34,8 @@ from exactnorm.analysis.structural import (
     support_masks,
     zero_rows,
 )
-from exactnorm.constructions.theorem1 import khatri_rao_system
 from exactnorm.errors import ShapeError
-from exactnorm.exact.linalg import exact_rank, rank_mod_prime
+from exactnorm.exact.linalg import exact_rank, khatri_rao_system, rank_mod_prime
 from exactnorm.exact.sampling import layer_rng
 
 BIG = 2**40

@@ -19,3 +19,12 @@ def test_ruff_clean():
     res = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", *paths], cwd=ROOT,
                          capture_output=True, text=True, check=False)
     assert res.returncode == 0, res.stdout[-3000:]
+
+
+@pytest.mark.slow  # strict (unmarked) once every branch's modules are mypy clean at integration
+def test_mypy_clean():
+    if importlib.util.find_spec("mypy") is None:
+        pytest.skip("mypy is not installed")
+    res = subprocess.run([sys.executable, "-m", "mypy", "--no-incremental"], cwd=ROOT,
+                         capture_output=True, text=True, check=False, timeout=900)
+    assert res.returncode == 0, res.stdout[-3000:]

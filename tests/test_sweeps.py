@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from exactnorm.analysis.structural import _khatri_rao_pattern_dense, structural_rank_networkx
+from exactnorm.analysis.structural import structural_rank_networkx
 from exactnorm.analysis.sweeps import (
     Cell,
     _masks,
@@ -36,6 +36,13 @@ from exactnorm.errors import InputError
 GRID = dict(sizes=[2, 3, 4], factors=["1", "1.5", "2"], ps=["0.3", "0.6", "0.9"], draws=24,
             seed=5)
 
+
+
+def _khatri_rao_pattern_dense(mi: np.ndarray, mo: np.ndarray) -> np.ndarray:
+    """The support of K = V_inᵀ ⊙ V_out as a dense Boolean array: a second, obvious construction
+    to compare with the sparse one of the package."""
+    dense = mi.T[:, None, :] & mo[None, :, :]          # (d_in, d_out, m)
+    return dense.reshape(mi.shape[1] * mo.shape[0], mi.shape[0])
 
 def _outputs(rows, tmp: Path) -> dict[str, bytes]:
     write_sweep_outputs(rows, tmp, "test", plot=False)

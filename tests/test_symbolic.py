@@ -24,35 +24,35 @@ import pytest
 import sympy
 from flint import fmpq_mat, fmpz_mat
 
-from exactnorm.analysis.structural import permutation_from_monomial
-from exactnorm.analysis.symbolic import (
+from exactnorm.analysis.cramer import cramer_gamma
+from exactnorm.analysis.detpoly import (
     check_detpoly,
-    cramer_gamma,
-    decide_realizable,
     detpoly_document,
-    exhaustive_singularity,
     expand_determinant,
-    interleaved_sign_formula,
-    leibniz_expansion,
     load_detpoly,
-    matching_certificate,
-    permutation_sign,
-    prove_structured_symbolic,
-    reachable_target,
     save_detpoly,
+    sympy_ground_types,
+)
+from exactnorm.analysis.detsystem import leibniz_expansion, permutation_sign, variable_names
+from exactnorm.analysis.realizability import decide_realizable, reachable_target
+from exactnorm.analysis.singularity import exhaustive_singularity
+from exactnorm.analysis.structural import permutation_from_monomial
+from exactnorm.analysis.witnesses import (
+    interleaved_sign_formula,
+    matching_certificate,
+    prove_structured_symbolic,
     structured_frozen,
     structured_witness,
-    variable_names,
 )
 from exactnorm.cli import main
-from exactnorm.constructions.theorem1 import draw_pair, khatri_rao_system
+from exactnorm.constructions.theorem1 import draw_pair
 from exactnorm.errors import (
     InputError,
     InvalidCertificateError,
     LimitExceededError,
     SingularSystemError,
 )
-from exactnorm.exact.linalg import diag, solve_exact, to_fmpq_mat, vec
+from exactnorm.exact.linalg import diag, khatri_rao_system, solve_exact, to_fmpq_mat, vec
 from exactnorm.exact.sampling import layer_rng, parse_distribution, sample_matrix
 from exactnorm.outputs.tables.symbolic import T5_CASES, table_t5, table_t6
 
@@ -466,7 +466,7 @@ def test_exhaustive_limits():
 @pytest.mark.parametrize("d_in,d_out", [(1, 1), (1, 2), (2, 1), (2, 2), (2, 3), (3, 3)])
 def test_cramer_gamma_equals_solve_exact(d_in, d_out):
     m = d_in * d_out
-    V_in, V_out = draw_pair(11, 1, 0, d_in, d_out, m, parse_distribution("int:4"))
+    V_in, V_out = draw_pair(11, 1, 0, d_in, d_out, m, parse_distribution("nonzero:4"))
     sol = cramer_gamma(V_in, V_out)
     K = khatri_rao_system(V_in, V_out)
     assert sol.det_K == int(K.det()) != 0
@@ -556,18 +556,18 @@ from fractions import Fraction
 from sympy.external.gmpy import GROUND_TYPES
 from exactnorm.constructions.theorem1 import draw_pair
 from exactnorm.exact.sampling import parse_distribution
-from exactnorm.analysis import symbolic as s
+from exactnorm.analysis import cramer, detpoly as s, detsystem, witnesses
 p = s.expand_determinant(2, 2)
 doc = s.detpoly_document(2, 2, seed=1)
 s.check_detpoly(doc)
-proofs = [s.prove_structured_symbolic(a, b, l).proved for a in (1, 2, 3) for b in (1, 2, 3)
+proofs = [witnesses.prove_structured_symbolic(a, b, l).proved for a in (1, 2, 3) for b in (1, 2, 3)
           for l in ("blocked", "interleaved")]
 V_in, V_out = draw_pair(11, 1, 0, 2, 2, 4, parse_distribution("int:4"))
-sol = s.cramer_gamma(V_in, V_out)
+sol = cramer.cramer_gamma(V_in, V_out)
 gamma = [str(g) for g in sol.evaluate([[1, Fraction(1, 2)], [-3, 2]])]
 print(json.dumps({"ground": GROUND_TYPES, "reported": s.sympy_ground_types(),
                   "terms": sorted([list(k), v] for k, v in p.terms.items()),
-                  "leibniz": p.terms == s.leibniz_expansion(2, 2),
+                  "leibniz": p.terms == detsystem.leibniz_expansion(2, 2),
                   "witness": doc["witness"]["value"], "proofs": all(proofs), "gamma": gamma,
                   "det": str(sol.det_K)}))
 """
@@ -627,7 +627,6 @@ def test_cli_detpoly_usage_errors(capsys):
 
 
 def test_ground_type_selection_conflict():
-    from exactnorm.analysis.symbolic import sympy_ground_types
     from exactnorm.commands.detpoly import select_ground_types
 
     other = "python" if sympy_ground_types() != "python" else "flint"
@@ -638,7 +637,8 @@ def test_ground_type_selection_conflict():
 
 def test_cli_realizable(tmp_path, capsys):
     code, out, _ = run(["realizable", "--d-in", "2", "--d-out", "3", "--width", "4"], capsys)
-    assert code == 0 and "NOT REACHABLE" in out and "dimension 4 of 6" in out
+    # regression: "not reachable" exited 0 like "reachable"; scripts read the exit code
+    assert code == 1 and out.startswith("NOT REACHABLE") and "dimension 4 of 6" in out
     code, out, _ = run(["realizable", "--d-in", "2", "--d-out", "3", "--width", "4",
                         "--w", "reachable"], capsys)
     assert code == 0 and out.startswith("REACHABLE")
@@ -650,6 +650,9 @@ def test_cli_realizable(tmp_path, capsys):
     path.write_text(json.dumps(target))
     code, out, _ = run(["realizable", "--target", str(path), "--width", "6"], capsys)
     assert code == 0 and out.startswith("REACHABLE")
+    # the same file below width: rank-one W = (1, 2, 3)ᵀ(1, 1) decided exactly either way
+    code, out, _ = run(["realizable", "--target", str(path), "--width", "1"], capsys)
+    assert (code, out.split(":")[0]) in ((0, "REACHABLE"), (1, "NOT REACHABLE"))
     code, _, err = run(["realizable", "--target", str(path), "--width", "2", "--d-in", "3"],
                        capsys)
     assert code == 2 and err.count("\n") == 1
@@ -678,3 +681,11 @@ def test_variable_names_are_canonical():
     names = variable_names(2, 2)
     assert len(names) == len(set(names)) == 16
     assert names[0] == "X[0][0]" and names[-1] == "Y[1][3]"
+
+
+def test_readme_documents_the_realizable_exit_codes():
+    from pathlib import Path
+
+    readme = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text().split())
+    assert "`realizable` decided the target is **not** reachable" in readme
+    assert "exit `0` reachable, `1` not reachable, `2` input error" in readme

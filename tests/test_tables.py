@@ -26,6 +26,60 @@ def test_renderers_are_consistent():
     assert r"b\_c" in t.latex() and t.latex().count(r"\\") == 3
 
 
+def test_t1_parameter_columns_count_the_layers(monkeypatch):
+    """Regression: T1's "target params" was 2d²+d; a d×d layer has d² weights and d biases.
+    The expected counts are taken from the target's and the network's matrices themselves."""
+    from exactnorm.api import certify
+    from exactnorm.model.targets import random_target
+    from exactnorm.outputs.tables import theorem1
+
+    monkeypatch.setattr(theorem1, "T1_SIZES", (2, 3))
+    t = theorem1.table_t1()
+    col = {name: i for i, name in enumerate(t.columns)}
+    for row in t.rows:
+        d = row[col["d"]]
+        g = random_target((d, d), seed=0, activations=["identity"])
+        layer = g.layers[0]
+        entries = len(layer.weight.tolist()) * len(layer.weight.tolist()[0]) + len(layer.bias)
+        assert row[col["target params"]] == entries == d * d + d
+        net = certify(g, "theorem1", seed=0, retry=0).network
+        assert row[col["frozen params"]] == sum(len(L.weight.tolist()) * len(L.weight.tolist()[0])
+                                                for L in net.layers) == 2 * d ** 3
+        assert row[col["tuned params"]] == sum(len(L.gamma) + len(L.beta) for L in net.layers)
+
+
+def test_png_compared_by_pixels_not_by_zlib_stream(tmp_path, monkeypatch):
+    """A PNG re-encoded with another zlib (same pixels, different bytes) is current; a changed
+    pixel is a difference."""
+    import numpy as np
+    from PIL import Image
+
+    from exactnorm.outputs.tables import registry
+
+    pixels = np.zeros((4, 5, 3), dtype=np.uint8)
+    pixels[1, 2] = (255, 0, 0)
+
+    def plot(path):
+        Image.fromarray(pixels).save(path, format="PNG", compress_level=9)
+
+    def table():
+        return ProofTable(key="TZ", slug="plot", title="plot", command="none", columns=["a"],
+                          rows=[[1]], plot=plot)
+
+    monkeypatch.setattr(registry, "TABLES", {"TZ": table})
+    registry.generate_tables(tmp_path)
+    png = tmp_path / "TZ_plot.png"
+    Image.fromarray(pixels).save(png, format="PNG", compress_level=1)  # other bytes, same pixels
+    fresh = tmp_path / "fresh.png"
+    plot(fresh)
+    assert png.read_bytes() != fresh.read_bytes()  # the byte comparison alone would fail
+    assert registry.compare_tables(tmp_path) == []
+    changed = pixels.copy()
+    changed[0, 0] = (0, 0, 1)
+    Image.fromarray(changed).save(png, format="PNG", compress_level=9)
+    assert registry.compare_tables(tmp_path) == [f"{png} differs from a fresh regeneration"]
+
+
 def test_latex_keeps_mathematics():
     """A root keeps its argument (√(log d/d) used to render as an empty root)."""
     t = ProofTable(key="TX", slug="x", title="t", command="c",

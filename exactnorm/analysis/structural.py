@@ -52,8 +52,8 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 from scipy.sparse.csgraph import structural_rank as _scipy_structural_rank
 
-from exactnorm.errors import ShapeError
-from exactnorm.exact.linalg import FlintMatrix, exact_rank, rank_mod_prime
+from exactnorm.errors import InputError, ShapeError
+from exactnorm.exact.linalg import FlintMatrix, exact_rank, khatri_rao_system, rank_mod_prime
 
 __all__ = [
     "khatri_rao_pattern",
@@ -110,7 +110,7 @@ def khatri_rao_pattern(mask_in: Any, mask_out: Any) -> sp.csc_matrix:
 
     Entry ``(a·d_out + b, k)`` is set iff ``mask_in[k, a]`` and ``mask_out[b, k]`` — the same
     row order as :func:`exactnorm.exact.linalg.khatri_rao` and
-    :func:`exactnorm.constructions.theorem1.khatri_rao_system` (column-major vec).
+    :func:`exactnorm.exact.linalg.khatri_rao_system` (column-major vec).
 
     Parameters
     ----------
@@ -143,13 +143,6 @@ def khatri_rao_pattern(mask_in: Any, mask_out: Any) -> sp.csc_matrix:
     indptr = np.concatenate(([0], np.cumsum(count_a * count_b))).astype(np.int64)
     data = np.ones(total, dtype=bool)
     return sp.csc_matrix((data, rows, indptr), shape=(d_in * d_out, m))
-
-
-def _khatri_rao_pattern_dense(mask_in: Any, mask_out: Any) -> np.ndarray:
-    """The same support as a dense Boolean array (a second, obvious construction for tests)."""
-    mi, mo = _check_masks(mask_in, mask_out)
-    dense = mi.T[:, None, :] & mo[None, :, :]          # (d_in, d_out, m)
-    return dense.reshape(mi.shape[1] * mo.shape[0], mi.shape[0])
 
 
 def _csr(pattern: Any) -> sp.csr_matrix:
@@ -224,7 +217,8 @@ def structural_rank(pattern: Any, method: str = "scipy") -> int:
         return structural_rank_scipy(pattern)
     if method == "networkx":
         return structural_rank_networkx(pattern)
-    raise ValueError(f"method must be 'scipy' or 'networkx', got {method!r}")
+    raise InputError(f"method must be 'scipy' or 'networkx', got {method!r}",
+                     parameter="method")
 
 
 def boolean_determinant(pattern: Any) -> bool:
@@ -289,14 +283,14 @@ def permutation_from_monomial(monomial: Monomial, d_out: int) -> list[int]:
     for name, i, j in monomial:
         if name == "x":
             if i in a_of:
-                raise ValueError(f"two x-variables of column {i}: not a Khatri–Rao monomial")
+                raise InputError(f"two x-variables of column {i}: not a Khatri–Rao monomial")
             a_of[i] = j
         else:
             if j in b_of:
-                raise ValueError(f"two y-variables of column {j}: not a Khatri–Rao monomial")
+                raise InputError(f"two y-variables of column {j}: not a Khatri–Rao monomial")
             b_of[j] = i
     if set(a_of) != set(b_of):
-        raise ValueError("x and y variables name different columns")
+        raise InputError("x and y variables name different columns")
     return [a_of[k] * d_out + b_of[k] for k in sorted(a_of)]
 
 
@@ -336,7 +330,7 @@ def schwartz_zippel_bound(size: int, support_size: int) -> Fraction:
     Fraction(32, 2097153)
     """
     if size < 0 or support_size < 1:
-        raise ValueError("size must be ≥ 0 and |S| ≥ 1")
+        raise InputError("size must be ≥ 0 and support_size ≥ 1")
     return min(Fraction(1), Fraction(2 * size, support_size))
 
 
@@ -412,8 +406,6 @@ def diagnose_draw(V_in: FlintMatrix, V_out: FlintMatrix, *, prime: int | None = 
     With ``prime`` the rank of ``K`` modulo that (checked) prime is recorded as well; full rank
     modulo a prime proves full rank over Q.
     """
-    from exactnorm.constructions.theorem1 import khatri_rao_system
-
     diag = diagnose_pattern(*support_masks(V_in, V_out))
     K = khatri_rao_system(V_in, V_out)
     diag.exact_rank = exact_rank(K)

@@ -26,6 +26,7 @@ those tasks.
 
 from __future__ import annotations
 
+import decimal
 import json
 import math
 import os
@@ -45,9 +46,18 @@ from exactnorm.analysis.structural import (
     schwartz_zippel_bound,
     structural_rank_scipy,
 )
+from exactnorm.constructions.parallel import dask_client
 from exactnorm.errors import InputError, require_extra
 from exactnorm.exact.files import atomic_write_bytes
-from exactnorm.exact.linalg import exact_rank, khatri_rao, random_prime, rank_mod_prime
+from exactnorm.exact.linalg import (
+    exact_rank,
+    int64_array,
+    khatri_rao,
+    khatri_rao_int64,
+    random_prime,
+    rank_mod_prime,
+)
+from exactnorm.exact.rationals import format_decimal
 from exactnorm.exact.sampling import bernoulli_mask, layer_rng, parse_distribution, sample_matrix
 
 __all__ = [
@@ -210,9 +220,8 @@ def _concrete_rank(task: SweepTask, draw: int, rng: np.random.Generator, mask_in
     bound = max((abs(v) for v in dist.values), default=0) if dist.kind == "set" else (
         2**dist.param if dist.kind == "bits" else dist.param)
     if bound < 2**31:
-        vi = np.array(V_in.tolist(), dtype=np.int64).reshape(m, d) * mask_in
-        vo = np.array(V_out.tolist(), dtype=np.int64).reshape(d, m) * mask_out
-        K = fmpz_mat((vi.T[:, None, :] * vo[None, :, :]).reshape(d * d, m).tolist())
+        K = fmpz_mat(khatri_rao_int64(int64_array(V_in) * mask_in,
+                                      int64_array(V_out) * mask_out).tolist())
     else:
         vi = [[x if keep else 0 for x, keep in zip(row, mrow)]
               for row, mrow in zip(V_in.tolist(), mask_in.tolist())]
@@ -284,17 +293,12 @@ def read_task_log(path: str | os.PathLike[str]) -> dict[tuple[Any, ...], dict[st
 
 
 def _dask_results(tasks: Sequence[SweepTask], scheduler: Any) -> Iterable[dict[str, Any]]:
-    distributed = require_extra("distributed", "--scheduler")
-    Client, dask_as_completed = distributed.Client, distributed.as_completed
-    own = not isinstance(scheduler, Client)
-    client = Client(scheduler) if own else scheduler
-    try:
+    with dask_client(scheduler) as client:
+        from distributed import as_completed as dask_as_completed
+
         futures = client.map(run_task, list(tasks), pure=False)
         for fut in dask_as_completed(futures):
             yield fut.result()
-    finally:
-        if own:
-            client.close()
 
 
 def run_sweep(tasks: Sequence[SweepTask], *, jobs: int = 1, scheduler: Any = None,
@@ -316,7 +320,7 @@ def run_sweep(tasks: Sequence[SweepTask], *, jobs: int = 1, scheduler: Any = Non
     progress : callable(done, total), optional
     """
     if jobs < 1:
-        raise InputError(f"--jobs must be positive, got {jobs}")
+        raise InputError(f"jobs must be positive, got {jobs}", parameter="jobs")
     done: dict[tuple[Any, ...], dict[str, Any]] = {}
     if resume:
         if log is None:
@@ -405,9 +409,9 @@ class Cell:
         return Fraction(self.nnz, self.draws)
 
     @property
-    def reference_nnz(self) -> float:
-        """``d²√d``, the sparsity scale the nonzero counts are compared with."""
-        return self.d ** 2.5
+    def reference_nnz(self) -> Fraction:
+        """``d²√d`` (40 correct digits), the sparsity scale the nonzero counts are compared with."""
+        return self.d ** 2 * _sqrt(Fraction(self.d))
 
     @property
     def sort_key(self) -> tuple[Any, ...]:
@@ -441,10 +445,10 @@ class Threshold:
     below: Cell | None
 
     @property
-    def references(self) -> tuple[float, float, float]:
-        """``(√(log d/d), log d/d, 2 log d/d)``, natural logarithm."""
-        r = math.log(self.d) / self.d
-        return math.sqrt(r), r, 2 * r
+    def references(self) -> tuple[Fraction, Fraction, Fraction]:
+        """``(√(log d/d), log d/d, 2 log d/d)``, natural logarithm, 40 correct digits."""
+        r = _ln(self.d) / self.d
+        return _sqrt(r), r, 2 * r
 
 
 def estimate_thresholds(cells: Sequence[Cell]) -> list[Threshold]:
@@ -469,14 +473,27 @@ def estimate_thresholds(cells: Sequence[Cell]) -> list[Threshold]:
     return out
 
 
+#: decimal's ln and sqrt are correctly rounded (unlike the platform's libm behind math.log), so
+#: the reference columns of T4 are the same on every machine
+_DECIMAL = decimal.Context(prec=40)
+
+
+def _ln(x: int) -> Fraction:
+    """``ln x`` correctly rounded to 40 significant digits, as an exact fraction."""
+    return Fraction(_DECIMAL.ln(decimal.Decimal(x)))
+
+
+def _sqrt(x: Fraction) -> Fraction:
+    """``√x`` correctly rounded to 40 significant digits, as an exact fraction."""
+    return Fraction(_DECIMAL.sqrt(_DECIMAL.divide(decimal.Decimal(x.numerator),
+                                                  decimal.Decimal(x.denominator))))
+
+
 def _dec(q: Fraction | float, places: int) -> str:
     """Fixed-point decimal of an exact fraction (round half up), or of a float reference."""
     if isinstance(q, float):
         return f"{q:.{places}f}"
-    scaled = math.floor(q * 10**places + Fraction(1, 2))
-    sign = "-" if scaled < 0 else ""
-    s = f"{abs(scaled):0{places + 1}d}"
-    return f"{sign}{s[:-places]}.{s[-places:]}" if places else f"{sign}{s}"
+    return format_decimal(q, places)
 
 
 def cells_table(cells: Sequence[Cell], command: str) -> Any:
@@ -497,7 +514,7 @@ def cells_table(cells: Sequence[Cell], command: str) -> Any:
                _dec(c.fraction, 4), c.dead_failures, c.deficiency_failures,
                _dec(Fraction(c.dead_neurons, c.draws), 3), _dec(c.expected_nnz, 1),
                _dec(c.mean_nnz, 1), _dec(c.reference_nnz, 1),
-               _dec(c.mean_nnz / Fraction(c.reference_nnz), 3)]
+               _dec(c.mean_nnz / c.reference_nnz, 3)]
         if with_values:
             size = parse_distribution(c.values).support_size if c.values else None
             bound = schwartz_zippel_bound(c.n, size) if size else None
@@ -523,10 +540,10 @@ def thresholds_table(cells: Sequence[Cell], command: str, key: str = "sweep",
             (f"{b.p}: {_dec(b.fraction, 3)} ({b.dead_failures} dead, "
              f"{b.deficiency_failures} deficient)") if b else "-",
             _dec(sq, 3), _dec(lg, 3), _dec(lg2, 3),
-            _dec(float(Fraction(th.p_star)) * th.d / math.log(th.d), 2)
+            _dec(Fraction(th.p_star) * th.d / _ln(th.d), 2)
             if th.p_star and th.d > 1 else "-",
             _dec(c.mean_nnz, 1) if c else "-",
-            _dec(c.mean_nnz / Fraction(c.reference_nnz), 3) if c else "-",
+            _dec(c.mean_nnz / c.reference_nnz, 3) if c else "-",
         ])
     return ProofTable(
         key=key, slug=slug, title="Sparse Theorem 1: threshold p*(d) for generic invertibility",
@@ -558,7 +575,7 @@ def plot_transitions(cells: Sequence[Cell], path: str | os.PathLike[str]) -> Non
                 ax.plot([float(Fraction(c.p)) for c in cs], [float(c.fraction) for c in cs],
                         marker="o", markersize=3, color=color, label=f"d = {d}")
                 if d > 1:
-                    ax.axvline(2 * math.log(d) / d, color=color, linestyle=":", linewidth=0.8)
+                    ax.axvline(float(2 * _ln(d) / d), color=color, linestyle=":", linewidth=0.8)
             ax.axhline(float(THRESHOLD_RATE), color="0.5", linestyle="--", linewidth=0.8)
             ax.set_title(f"width factor {f} (m = {f}·d²)")
             ax.set_xlabel("keep probability p")

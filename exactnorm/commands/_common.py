@@ -20,8 +20,23 @@ __all__ = ["add_target_options", "load_target_from_args", "console", "err_consol
 STDOUT = "-"
 
 # Scripts and CI read our tables from pipes; do not squeeze them to 80 columns there.
-console = Console(highlight=False, soft_wrap=True, width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+# Text we print comes from certificates, paths and targets: rich markup ("[/x]", "[red]") and
+# emoji codes (":x:") in it must be printed as written, never interpreted, so both are off here,
+# for every command at once.
+
+
+class _Console(Console):
+    """rich's Console that reports a closed stdout as BrokenPipeError (rich itself exits 1,
+    which would read as "invalid certificate"); the CLI turns it into exit code 141."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError
+
+
+console = _Console(highlight=False, soft_wrap=True, markup=False, emoji=False,
+                  width=None if sys.stdout.isatty() else 160)
+err_console = _Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 
 def add_target_options(p: argparse.ArgumentParser) -> None:

@@ -1,14 +1,30 @@
-"""``exactnorm certify``: build a construction, write its certificate, check it independently."""
+"""``exactnorm certify``: build a construction, write its certificate, check it independently.
+
+Without ``--construction`` the construction and block size come from the measured cost model of
+:mod:`exactnorm.constructions.choice` (Theorem 1 for small layers, the width/depth trade-off
+beyond it) and the summary says which and why. Progress: a rich bar on a terminal, otherwise a
+plain line on stderr at most every :data:`PLAIN_PROGRESS_SECONDS` (done/total, elapsed, ETA), so
+logs of long runs show that work goes on.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TextIO
 
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 from rich.table import Table
 
+from exactnorm.certificate import DEFAULT_FROZEN_WEIGHTS, DEFAULT_VERSION, FROZEN_WEIGHTS
 from exactnorm.commands._common import (
     add_target_options,
     console,
@@ -18,10 +34,58 @@ from exactnorm.commands._common import (
     progress_enabled,
     verdict_line,
 )
+from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
+from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError, InvalidCertificateError, SingularSystemError
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION
 
-__all__ = ["register"]
+__all__ = ["register", "PlainProgress", "PLAIN_PROGRESS_SECONDS"]
+
+#: seconds between two plain progress lines when stderr is not a terminal
+PLAIN_PROGRESS_SECONDS = 5.0
+#: distribution used for wide layers when none is given: no zero entries, so block size 1 is
+#: never structurally singular (see exactnorm.constructions.choice)
+WIDE_DISTRIBUTION = "nonzero:8"
+
+
+class PlainProgress:
+    """``done/total`` lines with elapsed time and ETA, at most one per ``every`` seconds.
+
+    Nothing is printed before ``every`` seconds have passed, so a short run stays quiet (and an
+    error stays one line); once a line was printed, the last call prints too. ``header`` (what
+    was chosen and why) precedes the first line. ETA is linear in the work done so far.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> p = PlainProgress("tradeoff", out, every=0, clock=iter([0, 10, 20]).__next__)
+    >>> p(1, 4); p(4, 4)
+    >>> print(out.getvalue(), end="")
+    tradeoff: 1/4 blocks, 10 s elapsed, ETA 30 s
+    tradeoff: 4/4 blocks, 20 s elapsed, ETA 0 s
+    """
+
+    def __init__(self, what: str, stream: TextIO | None = None, every: float =
+                 PLAIN_PROGRESS_SECONDS, clock: Callable[[], float] = time.monotonic,
+                 unit: str = "blocks", header: str | None = None) -> None:
+        self.what, self.every, self.clock, self.unit = what, every, clock, unit
+        self.stream = stream if stream is not None else sys.stderr
+        self.header = header
+        self.start = clock()
+        self.last: float | None = None
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        finished_after_a_line = done >= total and self.last is not None
+        if now - (self.start if self.last is None else self.last) < self.every \
+                and not finished_after_a_line:
+            return
+        if self.last is None and self.header:
+            print(self.header, file=self.stream, flush=True)
+        self.last = now
+        elapsed = now - self.start
+        eta = elapsed * (total - done) / done if done else float("nan")
+        print(f"{self.what}: {done}/{total} {self.unit}, {elapsed:.0f} s elapsed, "
+              f"ETA {eta:.0f} s", file=self.stream, flush=True)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,44 +93,113 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("certify", help="certify an exact reconstruction of a target network")
     add_target_options(p)
-    p.add_argument("--construction", default="theorem1", choices=sorted(CONSTRUCTIONS),
-                   help="which construction (default theorem1)")
+    p.add_argument("--construction", default="auto", choices=["auto", *sorted(CONSTRUCTIONS)],
+                   help="which construction (default auto: Theorem 1 while every Khatri–Rao "
+                        "system is small enough, else the trade-off with a block size from the "
+                        "measured cost model)")
     p.add_argument("--seed", type=int, default=0, help="seed of the frozen weights (default 0)")
-    p.add_argument("--distribution", default=DEFAULT_DISTRIBUTION,
+    p.add_argument("--distribution", default=None,
                    help=f"frozen weight entries, e.g. int:8, bits:30, set:-1,1, gauss:16 "
-                        f"(default {DEFAULT_DISTRIBUTION})")
+                        f"(default {DEFAULT_DISTRIBUTION}; {WIDE_DISTRIBUTION} when the automatic "
+                        f"choice needs block size 1)")
     p.add_argument("--block", type=int, default=None, metavar="K",
-                   help="input block size of --construction tradeoff (K ≥ d_in: Theorem 1)")
+                   help="input block size of --construction tradeoff (K ≥ d_in: Theorem 1; "
+                        "default: from the cost model)")
     p.add_argument("--routing", choices=["selection", "mask"], default=None,
                    help="tradeoff: route blocks by selection-skip layers (default, depth 3T+1) "
                         "or by block-masked frozen weights (depth 2T+1)")
+    p.add_argument("--max-system", type=int, default=THEOREM1_MAX_SYSTEM, metavar="M",
+                   help=f"budget: largest Khatri–Rao system (d_in·d_out) Theorem 1 may solve; "
+                        f"beyond it the automatic choice takes the trade-off and an explicit "
+                        f"--construction theorem1 is refused (default {THEOREM1_MAX_SYSTEM}, "
+                        f"about 3 minutes and 3 GiB)")
     p.add_argument("--rank", type=int, default=None, metavar="R",
                    help="lowrank: promised bound on every layer's rank (error if exceeded)")
-    p.add_argument("--retry", type=int, default=0,
-                   help="redraw a singular layer up to N times (recorded in the certificate)")
+    p.add_argument("--retry", type=int, default=DEFAULT_RETRY,
+                   help=f"redraw a singular layer up to N times, each recorded in the certificate "
+                        f"(default {DEFAULT_RETRY}; 0: a singular draw is an error)")
     p.add_argument("--shift-mode", choices=["neuron", "layer"], default="neuron",
                    help="per-neuron smallest shifts (default) or one shift per layer")
-    p.add_argument("--sparsity", type=float, default=None, metavar="P",
-                   help="keep probability of Bernoulli masks on the frozen weights")
+    p.add_argument("--sparsity", default=None, metavar="P",
+                   help="exact keep probability of Bernoulli masks on the frozen weights "
+                        "(0.7 or 7/10)")
     p.add_argument("--mask-side", choices=["input", "output", "both"], default="both")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
-                   help="processes: target layers are solved in parallel; a single layer splits "
-                        "its p-adic lifting over 2 (result identical for every N; default 1)")
+                   help="processes: blocks and target layers are solved in parallel; a single "
+                        "theorem1 layer splits its p-adic lifting over 2 (result identical for "
+                        "every N; default 1)")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="tradeoff: solve the blocks as Dask tasks on this scheduler (needs the "
+                        "dask extra; result identical to --jobs)")
     p.add_argument("--solver", choices=["auto", "padic", "flint"], default="auto",
                    help="exact solver of the Khatri–Rao systems (same result; default auto)")
+    p.add_argument("--frozen-weights", choices=list(FROZEN_WEIGHTS), default=DEFAULT_FROZEN_WEIGHTS,
+                   help="version 2: frozen random matrices by reference (draw records the checker "
+                        "regenerates) or explicit with their records "
+                        f"(default {DEFAULT_FROZEN_WEIGHTS})")
     p.add_argument("--out", default="certificate.json",
                    help="certificate path; .json.gz compresses (default certificate.json)")
+    p.add_argument("--format-version", type=int, choices=[1, 2], default=DEFAULT_VERSION,
+                   help=f"certificate version: 2 (default {DEFAULT_VERSION}) records the draw of "
+                        f"every frozen matrix and shares one denominator per vector "
+                        f"(docs/certificate-format.md); 1 writes plain lists and explicit weights")
     p.add_argument("--no-check", action="store_true",
                    help="do not run the independent checker on the written certificate")
     p.add_argument("--pure", action="store_true", help="check with the standard-library checker")
     p.set_defaults(func=run)
 
 
+def resolve_construction(args: argparse.Namespace, target: Any) -> str | None:
+    """Settle ``auto`` (and a missing ``--block``/``--distribution``) from the cost model.
+
+    Returns the sentence for the summary, or ``None`` when the user chose everything. An explicit
+    Theorem 1 beyond the budget is refused here, at once, with its estimate.
+    """
+    from exactnorm.constructions.choice import (
+        best_block,
+        choose_construction,
+        require_theorem1_budget,
+        zero_probability,
+    )
+
+    if args.max_system < 1:
+        raise InputError("--max-system must be positive")
+    if args.construction == "theorem1":
+        require_theorem1_budget(target, args.jobs, args.max_system)
+    explicit_dist = args.distribution is not None
+    if args.distribution is None:
+        args.distribution = DEFAULT_DISTRIBUTION
+    if args.construction not in ("auto", "tradeoff") or (
+            args.construction == "tradeoff" and args.block is not None):
+        return None
+    if args.construction == "auto" and args.block is not None:
+        raise InputError("--block applies to --construction tradeoff only")
+    choice = choose_construction(target, args.distribution, jobs=args.jobs,
+                                 max_system=args.max_system)
+    if choice.name == "tradeoff" and not explicit_dist and zero_probability(args.distribution):
+        # block size 1 needs zero-free frozen entries; the user left the distribution to us
+        args.distribution = WIDE_DISTRIBUTION
+        choice = choose_construction(target, args.distribution, jobs=args.jobs,
+                                 max_system=args.max_system)
+    if args.construction == "tradeoff":
+        args.block, est, _, _ = best_block(target, args.distribution, jobs=args.jobs)
+        return f"tradeoff: block size {args.block} from the cost model; {est.describe()}"
+    args.construction = choice.name
+    if choice.block is not None:
+        args.block = choice.block
+    dist_note = "" if explicit_dist else f", frozen entries {args.distribution}"
+    return f"{choice.name} chosen: {choice.reason}{dist_note}; {choice.estimate.describe()}"
+
+
 def construction_options(args: argparse.Namespace) -> dict[str, Any]:
     """Options of the chosen construction taken from the command line."""
+    if args.distribution is None:
+        args.distribution = DEFAULT_DISTRIBUTION
     opts: dict[str, Any] = {"seed": args.seed, "distribution": args.distribution}
     if args.jobs < 1:
         raise InputError("--jobs must be at least 1")
+    if args.scheduler is not None and args.construction != "tradeoff":
+        raise InputError("--scheduler applies to --construction tradeoff only")
     if args.construction == "theorem1":
         opts.update(retry=args.retry, shift_mode=args.shift_mode, sparsity=args.sparsity,
                     mask_side=args.mask_side, jobs=args.jobs, solver=args.solver)
@@ -79,7 +212,7 @@ def construction_options(args: argparse.Namespace) -> dict[str, Any]:
     if args.construction == "tradeoff":
         if args.block is None:
             raise InputError("--construction tradeoff needs --block K")
-        opts["block"] = args.block
+        opts.update(block=args.block, jobs=args.jobs, scheduler=args.scheduler)
     elif args.block is not None:
         raise InputError("--block applies to --construction tradeoff only")
     if args.routing is not None:
@@ -100,57 +233,73 @@ def construction_options(args: argparse.Namespace) -> dict[str, Any]:
     return opts
 
 
-def summary_table(c: Any, seconds: float) -> Table:
+def summary_table(c: Any, seconds: float, chosen: str | None = None) -> Table:
     t = Table(title=f"exactnorm certify: {c.name}, target widths {list(c.target.widths)}")
     for col in ("layer", "d_in→d_out", "frozen widths", "systems", "m", "exact rank",
                 "γ bits", "β bits", "draws", "time [s]"):
         t.add_column(col, justify="right")
     for r in c.reports:
         t.add_row(str(r.layer), f"{r.d_in}→{r.d_out}", ",".join(map(str, r.widths)),
-                  str(r.systems), str(r.system_size), f"{r.rank}/{r.system_size}",
+                  str(r.systems), str(r.system_size), r.rank_text(),
                   str(r.gamma_bits), str(r.beta_bits), str(r.attempts), f"{r.seconds:.3f}")
     t.caption = (f"frozen depth {c.network.depth}, tuned parameters {c.network.tuned_parameters}, "
-                 f"frozen parameters {c.network.frozen_parameters}, total {seconds:.2f} s")
+                 f"frozen parameters {c.network.frozen_parameters}, build {seconds:.2f} s"
+                 + (f"\n{chosen}" if chosen else ""))
     return t
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.api import certificate_document, certify, check, save_certificate
+    from exactnorm.api import certify, check_file, write_certificate
 
     if args.seed < 0:
         raise InputError("--seed must be non-negative")
     if args.max_width < 1 or args.max_digits < 1:
         raise InputError("--max-width and --max-digits must be positive")
+    if args.jobs < 1:
+        raise InputError("--jobs must be at least 1")
     output_path(args.out)  # a mistyped folder fails now, not after the construction
     target = load_target_from_args(args)
+    chosen = resolve_construction(args, target)
     opts = construction_options(args)
+    unit = "blocks" if args.construction == "tradeoff" else "target layers"
     t0 = time.perf_counter()
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                  TextColumn("{task.completed}/{task.total} target layers"),
-                  TimeElapsedColumn(), console=err_console, transient=True,
-                  disable=not progress_enabled()) as progress:
-        task = progress.add_task(f"{args.construction}", total=target.depth)
+                  TextColumn("{task.completed}/{task.total} " + unit),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err_console,
+                  transient=True, disable=not progress_enabled()) as progress:
+        task = progress.add_task(f"{args.construction}", total=None)
+        plain = None if progress_enabled() else PlainProgress(args.construction, unit=unit,
+                                                              header=chosen)
 
         def hook(done: int, total: int) -> None:
-            progress.update(task, completed=done)
+            progress.update(task, completed=done, total=total)
+            if plain is not None:
+                plain(done, total)
 
         try:
             c = certify(target, args.construction, progress=hook, **opts)
         except SingularSystemError as exc:
             kernel = "" if exc.kernel is None else f"; kernel vector has {len(exc.kernel)} entries"
             raise InputError(f"{exc}{kernel}") from None
-    doc = certificate_document(c)
-    size = save_certificate(doc, args.out)
-    seconds = time.perf_counter() - t0
-    console.print(summary_table(c, seconds))
-    console.print(f"certificate written to {args.out} ({size} bytes)")
+    build = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    size = write_certificate(c, args.out, version=args.format_version,
+                             frozen_weights=args.frozen_weights)
+    written = time.perf_counter() - t1
+    console.print(summary_table(c, build, chosen))
+    console.print(f"certificate written to {args.out} ({size} bytes, version "
+                  f"{args.format_version}, {written:.1f} s)")
     if args.no_check:
         console.print("not checked (--no-check): run `exactnorm check` before relying on it")
         return 0
-    t1 = time.perf_counter()
-    verdict = check(doc, pure=args.pure)
+    del c
+    if not progress_enabled():
+        print(f"checking {args.out} ({'pure' if args.pure else 'flint'} checker)",
+              file=sys.stderr, flush=True)
+    t2 = time.perf_counter()
+    verdict = check_file(args.out, pure=args.pure)
     console.print(verdict_line(verdict, args.out, "pure" if args.pure else "flint")
-                  + f" [{time.perf_counter() - t1:.2f} s]")
+                  + f" [{time.perf_counter() - t2:.2f} s]")
     if not verdict.ok:
         raise InvalidCertificateError(f"the constructed certificate was rejected: "
                                       f"{verdict.message}")

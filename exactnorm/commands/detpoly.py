@@ -16,11 +16,12 @@ import argparse
 import math
 import os
 import sys
+from typing import Any
 
 from rich.table import Table
 
 from exactnorm.commands._common import console
-from exactnorm.errors import InputError
+from exactnorm.errors import InputError, InvariantError
 
 __all__ = ["register"]
 
@@ -60,31 +61,24 @@ def select_ground_types(choice: str | None) -> None:
     os.environ["SYMPY_GROUND_TYPES"] = choice
 
 
-def _dims(args: argparse.Namespace) -> tuple[int, int]:
-    if args.d_in is None or args.d_out is None:
-        raise InputError("--d-in and --d-out are required (or use --check FILE)")
-    if args.d_in < 1 or args.d_out < 1:
-        raise InputError("--d-in and --d-out must be positive")
-    if args.seed < 0:
-        raise InputError("--seed must be non-negative")
-    return args.d_in, args.d_out
-
-
 def run(args: argparse.Namespace) -> int:
     select_ground_types(args.ground_types)
-    from exactnorm.analysis import symbolic
+    from exactnorm import api
 
     if args.check is not None:
-        result = symbolic.check_detpoly_file(args.check)
+        result = api.check_detpoly(args.check)
         console.print(f"VALID {args.check}: {result.message}")
         return 0
-    d_in, d_out = _dims(args)
+    if args.d_in is None or args.d_out is None:
+        raise InputError("--d-in and --d-out are required (or use --check FILE)")
+    res = api.detpoly(args.d_in, args.d_out, seed=args.seed, matching=args.matching,
+                      layout=args.layout, out=args.out)
     if args.matching:
-        if args.out is not None:
-            raise InputError("--out writes the expanded polynomial; drop --matching")
-        return _run_matching(args, d_in, d_out)
-    doc = symbolic.detpoly_document(d_in, d_out, seed=args.seed)
-    check = symbolic.check_detpoly(doc)
+        return _print_matching(res)
+    doc, check = res.document, res.checked
+    if doc is None or check is None:
+        raise InvariantError("detpoly expansion returned no document")
+    d_in, d_out = res.d_in, res.d_out
     t = Table(title=f"exactnorm detpoly: det(Xᵀ ⊙ Y), d_in={d_in}, d_out={d_out}, "
                     f"m={doc['m']}")
     for col in ("degree", "terms", "perfect matchings (m!)", "coefficients", "witness value",
@@ -95,20 +89,14 @@ def run(args: argparse.Namespace) -> int:
               ",".join(f"{c:+d}" for c in coeffs), str(check.witness_value), "equal",
               doc["provenance"]["sympy_ground_types"])
     console.print(t)
-    if args.out is not None:
-        n = symbolic.save_detpoly(doc, args.out)
-        console.print(f"wrote {args.out} ({n} bytes)")
+    if res.written is not None:
+        console.print(f"wrote {args.out} ({res.written} bytes)")
     return 0
 
 
-def _run_matching(args: argparse.Namespace, d_in: int, d_out: int) -> int:
-    from exactnorm.analysis import symbolic
-
-    mc = symbolic.matching_certificate(d_in, d_out, seed=args.seed)
-    sw = symbolic.structured_witness(d_in, d_out, layout=args.layout, seed=args.seed)
-    proof = None
-    if max(d_in, d_out) <= symbolic.SYMBOLIC_SIDE_LIMIT:
-        proof = symbolic.prove_structured_symbolic(d_in, d_out, args.layout)
+def _print_matching(res: Any) -> int:
+    mc, sw, proof = res.matching, res.structured, res.symbolic
+    d_in, d_out = res.d_in, res.d_out
     t = Table(title=f"exactnorm detpoly --matching: d_in={d_in}, d_out={d_out}, m={mc.m}")
     for col in ("degree 2m", "matching monomial coefficient", "witness det bits",
                 f"rank mod p ({mc.prime.bit_length()}-bit prime)", "structured sign",
@@ -121,5 +109,4 @@ def _run_matching(args: argparse.Namespace, d_in: int, d_out: int) -> int:
     console.print(t)
     shown = " · ".join(mc.monomial[:6]) + (" · …" if len(mc.monomial) > 6 else "")
     console.print(f"monomial: {shown} ({len(mc.monomial)} variables)")
-    ok = mc.verified and sw.verified and (proof is None or proof.proved)
-    return 0 if ok else 1
+    return 0 if res.verified else 1

@@ -53,66 +53,37 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
-def _command_line(preset: str, sizes: list[int], factors: list[str], ps: list[str], draws: int,
-                  seed: int, mask_side: str, values: str | None) -> str:
-    """The reproducing command, without backend options (they never change the results)."""
-    parts = ["exactnorm sparse-sweep", f"--preset {preset}",
-             f"--sizes {','.join(map(str, sizes))}", f"--factors {','.join(factors)}",
-             f"--p-grid {','.join(ps)}" if len(ps) <= 6 else f"--p-grid {ps[0]}…{ps[-1]} "
-             f"({len(ps)} points)", f"--draws {draws}", f"--seed {seed}",
-             f"--mask-side {mask_side}"]
-    if values:
-        parts.append(f"--values {values}")
-    return " ".join(parts)
-
-
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.analysis.sweeps import (
-        aggregate,
-        make_tasks,
-        parse_grid,
-        run_sweep,
-        thresholds_table,
-        write_sweep_outputs,
-    )
-    from exactnorm.outputs.tables.sparse import PRESETS
+    from exactnorm.analysis.sweeps import thresholds_table
+    from exactnorm.api import sparse_sweep
 
-    preset = PRESETS[args.preset]
     try:
-        sizes = ([int(x) for x in args.sizes.split(",") if x.strip()] if args.sizes
-                 else list(preset.sizes))
+        sizes = [int(x) for x in args.sizes.split(",") if x.strip()] if args.sizes else None
     except ValueError:
         raise InputError(f"--sizes must be comma-separated integers, got {args.sizes!r}") from None
-    factors = ([f.strip() for f in args.factors.split(",") if f.strip()] if args.factors
-               else list(preset.factors))
-    ps = parse_grid(args.p_grid if args.p_grid else preset.p_grid)
-    draws = args.draws if args.draws is not None else preset.draws
-    chunk = args.chunk if args.chunk is not None else preset.chunk
-    seed = args.seed if args.seed is not None else preset.seed
-    mask_side = args.mask_side or preset.mask_side
-    tasks = make_tasks(sizes=sizes, factors=factors, ps=ps, draws=draws, chunk=chunk, seed=seed,
-                       mask_side=mask_side, values=args.values)
-    out = Path(args.out)
+    factors = [f.strip() for f in args.factors.split(",") if f.strip()] if args.factors else None
     output_path(args.out, directory=True)
     if not args.no_plot:
         # fail before hours of work, not at the plot
         require_extra("matplotlib", "the transition plot (or pass --no-plot)")
-    log = Path(args.resume) if args.resume else out / "tasks.jsonl"
+    log = Path(args.resume) if args.resume else Path(args.out) / "tasks.jsonl"
     set_interrupt_note(f"finished tasks are kept in the task log {log}; rerun the same command "
                        f"with --resume {log} to continue")
     with Progress(TextColumn("sparse-sweep"), BarColumn(), MofNCompleteColumn(),
                   TextColumn("tasks"), TimeElapsedColumn(), console=err_console,
                   transient=True) as progress:
-        bar = progress.add_task("sweep", total=len(tasks))
+        bar = progress.add_task("sweep", total=None)
 
         def hook(done: int, total: int) -> None:
             progress.update(bar, completed=done, total=total)
 
-        rows = run_sweep(tasks, jobs=args.jobs, scheduler=args.scheduler, log=log,
-                         resume=args.resume is not None, progress=hook)
-    command = _command_line(args.preset, sizes, factors, ps, draws, seed, mask_side, args.values)
-    written = write_sweep_outputs(rows, out, command, plot=not args.no_plot)
-    th = thresholds_table(aggregate(rows), command)
+        res = sparse_sweep(preset=args.preset, sizes=sizes, factors=factors, p_grid=args.p_grid,
+                           draws=args.draws, chunk=args.chunk, seed=args.seed,
+                           mask_side=args.mask_side, values=args.values, jobs=args.jobs,
+                           scheduler=args.scheduler, resume=args.resume, out=args.out,
+                           plot=not args.no_plot, progress=hook)
+    log, written = res.log, res.written
+    th = thresholds_table(res.cells, res.command)
     table = Table(title="sparse-sweep: threshold p*(d) (≥ 99 % generically invertible)")
     keep = ["d", "width factor", "m", "p*(d)", "grid point below p*", "√(log d/d)", "log d/d",
             "2 log d/d", "p*·d/log d", "nnz / d²√d"]

@@ -20,18 +20,18 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.outputs.tables.registry import compare_tables, generate_tables
+    from exactnorm.api import tables
 
     only = [k.strip() for k in args.only.split(",")] if args.only else None
     output_path(args.out, directory=True)
     if args.check:
-        problems = compare_tables(args.out, only)
-        for p in problems:
-            console.print(p)
+        problems = tables(args.out, only, check=True).differences
+        for problem in problems:
+            console.print(problem)
         console.print("tables up to date" if not problems else f"{len(problems)} difference(s)")
         return 1 if problems else 0
-    paths = generate_tables(args.out, only,
-                            progress=lambda k: err_console.print(f"generating {k} ..."))
+    paths = tables(args.out, only,
+                   progress=lambda k: err_console.print(f"generating {k} ...")).written
     for p in paths:
         console.print(f"wrote {p}")
     return 0

@@ -16,8 +16,13 @@ from exactnorm.errors import InputError
 from exactnorm.exact.linalg import FlintMatrix
 from exactnorm.model.network import FrozenNetwork, TargetNetwork, Vector, affine_interval, column
 
-__all__ = ["Construction", "LayerReport", "activating_shift", "scaled_activating_shift",
-           "cancelling_bias", "provenance"]
+__all__ = ["DEFAULT_RETRY", "Construction", "LayerReport", "activating_shift",
+           "scaled_activating_shift", "cancelling_bias", "provenance"]
+
+#: redraws a singular frozen draw gets by default (each recorded in the certificate); with the
+#: default ``nonzero:8`` a singular Khatri–Rao system is rare (docs/performance.md), so 8 is a
+#: bound on a pathological seed's cost rather than an expected number; ``retry=0`` is strict
+DEFAULT_RETRY = 8
 
 
 @dataclass
@@ -36,6 +41,32 @@ class LayerReport:
     attempts: int
     seconds: float = 0.0
     witness: dict[str, Any] = field(default_factory=dict)
+    #: ``(exact rank, unknowns)`` of every Khatri–Rao system, in order; empty for one system
+    #: described by ``rank``/``system_size``
+    system_ranks: tuple[tuple[int, int], ...] = ()
+
+    @property
+    def per_system(self) -> tuple[tuple[int, int], ...]:
+        """``(exact rank, unknowns)`` of each linear system solved for this target layer."""
+        return self.system_ranks or ((self.rank, self.system_size),)
+
+    def rank_text(self) -> str:
+        """Exact rank per system, runs of equal systems grouped: ``"4/4 ×8"``, ``"8/8, 2/2"``.
+
+        ``rank`` alone cannot say this: for ``lowrank`` it is the rank of ``W`` and for
+        ``tradeoff`` a sum over systems, neither comparable with one system's size.
+
+        >>> LayerReport(1, 8, 2, (4, 2), 8, 4, 32, 1, 1, 8,
+        ...             system_ranks=((4, 4),) * 7 + ((2, 2),)).rank_text()
+        '4/4 ×7, 2/2'
+        """
+        runs: list[list[Any]] = []
+        for pair in self.per_system:
+            if runs and runs[-1][0] == pair:
+                runs[-1][1] += 1
+            else:
+                runs.append([pair, 1])
+        return ", ".join(f"{r}/{m}" + (f" ×{n}" if n > 1 else "") for (r, m), n in runs)
 
 
 @dataclass
@@ -57,7 +88,8 @@ def _apply_mode(per_neuron: Vector, mode: str) -> Vector:
     if mode == "layer":
         c = max(per_neuron) if per_neuron else fmpq(0)
         return tuple(c for _ in per_neuron)
-    raise InputError(f"unknown shift mode {mode!r}; expected 'neuron' or 'layer'")
+    raise InputError(f"unknown shift_mode {mode!r}; expected 'neuron' or 'layer'",
+                     parameter="shift_mode")
 
 
 def activating_shift(G: FlintMatrix, lo: Sequence[fmpq], hi: Sequence[fmpq],
@@ -111,7 +143,10 @@ def provenance(construction: str, seed: int, distribution: str, **extra: Any) ->
         "construction": construction,
         "seed": seed,
         "distribution": distribution,
-        "rng": "numpy PCG64, SeedSequence(seed, spawn_key=(layer, attempt))",
+        "rng": "exactnorm.shake256.v1",
+        "stream_keys": "(target_layer, block, part, attempt); part 0/1: first/second matrix of a "
+                       "Khatri-Rao pair, 2/3: their masks, 4: final mixing matrix, 5: routing "
+                       "matrix",
         "versions": {
             "exactnorm": __version__,
             "python-flint": installed("python-flint"),

@@ -42,33 +42,49 @@ True
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
 from typing import Any
 
 from flint import fmpq, fmpq_mat, fmpz_mat
 
-from exactnorm.constructions.common import Construction, LayerReport, provenance
-from exactnorm.constructions.theorem1 import ProgressHook, realize_layer_theorem1
-from exactnorm.errors import InputError, SingularSystemError
-from exactnorm.exact.linalg import FlintMatrix, exact_rank, max_bits, solve_exact
+from exactnorm.constructions.common import (
+    DEFAULT_RETRY,
+    Construction,
+    LayerReport,
+    activating_shift,
+    cancelling_bias,
+    provenance,
+)
+from exactnorm.constructions.parallel import check_jobs, map_tasks
+from exactnorm.constructions.theorem1 import (
+    ProgressHook,
+    _pack_matrix,
+    _pack_q,
+    _unpack_matrix,
+    _unpack_q,
+    realize_layer_theorem1,
+)
+from exactnorm.errors import InputError, SingularSystemError, require_integer
+from exactnorm.exact.generator import draw
+from exactnorm.exact.linalg import (
+    FlintMatrix,
+    clear_denominators,
+    exact_rank,
+    max_bits,
+)
 from exactnorm.exact.sampling import (
     DEFAULT_DISTRIBUTION,
     Distribution,
-    layer_rng,
     parse_distribution,
-    sample_matrix,
 )
-from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork, affine_interval
+from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
+from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork
 
-__all__ = ["input_blocks", "certify_tradeoff", "tradeoff_key", "ROUTINGS"]
+__all__ = ["input_blocks", "certify_tradeoff", "ROUTINGS"]
 
 #: how a block's Khatri–Rao pair is made to see only its block of inputs (see module doc)
 ROUTINGS = ("selection", "mask")
-
-
-def tradeoff_key(layer: int, block: int) -> int:
-    """Spawn key of block ``block`` (from 1) of target layer ``layer``; block 999 is ``V_F``."""
-    return 1000 * layer + block
 
 
 def input_blocks(d_in: int, k: int) -> list[list[int]]:
@@ -86,20 +102,14 @@ def _selection(rows: list[int], d: int) -> fmpz_mat:
     return fmpz_mat([[1 if c == r else 0 for c in range(d)] for r in rows])
 
 
-def _embed_columns(V: FlintMatrix, columns: list[int], d: int) -> FlintMatrix:
-    """``V`` (n × |columns|) placed on ``columns`` of an n × d matrix that is zero elsewhere."""
-    where = {c: j for j, c in enumerate(columns)}
-    rows = [[V[r, where[c]] if c in where else 0 for c in range(d)] for r in range(V.nrows())]
-    return type(V)(rows) if rows else type(V)(0, d)
-
-
 def _final_matrix(seed: int, layer: int, d_out: int, dist: Distribution,
-                  retry: int) -> tuple[FlintMatrix, int]:
-    key = tradeoff_key(layer, 999)
+                  retry: int) -> tuple[FlintMatrix, dict[str, Any], int]:
+    """``V_F`` of target layer ``layer``, its draw record and the attempt that was invertible."""
     for attempt in range(retry + 1):
-        V = sample_matrix(layer_rng(seed, key, attempt), d_out, d_out, dist)
+        stream = StreamKey(layer, WHOLE_LAYER, Part.FINAL, attempt)
+        V, record = draw(seed, stream.key, d_out, d_out, dist)
         if exact_rank(V) == d_out:
-            return V, attempt
+            return V, record, attempt
     rank = exact_rank(V)
     raise SingularSystemError(f"final frozen matrix of target layer {layer} is singular: exact "
                               f"rank {rank} < {d_out} after {retry + 1} draw(s)",
@@ -107,9 +117,10 @@ def _final_matrix(seed: int, layer: int, d_out: int, dist: Distribution,
 
 
 def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
-                     distribution: str | Distribution = DEFAULT_DISTRIBUTION, retry: int = 0,
-                     shift_mode: str = "neuron", routing: str = "selection",
-                     progress: ProgressHook | None = None) -> Construction:
+                     distribution: str | Distribution = DEFAULT_DISTRIBUTION,
+                     retry: int = DEFAULT_RETRY, shift_mode: str = "neuron",
+                     routing: str = "selection", progress: ProgressHook | None = None,
+                     jobs: int = 1, scheduler: Any = None) -> Construction:
     """Realize ``target`` with blocks of ``block`` inputs per Khatri–Rao system (see module doc).
 
     Parameters
@@ -119,84 +130,118 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         Block size ``k``; ``k ≥ d_in`` gives Theorem 1 for that layer.
     seed, distribution, retry, shift_mode
         As in :func:`~exactnorm.constructions.theorem1.certify_theorem1`; block ``t`` of target
-        layer ``i`` draws from spawn key :func:`tradeoff_key` ``(i, t)``.
+        layer ``i`` draws from :class:`~exactnorm.exact.streams.StreamKey` ``(i, t, part,
+        attempt)`` (``t`` from 1; ``V_F`` is block 0, part ``FINAL``).
     routing : {"selection", "mask"}
         How a block's pair sees only its inputs: a routing layer with a declared ``selection``
         skip (depth ``3T + 1``), or a block-masked frozen ``V`` (depth ``2T + 1``).
+    progress : callable(done, total), optional
+        Called after each block system (all target layers together).
+    jobs : int
+        Processes solving block systems. Given the target's interval boxes and ``V_F⁻¹ W``, every
+        block of every layer is independent (:mod:`~exactnorm.constructions.parallel`); the
+        certificate is byte-identical for every ``jobs`` and backend.
+    scheduler : str or distributed.Client, optional
+        Solve the blocks as Dask tasks on this cluster instead of local processes.
 
     Returns
     -------
     Construction
+
+    Raises
+    ------
+    SingularSystemError
+        When a block system or a final matrix stays singular after ``retry`` redraws.
     """
     dist = parse_distribution(distribution)
-    if isinstance(block, bool) or not isinstance(block, int) or block < 1:
-        raise InputError(f"--block must be a positive integer, got {block!r}")
+    require_integer(block, "block", minimum=1)
     if routing not in ROUTINGS:
-        raise InputError(f"routing must be one of {', '.join(ROUTINGS)}, got {routing!r}")
-    if isinstance(retry, bool) or not isinstance(retry, int) or retry < 0:
-        raise InputError(f"--retry must be a non-negative integer, got {retry!r}")
+        raise InputError(f"routing must be one of {', '.join(ROUTINGS)}, got {routing!r}",
+                         parameter="routing")
+    require_integer(retry, "retry")
+    check_jobs(jobs)
     boxes = target.interval_boxes()
+    options = {"seed": seed, "distribution": dist.spec, "retry": retry,
+               "shift_mode": shift_mode, "routing": routing}
+    # every block of every layer as an integer task; the final matrices are solved here first
+    tasks: list[dict[str, Any]] = []
+    finals: list[tuple[FlintMatrix, dict[str, Any], int] | None] = []
+    for i, tl in enumerate(target.layers, 1):
+        d_out, d_in = tl.shape
+        lo, hi = boxes[i - 1]
+        blocks = input_blocks(d_in, block)
+        if len(blocks) == 1:
+            finals.append(None)
+            tasks.append({"layer": i, "block": 1, "W": _pack_matrix(tl.weight),
+                          "b": [_pack_q(x) for x in tl.bias], "activation": tl.activation,
+                          "S": blocks[0], "d_in": d_in, "lo": [_pack_q(x) for x in lo],
+                          "hi": [_pack_q(x) for x in hi], "whole": True, **options})
+            continue
+        V_F, final_record, final_attempt = _final_matrix(seed, i, d_out, dist, retry)
+        finals.append((V_F, final_record, final_attempt))
+        W_prime = _left_divide(V_F, tl.weight)  # V_F⁻¹ W, exact
+        for t, S in enumerate(blocks, 1):
+            tasks.append({"layer": i, "block": t, "d_in": d_in, "S": S, "whole": False,
+                          "W": _pack_matrix(fmpq_mat([[W_prime[r, c] for c in S]
+                                                      for r in range(d_out)])),
+                          "lo": [_pack_q(lo[c]) for c in S], "hi": [_pack_q(hi[c]) for c in S],
+                          **options})
+    results = map_tasks(_realize_block, tasks, jobs=jobs, scheduler=scheduler)
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []
     checkpoints: list[int] = []
+    done = 0
     for i, tl in enumerate(target.layers, 1):
         t0 = time.perf_counter()
         d_out, d_in = tl.shape
-        lo, hi = boxes[i - 1]
         start = len(layers)  # node index of the previous checkpoint
         blocks = input_blocks(d_in, block)
-        if len(blocks) == 1:
-            pair, rep = realize_layer_theorem1(
-                tl.weight, tl.bias, tl.activation, (lo, hi), seed=seed, layer=tradeoff_key(i, 1),
-                input_node=start, distribution=dist, retry=retry, shift_mode=shift_mode)
+        final = finals[i - 1]
+        if final is None:
+            packed = next(results)
+            pair = _unpack_block_layers(packed, start)
             layers.extend(pair)
             checkpoints.append(len(layers))
-            reports.append(dataclasses.replace(rep, layer=i, seconds=time.perf_counter() - t0))
+            rep = packed["report"]
+            reports.append(dataclasses.replace(rep, layer=i, seconds=rep.seconds))
+            done += 1
             if progress is not None:
-                progress(i, target.depth)
+                progress(done, len(tasks))
             continue
-        V_F, final_attempt = _final_matrix(seed, i, d_out, dist, retry)
-        W_prime = solve_exact(V_F, tl.weight)  # V_F⁻¹ W, exact
+        V_F, final_record, final_attempt = final
         shifts_total = [fmpq(0)] * d_out
         accumulator: int | None = None
         sub_reports = []
         structural_zeros = 0
-        for t, S in enumerate(blocks, 1):
-            Wt = fmpq_mat([[W_prime[r, c] for c in S] for r in range(d_out)])
-            box_S = (tuple(lo[c] for c in S), tuple(hi[c] for c in S))
-            mins, _ = affine_interval(Wt, [fmpq(0)] * d_out, *box_S)
-            c_t = tuple(-m for m in mins)
+        solve_seconds = 0.0
+        for _t, _S in enumerate(blocks, 1):
+            packed = next(results)
+            new = _unpack_block_layers(packed, start)
+            hidden, out = new[-2], new[-1]
             if routing == "selection":
-                zeros = tuple(fmpq(0) for _ in S)
-                routing_V = sample_matrix(layer_rng(seed, tradeoff_key(i, t), 2**20), len(S),
-                                          d_in, dist)
-                layers.append(FrozenLayer(start, routing_V, zeros, zeros, "relu",
-                                          (Skip(start, _selection(S, d_in), "selection"),)))
+                layers.append(new[0])
                 pair_input = len(layers)  # the routing node equals a_{S_t}
             else:
                 pair_input = start
-            pair, rep = realize_layer_theorem1(
-                Wt, c_t, "relu", box_S, seed=seed, layer=tradeoff_key(i, t),
-                input_node=pair_input, distribution=dist, retry=retry, shift_mode=shift_mode)
-            hidden, out = pair
-            if routing == "mask":
-                # the drawn V (m × |S_t|) sits on the columns S_t; the rest are structural zeros,
-                # which add nothing to the pre-activation, so γ and the shift are unchanged
-                hidden = dataclasses.replace(hidden, weight=_embed_columns(hidden.weight, S, d_in))
-                structural_zeros += hidden.width * (d_in - len(S))
+                structural_zeros += hidden.width * (d_in - len(_S))
+            hidden = dataclasses.replace(hidden, input=pair_input)
             out = dataclasses.replace(out, input=len(layers) + 1)
             if accumulator is not None:
-                out = dataclasses.replace(out, skips=(Skip(accumulator, fmpz_mat(
-                    [[1 if r == c else 0 for c in range(d_out)] for r in range(d_out)]),
-                    "identity"),))
+                out = dataclasses.replace(out, skips=(Skip(accumulator, _identity(d_out),
+                                                           "identity"),))
             layers.extend([hidden, out])
             accumulator = len(layers)
+            c_t = _unpack_vector(packed["shift"])
             shifts_total = [s + c for s, c in zip(shifts_total, c_t)]
-            sub_reports.append(rep)
-        Vc = V_F * fmpq_mat([[s] for s in shifts_total])
-        beta_F = tuple(tl.bias[r] - Vc[r, 0] for r in range(d_out))
+            sub_reports.append(packed["report"])
+            solve_seconds += packed["report"].seconds
+            done += 1
+            if progress is not None:
+                progress(done, len(tasks))
+        beta_F = cancelling_bias(V_F, shifts_total, tl.bias)
         ones = tuple(fmpq(1) for _ in range(d_out))
-        layers.append(FrozenLayer(accumulator, V_F, ones, beta_F, tl.activation))
+        layers.append(FrozenLayer(accumulator, V_F, ones, beta_F, tl.activation,
+                                  record=final_record))
         checkpoints.append(len(layers))
         widths = tuple(layer.width for layer in layers[start:])
         reports.append(LayerReport(
@@ -207,19 +252,114 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
             beta_bits=max(max(r.beta_bits for r in sub_reports),
                           max_bits(fmpq_mat([list(beta_F)]))),
             attempts=sum(r.attempts for r in sub_reports) + final_attempt + 1,
-            seconds=time.perf_counter() - t0,
+            seconds=solve_seconds + time.perf_counter() - t0,
+            system_ranks=tuple(p for r in sub_reports for p in r.per_system),
             witness={"layer": i, "block": block, "routing": routing,
                      "blocks": [list(S) for S in blocks], "structural_zeros": structural_zeros,
                      "final_matrix_rank": d_out, "final_attempt": final_attempt,
                      "systems": [r.witness for r in sub_reports]}))
-        if progress is not None:
-            progress(i, target.depth)
     network = FrozenNetwork(target.widths[0], tuple(layers), tuple(checkpoints))
     extra: dict[str, Any] = {"block": block, "routing": routing, "shift_mode": shift_mode,
-                             "retry": retry,
-                             "spawn_keys": "1000*layer + block; 1000*layer + 999 for V_F"}
+                             "retry": retry}
     return Construction(
         name="tradeoff", target=target, network=network, reports=reports,
         provenance=provenance("tradeoff", seed, dist.spec, **extra),
         witnesses={"layers": [r.witness for r in reports]},
     )
+
+
+@functools.lru_cache(maxsize=8)
+def _identity(d: int) -> fmpz_mat:
+    # one shared object per width: frozen matrices are never modified after construction
+    return fmpz_mat([[1 if r == c else 0 for c in range(d)] for r in range(d)])
+
+
+def _pack_vector(v: Any) -> tuple[list[int], int]:
+    """Exact vector → (integer numerators, common denominator): one gcd pass in FLINT instead
+    of a numerator/denominator pair per entry (the vectors of a block share most factors)."""
+    if not v:
+        return [], 1
+    numer, den = clear_denominators(fmpq_mat([list(v)]))
+    return [int(x) for x in numer.entries()], int(den)
+
+
+def _unpack_vector(packed: tuple[list[int], int]) -> tuple[fmpq, ...]:
+    nums, den = packed
+    if not nums:
+        return ()
+    return tuple((fmpq_mat(fmpz_mat([nums])) / den).entries())
+
+
+def _left_divide(V: FlintMatrix, W: fmpq_mat) -> fmpq_mat:
+    """``V⁻¹ W`` for an invertible integer ``V``: one inverse, then one integer product.
+
+    ``V⁻¹ = A / a`` and ``W = N / n`` with integer ``A``, ``N``, so ``V⁻¹ W = (A N) / (a n)``;
+    FLINT multiplies integer matrices fast, where a solve with hundreds of rational right-hand
+    sides would lift each of them. Equal to ``solve_exact(V, W)`` (tested).
+    """
+    A, a = clear_denominators(fmpq_mat(V).inv())
+    N, n = clear_denominators(W)
+    return fmpq_mat(A * N) / (a * n)
+
+
+# ------------------------------------------------------------ one block, in any process
+# Tasks and results are integers (FLINT objects do not pickle); see constructions.parallel.
+
+def _realize_block(task: dict[str, Any]) -> dict[str, Any]:
+    """Worker: one block system (or a whole single-block layer), rebuilt from integers.
+
+    Returns the frozen layers with node indices relative to the previous checkpoint (the
+    assembling process renumbers them), the block's activating shift ``c_t`` and its report.
+    """
+    dist = parse_distribution(task["distribution"])
+    i, t, S, d_in = task["layer"], task["block"], task["S"], task["d_in"]
+    W = _unpack_matrix(task["W"])
+    W = W if isinstance(W, fmpq_mat) else fmpq_mat(W)
+    box = (tuple(_unpack_q(x) for x in task["lo"]), tuple(_unpack_q(x) for x in task["hi"]))
+    out: list[FrozenLayer] = []
+    if task["whole"]:
+        pair, rep = realize_layer_theorem1(
+            W, tuple(_unpack_q(x) for x in task["b"]), task["activation"], box,
+            seed=task["seed"], layer=i, block=1, input_node=0, distribution=dist,
+            retry=task["retry"], shift_mode=task["shift_mode"])
+        return {"layers": [_pack_layer(fl) for fl in pair], "shift": ([], 1), "report": rep}
+    c_t = activating_shift(W, *box)
+    if task["routing"] == "selection":
+        zeros = tuple(fmpq(0) for _ in S)
+        routing_V, routing_record = draw(task["seed"], StreamKey(i, t, Part.ROUTING).key,
+                                         len(S), d_in, dist)
+        out.append(FrozenLayer(0, routing_V, zeros, zeros, "relu",
+                               (Skip(0, _selection(S, d_in), "selection"),),
+                               record=routing_record))
+    pair, rep = realize_layer_theorem1(
+        W, c_t, "relu", box, seed=task["seed"], layer=i, block=t, input_node=0,
+        distribution=dist, retry=task["retry"], shift_mode=task["shift_mode"],
+        columns=(d_in, S) if task["routing"] == "mask" else None)
+    hidden, second = pair
+    if task["routing"] == "mask":
+        # the hidden V is an m × d_in draw whose columns outside S_t are structural zeros
+        # (declared in its record); they add nothing to the pre-activation, so γ and the
+        # shift are those of the m × |S_t| system
+        hidden = dataclasses.replace(hidden, drawn_columns=tuple(S))
+    out.extend([hidden, second])
+    return {"layers": [_pack_layer(fl) for fl in out], "shift": _pack_vector(c_t),
+            "report": rep}
+
+
+def _pack_layer(fl: FrozenLayer) -> dict[str, Any]:
+    # draw records are plain JSON-like dicts: they travel between processes as they are
+    return {"input": fl.input, "weight": _pack_matrix(fl.weight),
+            "gamma": _pack_vector(fl.gamma), "beta": _pack_vector(fl.beta),
+            "activation": fl.activation, "record": fl.record, "drawn_columns": fl.drawn_columns,
+            "skips": [(s.source, _pack_matrix(s.weight), s.kind, s.record) for s in fl.skips]}
+
+
+def _unpack_block_layers(packed: dict[str, Any], offset: int) -> list[FrozenLayer]:
+    """The block's layers with node indices shifted by ``offset`` (the previous checkpoint)."""
+    return [FrozenLayer(d["input"] + offset,
+                        _unpack_matrix(d["weight"]),
+                        _unpack_vector(d["gamma"]), _unpack_vector(d["beta"]), d["activation"],
+                        tuple(Skip(src + offset, _unpack_matrix(w), kind, record=record)
+                              for src, w, kind, record in d["skips"]),
+                        record=d["record"], drawn_columns=d["drawn_columns"])
+            for d in packed["layers"]]

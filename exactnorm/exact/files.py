@@ -8,6 +8,7 @@ leaves a half-written certificate, table or export behind.
 from __future__ import annotations
 
 import contextlib
+import io
 import math
 import os
 import tempfile
@@ -27,7 +28,8 @@ from exactnorm.errors import (
     ShapeError,
 )
 
-__all__ = ["atomic_write_bytes", "read_npz_archive", "npz_header", "npz_array"]
+__all__ = ["atomic_write", "atomic_write_bytes", "read_npz_archive", "npz_header", "npz_array",
+           "npz_strings", "npz_box_arrays", "npz_bytes", "ZIP_EPOCH"]
 
 T = TypeVar("T")
 
@@ -50,17 +52,80 @@ def npz_header(data: Any, key: str) -> tuple[tuple[int, ...], np.dtype]:
 
 
 def npz_array(data: Any, key: str, max_width: int, *, matrix: bool) -> np.ndarray:
-    """One numeric member, its size checked against ``max_width`` before it is loaded."""
+    """One numeric member, its shape and size checked from the header before it is loaded.
+
+    Parameters
+    ----------
+    data : numpy.lib.npyio.NpzFile
+        The open archive.
+    key : str
+        Member name.
+    max_width : int
+        Largest admitted dimension (matrices) or length (vectors).
+    matrix : bool
+        Demand a 2-D array with at least one row and one column; otherwise a 1-D array with at
+        least one entry.
+
+    Returns
+    -------
+    numpy.ndarray
+
+    Raises
+    ------
+    ShapeError
+        Wrong number of dimensions or an empty dimension.
+    LimitExceededError
+        A dimension above ``max_width``.
+    NumberFormatError
+        A float type wider than float64.
+    """
     shape, dtype = npz_header(data, key)
-    if matrix and len(shape) != 2:
-        raise ShapeError(f"{key} must be 2-D, got shape {shape}")
+    # Zero-size and 0-d arrays are refused here, at the one place both target readers pass
+    # through, instead of surfacing later as an IndexError on an empty row list.
+    if matrix and (len(shape) != 2 or min(shape) < 1):
+        raise ShapeError(f"{key} must be a 2-D array with at least one row and one column, "
+                         f"got shape {shape}")
+    if not matrix and (len(shape) != 1 or shape[0] < 1):
+        raise ShapeError(f"{key} must be a 1-D array with at least one entry, got shape {shape}")
     if (matrix and max(shape) > max_width) or (not matrix and math.prod(shape) > max_width):
         raise LimitExceededError(f"array {key} has shape {shape}, above the width limit "
-                                 f"{max_width} (raise it with --max-width)")
+                                 f"{max_width} (raise max_width)", parameter="max_width")
     if dtype.kind == "f" and dtype.itemsize > 8:
         # float(x) would round a long double; only IEEE single/double are converted exactly here
         raise NumberFormatError(f"array {key} has dtype {dtype}; save it as float64 or integers")
     return np.asarray(data[key])
+
+
+def npz_strings(data: Any, key: str, count: int, what: str) -> list[str]:
+    """A 1-D string member with exactly ``count`` entries (checked from the header first).
+
+    Raises
+    ------
+    ShapeError
+        Not a 1-D string array of length ``count``; ``what`` says what the entries are.
+    """
+    shape, dtype = npz_header(data, key)
+    if dtype.kind not in "US" or tuple(shape) != (count,):
+        raise ShapeError(f"{key} must be a 1-D array of {count} strings ({what}), "
+                         f"got {dtype} of shape {tuple(shape)}")
+    return [str(a) for a in np.asarray(data[key])]
+
+
+def npz_box_arrays(data: Any, max_width: int) -> tuple[np.ndarray, np.ndarray] | None:
+    """The optional ``lower``/``upper`` members (both or neither), each a non-empty 1-D array.
+
+    Raises
+    ------
+    InputError
+        Only one of the two is present.
+    """
+    keys = set(data.files)
+    if ("lower" in keys) != ("upper" in keys):
+        raise InputError("the file has only one of lower/upper; give both or neither")
+    if "lower" not in keys:
+        return None
+    return (npz_array(data, "lower", max_width, matrix=False),
+            npz_array(data, "upper", max_width, matrix=False))
 
 
 def read_npz_archive(path: Path, reader: Callable[[Any], T]) -> T:
@@ -86,6 +151,59 @@ def read_npz_archive(path: Path, reader: Callable[[Any], T]) -> T:
     except (OSError, ValueError, EOFError, KeyError, zipfile.BadZipFile, zlib.error) as exc:
         raise InputError(f"cannot read {path} as .npz: {type(exc).__name__}: "
                          f"{str(exc).splitlines()[0] if str(exc) else ''}") from None
+
+
+def atomic_write(path: str | os.PathLike[str], data: bytes | str) -> int:
+    """Write ``data`` (text is UTF-8 encoded) atomically; return the number of bytes written.
+
+    >>> import tempfile, os
+    >>> atomic_write(os.path.join(tempfile.mkdtemp(), "a", "b.txt"), "γ")
+    2
+    """
+    raw = data.encode() if isinstance(data, str) else data
+    atomic_write_bytes(path, lambda fh: fh.write(raw))
+    return len(raw)
+
+
+#: the earliest time a zip entry can carry; any fixed value makes archives byte-reproducible
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+
+
+def npz_bytes(arrays: dict[str, np.ndarray]) -> bytes:
+    """An uncompressed ``.npz`` (what ``numpy.savez`` writes) with fixed metadata.
+
+    ``numpy.savez`` stamps every member with the current local time and the host's "made by"
+    system, so two exports of the same certificate differ. Here each member is written with
+    :data:`ZIP_EPOCH`, Unix as creating system, fixed permissions and in the order given, so the
+    bytes depend on the arrays only. ``numpy.load`` reads the result like any ``.npz``.
+
+    Parameters
+    ----------
+    arrays : dict of str to numpy.ndarray
+        Member names (without ``.npy``) and arrays; object arrays are refused.
+
+    Returns
+    -------
+    bytes
+
+    >>> import io
+    >>> a = {"x": np.arange(3)}
+    >>> npz_bytes(a) == npz_bytes(a)
+    True
+    >>> np.load(io.BytesIO(npz_bytes(a)))["x"].tolist()
+    [0, 1, 2]
+    """
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_STORED) as zf:
+        for name, array in arrays.items():
+            member = io.BytesIO()
+            np.lib.format.write_array(member, np.asanyarray(array), allow_pickle=False)
+            info = zipfile.ZipInfo(f"{name}.npy", date_time=ZIP_EPOCH)
+            info.create_system = 3
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_STORED
+            zf.writestr(info, member.getvalue())
+    return buf.getvalue()
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], produce: Callable[[Any], None]) -> None:

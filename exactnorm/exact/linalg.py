@@ -25,9 +25,10 @@ True
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
 from fractions import Fraction
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar, cast, overload
 
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpz, fmpz_mat, nmod_mat
@@ -37,6 +38,10 @@ from exactnorm.errors import InputError, NumberFormatError, ShapeError, Singular
 __all__ = [
     "FlintMatrix",
     "khatri_rao",
+    "khatri_rao_system",
+    "khatri_rao_int64",
+    "int64_array",
+    "max_abs",
     "kronecker",
     "hadamard",
     "diag",
@@ -51,7 +56,7 @@ __all__ = [
     "clear_denominators",
     "max_bits",
     "to_fmpq_mat",
-    "to_fmpz_mat",
+    "to_fraction",
     "to_fractions",
     "to_sympy",
     "from_sympy",
@@ -61,6 +66,9 @@ __all__ = [
 
 FlintMatrix = fmpz_mat | fmpq_mat
 Order = Literal["F", "C"]
+
+#: one of the two FLINT matrix types, kept through a function (``fmpz_mat`` in, ``fmpz_mat`` out)
+MatT = TypeVar("MatT", fmpz_mat, fmpq_mat)
 
 #: nmod_mat works with word-size moduli only.
 _MAX_MODULUS = 2**63
@@ -78,12 +86,20 @@ def _same_kind(*mats: FlintMatrix) -> type:
     return fmpq_mat if any(isinstance(M, fmpq_mat) for M in mats) else fmpz_mat
 
 
-def _build(kind: type, nrows: int, ncols: int, rows: list[list[Any]]) -> FlintMatrix:
+def _build(kind: type[MatT], nrows: int, ncols: int, rows: Sequence[Sequence[Any]]) -> MatT:
     if nrows == 0 or ncols == 0:
         return kind(nrows, ncols)
     return kind(rows)
 
 
+@overload
+def khatri_rao(X: fmpz_mat, Y: fmpz_mat) -> fmpz_mat: ...
+@overload
+def khatri_rao(X: fmpq_mat, Y: FlintMatrix) -> fmpq_mat: ...
+@overload
+def khatri_rao(X: FlintMatrix, Y: fmpq_mat) -> fmpq_mat: ...
+@overload
+def khatri_rao(X: FlintMatrix, Y: FlintMatrix) -> FlintMatrix: ...
 def khatri_rao(X: FlintMatrix, Y: FlintMatrix) -> FlintMatrix:
     """Column-wise Khatri–Rao product ``X ⊙ Y``.
 
@@ -114,6 +130,91 @@ def khatri_rao(X: FlintMatrix, Y: FlintMatrix) -> FlintMatrix:
     return _build(_same_kind(X, Y), p * q, n, rows)
 
 
+def int64_array(M: fmpz_mat) -> np.ndarray:
+    """An ``fmpz_mat`` whose entries fit 64 bits as an ``int64`` array.
+
+    Raises
+    ------
+    OverflowError
+        If an entry does not fit a signed 64-bit integer (numpy refuses it; nothing wraps).
+
+    >>> int64_array(fmpz_mat([[1, -2]])).tolist()
+    [[1, -2]]
+    """
+    return np.array([int(x) for x in M.entries()], dtype=np.int64).reshape(M.nrows(), M.ncols())
+
+
+def max_abs(V: np.ndarray) -> int:
+    """``max |V|`` of an integer array as a Python int (exact: no int64 ``abs`` of ``-2^63``).
+
+    >>> max_abs(np.array([[3, -7]], dtype=np.int64))
+    7
+    """
+    arr = np.asarray(V)
+    if arr.size == 0:
+        return 0
+    return max(abs(int(arr.min())), abs(int(arr.max())))
+
+
+def khatri_rao_int64(V_in: np.ndarray, V_out: np.ndarray) -> np.ndarray:
+    """``K = V_inᵀ ⊙ V_out`` as an ``int64`` array: ``K[a·d_out + b, k] = V_in[k, a]·V_out[b, k]``.
+
+    Exact only if ``max|V_in|·max|V_out| < 2^63``; the caller checks that with :func:`max_abs`
+    in Python integers (as :func:`khatri_rao_system` does) before calling.
+
+    >>> khatri_rao_int64(np.array([[1], [2]]), np.array([[3, 4]])).tolist()
+    [[3, 8]]
+    """
+    Vi, Vo = np.asarray(V_in, dtype=np.int64), np.asarray(V_out, dtype=np.int64)
+    m, d_in = Vi.shape
+    d_out = Vo.shape[0]
+    return (Vi.T[:, None, :] * Vo[None, :, :]).reshape(d_in * d_out, m)
+
+
+@overload
+def khatri_rao_system(V_in: fmpz_mat, V_out: fmpz_mat) -> fmpz_mat: ...
+@overload
+def khatri_rao_system(V_in: fmpq_mat, V_out: FlintMatrix) -> fmpq_mat: ...
+@overload
+def khatri_rao_system(V_in: FlintMatrix, V_out: fmpq_mat) -> fmpq_mat: ...
+@overload
+def khatri_rao_system(V_in: FlintMatrix, V_out: FlintMatrix) -> FlintMatrix: ...
+def khatri_rao_system(V_in: FlintMatrix, V_out: FlintMatrix) -> FlintMatrix:
+    """``K = V_inᵀ ⊙ V_out`` so that ``vec(V_out diag(γ) V_in, "F") = K γ`` (Lemma 2 of [1]_).
+
+    Integer factors whose entry products fit 63 bits are multiplied as ``int64`` outer products
+    (exact; the bound is checked in Python integers first); anything else goes through
+    :func:`khatri_rao`. Same matrix either way.
+
+    Parameters
+    ----------
+    V_in : fmpz_mat or fmpq_mat, m×d_in
+    V_out : fmpz_mat or fmpq_mat, d_out×m
+
+    Returns
+    -------
+    fmpz_mat or fmpq_mat
+        The ``(d_in·d_out)×m`` Khatri–Rao system.
+
+    References
+    ----------
+    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+       Normalization Layers", COLT 2023, arXiv:2302.07937.
+
+    >>> khatri_rao_system(fmpz_mat([[1], [2]]), fmpz_mat([[3, 4]])).tolist()
+    [[3, 8]]
+    """
+    if isinstance(V_in, fmpz_mat) and isinstance(V_out, fmpz_mat) and V_in.nrows() \
+            and V_in.ncols() and V_out.nrows():
+        try:
+            a, b = int64_array(V_in), int64_array(V_out)
+        except OverflowError:  # an entry beyond 64 bits
+            return khatri_rao(V_in.transpose(), V_out)
+        if max_abs(a) * max_abs(b) < 2**63:
+            return fmpz_mat(khatri_rao_int64(a, b).tolist())
+    return khatri_rao(V_in.transpose(), V_out)
+
+
 def kronecker(X: FlintMatrix, Y: FlintMatrix) -> FlintMatrix:
     """Kronecker product ``X ⊗ Y`` (Definition 5): block ``(a, c)`` is ``X[a, c]·Y``."""
     p, n = _shape(X)
@@ -133,22 +234,24 @@ def hadamard(X: FlintMatrix, Y: FlintMatrix) -> FlintMatrix:
 
 def diag(v: FlintMatrix | Sequence[Any]) -> FlintMatrix:
     """Diagonal matrix from a column vector (n×1 matrix) or a sequence of exact numbers."""
+    kind: type[fmpz_mat] | type[fmpq_mat]
+    entries: list[Any]
     if isinstance(v, (fmpz_mat, fmpq_mat)):
         kind = type(v)
-        entries = v.entries()
+        entries = list(v.entries())
     else:
         entries = list(v)
         kind = fmpq_mat if any(isinstance(e, (fmpq, Fraction)) for e in entries) else fmpz_mat
         entries = [fmpq(e.numerator, e.denominator) if isinstance(e, Fraction) else e
                    for e in entries]
     n = len(entries)
-    D = kind(n, n)
+    D: FlintMatrix = kind(n, n)
     for i, e in enumerate(entries):
         D[i, i] = e
     return D
 
 
-def vec(M: FlintMatrix, order: Order = "F") -> FlintMatrix:
+def vec(M: MatT, order: Order = "F") -> MatT:
     """Stack ``M`` into a column: columns one after another (``"F"``) or rows (``"C"``)."""
     p, n = _shape(M)
     rows = _rows(M)
@@ -161,10 +264,10 @@ def vec(M: FlintMatrix, order: Order = "F") -> FlintMatrix:
     return _build(type(M), p * n, 1, [[x] for x in flat])
 
 
-def unvec(v: FlintMatrix, shape: tuple[int, int], order: Order = "F") -> FlintMatrix:
+def unvec(v: MatT, shape: tuple[int, int], order: Order = "F") -> MatT:
     """Inverse of :func:`vec`: reshape a column (or row) vector into ``shape``."""
     p, n = shape
-    flat = v.entries()
+    flat: list[Any] = list(v.entries())
     if len(flat) != p * n:
         raise ShapeError(f"cannot unvec {len(flat)} entries into shape {shape}")
     if order == "F":
@@ -201,8 +304,12 @@ def kernel_vector(M: FlintMatrix) -> list[int] | None:
     return col
 
 
-def solve_exact(K: FlintMatrix, rhs: FlintMatrix, *, layer: int | None = None) -> fmpq_mat:
+def solve_exact(K: FlintMatrix, rhs: FlintMatrix, *, layer: int | None = None,
+                where: str | None = None) -> fmpq_mat:
     """Solve the square system ``K x = rhs`` exactly.
+
+    ``layer`` (the target layer) is attached to a :class:`SingularSystemError`; ``where``
+    (default ``"layer <layer>"``) names the system in its message.
 
     Returns
     -------
@@ -229,14 +336,17 @@ def solve_exact(K: FlintMatrix, rhs: FlintMatrix, *, layer: int | None = None) -
         x = Kz.solve(rz)
     except ZeroDivisionError:
         rank = Kz.rank()
-        where = f" (layer {layer})" if layer is not None else ""
+        if where is None and layer is not None:
+            where = f"layer {layer}"
+        named = f" ({where})" if where else ""
         raise SingularSystemError(
-            f"Khatri–Rao system{where} is singular: exact rank {rank} < {m}",
+            f"Khatri–Rao system{named} is singular: exact rank {rank} < {m}",
             rank=rank, size=m, kernel=kernel_vector(Kz), layer=layer,
         ) from None
     # K = Kz/kden, rhs = rz/rden  ⇒  x = Kz⁻¹ rz · kden / rden
+    x = cast(fmpq_mat, x)  # fmpz_mat.solve is fraction-free and returns fmpq_mat
     if kden != 1 or rden != 1:
-        x = x * fmpq(int(kden), int(rden))
+        return x * fmpq(int(kden), int(rden))
     return x
 
 
@@ -303,13 +413,10 @@ def _to_fmpq(x: Any, where: str) -> fmpq:
         raise NumberFormatError(f"float at {where}; convert with from_numpy_exact or write p/q")
     if isinstance(x, np.integer):
         return fmpq(int(x))
-    try:  # SymPy Rational / Integer
-        import sympy
-
-        if isinstance(x, sympy.Rational):
-            return fmpq(int(x.p), int(x.q))
-    except ImportError:  # pragma: no cover - sympy is a dependency
-        pass
+    # a SymPy Rational can only exist once SymPy is imported: never import it (a second) for this
+    sympy = sys.modules.get("sympy")
+    if sympy is not None and isinstance(x, sympy.Rational):
+        return fmpq(int(x.p), int(x.q))
     raise NumberFormatError(f"not an exact rational at {where}: {type(x).__name__}")
 
 
@@ -339,29 +446,20 @@ def to_fmpq_mat(rows: Sequence[Sequence[Any]] | FlintMatrix, what: str = "matrix
     return _build(fmpq_mat, nrows, ncols, data)
 
 
-def to_fmpz_mat(rows: Sequence[Sequence[Any]] | FlintMatrix, what: str = "matrix") -> fmpz_mat:
-    """Rows of integers → ``fmpz_mat``; refuses non-integers."""
-    if isinstance(rows, fmpz_mat):
-        return rows
-    Q = to_fmpq_mat(rows, what)
-    N, den = clear_denominators(Q)
-    if den != 1:
-        raise NumberFormatError(f"{what} has non-integer entries")
-    return N
+def to_fraction(x: fmpz | fmpq | int | Fraction) -> Fraction:
+    """One FLINT (or Python) exact number → :class:`fractions.Fraction`, exactly.
+
+    >>> to_fraction(fmpq(-6, 4)), to_fraction(fmpz(3))
+    (Fraction(-3, 2), Fraction(3, 1))
+    """
+    if isinstance(x, fmpq):
+        return Fraction(int(x.numer()), int(x.denom()))
+    return Fraction(int(x)) if isinstance(x, fmpz) else Fraction(x)
 
 
 def to_fractions(M: FlintMatrix) -> list[list[Fraction]]:
     """``fmpz_mat``/``fmpq_mat`` → list of rows of :class:`fractions.Fraction`."""
-    out = []
-    for row in M.tolist():
-        r = []
-        for e in row:
-            if isinstance(e, fmpq):
-                r.append(Fraction(int(e.numer()), int(e.denom())))
-            else:
-                r.append(Fraction(int(e)))
-        out.append(r)
-    return out
+    return [[to_fraction(e) for e in row] for row in M.tolist()]
 
 
 def to_sympy(M: FlintMatrix) -> Any:

@@ -41,7 +41,8 @@ from concurrent.futures import ProcessPoolExecutor
 import numpy as np
 from flint import fmpq, fmpz, fmpz_mat, nmod_mat
 
-from exactnorm.errors import InputError
+from exactnorm.errors import InputError, PadicUnavailable
+from exactnorm.exact.linalg import khatri_rao_int64, max_abs
 
 __all__ = [
     "AUTO_MIN_SIZE",
@@ -67,13 +68,6 @@ _WORD = 2**64
 _HALF_WORD = 2**63
 
 
-class PadicUnavailable(Exception):
-    """The fast path does not apply (sizes too large for 64-bit residuals, or singular mod p).
-
-    Callers fall back to FLINT's general solver, which also decides singularity exactly.
-    """
-
-
 def _as_int64(V: np.ndarray | Sequence[Sequence[int]]) -> np.ndarray:
     arr = np.asarray(V)
     if arr.dtype.kind not in "iu":
@@ -84,34 +78,15 @@ def _as_int64(V: np.ndarray | Sequence[Sequence[int]]) -> np.ndarray:
     return arr.astype(np.int64, copy=False)
 
 
-def _max_abs(V: np.ndarray) -> int:
-    """max |V| as a Python int (exact: int64 entries are compared as ints via their min and max)."""
-    arr = np.asarray(V)
-    if arr.size == 0:
-        return 0
-    return max(abs(int(arr.min())), abs(int(arr.max())))
-
-
 def fits_fast_path(V_in: np.ndarray, V_out: np.ndarray, rhs: Sequence[int]) -> bool:
     """Whether the 64-bit residual argument applies: ``max|K| < 2^62``, row sums and rhs ``< 2^61``.
 
     Decided in exact Python integers from the small factors, never from the m×m matrix.
     """
-    a, b = _max_abs(V_in), _max_abs(V_out)
+    a, b = max_abs(V_in), max_abs(V_out)
     m = np.asarray(V_in).shape[0]
     rmax = max((abs(int(x)) for x in rhs), default=0)
     return a * b < 2**62 and m * a * b < 2**61 and rmax < 2**61
-
-
-def khatri_rao_int64(V_in: np.ndarray, V_out: np.ndarray) -> np.ndarray:
-    """``K = V_inᵀ ⊙ V_out`` as an ``int64`` array: ``K[a·d_out + b, k] = V_in[k, a]·V_out[b, k]``.
-
-    The caller guarantees ``max|V_in|·max|V_out| < 2^63`` (see :func:`fits_fast_path`).
-    """
-    Vi, Vo = _as_int64(V_in), _as_int64(V_out)
-    m, d_in = Vi.shape
-    d_out = Vo.shape[0]
-    return (Vi.T[:, None, :] * Vo[None, :, :]).reshape(d_in * d_out, m)
 
 
 def hadamard_bounds(V_in: np.ndarray, V_out: np.ndarray, rhs: Sequence[int]) -> tuple[int, int]:
@@ -123,7 +98,7 @@ def hadamard_bounds(V_in: np.ndarray, V_out: np.ndarray, rhs: Sequence[int]) -> 
     Returns ``(0, 0)`` if a column of ``K`` is zero (then ``K`` is singular).
     """
     Vi, Vo = np.asarray(V_in), np.asarray(V_out)
-    if max(_max_abs(Vi), _max_abs(Vo)) < 2**20 and max(Vi.shape + Vo.shape) < 2**20:
+    if max(max_abs(Vi), max_abs(Vo)) < 2**20 and max(Vi.shape + Vo.shape) < 2**20:
         # squares < 2^40 summed over < 2^20 terms: exact in int64
         row_in = [int(x) for x in (Vi.astype(np.int64) ** 2).sum(axis=1)]
         col_out = [int(x) for x in (Vo.astype(np.int64) ** 2).sum(axis=0)]
@@ -156,7 +131,8 @@ def rational_reconstruction(a: int | fmpz, M: int | fmpz, N: int | fmpz,
     3/7
     """
     r0, r1 = M, a % M
-    t0, t1 = 0, 1
+    t0: int | fmpz = 0
+    t1: int | fmpz = 1
     while r1 > N:
         q = r0 // r1
         r0, r1 = r1, r0 - q * r1

@@ -32,10 +32,16 @@ __all__ = [
     "DEFAULT_MAX_DIGITS",
     "parse_number",
     "format_number",
+    "format_decimal",
+    "JSON_INT_LIMIT",
     "float_to_fraction",
     "strict_json_loads",
     "unlimited_int_digits",
 ]
+
+#: Integers of smaller magnitude are written as JSON numbers, larger ones as decimal strings: many
+#: JSON readers (JavaScript, jq) hold numbers as IEEE doubles, exact only below 2^53 (RFC 8259 §6).
+JSON_INT_LIMIT = 2**53
 
 #: Default cap on the decimal digits of one number read from a file (overridable everywhere).
 DEFAULT_MAX_DIGITS = 200_000
@@ -139,10 +145,15 @@ def _check_int_digits(value: int, max_digits: int, loc: str) -> None:
 
 
 def format_number(x: Any) -> int | str:
-    """Exact number → JSON value: small integers as JSON ints, everything else as ``"p/q"``.
+    """Exact number → JSON value: integers below :data:`JSON_INT_LIMIT` in magnitude as JSON
+    ints, every other number as a string ``"p"`` or ``"p/q"`` (lowest terms).
 
-    Integers with more than 18 digits are written as strings so that no JSON reader rounds them.
-    Accepts ``int``, ``Fraction``, python-flint ``fmpz``/``fmpq``.
+    The one writer of exact numbers (certificates, targets, exports, tables), so that the same
+    number is written the same way everywhere. Accepts ``int``, ``Fraction``, python-flint
+    ``fmpz``/``fmpq``.
+
+    >>> format_number(2**53 - 1), format_number(-2**53), format_number(Fraction(6, -4))
+    (9007199254740991, '-9007199254740992', '-3/2')
     """
     if isinstance(x, bool):
         raise TypeError("booleans are not numbers here")
@@ -150,16 +161,31 @@ def format_number(x: Any) -> int | str:
         raise TypeError("refusing to write a float into an exact document")
     with unlimited_int_digits():
         if isinstance(x, int):
-            return x if abs(x) < 10**18 else str(x)
+            return x if -JSON_INT_LIMIT < x < JSON_INT_LIMIT else str(x)
         if isinstance(x, Fraction):
             if x.denominator == 1:
                 return format_number(x.numerator)
             return f"{x.numerator}/{x.denominator}"
-        # python-flint fmpz / fmpq: str() is exact and unlimited
+        # python-flint fmpz / fmpq: str() is exact, unlimited and in lowest terms
         s = str(x)
         if "/" in s:
             return s
-        return int(s) if len(s) < 18 else s
+        return format_number(int(s))
+
+
+def format_decimal(q: Fraction, places: int) -> str:
+    """``q`` as a fixed-point decimal with ``places`` digits, rounded half up, in integer
+    arithmetic (no float ever sees ``q``): for tables, never for certificates.
+
+    >>> format_decimal(Fraction(29, 32), 4), format_decimal(Fraction(-1, 8), 2)
+    ('0.9063', '-0.12')
+    >>> format_decimal(Fraction(5, 2), 0)
+    '3'
+    """
+    scaled = math.floor(q * 10**places + Fraction(1, 2))
+    sign = "-" if scaled < 0 else ""
+    s = f"{abs(scaled):0{places + 1}d}"
+    return f"{sign}{s[:-places]}.{s[-places:]}" if places else f"{sign}{s}"
 
 
 def float_to_fraction(x: float, *, where: str = "") -> Fraction:

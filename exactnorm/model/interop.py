@@ -69,7 +69,6 @@ activation 'tanh' of Linear layer 1 is not piecewise linear; use relu or identit
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import zipfile
@@ -88,11 +87,11 @@ from exactnorm.errors import (
     ShapeError,
     require_extra,
 )
-from exactnorm.exact.files import npz_array, npz_header, read_npz_archive
+from exactnorm.exact.files import npz_array, npz_box_arrays, read_npz_archive
 from exactnorm.exact.linalg import from_numpy_exact, to_fractions
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.model.network import ACTIVATIONS, DEFAULT_MAX_WIDTH, TargetNetwork
-from exactnorm.model.targets import load_target
+from exactnorm.model.targets import load_target, npz_activations
 
 __all__ = [
     "STATE_DICT_KEY",
@@ -419,16 +418,11 @@ def _read_state_dict_npz(data: Any, path: Path, **kw: Any) -> TargetNetwork:
         # headers first (files.npz_array): a tiny compressed file may declare a huge array
         arrays[f"{idx}.weight"] = npz_array(data, f"{idx}.weight", kw["max_width"], matrix=True)
         arrays[f"{idx}.bias"] = npz_array(data, f"{idx}.bias", kw["max_width"], matrix=False)
-    for k in ("lower", "upper"):
-        if k in keys:
-            arrays[k] = npz_array(data, k, kw["max_width"], matrix=False)
-    file_acts = None
-    if "activations" in keys:
-        shape, dtype = npz_header(data, "activations")
-        if math.prod(shape) != len(order) or dtype.kind not in "US":
-            raise InputError(f"{path}: activations must be {len(order)} strings "
-                             f"(one per Linear layer), got {dtype} {shape}")
-        file_acts = [str(a) for a in np.asarray(data["activations"]).reshape(-1)]
+    # the shape rules of the W1, b1 reader, shared (exact.files, model.targets)
+    bounds = npz_box_arrays(data, kw["max_width"])
+    if bounds is not None:
+        arrays["lower"], arrays["upper"] = bounds
+    file_acts = npz_activations(data, path, len(order))
     return _state_dict_target(arrays, path, file_acts=file_acts, **kw)
 
 

@@ -82,7 +82,7 @@ def affine_interval(W: FlintMatrix, b: Sequence[fmpq], lo: Sequence[fmpq],
     Each row's minimum is ``b_r + Σ_k (W_rk > 0 ? W_rk lo_k : W_rk hi_k)``; this is the exact
     minimum over the box (a box is a product set), not a relaxation.
     """
-    rows = W.tolist()
+    rows: list[list[Any]] = W.tolist()
     los, his = [], []
     for r, row in enumerate(rows):
         mn = fmpq(b[r])
@@ -182,6 +182,11 @@ class TargetNetwork:
     def depth(self) -> int:
         return len(self.layers)
 
+    @property
+    def parameters(self) -> int:
+        """Number of target scalars: ``d_i·d_{i-1} + d_i`` per layer (weights and biases)."""
+        return sum(rows * cols + rows for rows, cols in (layer.shape for layer in self.layers))
+
     def evaluate(self, x: Sequence[Any]) -> Vector:
         """Exact ``g(x)`` for a rational input (the box is not enforced here)."""
         a = _vector(x, self.widths[0], "input")
@@ -221,11 +226,16 @@ class TargetNetwork:
 
 @dataclass(frozen=True)
 class Skip:
-    """A frozen skip connection ``P h_source`` added after the activation."""
+    """A frozen skip connection ``P h_source`` added after the activation.
+
+    ``record`` is the draw record of a ``random`` skip (docs/certificate-format.md §2), so a
+    certificate can prove it is the seeded draw; ``identity`` and ``selection`` skips need none.
+    """
 
     source: int
     weight: FlintMatrix
     kind: str  # identity | selection | random
+    record: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in SKIP_KINDS:
@@ -234,7 +244,17 @@ class Skip:
 
 @dataclass(frozen=True)
 class FrozenLayer:
-    """``h = σ(γ ⊙ (V h_input) + β) + Σ skips``; only ``gamma`` and ``beta`` are tuned."""
+    """``h = σ(γ ⊙ (V h_input) + β) + Σ skips``; only ``gamma`` and ``beta`` are tuned.
+
+    ``record`` says where ``weight`` comes from: the draw record of a seeded random matrix
+    (``{"generator": "exactnorm.shake256.v1", …}``), ``{"kind": "fixed", "why": …}`` for a
+    declared non-random matrix, or ``None`` when unknown (such a network cannot be written as a
+    version-2 certificate).
+
+    ``drawn_columns`` names the columns of ``V`` that were drawn at random when the others are
+    structural zeros of a block mask (``--routing mask``); ``None`` means every entry was drawn.
+    Structural zeros are part of the layout, not frozen parameters.
+    """
 
     input: int
     weight: FlintMatrix
@@ -242,6 +262,28 @@ class FrozenLayer:
     beta: Vector
     activation: str
     skips: tuple[Skip, ...] = ()
+    record: dict[str, Any] | None = None
+    drawn_columns: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        cols = self.drawn_columns
+        if cols is not None and (len(set(cols)) != len(cols)
+                                 or not all(0 <= c < self.weight.ncols() for c in cols)):
+            raise ShapeError(f"drawn columns {cols} are not distinct columns of a weight with "
+                             f"{self.weight.ncols()} columns")
+        if cols is not None:
+            keep = set(cols)
+            if any(x != 0 for row in self.weight.tolist() for c, x in enumerate(row)
+                   if c not in keep):
+                raise ShapeError("a weight entry outside the drawn columns is not zero")
+
+    @property
+    def frozen_parameters(self) -> int:
+        """Drawn entries of ``V`` (structural zeros excluded) plus entries of random skips."""
+        cols = self.weight.ncols() if self.drawn_columns is None else len(self.drawn_columns)
+        return (self.weight.nrows() * cols
+                + sum(s.weight.nrows() * s.weight.ncols() for s in self.skips
+                      if s.kind == "random"))
 
     @property
     def width(self) -> int:
@@ -291,13 +333,10 @@ class FrozenNetwork:
 
     @property
     def frozen_parameters(self) -> int:
-        """Frozen scalars: all entries of V, plus entries of random skip matrices."""
-        total = 0
-        for layer in self.layers:
-            total += layer.weight.nrows() * layer.weight.ncols()
-            total += sum(s.weight.nrows() * s.weight.ncols() for s in layer.skips
-                         if s.kind == "random")
-        return total
+        """Frozen scalars: the drawn entries of every V (structural zeros of block masks are not
+        parameters), plus entries of random skip matrices; 0/1 selection and identity skips are
+        fixed layout, not counted."""
+        return sum(layer.frozen_parameters for layer in self.layers)
 
     def evaluate_nodes(self, x: Sequence[Any]) -> list[Vector]:
         """Exact values of every node ``h_0 = x, h_1, …`` at a rational input."""

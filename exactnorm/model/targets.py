@@ -14,7 +14,6 @@ True
 from __future__ import annotations
 
 import json
-import math
 import os
 from fractions import Fraction
 from pathlib import Path
@@ -27,8 +26,14 @@ from exactnorm.errors import (
     LimitExceededError,
     ShapeError,
 )
-from exactnorm.exact.files import atomic_write_bytes, npz_array, npz_header, read_npz_archive
-from exactnorm.exact.linalg import from_numpy_exact, to_fractions
+from exactnorm.exact.files import (
+    atomic_write_bytes,
+    npz_array,
+    npz_box_arrays,
+    npz_strings,
+    read_npz_archive,
+)
+from exactnorm.exact.linalg import from_numpy_exact, to_fraction, to_fractions
 from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
     format_number,
@@ -68,7 +73,7 @@ def demo_target() -> TargetNetwork:
 
 
 def _fmt_vec(v: Any) -> list[Any]:
-    return [format_number(Fraction(int(x.numer()), int(x.denom()))) for x in v]
+    return [format_number(to_fraction(x)) for x in v]
 
 
 def target_to_dict(g: TargetNetwork) -> dict[str, Any]:
@@ -142,13 +147,49 @@ def target_from_dict(doc: Any, *, max_digits: int = DEFAULT_MAX_DIGITS,
 def parse_box(text: str) -> tuple[Fraction, Fraction]:
     """``"LO:HI"`` (exact numbers, e.g. ``-1:1`` or ``-1/2:3/2``) → ``(lo, hi)``."""
     if not isinstance(text, str) or text.count(":") != 1:
-        raise InputError(f"--box must look like LO:HI, got {text!r}")
+        raise InputError(f"box must look like LO:HI, got {text!r}", parameter="box")
     lo_s, hi_s = text.split(":")
-    lo = parse_number(lo_s, where="--box LO")
-    hi = parse_number(hi_s, where="--box HI")
+    lo = parse_number(lo_s, where="box LO")
+    hi = parse_number(hi_s, where="box HI")
     if lo > hi:
-        raise InputError(f"inverted box: {lo} > {hi}")
+        raise InputError(f"inverted box: {lo} > {hi}", parameter="box")
     return lo, hi
+
+
+def npz_activations(data: Any, path: Path, count: int) -> list[str] | None:
+    """The optional ``activations`` member of a target ``.npz``: exactly ``count`` strings.
+
+    Shared by the ``W1, b1, …`` reader here and the state-dict reader of
+    :mod:`~exactnorm.model.interop`, so that both accept the same files.
+    """
+    if "activations" not in data.files:
+        return None
+    return npz_strings(data, "activations", count, "one per Linear layer")
+
+
+def npz_box(data: Any, path: Path, dim: int, box: tuple[Fraction, Fraction] | None, *,
+            max_width: int) -> tuple[list[Fraction], list[Fraction]]:
+    """The input box of a target ``.npz``: its ``lower``/``upper`` arrays (floats converted
+    exactly), else the cube ``box`` of dimension ``dim``.
+
+    Raises
+    ------
+    InputError
+        Only one of ``lower``/``upper`` is present, or neither and no ``box`` (``parameter`` is
+        ``"box"``).
+    """
+    arrays = npz_box_arrays(data, max_width)
+    if arrays is not None and box is not None:
+        raise InputError(f"{path} has its own box (lower/upper) and box was given too; remove one",
+                         parameter="box")
+    if arrays is not None:
+        lower, upper = ([r[0] for r in to_fractions(from_numpy_exact(a, name))]
+                        for a, name in zip(arrays, ("lower", "upper")))
+        return lower, upper
+    if box is None:
+        raise InputError(f"{path} has no lower/upper arrays; it needs box LO:HI",
+                         parameter="box")
+    return [box[0]] * dim, [box[1]] * dim
 
 
 def _read_npz(data: Any, path: Path, *, max_width: int,
@@ -165,27 +206,10 @@ def _read_npz(data: Any, path: Path, *, max_width: int,
             raise InputError(f"{path} has W{i} but no b{i}")
         W = npz_array(data, f"W{i}", max_width, matrix=True)
         weights.append(to_fractions(from_numpy_exact(W, f"W{i}")))
-        b = npz_array(data, f"b{i}", max_width, matrix=False).reshape(-1)
+        b = npz_array(data, f"b{i}", max_width, matrix=False)
         biases.append([row[0] for row in to_fractions(from_numpy_exact(b, f"b{i}"))])
-    acts = None
-    if "activations" in keys:
-        shape, dtype = npz_header(data, "activations")
-        if math.prod(shape) > L or dtype.kind not in "US":
-            raise InputError(f"{path}: activations must be {L} strings, got {dtype} {shape}")
-        acts = [str(a) for a in np.asarray(data["activations"]).reshape(-1)]
-    if ("lower" in keys or "upper" in keys) and box is not None:
-        raise InputError(f"{path} has its own box (lower/upper) and --box was given too; "
-                         f"remove one")
-    if "lower" in keys and "upper" in keys:
-        lower = [r[0] for r in to_fractions(from_numpy_exact(
-            npz_array(data, "lower", max_width, matrix=False).reshape(-1), "lower"))]
-        upper = [r[0] for r in to_fractions(from_numpy_exact(
-            npz_array(data, "upper", max_width, matrix=False).reshape(-1), "upper"))]
-    elif box is not None:
-        lower = [box[0]] * len(weights[0][0])
-        upper = [box[1]] * len(weights[0][0])
-    else:
-        raise InputError(f"{path} has no lower/upper arrays; pass --box LO:HI")
+    acts = npz_activations(data, path, L)
+    lower, upper = npz_box(data, path, len(weights[0][0]), box, max_width=max_width)
     return TargetNetwork.from_lists(weights, biases, acts, lower=lower, upper=upper,
                                     max_width=max_width)
 

@@ -67,7 +67,7 @@ Layers", COLT 2023, arXiv:2302.07937 (the normalization layer ``γ ⊙ (V h) + �
 
 from __future__ import annotations
 
-import io as _stdio
+import io
 import json
 import os
 import sys
@@ -80,7 +80,7 @@ from flint import fmpq, fmpz
 
 from exactnorm.certificate import network_from_dict, network_to_dict
 from exactnorm.errors import ExactnormError, InputError, ShapeError, require_extra
-from exactnorm.exact.files import atomic_write_bytes
+from exactnorm.exact.files import atomic_write_bytes, npz_bytes
 from exactnorm.exact.linalg import to_numpy
 from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
@@ -322,9 +322,7 @@ def _npz_bytes(cert_doc: dict[str, Any], mean: Any, scale: Any, eps: float) -> b
     arrays["checkpoints"] = np.array(net.checkpoints, dtype=np.int64)
     arrays["eps"] = np.array(eps, dtype=np.float64)
     arrays["WARNING_floats_not_certified"] = np.array([FLOAT_WARNING])
-    buf = _stdio.BytesIO()
-    np.savez(buf, **arrays)  # type: ignore[arg-type]
-    return buf.getvalue()
+    return npz_bytes(arrays)  # fixed zip metadata: same certificate, same bytes
 
 
 # --------------------------------------------------------------------------- float frameworks
@@ -682,7 +680,7 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
     torch = require_extra("torch", "the PyTorch export")
     state = {k: torch.from_numpy(np.array(v, order="C"))
              for k, v in torch_state_dict(cert_doc, mean=mean, scale=scale, eps=e).items()}
-    buf = _stdio.BytesIO()
+    buf = io.BytesIO()
     torch.save(state, buf)
     return buf.getvalue(), FLOAT_WARNING
 

@@ -31,9 +31,10 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from exactnorm.certificate import network_from_dict
+from exactnorm import checker_flint
+from exactnorm.certificate import decode_compact, network_from_dict
 from exactnorm.errors import InputError, MissingExtraError, require_extra
-from exactnorm.exact.files import atomic_write_bytes
+from exactnorm.exact.files import atomic_write
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
 from exactnorm.model.targets import target_from_dict
 
@@ -71,14 +72,13 @@ def bit_size(x: Any) -> int:
 def _networks(doc: dict[str, Any]) -> tuple[TargetNetwork, FrozenNetwork]:
     if not isinstance(doc, dict):
         raise InputError("expected a certificate document (a JSON object)")
-    return target_from_dict(doc), network_from_dict(doc)
+    return target_from_dict(decode_compact(doc)), network_from_dict(doc)
 
 
 def parameter_counts(doc: dict[str, Any]) -> dict[str, int]:
     """``{"tuned", "frozen", "target"}`` scalar counts of a certificate (see module docstring)."""
     g, f = _networks(doc)
-    target = sum(layer.shape[0] * layer.shape[1] + layer.shape[0] for layer in g.layers)
-    return {"tuned": f.tuned_parameters, "frozen": f.frozen_parameters, "target": target}
+    return {"tuned": f.tuned_parameters, "frozen": f.frozen_parameters, "target": g.parameters}
 
 
 def architecture_lines(net: FrozenNetwork) -> list[str]:
@@ -106,8 +106,6 @@ def _bits(net: FrozenNetwork) -> tuple[list[int], list[int]]:
 
 def _verdict(doc: dict[str, Any]) -> Any:
     # the checker, not the api: outputs sit below the interfaces
-    from exactnorm import checker_flint
-
     return checker_flint.check_certificate(doc)
 
 
@@ -227,6 +225,6 @@ def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
     out = Path(out_dir)
     paths = {}
     for name, data in files.items():
-        atomic_write_bytes(out / name, lambda fh, data=data: fh.write(data))  # type: ignore[misc]
+        atomic_write(out / name, data)
         paths[name] = out / name
     return {"paths": paths, "verdict": v, "counts": parameter_counts(doc), "plots": bool(pngs)}

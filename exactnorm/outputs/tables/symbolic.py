@@ -11,8 +11,20 @@ Deterministic: fixed seeds, exact numbers, no timings.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
+from exactnorm.analysis.detpoly import expand_determinant
+from exactnorm.analysis.detsystem import EXPANSION_LIMIT, leibniz_expansion
+from exactnorm.analysis.realizability import decide_realizable, reachable_target
+from exactnorm.analysis.singularity import exhaustive_singularity
+from exactnorm.analysis.witnesses import (
+    SYMBOLIC_SIDE_LIMIT,
+    interleaved_sign_formula,
+    matching_certificate,
+    prove_structured_symbolic,
+    structured_witness,
+)
+from exactnorm.constructions.theorem1 import draw_pair
+from exactnorm.exact.rationals import format_decimal
+from exactnorm.exact.sampling import layer_rng, parse_distribution, sample_matrix
 from exactnorm.outputs.tables.proof_table import ProofTable
 
 __all__ = ["T5_CASES", "T6_SIZES", "T6_REALIZABLE_SIZES", "table_t5", "table_t6"]
@@ -41,27 +53,15 @@ T6_REALIZABLE_SIZES: tuple[tuple[int, int], ...] = ((2, 2), (2, 3), (3, 3))
 T6_SEED = 0
 
 
-def _fraction(x: Fraction) -> str:
-    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"
-
-
-def _decimal(x: Fraction, digits: int = 4) -> str:
-    """Round an exact fraction to ``digits`` decimals with integer arithmetic (no float)."""
-    scaled = (x * 10**digits * 2 + 1) // 2  # round half up, x ≥ 0
-    whole, frac = divmod(int(scaled), 10**digits)
-    return f"{whole}.{frac:0{digits}d}"
-
-
 def table_t5() -> ProofTable:
     """T5: exhaustive singularity probability vs the Schwartz–Zippel bound (Lemma 5)."""
-    from exactnorm.analysis.symbolic import exhaustive_singularity
 
     rows = []
     for d_in, d_out, name in T5_CASES:
         c = exhaustive_singularity(d_in, d_out, _SETS[name])
         rows.append([d_in, d_out, c.m, c.degree, name, len(c.values), c.m * (d_in + d_out),
-                     c.assignments, c.singular, _fraction(c.probability),
-                     _decimal(c.probability), _fraction(c.bound), _decimal(c.bound),
+                     c.assignments, c.singular, str(c.probability),
+                     format_decimal(c.probability, 4), str(c.bound), format_decimal(c.bound, 4),
                      "yes" if c.probability <= c.bound else "NO"])
     return ProofTable(
         key="T5", slug="schwartz_zippel_exhaustive",
@@ -86,17 +86,6 @@ def table_t5() -> ProofTable:
 
 
 def _t6_witness_table() -> ProofTable:
-    from exactnorm.analysis.symbolic import (
-        EXPANSION_LIMIT,
-        SYMBOLIC_SIDE_LIMIT,
-        expand_determinant,
-        interleaved_sign_formula,
-        leibniz_expansion,
-        matching_certificate,
-        prove_structured_symbolic,
-        structured_witness,
-    )
-
     rows = []
     for d_in, d_out in T6_SIZES:
         m = d_in * d_out
@@ -150,10 +139,6 @@ def _t6_witness_table() -> ProofTable:
 
 
 def _t6_realizable_table() -> ProofTable:
-    from exactnorm.analysis.symbolic import decide_realizable, reachable_target
-    from exactnorm.constructions.theorem1 import draw_pair
-    from exactnorm.exact.sampling import layer_rng, parse_distribution, sample_matrix
-
     dist = parse_distribution("int:8")
     rows = []
     for d_in, d_out in T6_REALIZABLE_SIZES:
