@@ -183,12 +183,12 @@ def test_exit_code_3_for_internal_errors_and_130_for_interrupts(monkeypatch, cap
 
 
 def test_interrupted_sweep_says_what_was_kept_and_how_to_resume(tmp_path, monkeypatch, capsys):
-    import exactnorm.analysis.sweeps as sweeps
+    import exactnorm.api as api
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(sweeps, "run_sweep", interrupted)
+    monkeypatch.setattr(api, "sparse_sweep", interrupted)
     out = tmp_path / "sw"
     code, _, err = run(["sparse-sweep", "--sizes", "2", "--draws", "1", "--no-plot",
                         "--out", str(out)], capsys)
@@ -236,5 +236,5 @@ def test_readme_exit_code_table_is_complete():
     readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
     section = readme.split("### Exit codes", 1)[1].split("\n## ", 1)[0]
     codes = {int(c) for c in re.findall(r"^\| `(\d+)` \|", section, flags=re.M)}
-    assert codes == {0, 1, 2, 3, 130}
+    assert {0, 1, 2, 3, 130} <= codes
     assert "realizable" in section and "not reachable" in section
