@@ -78,7 +78,7 @@ from typing import Any
 import numpy as np
 from flint import fmpq, fmpz
 
-from exactnorm.certificate import network_from_dict, network_to_dict
+from exactnorm.certificate import decode_compact, network_from_dict, network_to_dict
 from exactnorm.errors import ExactnormError, InputError, ShapeError, require_extra
 from exactnorm.exact.files import atomic_write_bytes, npz_bytes
 from exactnorm.exact.linalg import to_numpy
@@ -218,6 +218,12 @@ def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1) -> 
                                      _layer_stats(mean, scale, net)):
         gh, bh = to_batchnorm(layer.gamma, layer.beta, mu, s)
         out = {k: v for k, v in entry.items() if k not in ("gamma", "beta")}
+        # provenance travels with the matrices: the export names the draw that made V
+        if layer.record is not None:
+            out["source"] = layer.record
+        for skip, sk in zip(out.get("skip", []), layer.skips):
+            if sk.record is not None:
+                skip["source"] = sk.record
         out.update({
             "gamma_hat": [format_number(x) for x in gh],
             "beta_hat": [format_number(x) for x in bh],
@@ -230,7 +236,7 @@ def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1) -> 
         "version": EXPORT_VERSION,
         "convention": "u = gamma_hat * (V h - mean) / scale + beta_hat; "
                       "framework running_var = scale^2 - eps",
-        "domain": cert_doc.get("domain"),
+        "domain": decode_compact(cert_doc.get("domain"), "domain"),
         "layers": layers,
         "checkpoints": frozen["checkpoints"],
     }
