@@ -40,7 +40,6 @@ import inspect
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -51,7 +50,6 @@ from exactnorm.analysis.sweeps import (
     make_tasks,
     parse_grid,
     run_sweep,
-    write_sweep_outputs,
 )
 from exactnorm.certificate import (
     DEFAULT_MAX_CERTIFICATE_BYTES,
@@ -70,9 +68,9 @@ from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
 from exactnorm.model.interop import load_target_any
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.targets import demo_target
-from exactnorm.outputs.export import DEFAULT_EPS, export_json, export_npz
-from exactnorm.outputs.report import write_report
-from exactnorm.outputs.tables.sparse import PRESETS
+from exactnorm.outputs.export import EXPORT_FORMATS, export_certificate
+from exactnorm.outputs.report import report_markdown, write_report
+from exactnorm.outputs.tables.sparse import PRESETS, write_sweep_outputs
 
 if TYPE_CHECKING:
     from exactnorm.analysis.detpoly import DetPolyCheck
@@ -566,63 +564,70 @@ def realizable(width: int, *, d_in: int | None = None, d_out: int | None = None,
 
 def export(certificate: str | os.PathLike[str] | dict[str, Any],
            out: str | os.PathLike[str], *, format: str = "json", mean: Any = 0, scale: Any = 1,
-           eps: float | None = None, max_digits: int = DEFAULT_MAX_DIGITS) -> str | None:
-    """Write the tuned γ, β as BatchNorm-style parameters (``export``).
+           eps: float | None = None, dtype: str | None = None,
+           normalization: str | None = None,
+           max_digits: int = DEFAULT_MAX_DIGITS) -> str | None:
+    """Write the tuned γ, β for a framework (``export``).
 
     Parameters
     ----------
     certificate : path-like or dict
         A certificate file or document (read strictly, not checked: use :func:`check`).
     out : path-like
-    format : {"json", "npz"}
-        ``json`` is exact (``"p/q"`` strings); ``npz`` is float64 and not certified.
+        A file, or ``"-"`` for standard output.
+    format : {"json", "npz", "onnx", "torch"}
+        ``json`` is exact (BatchNorm-style ``"p/q"`` strings); the others are floats and not
+        certified (``npz`` arrays, an ONNX model, a PyTorch state dict).
     mean, scale : exact number
         Frozen running mean μ and scale ``s > 0`` of every neuron.
     eps : float, optional
-        ``npz`` only: ``running_var = s² − eps``.
+        Float formats: ``running_var = s² − eps``.
+    dtype, normalization : str, optional
+        ONNX only: ``float32``/``float64`` and ``batchnorm``/``muladd``.
 
     Returns
     -------
     str or None
-        The not-certified warning of the float export, ``None`` for JSON.
+        The not-certified warning of a float export, ``None`` for JSON.
 
     Raises
     ------
     InputError
-        Naming ``scale``, ``eps`` or ``format``.
+        Naming ``format``, ``scale``, ``eps``, ``dtype`` or ``normalization``.
+    MissingExtraError
+        ``onnx`` or ``torch`` without the package.
     """
-    if format not in ("json", "npz"):
-        raise InputError(f"format must be 'json' or 'npz', got {format!r}", parameter="format")
-    mean_q: Fraction = parse_number(mean, where="mean")
-    scale_q: Fraction = parse_number(scale, where="scale")
-    if scale_q <= 0:
-        raise InputError(f"scale must be positive, got {scale}", parameter="scale")
+    if format not in EXPORT_FORMATS:
+        raise InputError(f"format must be one of {', '.join(EXPORT_FORMATS)}, got {format!r}",
+                         parameter="format")
+    if format != "onnx" and (dtype or normalization):
+        raise InputError("dtype and normalization apply to the onnx format only",
+                         parameter="dtype" if dtype else "normalization")
     doc = (certificate if isinstance(certificate, dict)
            else load_certificate(certificate, max_digits=max_digits))
-    if format == "json":
-        if eps is not None:
-            raise InputError("eps applies to the npz format only (the JSON export stores s)",
-                             parameter="eps")
-        export_json(doc, out, mean_q, scale_q)
-        return None
-    return export_npz(doc, out, mean_q, scale_q, eps=DEFAULT_EPS if eps is None else eps)
+    options: dict[str, Any] = {"mean": mean, "scale": scale, "eps": eps}
+    if format == "onnx":
+        options.update(dtype=dtype or "float32", normalization=normalization or "batchnorm")
+    result: str | None = export_certificate(doc, format, out, **options)
+    return result
 
 
 def report(certificate: str | os.PathLike[str] | dict[str, Any],
-           out: str | os.PathLike[str] = "report", *,
+           out: str | os.PathLike[str] | None = "report", *,
            max_digits: int = DEFAULT_MAX_DIGITS) -> dict[str, Any]:
     """Write ``report.md``/``report.html`` and bit-size histograms for a certificate (``report``).
 
     Parameters
     ----------
     certificate : path-like or dict
-    out : path-like
-        Output folder.
+    out : path-like or None
+        Output folder; ``None``: write nothing and return the Markdown (without images).
 
     Returns
     -------
     dict
-        ``paths`` (name → path), ``verdict`` (python-flint checker), ``counts`` (parameters).
+        ``paths`` (name → path), ``verdict`` (python-flint checker), ``counts`` (parameters);
+        with ``out=None``: ``markdown`` and ``verdict``.
 
     Raises
     ------
@@ -631,4 +636,9 @@ def report(certificate: str | os.PathLike[str] | dict[str, Any],
     """
     doc = (certificate if isinstance(certificate, dict)
            else load_certificate(certificate, max_digits=max_digits))
+    if out is None:
+        verdict = checker_flint.check_certificate(doc)
+        text = report_markdown(doc, verdict, plots=False,
+                               no_plots="Histograms are written with --out DIR only.")
+        return {"markdown": text, "verdict": verdict}
     return write_report(doc, out)

@@ -26,9 +26,13 @@ bytes.
 
 >>> from exactnorm.model.targets import demo_target
 >>> from exactnorm.constructions import certify_theorem1
->>> doc = certificate_document(certify_theorem1(demo_target(), seed=0))
+>>> c = certify_theorem1(demo_target(), seed=0)
+>>> doc = certificate_document(c, version=1)
 >>> doc["format"], doc["version"], doc["network"]["checkpoints"]
 ('exactnorm.certificate', 1, [2, 4, 6])
+>>> v2 = certificate_document(c, frozen_weights="reference")
+>>> v2["version"], sorted(v2["network"]["layers"][0]["weight"]["random"])
+(2, ['distribution', 'generator', 'key', 'seed', 'shape'])
 """
 
 from __future__ import annotations

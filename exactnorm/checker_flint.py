@@ -1,10 +1,22 @@
-"""The certificate checker's fast path (SPEC §3): the same rules as :mod:`exactnorm.checker`,
-with the arithmetic (affine maps, products, box minima and maxima, identities) done by python-flint
-``fmpq_mat``/``fmpz_mat``.
+"""The certificate checker's fast path (SPEC §3, docs/certificate-format.md): the same rules as
+:mod:`exactnorm.checker`, with the arithmetic (affine maps, products, box minima and maxima) done
+by python-flint ``fmpz_mat``/``fmpq_mat``.
 
-Reading and structural rules are the pure checker's own functions, so both modes see the same
-document; every arithmetic rule is re-implemented here on flint matrices and must give the same
-Verdict, message included (tests/test_checker.py compares them on every case and mutant).
+Contract. Same input, same :class:`~exactnorm.checker.Verdict` as the pure checker, message and
+facts included (tests/test_checker.py, tests/test_checker_v2.py and tests/test_fuzz.py compare them
+on every case and mutant).
+
+Correctness argument. Reading, structural rules, the provenance rule (versions 1 and 2), the
+checkpoint identity and the verdict are the pure checker's own functions; only plain version-1
+layers are read by a faster reader here, which hands anything unusual back to the pure reader.
+The segment arithmetic is the pure checker's, on FLINT integers: a node is
+``(An·a[cols] + cn)/den`` over the columns ``cols`` of the segment input it depends on (the input
+itself is never an identity matrix), stability is decided on the unscaled rows ``V·A`` with the
+sign rule for ``γ_k``, and a node's map is dropped after the last layer that reads it, so memory
+grows with the widest layer times the segment input width it depends on, not with the depth.
+
+Reference: Giannou, Rajput, Papailiopoulos, "The Expressive Power of Tuning Only the
+Normalization Layers", COLT 2023, arXiv:2302.07937.
 """
 
 from __future__ import annotations
@@ -141,22 +153,32 @@ def _compose(Vn: fmpz_mat, vden: fmpz, node: tuple | None, width: int, j: int) -
     return cols, _product(Vn, A), Vn * c, vden * den
 
 
+def _embed(cs: list[int], A: fmpz_mat, cols: list[int]) -> fmpz_mat:
+    """``A`` (on the columns ``cs``) written on the larger support ``cols``, zeros elsewhere:
+    placement only, no arithmetic, so the sum that follows runs in FLINT."""
+    if cs == cols:
+        return A
+    at = {t: k for k, t in enumerate(cols)}
+    places = [at[t] for t in cs]
+    width, zero = len(cols), fmpz(0)
+    flat = [zero] * (A.nrows() * width)
+    for r, row in enumerate(A.tolist()):
+        base = r * width
+        for p, x in zip(places, row):
+            flat[base + p] = x
+    return fmpz_mat(A.nrows(), width, flat)
+
+
 def _add_maps(m1: tuple, m2: tuple, j: int) -> tuple:
+    """m1 + m2 on the union of their supports, over the lcm of their denominators."""
     (c1, A1, e1, d1), (c2, A2, e2, d2) = m1, m2
     den = d1 if d1 == d2 else d1.lcm(d2)
     s1, s2 = den // d1, den // d2
-    e = e1 * s1 + e2 * s2
-    if c1 == c2:
-        return c1, A1 * s1 + A2 * s2, e, den
-    cols = sorted(set(c1) | set(c2))
+    cols = c1 if c1 == c2 else sorted(set(c1) | set(c2))
     pure.rule_map_size(A1.nrows(), len(cols), j)
-    at = {t: k for k, t in enumerate(cols)}
-    rows = [[fmpz(0)] * len(cols) for _ in range(A1.nrows())]
-    for cs, A, s in ((c1, A1, s1), (c2, A2, s2)):
-        for row, arow in zip(rows, A.tolist()):
-            for t, x in zip(cs, arow):
-                row[at[t]] += s * x
-    return cols, fmpz_mat(rows) if rows and cols else fmpz_mat(A1.nrows(), len(cols)), e, den
+    if not cols:
+        return cols, A1, e1 * s1 + e2 * s2, den
+    return cols, _embed(c1, A1, cols) * s1 + _embed(c2, A2, cols) * s2, e1 * s1 + e2 * s2, den
 
 
 def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple, i: int,

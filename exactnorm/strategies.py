@@ -101,6 +101,13 @@ def _check_bounds(name: str, lo: int, hi: int) -> None:
         raise InvalidArgument(f"{name}: need 0 ≤ minimum ≤ maximum, got {lo} and {hi}")
 
 
+def _check_positive_bounds(name: str, lo: int, hi: int) -> None:
+    """Bounds of a width or a depth: a network has no empty layer and at least one layer."""
+    _check_bounds(name, lo, hi)
+    if lo < 1:
+        raise InvalidArgument(f"{name}: the minimum must be at least 1, got {lo}")
+
+
 def _check_dimension(name: str, spec: Dimension) -> None:
     if spec is None or isinstance(spec, SearchStrategy):
         return
@@ -475,8 +482,8 @@ def target_networks(*, widths: Sequence[int] | None = None, min_width: int = 1,
     Shrinks towards the shallowest, narrowest network, relu hidden layers, an identity final
     layer, small integer weights and the box of :func:`rational_boxes`' shrink target.
     """
-    _check_bounds("target_networks width", max(1, min_width), max_width)
-    _check_bounds("target_networks depth", max(1, min_depth), max_depth)
+    _check_positive_bounds("target_networks width", min_width, max_width)
+    _check_positive_bounds("target_networks depth", min_depth, max_depth)
     if widths is not None and (len(widths) < 2 or any(
             isinstance(w, bool) or not isinstance(w, int) or w < 1 for w in widths)):
         raise InvalidArgument(f"widths must list at least two positive integers, got {widths!r}")
@@ -593,8 +600,8 @@ def frozen_networks(*, input_dim: Dimension = None, min_width: int = 1, max_widt
     Shrinks towards the shallowest, narrowest network, seed 0 and γ, β towards 0 with integer
     values; the seeded frozen weights follow the seed, not entry by entry.
     """
-    _check_bounds("frozen_networks width", max(1, min_width), max_width)
-    _check_bounds("frozen_networks depth", max(1, min_depth), max_depth)
+    _check_positive_bounds("frozen_networks width", min_width, max_width)
+    _check_positive_bounds("frozen_networks depth", min_depth, max_depth)
     _check_dimension("input_dim", input_dim)
     dist = _distribution(distribution)
     act = _activation(activation, "relu")

@@ -192,11 +192,11 @@ def test_npz_with_skips_tracks_exact_f(tmp_path):
     """Skip matrices (trade-off construction, SPEC §2.3) are exported and used as h += P h_s."""
     from exactnorm.model.targets import random_target, target_from_dict
 
-    compact = api.certificate_document(api.certify(random_target([3, 2, 1], seed=8),
-                                                   "tradeoff", seed=1, block=1))
-    export_npz(compact, tmp_path / "s.npz", "1/2", 2)
-    doc = expand_document(compact)  # the independent reader below reads plain lists
+    doc = api.certificate_document(api.certify(random_target([3, 2, 1], seed=8), "tradeoff",
+                                               seed=1, block=1))
     assert any(L.get("skip") for L in doc["network"]["layers"])
+    export_npz(doc, tmp_path / "s.npz", "1/2", 2)
+    doc = expand_document(doc)
     g = target_from_dict(doc)
     with np.load(tmp_path / "s.npz") as z:
         for x in _rational_points(doc, 3, seed=4):

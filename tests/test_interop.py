@@ -55,8 +55,8 @@ def test_sklearn_example_certifies_and_checks_exactly():
     assert result["target_widths"] == (3, 4, 1)
     assert result["checker_pure_ok"] and result["checker_ok"], result["checker_message"]
     assert result["exact_agree"] and result["export_json_agree"] and result["points"] == 5
-    model, points = result["model"], result["test_points"]
-    doc = expand_document(result["certificate"])  # plain lists, whatever the version
+    model, doc, points = result["model"], result["certificate"], result["test_points"]
+    doc = expand_document(doc)
     # the box is the data's min/max, each float as its exact dyadic rational
     from sklearn.datasets import load_diabetes
 
@@ -249,7 +249,7 @@ def test_doctests(module):
 
 def test_cli_certifies_a_state_dict(tmp_path, capsys):
     """``exactnorm certify --target sd.npz --box LO:HI`` goes through load_target_any."""
-    from exactnorm.certificate import load_certificate
+    from exactnorm.certificate import expand_document, load_certificate
     from exactnorm.cli import main
 
     arrays = _state_dict([2, 3, 1], seed=9)

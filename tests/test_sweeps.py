@@ -24,14 +24,13 @@ from exactnorm.analysis.sweeps import (
     hidden_width,
     make_tasks,
     parse_grid,
-    plot_transitions,
     read_task_log,
     run_sweep,
     run_task,
-    write_sweep_outputs,
 )
 from exactnorm.cli import main
 from exactnorm.errors import InputError
+from exactnorm.outputs.tables.sparse import plot_transitions, write_sweep_outputs
 
 GRID = dict(sizes=[2, 3, 4], factors=["1", "1.5", "2"], ps=["0.3", "0.6", "0.9"], draws=24,
             seed=5)

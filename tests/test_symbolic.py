@@ -687,5 +687,5 @@ def test_readme_documents_the_realizable_exit_codes():
     from pathlib import Path
 
     readme = " ".join((Path(__file__).resolve().parent.parent / "README.md").read_text().split())
-    assert "`realizable` decided the target is **not** reachable" in readme
+    assert "`realizable`: the target is not reachable" in readme
     assert "exit `0` reachable, `1` not reachable, `2` input error" in readme

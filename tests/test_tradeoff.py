@@ -98,7 +98,7 @@ def test_each_block_system_sees_only_its_block(routing):
     """d = 5, k = 2: blocks {0,1}, {2,3}, {4}; each pair's realized matrix lives on its block."""
     g = random_target((5, 3), seed=4, activations=["relu"])
     c = certify_tradeoff(g, block=2, seed=4, retry=30, routing=routing)
-    doc = api.certificate_document(c)
+    doc = api.certificate_document(c, version=1)  # reads the explicit frozen weights
     layers = doc["network"]["layers"]
 
     def mat(rows):
@@ -177,7 +177,7 @@ def test_input_blocks_cover_and_reject():
 def test_mutations_rejected_or_still_equal(routing):
     g = random_target((4, 3, 2), seed=11, activations=["relu", "identity"])
     doc = api.certificate_document(certify_tradeoff(g, block=3, seed=1, retry=30,
-                                                    routing=routing))
+                                                    routing=routing), version=1)
     total = rejected = 0
     for j, layer in enumerate(doc["network"]["layers"]):
         for field in ("gamma", "beta"):

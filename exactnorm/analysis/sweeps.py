@@ -18,6 +18,11 @@ Resumability: every finished task appends one JSON line to a log; :func:`read_ta
 the completed rows back (a line cut by an interruption is dropped) and :func:`run_sweep` skips
 those tasks.
 
+Threshold search (T4): :class:`ThresholdSearch` locates ``p*(d)`` of one curve by an upward
+coarse scan and bisection on a fine grid, using the same per-draw seeds, so its cells are
+exactly the cells a grid sweep would compute; :func:`run_searches` runs many on the same
+backends. Rendering (tables, plots) lives in :mod:`exactnorm.outputs.tables.sparse`.
+
 >>> tasks = make_tasks(sizes=[2], factors=["1"], ps=["0.5", "1"], draws=10, chunk=5, seed=0)
 >>> rows = run_sweep(tasks)
 >>> [(c.p, c.draws, c.invertible) for c in aggregate(rows)][-1]
@@ -43,11 +48,10 @@ from flint import fmpz_mat
 from exactnorm.analysis.structural import (
     dead_neurons,
     khatri_rao_pattern,
-    schwartz_zippel_bound,
     structural_rank_scipy,
 )
 from exactnorm.constructions.parallel import dask_client
-from exactnorm.errors import InputError, require_extra
+from exactnorm.errors import InputError
 from exactnorm.exact.files import atomic_write_bytes
 from exactnorm.exact.linalg import (
     exact_rank,
@@ -57,7 +61,6 @@ from exactnorm.exact.linalg import (
     random_prime,
     rank_mod_prime,
 )
-from exactnorm.exact.rationals import format_decimal
 from exactnorm.exact.sampling import bernoulli_mask, layer_rng, parse_distribution, sample_matrix
 
 __all__ = [
@@ -73,10 +76,10 @@ __all__ = [
     "read_task_log",
     "aggregate",
     "estimate_thresholds",
-    "cells_table",
-    "thresholds_table",
-    "plot_transitions",
-    "write_sweep_outputs",
+    "ThresholdSearch",
+    "search_threshold",
+    "run_searches",
+    "map_unordered",
 ]
 
 MASK_SIDES = ("input", "output", "both")
@@ -124,6 +127,23 @@ def parse_grid(text: str, what: str = "p") -> list[str]:
             x += step
         return [_canonical(v, what) for v in vals]
     return [_canonical(v, what) for v in text.split(",") if v.strip()]
+
+
+
+#: decimal's ln and sqrt are correctly rounded (unlike the platform's libm behind math.log), so
+#: the reference columns of T4 are the same on every machine
+_DECIMAL = decimal.Context(prec=40)
+
+
+def exact_ln(x: int) -> Fraction:
+    """``ln x`` correctly rounded to 40 significant digits, as an exact fraction."""
+    return Fraction(_DECIMAL.ln(decimal.Decimal(x)))
+
+
+def exact_sqrt(x: Fraction) -> Fraction:
+    """``√x`` correctly rounded to 40 significant digits, as an exact fraction."""
+    return Fraction(_DECIMAL.sqrt(_DECIMAL.divide(decimal.Decimal(x.numerator),
+                                                  decimal.Decimal(x.denominator))))
 
 
 @dataclass(frozen=True, order=True)
@@ -219,14 +239,17 @@ def _concrete_rank(task: SweepTask, draw: int, rng: np.random.Generator, mask_in
     dist = parse_distribution(task.values)
     bound = max((abs(v) for v in dist.values), default=0) if dist.kind == "set" else (
         2**dist.param if dist.kind == "bits" else dist.param)
-    if bound < 2**31:
+    K: Any
+    if bound < 2**31 and isinstance(V_in, fmpz_mat) and isinstance(V_out, fmpz_mat):
         K = fmpz_mat(khatri_rao_int64(int64_array(V_in) * mask_in,
                                       int64_array(V_out) * mask_out).tolist())
     else:
+        rows_in: list[list[Any]] = V_in.tolist()  # type: ignore[assignment]
+        rows_out: list[list[Any]] = V_out.tolist()  # type: ignore[assignment]
         vi = [[x if keep else 0 for x, keep in zip(row, mrow)]
-              for row, mrow in zip(V_in.tolist(), mask_in.tolist())]
+              for row, mrow in zip(rows_in, mask_in.tolist())]
         vo = [[x if keep else 0 for x, keep in zip(row, mrow)]
-              for row, mrow in zip(V_out.tolist(), mask_out.tolist())]
+              for row, mrow in zip(rows_out, mask_out.tolist())]
         K = khatri_rao(fmpz_mat(vi).transpose(), fmpz_mat(vo))
     p_key = int(Fraction(task.p) * P_SCALE)
     prime = random_prime(62, layer_rng(task.seed, d, d, m, p_key, draw, 2**31))
@@ -235,11 +258,27 @@ def _concrete_rank(task: SweepTask, draw: int, rng: np.random.Generator, mask_in
     return r if r == task.n else exact_rank(K)
 
 
-def run_task(task: SweepTask) -> dict[str, Any]:
+#: the integer counts of a task row (summed when rows are aggregated)
+COUNT_FIELDS = ("draws", "invertible", "dead_failures", "deficiency_failures", "dead_neurons",
+                "nnz", "concrete_checked", "concrete_singular")
+
+
+def run_task(task: SweepTask, stop_after_failures: int | None = None) -> dict[str, Any]:
     """Run one task: count generically invertible patterns and classify the failures.
 
-    Returns a JSON-ready row (task fields plus integer counts); no FLINT objects cross
-    process boundaries.
+    Parameters
+    ----------
+    task : SweepTask
+    stop_after_failures : int, optional
+        Stop at the draw that brings the failures to this number (draws run in order ``t``, so
+        where it stops is deterministic). A threshold search uses it: once ``f`` failures are
+        seen the cell cannot reach the 99 % rate, whatever the remaining draws give.
+
+    Returns
+    -------
+    dict
+        A JSON-ready row (task fields plus integer counts; ``draws`` is the number of draws
+        actually run); no FLINT objects cross process boundaries.
     """
     n, m = task.n, task.m
     counts = dict(draws=0, invertible=0, dead_failures=0, deficiency_failures=0,
@@ -264,6 +303,9 @@ def run_task(task: SweepTask) -> dict[str, Any]:
                         counts["concrete_singular"] += 1
             else:
                 counts["deficiency_failures"] += 1
+        if (stop_after_failures is not None
+                and counts["draws"] - counts["invertible"] >= stop_after_failures):
+            break
     return {**asdict(task), "m": m, "n": n, **counts}
 
 
@@ -292,13 +334,30 @@ def read_task_log(path: str | os.PathLike[str]) -> dict[tuple[Any, ...], dict[st
     return done
 
 
-def _dask_results(tasks: Sequence[SweepTask], scheduler: Any) -> Iterable[dict[str, Any]]:
-    with dask_client(scheduler) as client:
-        from distributed import as_completed as dask_as_completed
+def map_unordered(func: Callable[[Any], Any], items: Sequence[Any], *, jobs: int = 1,
+                  scheduler: Any = None) -> Iterable[Any]:
+    """Yield ``func(item)`` for every item, in completion order: serially, on ``jobs`` local
+    processes or on a Dask cluster (``scheduler`` is an address or a ``distributed.Client``).
 
-        futures = client.map(run_task, list(tasks), pure=False)
-        for fut in dask_as_completed(futures):
-            yield fut.result()
+    Callers must not depend on the order; they key the results (every result here carries its
+    task) and sort them, which is what makes the backends interchangeable.
+    """
+    if jobs < 1:
+        raise InputError(f"--jobs must be positive, got {jobs}")
+    if scheduler is not None:
+        with dask_client(scheduler) as client:
+            from distributed import as_completed as dask_as_completed
+
+            futures = client.map(func, list(items), pure=False)
+            for fut in dask_as_completed(futures):
+                yield fut.result()
+    elif jobs == 1 or len(items) <= 1:
+        yield from map(func, items)
+    else:
+        with ProcessPoolExecutor(max_workers=jobs) as pool:
+            pending = [pool.submit(func, item) for item in items]
+            for fut in as_completed(pending):
+                yield fut.result()
 
 
 def run_sweep(tasks: Sequence[SweepTask], *, jobs: int = 1, scheduler: Any = None,
@@ -338,19 +397,8 @@ def run_sweep(tasks: Sequence[SweepTask], *, jobs: int = 1, scheduler: Any = Non
     if progress:
         progress(count, total)
 
-    def results() -> Iterable[dict[str, Any]]:
-        if scheduler is not None:
-            yield from _dask_results(todo, scheduler)
-        elif jobs == 1 or len(todo) <= 1:
-            yield from map(run_task, todo)
-        else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                futures = [pool.submit(run_task, t) for t in todo]
-                for fut in as_completed(futures):
-                    yield fut.result()
-
     try:
-        for row in results():
+        for row in map_unordered(run_task, todo, jobs=jobs, scheduler=scheduler):
             done[_task_from_row(row).key] = row
             if fh is not None:
                 fh.write(json.dumps(row, sort_keys=True) + "\n")
@@ -411,7 +459,7 @@ class Cell:
     @property
     def reference_nnz(self) -> Fraction:
         """``d²√d`` (40 correct digits), the sparsity scale the nonzero counts are compared with."""
-        return self.d ** 2 * _sqrt(Fraction(self.d))
+        return self.d ** 2 * exact_sqrt(Fraction(self.d))
 
     @property
     def sort_key(self) -> tuple[Any, ...]:
@@ -427,8 +475,7 @@ def aggregate(rows: Iterable[dict[str, Any]]) -> list[Cell]:
         c = cells.get(key)
         if c is None:
             c = cells[key] = Cell(*key, m=r["m"], n=r["n"])
-        for name in ("draws", "invertible", "dead_failures", "deficiency_failures",
-                     "dead_neurons", "nnz", "concrete_checked", "concrete_singular"):
+        for name in COUNT_FIELDS:
             setattr(c, name, getattr(c, name) + int(r[name]))
     return sorted(cells.values(), key=lambda c: c.sort_key)
 
@@ -447,8 +494,8 @@ class Threshold:
     @property
     def references(self) -> tuple[Fraction, Fraction, Fraction]:
         """``(√(log d/d), log d/d, 2 log d/d)``, natural logarithm, 40 correct digits."""
-        r = _ln(self.d) / self.d
-        return _sqrt(r), r, 2 * r
+        r = exact_ln(self.d) / self.d
+        return exact_sqrt(r), r, 2 * r
 
 
 def estimate_thresholds(cells: Sequence[Cell]) -> list[Threshold]:
@@ -473,142 +520,103 @@ def estimate_thresholds(cells: Sequence[Cell]) -> list[Threshold]:
     return out
 
 
-#: decimal's ln and sqrt are correctly rounded (unlike the platform's libm behind math.log), so
-#: the reference columns of T4 are the same on every machine
-_DECIMAL = decimal.Context(prec=40)
+# ----------------------------------------------------------------------------- threshold search
 
 
-def _ln(x: int) -> Fraction:
-    """``ln x`` correctly rounded to 40 significant digits, as an exact fraction."""
-    return Fraction(_DECIMAL.ln(decimal.Decimal(x)))
+def allowed_failures(draws: int) -> int:
+    """Failures a cell of ``draws`` draws may have and still reach the 99 % rate.
+
+    >>> allowed_failures(200), allowed_failures(100), allowed_failures(99)
+    (2, 1, 0)
+    """
+    return math.floor(draws * (1 - THRESHOLD_RATE))
 
 
-def _sqrt(x: Fraction) -> Fraction:
-    """``√x`` correctly rounded to 40 significant digits, as an exact fraction."""
-    return Fraction(_DECIMAL.sqrt(_DECIMAL.divide(decimal.Decimal(x.numerator),
-                                                  decimal.Decimal(x.denominator))))
+@dataclass(frozen=True, order=True)
+class ThresholdSearch:
+    """Locate ``p*(d)`` of one ``(d, factor)`` curve by a coarse upward scan and bisection.
+
+    The grid is ``p = k·fine`` (``0 < p ≤ 1``); the coarse scan visits every ``coarse/fine``-th
+    point from below until a cell passes (≥ 99 % of ``draws``), then bisection between the last
+    failing and that passing coarse point ends at a passing point ``p*`` whose left neighbour
+    ``p* − fine`` fails. ``p = 1`` passes without a draw: the all-ones pattern with ``m ≥ n``
+    has the matching ``row i ↦ column i``.
+    """
+
+    d: int
+    factor: str
+    draws: int
+    seed: int = 0
+    mask_side: str = "both"
+    coarse: str = "0.04"
+    fine: str = "0.0025"
+
+    def cell_task(self, k: int) -> SweepTask:
+        """The full-length task of grid point ``k`` (same draws as a ``sparse-sweep`` cell)."""
+        (task,) = make_tasks(sizes=[self.d], factors=[self.factor],
+                             ps=[str(Fraction(self.fine) * k)], draws=self.draws,
+                             chunk=self.draws, seed=self.seed, mask_side=self.mask_side)
+        return task
 
 
-def _dec(q: Fraction | float, places: int) -> str:
-    """Fixed-point decimal of an exact fraction (round half up), or of a float reference."""
-    if isinstance(q, float):
-        return f"{q:.{places}f}"
-    return format_decimal(q, places)
+def search_threshold(search: ThresholdSearch) -> dict[str, Any]:
+    """Run one threshold search (see :class:`ThresholdSearch`); returns a JSON-ready row.
+
+    Failing cells stop at their first ``allowed_failures(draws) + 1`` failures (that decides
+    them); the cells reported, ``p*`` and the point below it, are then run in full. The row
+    holds ``p_star``, ``below`` (``None`` when ``p*`` is the first grid point), the full rows
+    ``star_row`` / ``below_row`` and the list ``visited`` of ``[p, passed, draws run]``.
+    """
+    fine = Fraction(search.fine)
+    step = Fraction(search.coarse) / fine
+    if fine <= 0 or step.denominator != 1 or step < 1 or (1 / fine).denominator != 1:
+        raise InputError(f"coarse step {search.coarse} must be a multiple of the fine step "
+                         f"{search.fine}, which must divide 1")
+    top, stride = int(1 / fine), int(step)
+    limit = allowed_failures(search.draws) + 1
+    visited: list[list[Any]] = []
+    runs: dict[int, dict[str, Any]] = {}
+
+    def passes(k: int) -> bool:
+        if k >= top:
+            return True
+        row = runs[k] = run_task(search.cell_task(k), stop_after_failures=limit)
+        ok = row["draws"] - row["invertible"] < limit
+        visited.append([row["p"], ok, row["draws"]])
+        return ok
+
+    def completed(k: int) -> dict[str, Any]:
+        """The full row of point ``k``: a stopped run is continued from where it stopped."""
+        task = search.cell_task(k)
+        row = runs.get(k)
+        if row is None:
+            return run_task(task)
+        if row["draws"] == search.draws:
+            return row
+        rest = run_task(SweepTask(**{**asdict(task), "draw_start": row["draws"]}))
+        return {**rest, **{key: row[key] + rest[key] for key in COUNT_FIELDS},
+                "draw_start": task.draw_start}
+
+    lo, hi = 0, stride
+    while not passes(hi):
+        lo, hi = hi, min(hi + stride, top)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if passes(mid):
+            hi = mid
+        else:
+            lo = mid
+    star_row = completed(hi)
+    below_row = completed(lo) if lo > 0 else None
+    return {**asdict(search), "p_star": _canonical(fine * hi, "p"),
+            "below": below_row["p"] if below_row else None, "star_row": star_row,
+            "below_row": below_row, "visited": visited}
 
 
-def cells_table(cells: Sequence[Cell], command: str) -> Any:
-    """All cells as a :class:`~exactnorm.outputs.tables.proof_table.ProofTable` (transition
-    curves)."""
-    from exactnorm.outputs.tables.proof_table import ProofTable
-
-    with_values = any(c.values for c in cells)
-    columns = ["d", "width factor", "m", "n = d²", "mask side", "p", "draws",
-               "generically invertible", "fraction", "dead-neuron failures",
-               "deficiency failures", "mean dead neurons", "expected nnz", "mean nnz",
-               "d²√d", "mean nnz / d²√d"]
-    if with_values:
-        columns += ["values", "concrete checked", "concrete singular", "Schwartz–Zippel bound"]
-    rows = []
-    for c in cells:
-        row = [c.d, c.factor, c.m, c.n, c.mask_side, c.p, c.draws, c.invertible,
-               _dec(c.fraction, 4), c.dead_failures, c.deficiency_failures,
-               _dec(Fraction(c.dead_neurons, c.draws), 3), _dec(c.expected_nnz, 1),
-               _dec(c.mean_nnz, 1), _dec(c.reference_nnz, 1),
-               _dec(c.mean_nnz / c.reference_nnz, 3)]
-        if with_values:
-            size = parse_distribution(c.values).support_size if c.values else None
-            bound = schwartz_zippel_bound(c.n, size) if size else None
-            row += [c.values or "-", c.concrete_checked, c.concrete_singular,
-                    _dec(bound, 6) if bound is not None else "-"]
-        rows.append(row)
-    return ProofTable(key="sweep", slug="cells", title="Sparse Khatri–Rao patterns: transition "
-                      "curves", command=command, columns=columns, rows=rows)
-
-
-def thresholds_table(cells: Sequence[Cell], command: str, key: str = "sweep",
-                     slug: str = "thresholds") -> Any:
-    """The threshold table: measured ``p*(d)`` against √(log d/d), log d/d and 2 log d/d."""
-    from exactnorm.outputs.tables.proof_table import ProofTable
-
-    rows = []
-    for th in estimate_thresholds(cells):
-        sq, lg, lg2 = th.references
-        c, b = th.cell, th.below
-        rows.append([
-            th.d, th.factor, th.m, c.draws if c else "-",
-            th.p_star if th.p_star else "> grid", _dec(c.fraction, 4) if c else "-",
-            (f"{b.p}: {_dec(b.fraction, 3)} ({b.dead_failures} dead, "
-             f"{b.deficiency_failures} deficient)") if b else "-",
-            _dec(sq, 3), _dec(lg, 3), _dec(lg2, 3),
-            _dec(Fraction(th.p_star) * th.d / _ln(th.d), 2)
-            if th.p_star and th.d > 1 else "-",
-            _dec(c.mean_nnz, 1) if c else "-",
-            _dec(c.mean_nnz / c.reference_nnz, 3) if c else "-",
-        ])
-    return ProofTable(
-        key=key, slug=slug, title="Sparse Theorem 1: threshold p*(d) for generic invertibility",
-        command=command,
-        columns=["d", "width factor", "m", "draws", "p*(d)", "fraction at p*",
-                 "grid point below p*", "√(log d/d)", "log d/d", "2 log d/d",
-                 "p*·d/log d", "mean nnz at p*", "nnz / d²√d"],
-        rows=rows)
-
-
-def plot_transitions(cells: Sequence[Cell], path: str | os.PathLike[str]) -> None:
-    """Deterministic PNG of the transition curves: one panel per width factor, one line per d."""
-    matplotlib = require_extra("matplotlib", "the transition plot (T4, sparse-sweep)")
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    factors = sorted({c.factor for c in cells}, key=Fraction)
-    sizes = sorted({c.d for c in cells})
-    with matplotlib.rc_context({"svg.hashsalt": "exactnorm", "path.simplify": False}):
-        fig, axes = plt.subplots(1, len(factors), figsize=(4.0 * len(factors), 3.4), dpi=100,
-                                 sharey=True, squeeze=False)
-        for ax, f in zip(axes[0], factors):
-            for i, d in enumerate(sizes):
-                cs = sorted((c for c in cells if c.factor == f and c.d == d),
-                            key=lambda c: Fraction(c.p))
-                if not cs:
-                    continue
-                color = f"C{i % 10}"
-                ax.plot([float(Fraction(c.p)) for c in cs], [float(c.fraction) for c in cs],
-                        marker="o", markersize=3, color=color, label=f"d = {d}")
-                if d > 1:
-                    ax.axvline(float(2 * _ln(d) / d), color=color, linestyle=":", linewidth=0.8)
-            ax.axhline(float(THRESHOLD_RATE), color="0.5", linestyle="--", linewidth=0.8)
-            ax.set_title(f"width factor {f} (m = {f}·d²)")
-            ax.set_xlabel("keep probability p")
-            ax.set_xlim(0, 1)
-            ax.set_ylim(-0.02, 1.02)
-            ax.grid(True, linewidth=0.3)
-        axes[0][0].set_ylabel("fraction generically invertible")
-        axes[0][-1].legend(loc="lower right", fontsize=8)
-        fig.suptitle("Structural rank of K = V_inᵀ ⊙ V_out (dotted: 2 log d / d)", fontsize=10)
-        fig.tight_layout()
-
-        def produce(fh: Any) -> None:
-            fig.savefig(fh, format="png", dpi=100, metadata={"Software": None})
-
-        try:
-            atomic_write_bytes(path, produce)
-        finally:
-            plt.close(fig)
-
-
-def write_sweep_outputs(rows: Sequence[dict[str, Any]], outdir: str | os.PathLike[str],
-                        command: str, plot: bool = True) -> list[Path]:
-    """Write ``cells.csv/.md``, ``thresholds.csv/.md`` and ``transitions.png`` (atomically)."""
-    cells = aggregate(rows)
-    out = Path(outdir)
-    written = []
-    for t in (cells_table(cells, command), thresholds_table(cells, command)):
-        for suffix, text in ((".csv", t.csv()), (".md", t.markdown())):
-            path = out / f"{t.slug}{suffix}"
-            atomic_write_bytes(path, lambda fh, text=text: fh.write(text.encode()))
-            written.append(path)
-    if plot:
-        path = out / "transitions.png"
-        plot_transitions(cells, path)
-        written.append(path)
-    return written
+def run_searches(searches: Sequence[ThresholdSearch], *, jobs: int = 1,
+                 scheduler: Any = None) -> list[dict[str, Any]]:
+    """Run threshold searches (largest ``d`` first, for load balance); sorted by ``(d, factor)``
+    so that the result does not depend on the backend."""
+    order = sorted(searches, key=lambda s: (-s.d, -Fraction(s.factor)))
+    rows = list(map_unordered(search_threshold, order, jobs=jobs, scheduler=scheduler))
+    return sorted(rows, key=lambda r: (r["d"], Fraction(r["factor"]), r["seed"]))

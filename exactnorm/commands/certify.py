@@ -51,9 +51,7 @@ WIDE_DISTRIBUTION = "nonzero:8"
 class PlainProgress:
     """``done/total`` lines with elapsed time and ETA, at most one per ``every`` seconds.
 
-    Nothing is printed before ``every`` seconds have passed, so a short run stays quiet (and an
-    error stays one line); once a line was printed, the last call prints too. ``header`` (what
-    was chosen and why) precedes the first line. ETA is linear in the work done so far.
+    The first and the last call always print. ETA is linear in the work done so far.
 
     >>> import io
     >>> out = io.StringIO()
@@ -66,21 +64,16 @@ class PlainProgress:
 
     def __init__(self, what: str, stream: TextIO | None = None, every: float =
                  PLAIN_PROGRESS_SECONDS, clock: Callable[[], float] = time.monotonic,
-                 unit: str = "blocks", header: str | None = None) -> None:
+                 unit: str = "blocks") -> None:
         self.what, self.every, self.clock, self.unit = what, every, clock, unit
         self.stream = stream if stream is not None else sys.stderr
-        self.header = header
         self.start = clock()
         self.last: float | None = None
 
     def __call__(self, done: int, total: int) -> None:
         now = self.clock()
-        finished_after_a_line = done >= total and self.last is not None
-        if now - (self.start if self.last is None else self.last) < self.every \
-                and not finished_after_a_line:
+        if self.last is not None and now - self.last < self.every and done < total:
             return
-        if self.last is None and self.header:
-            print(self.header, file=self.stream, flush=True)
         self.last = now
         elapsed = now - self.start
         eta = elapsed * (total - done) / done if done else float("nan")
@@ -261,6 +254,9 @@ def run(args: argparse.Namespace) -> int:
     target = load_target_from_args(args)
     chosen = resolve_construction(args, target)
     opts = construction_options(args)
+    if chosen is not None and args.construction != "theorem1":
+        # a long run: say at once which construction and block size the cost model took
+        err_console.print(chosen, markup=False)
     unit = "blocks" if args.construction == "tradeoff" else "target layers"
     t0 = time.perf_counter()
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
@@ -268,8 +264,7 @@ def run(args: argparse.Namespace) -> int:
                   TimeElapsedColumn(), TimeRemainingColumn(), console=err_console,
                   transient=True, disable=not progress_enabled()) as progress:
         task = progress.add_task(f"{args.construction}", total=None)
-        plain = None if progress_enabled() else PlainProgress(args.construction, unit=unit,
-                                                              header=chosen)
+        plain = None if progress_enabled() else PlainProgress(args.construction, unit=unit)
 
         def hook(done: int, total: int) -> None:
             progress.update(task, completed=done, total=total)

@@ -11,14 +11,13 @@ from __future__ import annotations
 import argparse
 
 from exactnorm.commands._common import console, err_console, output_path
-from exactnorm.errors import InputError
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 
 __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from exactnorm.outputs.export import EXPORT_FORMATS
+    from exactnorm.api import EXPORT_FORMATS
 
     p = sub.add_parser("export", help="export tuned γ, β as JSON, npz, ONNX or a PyTorch "
                                       "state dict")
@@ -44,18 +43,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.certificate import load_certificate
-    from exactnorm.outputs.export import export_certificate
+    from exactnorm.api import export
 
-    if args.format != "onnx" and (args.dtype or args.normalization):
-        raise InputError("--dtype and --normalization apply to --format onnx only")
     path = output_path(args.out, stdout_ok=True)
-    doc = load_certificate(args.certificate, max_digits=args.max_digits)
-    options = {"mean": args.mean, "scale": args.scale, "eps": args.eps}
-    if args.format == "onnx":
-        options.update(dtype=args.dtype or "float32",
-                       normalization=args.normalization or "batchnorm")
-    warning = export_certificate(doc, args.format, args.out, **options)
+    warning = export(args.certificate, args.out, format=args.format, mean=args.mean,
+                     scale=args.scale, eps=args.eps, dtype=args.dtype,
+                     normalization=args.normalization, max_digits=args.max_digits)
     # with --out - the data owns stdout; the status line goes to stderr
     status = err_console if path is None else console
     what = "exact BatchNorm-style parameters" if warning is None else "floats, not certified"

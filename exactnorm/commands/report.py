@@ -25,26 +25,21 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.certificate import load_certificate
-    from exactnorm.outputs.report import NO_PLOTS, report_markdown, write_report
+    from exactnorm.api import report
 
     out = output_path(args.out, directory=True, stdout_ok=True)
-    doc = load_certificate(args.certificate, max_digits=args.max_digits)
+    result = report(args.certificate, out, max_digits=args.max_digits)
     if out is None:
         # one stream: the Markdown, without images (there is no folder to put them in)
-        from exactnorm import checker_flint
-
-        verdict = checker_flint.check_certificate(doc)
-        print(report_markdown(doc, verdict, plots=False,
-                              no_plots="Histograms are written with --out DIR only."), end="")
-        err_console.print(verdict_line(verdict, str(args.certificate), "flint"), markup=False)
-        return 0 if verdict.ok else 1
-    result = write_report(doc, out)
+        print(result["markdown"], end="")
+        err_console.print(verdict_line(result["verdict"], str(args.certificate), "flint"),
+                          markup=False)
+        return 0 if result["verdict"].ok else 1
     console.print(verdict_line(result["verdict"], str(args.certificate), "flint"), markup=False)
     counts = result["counts"]
     console.print(f"tuned {counts['tuned']}, frozen {counts['frozen']}, target {counts['target']}"
                   f" parameters; wrote {out}/report.md and report.html", markup=False)
     if not result["plots"]:
-        err_console.print(f"note: {NO_PLOTS}", markup=False)
+        err_console.print(f"note: {result['no_plots']}", markup=False)
     # the report is written either way; the exit code says whether the certificate is valid
     return 0 if result["verdict"].ok else 1

@@ -54,8 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from exactnorm.analysis.sweeps import thresholds_table
     from exactnorm.api import sparse_sweep
+    from exactnorm.outputs.tables.sparse import thresholds_table
 
     try:
         sizes = [int(x) for x in args.sizes.split(",") if x.strip()] if args.sizes else None

@@ -8,10 +8,12 @@ from __future__ import annotations
 import platform
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from flint import fmpq
 
+from exactnorm import __version__
 from exactnorm.errors import InputError
 from exactnorm.exact.linalg import FlintMatrix
 from exactnorm.model.network import FrozenNetwork, TargetNetwork, Vector, affine_interval, column
@@ -129,10 +131,6 @@ def cancelling_bias(V: FlintMatrix, shift: Sequence[fmpq], bias: Sequence[fmpq])
 
 def provenance(construction: str, seed: int, distribution: str, **extra: Any) -> dict[str, Any]:
     """Seed, distribution and software versions, recorded in every certificate."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    from exactnorm import __version__
-
     def installed(name: str) -> str:
         try:
             return version(name)

@@ -235,7 +235,8 @@ class Skip:
     source: int
     weight: FlintMatrix
     kind: str  # identity | selection | random
-    record: dict[str, Any] | None = None
+    # where the matrix came from, not what it is: two layers with equal matrices are equal
+    record: dict[str, Any] | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if self.kind not in SKIP_KINDS:
@@ -262,7 +263,8 @@ class FrozenLayer:
     beta: Vector
     activation: str
     skips: tuple[Skip, ...] = ()
-    record: dict[str, Any] | None = None
+    # where the matrix came from, not what it is: two layers with equal matrices are equal
+    record: dict[str, Any] | None = field(default=None, compare=False)
     drawn_columns: tuple[int, ...] | None = None
 
     def __post_init__(self) -> None:

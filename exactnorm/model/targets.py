@@ -41,6 +41,7 @@ from exactnorm.exact.rationals import (
     strict_json_loads,
     unlimited_int_digits,
 )
+from exactnorm.exact.sampling import layer_rng, sample_matrix
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 
 __all__ = [
@@ -251,8 +252,6 @@ def random_target(widths: tuple[int, ...] | list[int], *, seed: int,
     Weights and biases come from ``layer_rng(seed, 10**6, i)`` so that they never coincide with
     the frozen weights drawn from the same seed.
     """
-    from exactnorm.exact.sampling import layer_rng, sample_matrix
-
     if len(widths) < 2:
         raise ShapeError("a target needs at least one layer: widths (d_0, d_1, ...)")
     for w in widths:

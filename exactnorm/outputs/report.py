@@ -227,4 +227,5 @@ def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
     for name, data in files.items():
         atomic_write(out / name, data)
         paths[name] = out / name
-    return {"paths": paths, "verdict": v, "counts": parameter_counts(doc), "plots": bool(pngs)}
+    return {"paths": paths, "verdict": v, "counts": parameter_counts(doc), "plots": bool(pngs),
+            "no_plots": NO_PLOTS}

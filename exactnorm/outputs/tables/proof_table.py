@@ -10,13 +10,32 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ProofTable", "latex_escape"]
+__all__ = ["ProofTable", "latex_escape", "fixed_decimal"]
+
+
+def fixed_decimal(q: Fraction | int | float, places: int) -> str:
+    """Fixed-point decimal of an exact fraction (round half up, integer arithmetic).
+
+    A float (a reference curve such as ``log d/d``, never a certified value) is formatted with
+    Python's correctly rounded ``format``.
+
+    >>> fixed_decimal(Fraction(2, 3), 3), fixed_decimal(Fraction(-1, 8), 2), fixed_decimal(7, 0)
+    ('0.667', '-0.12', '7')
+    """
+    if isinstance(q, float):
+        return f"{q:.{places}f}"
+    scaled = math.floor(Fraction(q) * 10**places + Fraction(1, 2))
+    sign = "-" if scaled < 0 else ""
+    s = f"{abs(scaled):0{places + 1}d}"
+    return f"{sign}{s[:-places]}.{s[-places:]}" if places else f"{sign}{s}"
 
 
 @dataclass

@@ -20,6 +20,7 @@ from exactnorm.outputs.tables.constructions import table_t2, table_t3
 from exactnorm.outputs.tables.exact_vs_float import table_t7
 from exactnorm.outputs.tables.proof_table import ProofTable
 from exactnorm.outputs.tables.sparse import table_t4
+from exactnorm.outputs.tables.sparse_chain import table_t8
 from exactnorm.outputs.tables.symbolic import table_t5, table_t6
 from exactnorm.outputs.tables.theorem1 import table_t1
 
@@ -29,6 +30,7 @@ __all__ = ["TABLES", "PLOTTED", "generate_tables", "compare_tables"]
 TABLES: dict[str, Callable[[], ProofTable | list[ProofTable]]] = {
     "T1": table_t1,
     "T4": table_t4,
+    "T8": table_t8,
     "T5": table_t5,
     "T6": table_t6,
     "T7": table_t7,
