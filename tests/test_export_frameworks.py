@@ -206,7 +206,7 @@ def test_cli_export_refusals(cert, tmp_path, capsys, monkeypatch):
     assert "does not exist" in capsys.readouterr().err and not (tmp_path / "typo").exists()
     assert main(["export", str(cpath), "--format", "npz", "--dtype", "float32",
                  "--out", str(tmp_path / "e.npz")]) == 2
-    assert "onnx only" in capsys.readouterr().err
+    assert "onnx format only" in capsys.readouterr().err
     for name in ("onnx", "torch"):
         monkeypatch.setitem(sys.modules, name, None)
     for fmt, hint in (("onnx", "exactnorm[onnx]"), ("torch", "pip install torch")):
