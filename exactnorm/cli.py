@@ -84,8 +84,11 @@ def _split_debug(argv: list[str]) -> tuple[list[str], bool]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from exactnorm.commands._common import interrupt_note, set_interrupt_note
+
     argv, debug = _split_debug(_join_negative_values(list(sys.argv[1:] if argv is None
                                                           else argv)))
+    set_interrupt_note(None)  # a note is about this command only, not an earlier call's
     try:
         args = build_parser().parse_args(argv)
         args.debug = debug
@@ -100,8 +103,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except KeyboardInterrupt:
-        from exactnorm.commands._common import interrupt_note
-
         sys.stderr.write(f"exactnorm: interrupted; {interrupt_note()}\n")
         return 130
     except ExactnormError as exc:

@@ -294,6 +294,12 @@ def test_pt_refusals(tmp_path, monkeypatch):
     torch.save(model.state_dict(), tmp_path / "tanh.pt")
     with pytest.raises(InputError, match="'tanh' of Linear layer 1 is not piecewise linear"):
         load_target_any(tmp_path / "tanh.pt", box=BOX, activations="tanh,identity")
+    (tmp_path / "junk.pt").write_bytes(b"PK\x03\x04 not a zip at all")
+    with pytest.raises(InputError, match="not a weights-only state dict"):
+        load_target_any(tmp_path / "junk.pt", box=BOX, activations="relu,identity")
+    torch.save([1, 2], tmp_path / "list.pt")
+    with pytest.raises(InputError, match="holds a list, not a state dict"):
+        load_target_any(tmp_path / "list.pt", box=BOX, activations="relu,identity")
     torch.save(model, tmp_path / "whole.pt")  # the pickled module, not its state dict
     with pytest.raises(InputError, match="not a weights-only state dict"):
         load_target_any(tmp_path / "whole.pt", box=BOX, activations="relu,identity")

@@ -74,7 +74,7 @@ def test_report_files_and_counts(cert, tmp_path):
 
 def test_counts_with_skips(cert):
     """Random skip matrices are frozen parameters; identity/selection skips are structure."""
-    doc = copy.deepcopy(cert)
+    doc = expand_document(cert)  # plain lists to edit
     layers = doc["network"]["layers"]
     w1, w2 = len(layers[1]["weight"]), len(layers[0]["weight"])
     d0 = len(doc["domain"]["lower"])
@@ -87,7 +87,7 @@ def test_counts_with_skips(cert):
     ]
     counts = parameter_counts(doc)
     assert counts == _independent_counts(doc)
-    assert counts["frozen"] == _independent_counts(cert)["frozen"] + w1 * d0
+    assert counts["frozen"] == _independent_counts(expand_document(cert))["frozen"] + w1 * d0
     assert "random from node 0, selection from node 1" in architecture_lines(
         network_from_dict(doc))[2]
 
@@ -104,7 +104,7 @@ def test_cli_report_exit_codes(cert, tmp_path, capsys):
     save_certificate(cert, cpath)
     assert main(["report", str(cpath), "--out", str(tmp_path / "ok")]) == 0
     assert (tmp_path / "ok" / "report.html").is_file()
-    bad = copy.deepcopy(cert)
+    bad = expand_document(cert)  # plain lists to edit
     g0 = bad["network"]["layers"][0]["gamma"][0]
     bad["network"]["layers"][0]["gamma"][0] = f"{g0}1" if isinstance(g0, str) else g0 + 1
     save_certificate(bad, tmp_path / "bad.json")

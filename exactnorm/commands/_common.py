@@ -102,9 +102,10 @@ def output_path(value: str, *, directory: bool = False, stdout_ok: bool = False)
 _interrupt_note: list[str] = []
 
 
-def set_interrupt_note(text: str) -> None:
-    """What a Ctrl-C keeps and how to continue, printed by the CLI's interrupt handler."""
-    _interrupt_note[:] = [text]
+def set_interrupt_note(text: str | None) -> None:
+    """What a Ctrl-C keeps and how to continue, printed by the CLI's interrupt handler;
+    ``None`` restores the default (the CLI does so at the start of every command)."""
+    _interrupt_note[:] = [] if text is None else [text]
 
 
 def interrupt_note() -> str:

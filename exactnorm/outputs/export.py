@@ -78,7 +78,7 @@ from typing import Any
 import numpy as np
 from flint import fmpq, fmpz
 
-from exactnorm.certificate import network_from_dict, network_to_dict
+from exactnorm.certificate import decode_compact, network_from_dict, network_to_dict
 from exactnorm.errors import ExactnormError, InputError, ShapeError, require_extra
 from exactnorm.exact.files import atomic_write_bytes, npz_bytes
 from exactnorm.exact.linalg import to_numpy
@@ -218,6 +218,12 @@ def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1) -> 
                                      _layer_stats(mean, scale, net)):
         gh, bh = to_batchnorm(layer.gamma, layer.beta, mu, s)
         out = {k: v for k, v in entry.items() if k not in ("gamma", "beta")}
+        # provenance travels with the matrices: the export names the draw that made V
+        if layer.record is not None:
+            out["source"] = layer.record
+        for skip, sk in zip(out.get("skip", []), layer.skips):
+            if sk.record is not None:
+                skip["source"] = sk.record
         out.update({
             "gamma_hat": [format_number(x) for x in gh],
             "beta_hat": [format_number(x) for x in bh],
@@ -230,7 +236,7 @@ def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1) -> 
         "version": EXPORT_VERSION,
         "convention": "u = gamma_hat * (V h - mean) / scale + beta_hat; "
                       "framework running_var = scale^2 - eps",
-        "domain": cert_doc.get("domain"),
+        "domain": decode_compact(cert_doc.get("domain"), "domain"),
         "layers": layers,
         "checkpoints": frozen["checkpoints"],
     }
@@ -635,7 +641,7 @@ def torch_module(cert_doc: dict[str, Any], *, mean: Any = 0, scale: Any = 1,
     return module.train(False)
 
 
-def render_export(cert_doc: dict[str, Any], fmt: str, *, mean: Any = 0, scale: Any = 1,
+def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale: Any = 1,
                   eps: float | None = None, dtype: str = "float32",
                   normalization: str = "batchnorm") -> tuple[bytes, str | None]:
     """The bytes of one export format and its not-certified warning (``None`` for JSON).
@@ -644,7 +650,7 @@ def render_export(cert_doc: dict[str, Any], fmt: str, *, mean: Any = 0, scale: A
     ----------
     cert_doc
         A certificate document.
-    fmt
+    format
         One of :data:`EXPORT_FORMATS`.
     mean, scale
         Frozen statistics (exact numbers).
@@ -662,18 +668,18 @@ def render_export(cert_doc: dict[str, Any], fmt: str, *, mean: Any = 0, scale: A
     InputError
         Unknown format, ``eps`` with JSON.
     """
-    if fmt not in EXPORT_FORMATS:
-        raise InputError(f"unknown export format {fmt!r}; expected one of {EXPORT_FORMATS}")
-    if fmt == "json":
+    if format not in EXPORT_FORMATS:
+        raise InputError(f"unknown export format {format!r}; expected one of {EXPORT_FORMATS}")
+    if format == "json":
         if eps is not None:
             raise InputError("eps applies to the float formats only (the JSON export stores s)")
         doc = export_document(cert_doc, mean, scale)
         with unlimited_int_digits():
             return (json.dumps(doc, sort_keys=True, indent=1) + "\n").encode(), None
     e = DEFAULT_EPS if eps is None else eps
-    if fmt == "npz":
+    if format == "npz":
         return _npz_bytes(cert_doc, mean, scale, e), FLOAT_WARNING
-    if fmt == "onnx":
+    if format == "onnx":
         model = onnx_model(cert_doc, dtype=dtype, normalization=normalization, mean=mean,
                            scale=scale, eps=e)
         return model.SerializeToString(), FLOAT_WARNING
@@ -685,15 +691,15 @@ def render_export(cert_doc: dict[str, Any], fmt: str, *, mean: Any = 0, scale: A
     return buf.getvalue(), FLOAT_WARNING
 
 
-def export_certificate(cert_doc: dict[str, Any], fmt: str, out: str | os.PathLike[str], **options:
-                       Any) -> str | None:
+def export_certificate(cert_doc: dict[str, Any], format: str, out: str | os.PathLike[str],
+                       **options: Any) -> str | None:
     """Write one export format to ``out`` (atomic) or to standard output for ``out = "-"``.
 
     Parameters
     ----------
     cert_doc
         A certificate document.
-    fmt
+    format
         One of :data:`EXPORT_FORMATS`.
     out
         A file path, or ``"-"`` for standard output (binary formats write raw bytes).
@@ -705,7 +711,7 @@ def export_certificate(cert_doc: dict[str, Any], fmt: str, out: str | os.PathLik
     str or None
         The not-certified warning of a float format.
     """
-    data, warning = render_export(cert_doc, fmt, **options)
+    data, warning = render_export(cert_doc, format, **options)
     if os.fspath(out) == "-":
         sys.stdout.flush()
         sys.stdout.buffer.write(data)

@@ -1,0 +1,32 @@
+"""LICENSE, CITATION.cff and CHANGELOG.md exist and agree with pyproject.toml."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_license_is_bsd3_as_pyproject_says():
+    text = (ROOT / "LICENSE").read_text()
+    assert text.startswith("BSD 3-Clause License") and "exactnorm developers" in text
+    assert 'license = { text = "BSD-3-Clause" }' in (ROOT / "pyproject.toml").read_text()
+
+
+def test_citation_names_the_project_and_the_paper():
+    cff = (ROOT / "CITATION.cff").read_text()
+    assert cff.startswith("cff-version: 1.2.0")
+    assert "preferred-citation:" in cff and "references:" in cff
+    assert cff.count("arXiv:2302.07937") == 2
+    assert "The Expressive Power of Tuning Only the Normalization Layers" in cff
+    for name in ("Giannou", "Rajput", "Papailiopoulos"):
+        assert f"family-names: {name}" in cff
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M)
+    assert f"version: {version.group(1)}" in cff
+
+
+def test_changelog_has_the_first_landing_and_the_unreleased_round():
+    log = (ROOT / "CHANGELOG.md").read_text()
+    assert "## [0.2.0] — unreleased" in log and "## [0.1.0]" in log
+    assert log.index("[0.2.0]") < log.index("[0.1.0]")
