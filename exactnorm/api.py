@@ -77,13 +77,34 @@ def _checker(pure: bool) -> Any:
 
 
 def _readable_by(module: Any, doc: Any) -> Any:
-    """``doc`` as ``module`` can read it: a checker that declares no version-2 support
-    (``SUPPORTED_VERSIONS``) gets the compact numbers decoded to the version-1 lists they
-    denote (same values, see :func:`~exactnorm.certificate.decode_compact`)."""
-    if isinstance(doc, dict) and doc.get("version") == COMPACT_VERSION \
-            and COMPACT_VERSION not in getattr(module, "SUPPORTED_VERSIONS", (1,)):
-        return {**decode_compact(doc), "version": 1}
-    return doc
+    """``doc`` as ``module`` can read it.
+
+    A checker that declares version 2 (``VERSIONS``) gets the document as it is. One that reads
+    version 1 only gets the version-1 document with the same values: compact numbers decoded
+    (:func:`~exactnorm.certificate.decode_compact`) and by-reference frozen weights written out
+    (regenerated from their records by :func:`~exactnorm.certificate.network_from_dict`'s
+    reader). The provenance rule is then not checked; it is part of version-2 checking.
+    """
+    if not (isinstance(doc, dict) and doc.get("version") == COMPACT_VERSION) \
+            or COMPACT_VERSION in getattr(module, "VERSIONS", (1,)):
+        return doc
+    from exactnorm.certificate import _regenerate, _shared_matrix
+
+    plain = decode_compact(doc)
+
+    def explicit(entry: dict[str, Any], what: str) -> None:
+        weight = entry.get("weight")
+        if isinstance(weight, dict) and set(weight) == {"random"}:
+            entry["weight"] = _shared_matrix(_regenerate(weight["random"], what, 1 << 26))
+        entry.pop("source", None)
+
+    for j, layer in enumerate(plain.get("network", {}).get("layers", []), 1):
+        if isinstance(layer, dict):
+            explicit(layer, f"layer {j} weight")
+            for skip in layer.get("skip", []) if isinstance(layer.get("skip"), list) else []:
+                if isinstance(skip, dict):
+                    explicit(skip, f"layer {j} skip weight")
+    return {**plain, "version": 1}
 
 
 def check(doc: dict[str, Any], *, pure: bool = False) -> Any:
@@ -113,8 +134,8 @@ def check_bytes(raw: bytes, *, pure: bool = False, max_digits: int = DEFAULT_MAX
     content. A version-2 text goes to a checker without version-2 support as the version-1
     document it denotes (:func:`_readable_by`)."""
     module = _checker(pure)
-    if COMPACT_VERSION not in getattr(module, "SUPPORTED_VERSIONS", (1,)) \
-            and b'"den":' in raw:
+    if COMPACT_VERSION not in getattr(module, "VERSIONS", (1,)) \
+            and b'"version":2' in raw:
         try:
             doc = strict_json_loads(raw, what=what, max_digits=max_digits)
             readable = _readable_by(module, doc)

@@ -50,12 +50,12 @@ from hypothesis.strategies import SearchStrategy
 
 from exactnorm.constructions.common import Construction
 from exactnorm.errors import InputError, SingularSystemError
+from exactnorm.exact.generator import draw as draw_frozen
 from exactnorm.exact.sampling import (
     DEFAULT_DISTRIBUTION,
-    layer_rng,
     parse_distribution,
-    sample_matrix,
 )
+from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
 from exactnorm.model.network import ACTIVATIONS, FrozenLayer, FrozenNetwork, Skip, TargetNetwork
 
 __all__ = [
@@ -456,8 +456,8 @@ def target_networks(*, widths: Sequence[int] | None = None, min_width: int = 1,
 
 
 def seeds() -> SearchStrategy[int]:
-    """Seeds for :func:`~exactnorm.exact.sampling.layer_rng`: integers in ``[0, 2³²)``, shrink to
-    0."""
+    """Seeds of frozen weights (:func:`~exactnorm.exact.generator.draw`): integers in
+    ``[0, 2³²)``, shrink to 0."""
     return st.integers(0, 2**32 - 1)
 
 
@@ -514,11 +514,13 @@ def frozen_networks(*, input_dim: Dimension = None, min_width: int = 1, max_widt
                     max_denominator: int = 3) -> SearchStrategy[FrozenNetwork]:
     """Frozen networks (:class:`~exactnorm.model.network.FrozenNetwork`) with random tuned γ, β.
 
-    The frozen weights ``V_j`` come from a drawn seed, ``sample_matrix(layer_rng(seed, j), …)``
-    with ``distribution``, exactly as the constructions draw them; γ and β are rationals drawn by
-    Hypothesis (``|p| ≤ bound``, ``q ≤ max_denominator``). Layer ``j`` reads node ``j − 1``; with
-    ``skips`` a layer ``j ≥ 2`` may add a random frozen skip ``P h_0`` from the input (seeded,
-    declared ``kind="random"``). The only checkpoint is the last node.
+    The frozen weights ``V_j`` come from a drawn seed with the certificate generator
+    (:func:`exactnorm.exact.generator.draw`, stream ``StreamKey(j, 0, PAIR_IN)``) and
+    ``distribution``, as the constructions draw them, and carry their draw records; γ and β are
+    rationals drawn by Hypothesis (``|p| ≤ bound``, ``q ≤ max_denominator``). Layer ``j`` reads
+    node ``j − 1``; with ``skips`` a layer ``j ≥ 2`` may add a random frozen skip ``P h_0`` from
+    the input (stream ``StreamKey(j, 0, SKIP)``, declared ``kind="random"``, with its record).
+    The only checkpoint is the last node.
 
     Returns
     -------
@@ -540,14 +542,17 @@ def frozen_networks(*, input_dim: Dimension = None, min_width: int = 1, max_widt
         layers = []
         for j in range(1, depth + 1):
             w = draw(st.integers(min_width, max_width))
-            V = sample_matrix(layer_rng(seed, j), w, dims[-1], dist)
+            V, record = draw_frozen(seed, StreamKey(j, WHOLE_LAYER, Part.PAIR_IN).key, w,
+                                    dims[-1], dist)
             gamma = tuple(draw(st.lists(scalars, min_size=w, max_size=w)))
             beta = tuple(draw(st.lists(scalars, min_size=w, max_size=w)))
             layer_skips: tuple[Skip, ...] = ()
             if skips and j >= 2 and draw(st.booleans()):
-                P = sample_matrix(layer_rng(seed, j, 1), w, d0, dist)
-                layer_skips = (Skip(0, P, "random"),)
-            layers.append(FrozenLayer(j - 1, V, gamma, beta, draw(act), layer_skips))
+                P, skip_record = draw_frozen(seed, StreamKey(j, WHOLE_LAYER, Part.SKIP).key, w,
+                                             d0, dist)
+                layer_skips = (Skip(0, P, "random", record=skip_record),)
+            layers.append(FrozenLayer(j - 1, V, gamma, beta, draw(act), layer_skips,
+                                      record=record))
             dims.append(w)
         return FrozenNetwork(d0, tuple(layers), (depth,))
 

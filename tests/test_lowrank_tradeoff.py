@@ -160,7 +160,9 @@ def test_mutations_rejected_or_harmless(construction, opts):
 
 def test_cli_options(tmp_path, capsys):
     out = tmp_path / "c.json"
-    assert main(["certify", "--construction", "tradeoff", "--out", str(out)]) == 2
+    # without --block the cost model picks the block size (tests/test_scale.py)
+    assert main(["certify", "--construction", "tradeoff", "--out", str(out)]) == 0
+    assert "block size 1 from the cost model" in capsys.readouterr().err
     assert main(["certify", "--construction", "theorem1", "--block", "2", "--out",
                  str(out)]) == 2
     assert main(["certify", "--construction", "tradeoff", "--block", "1", "--retry", "30",

@@ -72,14 +72,15 @@ def test_retry_is_recorded_and_deterministic():
     g = case_target(1)
     for seed in range(200):
         try:
-            certify_theorem1(g, seed=seed, distribution="set:0,1")
+            certify_theorem1(g, seed=seed, distribution="set:0,1", retry=0)
         except SingularSystemError:
             break
-    c = certify_theorem1(g, seed=seed, distribution="set:0,1", retry=50)
+    c = certify_theorem1(g, seed=seed, distribution="set:0,1", retry=400)
     layers = c.witnesses["layers"]
     assert any(w["singular_draws"] for w in layers)
-    assert all(w["spawn_key"][2] == len(w["singular_draws"]) for w in layers)
-    again = certify_theorem1(g, seed=seed, distribution="set:0,1", retry=50)
+    # the attempt is the last part of the stream key (target_layer, block, part, attempt)
+    assert all(w["stream_key"][3] == len(w["singular_draws"]) for w in layers)
+    again = certify_theorem1(g, seed=seed, distribution="set:0,1", retry=400)
     assert certificate_bytes(api.certificate_document(c)) == \
         certificate_bytes(api.certificate_document(again))
     assert checker.check_certificate(api.certificate_document(c)).ok

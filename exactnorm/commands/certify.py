@@ -24,6 +24,7 @@ from rich.progress import (
 )
 from rich.table import Table
 
+from exactnorm.certificate import DEFAULT_FROZEN_WEIGHTS, FROZEN_WEIGHTS
 from exactnorm.commands._common import (
     add_target_options,
     console,
@@ -33,6 +34,7 @@ from exactnorm.commands._common import (
     verdict_line,
 )
 from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
+from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError, InvalidCertificateError, SingularSystemError
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION
 
@@ -105,12 +107,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"about 3 minutes and 3 GiB)")
     p.add_argument("--rank", type=int, default=None, metavar="R",
                    help="lowrank: promised bound on every layer's rank (error if exceeded)")
-    p.add_argument("--retry", type=int, default=0,
-                   help="redraw a singular layer up to N times (recorded in the certificate)")
+    p.add_argument("--retry", type=int, default=DEFAULT_RETRY,
+                   help=f"redraw a singular layer up to N times, each recorded in the certificate "
+                        f"(default {DEFAULT_RETRY}; 0: a singular draw is an error)")
     p.add_argument("--shift-mode", choices=["neuron", "layer"], default="neuron",
                    help="per-neuron smallest shifts (default) or one shift per layer")
-    p.add_argument("--sparsity", type=float, default=None, metavar="P",
-                   help="keep probability of Bernoulli masks on the frozen weights")
+    p.add_argument("--sparsity", default=None, metavar="P",
+                   help="exact keep probability of Bernoulli masks on the frozen weights "
+                        "(0.7 or 7/10)")
     p.add_argument("--mask-side", choices=["input", "output", "both"], default="both")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="processes: blocks and target layers are solved in parallel; a single "
@@ -121,11 +125,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "dask extra; result identical to --jobs)")
     p.add_argument("--solver", choices=["auto", "padic", "flint"], default="auto",
                    help="exact solver of the Khatri–Rao systems (same result; default auto)")
+    p.add_argument("--frozen-weights", choices=list(FROZEN_WEIGHTS),
+                   default=DEFAULT_FROZEN_WEIGHTS,
+                   help="version 2: frozen random matrices by reference (draw records the "
+                        "checker regenerates) or explicit with their records "
+                        f"(default {DEFAULT_FROZEN_WEIGHTS})")
     p.add_argument("--out", default="certificate.json",
                    help="certificate path; .json.gz compresses (default certificate.json)")
     p.add_argument("--format-version", type=int, choices=[1, 2], default=2,
-                   help="certificate version: 2 (default) shares one denominator per vector "
-                        "(docs/certificate-format.md), 1 writes plain lists")
+                   help="certificate version: 2 (default) records every frozen matrix's draw "
+                        "and shares one denominator per vector (docs/certificate-format.md); 1 "
+                        "writes plain lists")
     p.add_argument("--no-check", action="store_true",
                    help="do not run the independent checker on the written certificate")
     p.add_argument("--pure", action="store_true", help="check with the standard-library checker")
@@ -266,7 +276,8 @@ def run(args: argparse.Namespace) -> int:
             raise InputError(f"{exc}{kernel}") from None
     build = time.perf_counter() - t0
     t1 = time.perf_counter()
-    size = write_certificate(c, args.out, version=args.format_version)
+    size = write_certificate(c, args.out, version=args.format_version,
+                             frozen_weights=args.frozen_weights)
     written = time.perf_counter() - t1
     console.print(summary_table(c, build, chosen))
     console.print(f"certificate written to {args.out} ({size} bytes, version "

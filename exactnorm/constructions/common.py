@@ -16,8 +16,13 @@ from exactnorm.errors import InputError
 from exactnorm.exact.linalg import FlintMatrix
 from exactnorm.model.network import FrozenNetwork, TargetNetwork, Vector, affine_interval, column
 
-__all__ = ["Construction", "LayerReport", "activating_shift", "scaled_activating_shift",
-           "cancelling_bias", "provenance"]
+__all__ = ["DEFAULT_RETRY", "Construction", "LayerReport", "activating_shift",
+           "scaled_activating_shift", "cancelling_bias", "provenance"]
+
+#: redraws a singular frozen draw gets by default (each recorded in the certificate); with the
+#: default ``nonzero:8`` a singular Khatri–Rao system is rare (docs/performance.md), so 8 is a
+#: bound on a pathological seed's cost rather than an expected number; ``retry=0`` is strict
+DEFAULT_RETRY = 8
 
 
 @dataclass
@@ -111,7 +116,10 @@ def provenance(construction: str, seed: int, distribution: str, **extra: Any) ->
         "construction": construction,
         "seed": seed,
         "distribution": distribution,
-        "rng": "numpy PCG64, SeedSequence(seed, spawn_key=(layer, attempt))",
+        "rng": "exactnorm.shake256.v1",
+        "stream_keys": "(target_layer, block, part, attempt); part 0/1: first/second matrix of a "
+                       "Khatri-Rao pair, 2/3: their masks, 4: final mixing matrix, 5: routing "
+                       "matrix",
         "versions": {
             "exactnorm": __version__,
             "python-flint": installed("python-flint"),

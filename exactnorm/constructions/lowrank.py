@@ -39,23 +39,19 @@ from typing import Any
 
 from flint import fmpq, fmpq_mat, fmpz_mat
 
-from exactnorm.constructions.common import Construction, LayerReport, provenance
+from exactnorm.constructions.common import DEFAULT_RETRY, Construction, LayerReport, provenance
 from exactnorm.constructions.theorem1 import ProgressHook, realize_layer_theorem1
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import exact_rank, to_fmpq_mat
 from exactnorm.exact.rationals import parse_number, strict_json_loads
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
+from exactnorm.exact.streams import LOWRANK_P, LOWRANK_U
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, affine_interval
 
 __all__ = ["rank_factorization", "certify_lowrank", "factors_from_target_file",
-           "factors_from_dict", "lowrank_key"]
+           "factors_from_dict"]
 
 Factors = tuple[fmpq_mat, fmpq_mat]
-
-
-def lowrank_key(layer: int, part: int) -> int:
-    """Spawn key of pair ``part`` (1: P, 2: U) of target layer ``layer``."""
-    return 1000 * layer + part
 
 
 def rank_factorization(W: fmpq_mat) -> Factors:
@@ -151,7 +147,8 @@ def factors_from_target_file(path: str | os.PathLike[str]) -> list[Factors | Non
 
 
 def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
-                    distribution: str | Distribution = DEFAULT_DISTRIBUTION, retry: int = 0,
+                    distribution: str | Distribution = DEFAULT_DISTRIBUTION,
+                    retry: int = DEFAULT_RETRY,
                     factors: Sequence[Any] | None = None, rank: int | None = None,
                     shift_mode: str = "neuron",
                     progress: ProgressHook | None = None) -> Construction:
@@ -162,7 +159,8 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
     target : TargetNetwork
     seed, distribution, retry, shift_mode
         As in :func:`~exactnorm.constructions.theorem1.certify_theorem1`; pair ``part`` of target
-        layer ``i`` draws from spawn key :func:`lowrank_key` ``(i, part)``.
+        layer ``i`` draws from the streams of blocks ``LOWRANK_P`` (1) and ``LOWRANK_U`` (2) of
+        :class:`~exactnorm.exact.streams.StreamKey` ``(i, block, part, attempt)``.
     factors : list of (U, P), {"U": …, "P": …} or None, optional
         Given factorizations per layer (``fmpq_mat`` or rows of exact numbers), checked exactly
         (``U·P = W``); ``None`` entries are found exactly by :func:`rank_factorization`.
@@ -205,11 +203,11 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
         Ut = U * fmpq_mat([[x] for x in shift])
         bias_u = tuple(tl.bias[k] - Ut[k, 0] for k in range(U.nrows()))
         first, rep1 = realize_layer_theorem1(
-            P, shift, "relu", (lo, hi), seed=seed, layer=lowrank_key(i, 1),
+            P, shift, "relu", (lo, hi), seed=seed, layer=i, block=LOWRANK_P,
             input_node=len(layers), distribution=dist, retry=retry, shift_mode=shift_mode)
         layers.extend(first)
         second, rep2 = realize_layer_theorem1(
-            U, bias_u, tl.activation, z_box, seed=seed, layer=lowrank_key(i, 2),
+            U, bias_u, tl.activation, z_box, seed=seed, layer=i, block=LOWRANK_U,
             input_node=len(layers), distribution=dist, retry=retry, shift_mode=shift_mode)
         layers.extend(second)
         checkpoints.append(len(layers))
@@ -227,6 +225,6 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
     return Construction(
         name="lowrank", target=target, network=network, reports=reports,
         provenance=provenance("lowrank", seed, dist.spec, shift_mode=shift_mode, retry=retry,
-                              spawn_keys="1000*layer + part (part 1: P pair, 2: U pair)"),
+                              blocks="block 1: P pair, block 2: U pair"),
         witnesses={"layers": [r.witness for r in reports]},
     )

@@ -8,7 +8,8 @@ layers ``σ_i(W_i a + b_i)`` on a bounded box. For frozen random ``V_{2i-1}`` (m
 1. ``K = V_{2i-1}ᵀ ⊙ V_{2i}`` (m × m, column-wise Khatri–Rao); solve ``K γ = vec(W_i)`` exactly
    (column-major vec), so ``V_{2i} diag(γ) V_{2i-1} = W_i``. ``K`` is invertible for almost every
    draw (Lemma 6); a singular draw raises :class:`~exactnorm.errors.SingularSystemError` with its
-   exact rank and a kernel vector, or is redrawn under a new, recorded spawn key if ``retry > 0``.
+   exact rank and a kernel vector, or is redrawn under a new, recorded stream key (by default up
+   to ``DEFAULT_RETRY`` times; ``retry=0`` is strict).
 2. ``β_{2i-1}`` is the smallest shift making every neuron of layer ``2i−1`` non-negative on the
    exact interval box ``B_{i-1}`` of ``a_{i-1}``, so its ReLU is the identity there.
 3. ``Γ_{2i} = I`` and ``β_{2i} = b_i − V_{2i} β_{2i-1}``: then ``u_{2i} = W_i a_{i-1} + b_i``.
@@ -27,12 +28,14 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.constructions.common import (
+    DEFAULT_RETRY,
     Construction,
     LayerReport,
     cancelling_bias,
@@ -40,6 +43,7 @@ from exactnorm.constructions.common import (
     scaled_activating_shift,
 )
 from exactnorm.errors import InputError, SingularSystemError
+from exactnorm.exact.generator import draw, exact_probability
 from exactnorm.exact.linalg import (
     FlintMatrix,
     clear_denominators,
@@ -53,45 +57,74 @@ from exactnorm.exact.linalg import (
 from exactnorm.exact.sampling import (
     DEFAULT_DISTRIBUTION,
     Distribution,
-    bernoulli_mask,
     layer_rng,
     parse_distribution,
-    sample_matrix,
 )
+from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, Vector
 
-__all__ = ["certify_theorem1", "realize_layer_theorem1", "khatri_rao_system", "draw_pair"]
+__all__ = ["certify_theorem1", "realize_layer_theorem1", "khatri_rao_system", "draw_pair",
+           "draw_frozen_pair", "FrozenPair"]
 
 ProgressHook = Callable[[int, int], None]
 
 
-def draw_pair(seed: int, layer: int, attempt: int, d_in: int, d_out: int, m: int,
-              dist: Distribution, sparsity: float | None = None,
-              mask_side: str = "both") -> tuple[FlintMatrix, FlintMatrix]:
-    """The frozen pair ``(V_in, V_out)`` of shapes m×d_in and d_out×m for one target layer.
+@dataclass(frozen=True)
+class FrozenPair:
+    """One Khatri–Rao pair as drawn: the system's ``V_in`` (m × d_in), ``V_out`` (d_out × m),
+    the matrix the first layer stores (``V_in`` itself, or ``V_in`` on ``columns`` of a wider
+    zero matrix) and both draw records."""
 
-    Drawn from ``layer_rng(seed, layer, attempt)``; with ``sparsity = p`` the entries are
-    multiplied by Bernoulli(p) masks on the input side, output side or both (SPEC §2.4).
+    V_in: FlintMatrix
+    V_out: FlintMatrix
+    stored_in: FlintMatrix
+    record_in: dict[str, Any]
+    record_out: dict[str, Any]
+
+
+def draw_frozen_pair(seed: int, stream: StreamKey, d_in: int, d_out: int, m: int,
+                     dist: Distribution, sparsity: Any = None, mask_side: str = "both",
+                     columns: tuple[int, Sequence[int]] | None = None) -> FrozenPair:
+    """The frozen pair of one (target layer, block, attempt) with its draw records.
+
+    ``V_in`` draws from ``stream`` with part ``PAIR_IN``, ``V_out`` with ``PAIR_OUT``; with
+    ``sparsity = p`` (an exact keep probability; a float means its decimal value) the masked
+    sides multiply by Bernoulli(p) masks of parts ``MASK_IN``/``MASK_OUT`` (SPEC §2.4). With
+    ``columns = (d, S)`` the first matrix is an m × d draw whose columns outside ``S`` are
+    structural zeros (masked routing); the system uses its columns ``S``.
     """
-    rng = layer_rng(seed, layer, attempt)
-    V_in = sample_matrix(rng, m, d_in, dist)
-    V_out = sample_matrix(rng, d_out, m, dist)
-    if sparsity is not None:
-        mask_in = bernoulli_mask(rng, m, d_in, sparsity)
-        mask_out = bernoulli_mask(rng, d_out, m, sparsity)
-        if mask_side in ("input", "both"):
-            V_in = _apply_mask(V_in, mask_in)
-        if mask_side in ("output", "both"):
-            V_out = _apply_mask(V_out, mask_out)
-        if mask_side not in ("input", "output", "both"):
-            raise InputError(f"mask side must be input, output or both, got {mask_side!r}")
-    return V_in, V_out
+    if mask_side not in ("input", "output", "both"):
+        raise InputError(f"mask side must be input, output or both, got {mask_side!r}")
+    p = exact_probability(sparsity) if sparsity is not None else None
+    mask_in = p if p is not None and mask_side in ("input", "both") else None
+    mask_out = p if p is not None and mask_side in ("output", "both") else None
+    key_in = stream.with_part(Part.PAIR_IN)
+    key_out = stream.with_part(Part.PAIR_OUT)
+    if columns is None:
+        stored_in, rec_in = draw(seed, key_in.key, m, d_in, dist, mask_p=mask_in,
+                                 mask_key=stream.with_part(Part.MASK_IN).key)
+        V_in = stored_in
+    else:
+        width, S = columns
+        stored_in, rec_in = draw(seed, key_in.key, m, width, dist, columns=list(S))
+        sub: list[list[Any]] = [[row[c] for c in S] for row in stored_in.tolist()]
+        V_in = type(stored_in)(sub) if m and len(S) else type(stored_in)(m, len(S))
+    V_out, rec_out = draw(seed, key_out.key, d_out, m, dist, mask_p=mask_out,
+                          mask_key=stream.with_part(Part.MASK_OUT).key)
+    return FrozenPair(V_in, V_out, stored_in, rec_in, rec_out)
 
 
-def _apply_mask(V: FlintMatrix, mask: np.ndarray) -> FlintMatrix:
-    rows = V.tolist()
-    out = [[x if mask[i, j] else 0 for j, x in enumerate(row)] for i, row in enumerate(rows)]
-    return type(V)(out)
+def draw_pair(seed: int, layer: int, attempt: int, d_in: int, d_out: int, m: int,
+              dist: Distribution, sparsity: Any = None,
+              mask_side: str = "both") -> tuple[FlintMatrix, FlintMatrix]:
+    """The frozen pair ``(V_in, V_out)`` of shapes m×d_in and d_out×m of target layer ``layer``.
+
+    Exactly the matrices :func:`certify_theorem1` draws for that layer and attempt (stream
+    ``StreamKey(layer, 0, part, attempt)``, see :func:`draw_frozen_pair`).
+    """
+    pair = draw_frozen_pair(seed, StreamKey(layer, WHOLE_LAYER, Part.PAIR_IN, attempt), d_in,
+                            d_out, m, dist, sparsity, mask_side)
+    return pair.V_in, pair.V_out
 
 
 def khatri_rao_system(V_in: FlintMatrix, V_out: FlintMatrix) -> FlintMatrix:
@@ -124,7 +157,7 @@ def _int64_array(M: fmpz_mat) -> np.ndarray:
 
 
 def _solve_layer(V_in: FlintMatrix, V_out: FlintMatrix, rhs: FlintMatrix, prime: int,
-                 prime_rng: np.random.Generator, prime_bits: int, *, layer: int,
+                 prime_rng: np.random.Generator, prime_bits: int, *, stream: StreamKey,
                  is_integer: bool, witness_prime: bool, solver: str,
                  solve_jobs: int) -> tuple[fmpq_mat, int | None]:
     """``γ`` with ``K γ = rhs`` and the rank of ``K`` modulo ``prime`` (or ``None``).
@@ -163,7 +196,7 @@ def _solve_layer(V_in: FlintMatrix, V_out: FlintMatrix, rhs: FlintMatrix, prime:
                 gamma_col = gamma_col * fmpq(1, int(rden))
             return gamma_col, m
     K = khatri_rao_system(V_in, V_out)
-    gamma_col = solve_exact(K, rhs, layer=layer)
+    gamma_col = solve_exact(K, rhs, layer=stream.target_layer, where=stream.where())
     witness = rank_mod_prime(K, prime) if is_integer and witness_prime else None
     return gamma_col, witness
 
@@ -171,14 +204,18 @@ def _solve_layer(V_in: FlintMatrix, V_out: FlintMatrix, rhs: FlintMatrix, prime:
 def realize_layer_theorem1(
     W: fmpq_mat, b: Sequence[fmpq], activation: str, box: tuple[Vector, Vector], *,
     seed: int, layer: int, input_node: int, distribution: str | Distribution = DEFAULT_DISTRIBUTION,
-    retry: int = 0, shift_mode: str = "neuron", sparsity: float | None = None,
+    retry: int = DEFAULT_RETRY, shift_mode: str = "neuron", sparsity: Any = None,
     mask_side: str = "both", prime_bits: int = 60, witness_prime: bool = True,
-    solver: str = "auto", solve_jobs: int = 1,
+    solver: str = "auto", solve_jobs: int = 1, block: int = WHOLE_LAYER,
+    columns: tuple[int, Sequence[int]] | None = None,
 ) -> tuple[list[FrozenLayer], LayerReport]:
     """Two frozen layers equal to ``σ(W a + b)`` for every ``a`` in ``box`` (Lemma 7).
 
-    Returns the two :class:`FrozenLayer` objects (reading from ``input_node``) and a report with
-    the exact rank, a rank-mod-prime witness and bit sizes.
+    Returns the two :class:`FrozenLayer` objects (reading from ``input_node``, each carrying the
+    draw record of its frozen matrix) and a report with the exact rank, a rank-mod-prime witness
+    and bit sizes. ``layer`` is the target layer and ``block`` the sub-system within it
+    (:mod:`~exactnorm.exact.streams`); attempt ``t`` draws from ``StreamKey(layer, block, part,
+    t)``. ``columns`` is passed to :func:`draw_frozen_pair` (masked routing).
 
     ``solver`` chooses how ``K γ = vec(W)`` is solved: ``"auto"`` (p-adic lifting on the
     Khatri–Rao structure for integer weights and m ≥ 200, FLINT otherwise), ``"padic"`` (p-adic
@@ -197,19 +234,21 @@ def realize_layer_theorem1(
     rhs = vec(W, "F")
     failures: list[dict[str, Any]] = []
     for attempt in range(retry + 1):
-        V_in, V_out = draw_pair(seed, layer, attempt, d_in, d_out, m, dist, sparsity, mask_side)
-        prime_rng = layer_rng(seed, layer, attempt, 2**31)
+        stream = StreamKey(layer, block, Part.PAIR_IN, attempt)
+        pair = draw_frozen_pair(seed, stream, d_in, d_out, m, dist, sparsity, mask_side, columns)
+        V_in, V_out = pair.V_in, pair.V_out
+        prime_rng = layer_rng(seed, *stream.with_part(Part.PRIME).key)
         prime = random_prime(prime_bits, prime_rng)
         try:
             gamma_col, rank_mod_p = _solve_layer(
-                V_in, V_out, rhs, prime, prime_rng, prime_bits, layer=layer,
+                V_in, V_out, rhs, prime, prime_rng, prime_bits, stream=stream,
                 is_integer=dist.is_integer, witness_prime=witness_prime, solver=solver,
                 solve_jobs=solve_jobs)
         except SingularSystemError as exc:
             failures.append({"attempt": attempt, "rank": exc.rank, "size": exc.size})
             if attempt == retry:
                 exc.args = (f"{exc.args[0]} after {retry + 1} draw(s) (seed {seed}); "
-                            f"pass --retry N to redraw with recorded spawn keys",)
+                            f"pass a larger --retry N to redraw with recorded stream keys",)
                 raise
             continue
         break
@@ -217,16 +256,19 @@ def realize_layer_theorem1(
     beta_in = scaled_activating_shift(gamma, V_in, *box, mode=shift_mode)
     beta_out = cancelling_bias(V_out, beta_in, b)
     ones = tuple(fmpq(1) for _ in range(d_out))
-    first = FrozenLayer(input_node, V_in, gamma, beta_in, "relu")
-    second = FrozenLayer(input_node + 1, V_out, ones, beta_out, activation)
+    first = FrozenLayer(input_node, pair.stored_in, gamma, beta_in, "relu",
+                        record=pair.record_in)
+    second = FrozenLayer(input_node + 1, V_out, ones, beta_out, activation,
+                         record=pair.record_out)
     witness = {
         "layer": layer,
+        "block": block,
         "system": "V_in^T khatri_rao V_out",
         "system_size": m,
         "rank": m,
         "prime": prime,
         "rank_mod_prime": rank_mod_p,
-        "spawn_key": [seed, layer, attempt],
+        "stream_key": list(stream.key),
         "singular_draws": failures,
     }
     report = LayerReport(
@@ -239,8 +281,8 @@ def realize_layer_theorem1(
 
 
 def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
-                     distribution: str | Distribution = DEFAULT_DISTRIBUTION, retry: int = 0,
-                     shift_mode: str = "neuron", sparsity: float | None = None,
+                     distribution: str | Distribution = DEFAULT_DISTRIBUTION,
+                     retry: int = DEFAULT_RETRY, shift_mode: str = "neuron", sparsity: Any = None,
                      mask_side: str = "both",
                      progress: ProgressHook | None = None, jobs: int = 1,
                      solver: str = "auto", witness_prime: bool = True) -> Construction:
@@ -250,15 +292,18 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
     ----------
     target : TargetNetwork
     seed : int
-        Frozen weights of target layer ``i``, attempt ``t`` come from ``layer_rng(seed, i, t)``.
+        Frozen weights of target layer ``i``, attempt ``t`` come from the streams
+        ``StreamKey(i, 0, part, t)`` of generator ``exactnorm.shake256.v1``.
     distribution : str
         Entry distribution of the frozen weights (see :mod:`~exactnorm.exact.sampling`).
     retry : int
-        How many redraws a singular system may get (each recorded in the certificate).
+        How many redraws a singular system may get (each recorded in the certificate);
+        ``0`` is the strict behaviour (the first singular draw is an error).
     shift_mode : {"neuron", "layer"}
         Per-neuron smallest shifts or one constant per layer.
-    sparsity : float, optional
-        Keep probability ``p`` of Bernoulli masks on the frozen weights (SPEC §2.4).
+    sparsity : float, str or Fraction, optional
+        Keep probability ``p`` of Bernoulli masks on the frozen weights (SPEC §2.4), exact (a
+        float means its decimal value, ``0.3`` is ``3/10``).
     jobs : int
         Processes to use. Given the target's interval boxes the layers' systems are independent,
         so with several target layers they are solved in parallel (rebuilt in each worker from
@@ -277,8 +322,8 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
         When a layer's Khatri–Rao system stays singular after ``retry`` redraws.
     """
     dist = parse_distribution(distribution)
-    if retry < 0:
-        raise InputError("--retry must be non-negative")
+    if isinstance(retry, bool) or not isinstance(retry, int) or retry < 0:
+        raise InputError(f"--retry must be a non-negative integer, got {retry!r}")
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise InputError(f"--jobs must be a positive integer, got {jobs!r}")
     boxes = target.interval_boxes()
@@ -309,8 +354,8 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
                             tuple(2 * i for i in range(1, target.depth + 1)))
     extra: dict[str, Any] = {"shift_mode": shift_mode, "retry": retry}
     if sparsity is not None:
-        # a JSON float would make the saved certificate unreadable: record the decimal string
-        extra.update(sparsity=str(sparsity), mask_side=mask_side)
+        # a JSON float would make the saved certificate unreadable: record the exact fraction
+        extra.update(sparsity=str(exact_probability(sparsity)), mask_side=mask_side)
     return Construction(
         name="theorem1", target=target, network=network, reports=reports,
         provenance=provenance("theorem1", seed, dist.spec, **extra),
@@ -362,7 +407,8 @@ def _realize_packed(task: dict[str, Any]) -> dict[str, Any]:
         layer=task["layer"], input_node=2 * (task["layer"] - 1), **task["options"])
     return {"layers": [{"input": fl.input, "weight": _pack_matrix(fl.weight),
                         "gamma": [_pack_q(x) for x in fl.gamma],
-                        "beta": [_pack_q(x) for x in fl.beta], "activation": fl.activation}
+                        "beta": [_pack_q(x) for x in fl.beta], "activation": fl.activation,
+                        "record": fl.record}
                        for fl in pair],
             "report": report}
 
@@ -370,6 +416,7 @@ def _realize_packed(task: dict[str, Any]) -> dict[str, Any]:
 def _unpack_layers(packed: dict[str, Any]) -> tuple[list[FrozenLayer], LayerReport]:
     pair = [FrozenLayer(d["input"], _unpack_matrix(d["weight"]),
                         tuple(_unpack_q(x) for x in d["gamma"]),
-                        tuple(_unpack_q(x) for x in d["beta"]), d["activation"])
+                        tuple(_unpack_q(x) for x in d["beta"]), d["activation"],
+                        record=d["record"])
             for d in packed["layers"]]
     return pair, packed["report"]

@@ -48,7 +48,7 @@ from typing import Any
 
 from flint import fmpq, fmpq_mat, fmpz_mat
 
-from exactnorm.constructions.common import Construction, LayerReport, provenance
+from exactnorm.constructions.common import DEFAULT_RETRY, Construction, LayerReport, provenance
 from exactnorm.constructions.parallel import check_jobs, map_tasks
 from exactnorm.constructions.theorem1 import (
     ProgressHook,
@@ -59,25 +59,16 @@ from exactnorm.constructions.theorem1 import (
     realize_layer_theorem1,
 )
 from exactnorm.errors import InputError, SingularSystemError
+from exactnorm.exact.generator import draw
 from exactnorm.exact.linalg import FlintMatrix, clear_denominators, exact_rank, max_bits
-from exactnorm.exact.sampling import (
-    DEFAULT_DISTRIBUTION,
-    Distribution,
-    layer_rng,
-    parse_distribution,
-    sample_matrix,
-)
+from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
+from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork, affine_interval
 
-__all__ = ["input_blocks", "certify_tradeoff", "tradeoff_key", "ROUTINGS"]
+__all__ = ["input_blocks", "certify_tradeoff", "ROUTINGS"]
 
 #: how a block's Khatri–Rao pair is made to see only its block of inputs (see module doc)
 ROUTINGS = ("selection", "mask")
-
-
-def tradeoff_key(layer: int, block: int) -> int:
-    """Spawn key of block ``block`` (from 1) of target layer ``layer``; block 999 is ``V_F``."""
-    return 1000 * layer + block
 
 
 def input_blocks(d_in: int, k: int) -> list[list[int]]:
@@ -95,20 +86,14 @@ def _selection(rows: list[int], d: int) -> fmpz_mat:
     return fmpz_mat([[1 if c == r else 0 for c in range(d)] for r in rows])
 
 
-def _embed_columns(V: FlintMatrix, columns: list[int], d: int) -> FlintMatrix:
-    """``V`` (n × |columns|) placed on ``columns`` of an n × d matrix that is zero elsewhere."""
-    where = {c: j for j, c in enumerate(columns)}
-    rows = [[V[r, where[c]] if c in where else 0 for c in range(d)] for r in range(V.nrows())]
-    return type(V)(rows) if rows else type(V)(0, d)
-
-
 def _final_matrix(seed: int, layer: int, d_out: int, dist: Distribution,
-                  retry: int) -> tuple[FlintMatrix, int]:
-    key = tradeoff_key(layer, 999)
+                  retry: int) -> tuple[FlintMatrix, dict[str, Any], int]:
+    """``V_F`` of target layer ``layer``, its draw record and the attempt that was invertible."""
     for attempt in range(retry + 1):
-        V = sample_matrix(layer_rng(seed, key, attempt), d_out, d_out, dist)
+        stream = StreamKey(layer, WHOLE_LAYER, Part.FINAL, attempt)
+        V, record = draw(seed, stream.key, d_out, d_out, dist)
         if exact_rank(V) == d_out:
-            return V, attempt
+            return V, record, attempt
     rank = exact_rank(V)
     raise SingularSystemError(f"final frozen matrix of target layer {layer} is singular: exact "
                               f"rank {rank} < {d_out} after {retry + 1} draw(s)",
@@ -116,8 +101,9 @@ def _final_matrix(seed: int, layer: int, d_out: int, dist: Distribution,
 
 
 def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
-                     distribution: str | Distribution = DEFAULT_DISTRIBUTION, retry: int = 0,
-                     shift_mode: str = "neuron", routing: str = "selection",
+                     distribution: str | Distribution = DEFAULT_DISTRIBUTION,
+                     retry: int = DEFAULT_RETRY, shift_mode: str = "neuron",
+                     routing: str = "selection",
                      progress: ProgressHook | None = None, jobs: int = 1,
                      scheduler: Any = None) -> Construction:
     """Realize ``target`` with blocks of ``block`` inputs per Khatri–Rao system (see module doc).
@@ -129,7 +115,8 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         Block size ``k``; ``k ≥ d_in`` gives Theorem 1 for that layer.
     seed, distribution, retry, shift_mode
         As in :func:`~exactnorm.constructions.theorem1.certify_theorem1`; block ``t`` of target
-        layer ``i`` draws from spawn key :func:`tradeoff_key` ``(i, t)``.
+        layer ``i`` draws from :class:`~exactnorm.exact.streams.StreamKey` ``(i, t, part,
+        attempt)`` (``t`` from 1; ``V_F`` is block 0, part ``FINAL``).
     routing : {"selection", "mask"}
         How a block's pair sees only its inputs: a routing layer with a declared ``selection``
         skip (depth ``3T + 1``), or a block-masked frozen ``V`` (depth ``2T + 1``).
@@ -164,7 +151,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                "shift_mode": shift_mode, "routing": routing}
     # every block of every layer as an integer task; the final matrices are solved here first
     tasks: list[dict[str, Any]] = []
-    finals: list[tuple[FlintMatrix, int] | None] = []
+    finals: list[tuple[FlintMatrix, dict[str, Any], int] | None] = []
     for i, tl in enumerate(target.layers, 1):
         d_out, d_in = tl.shape
         lo, hi = boxes[i - 1]
@@ -176,8 +163,8 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                           "S": blocks[0], "d_in": d_in, "lo": [_pack_q(x) for x in lo],
                           "hi": [_pack_q(x) for x in hi], "whole": True, **options})
             continue
-        V_F, final_attempt = _final_matrix(seed, i, d_out, dist, retry)
-        finals.append((V_F, final_attempt))
+        V_F, final_record, final_attempt = _final_matrix(seed, i, d_out, dist, retry)
+        finals.append((V_F, final_record, final_attempt))
         W_prime = _left_divide(V_F, tl.weight)  # V_F⁻¹ W, exact
         for t, S in enumerate(blocks, 1):
             tasks.append({"layer": i, "block": t, "d_in": d_in, "S": S, "whole": False,
@@ -207,7 +194,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
             if progress is not None:
                 progress(done, len(tasks))
             continue
-        V_F, final_attempt = final
+        V_F, final_record, final_attempt = final
         shifts_total = [fmpq(0)] * d_out
         accumulator: int | None = None
         sub_reports = []
@@ -240,7 +227,8 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         Vc = V_F * fmpq_mat([[s] for s in shifts_total])
         beta_F = tuple(tl.bias[r] - Vc[r, 0] for r in range(d_out))
         ones = tuple(fmpq(1) for _ in range(d_out))
-        layers.append(FrozenLayer(accumulator, V_F, ones, beta_F, tl.activation))
+        layers.append(FrozenLayer(accumulator, V_F, ones, beta_F, tl.activation,
+                                  record=final_record))
         checkpoints.append(len(layers))
         widths = tuple(layer.width for layer in layers[start:])
         reports.append(LayerReport(
@@ -258,8 +246,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                      "systems": [r.witness for r in sub_reports]}))
     network = FrozenNetwork(target.widths[0], tuple(layers), tuple(checkpoints))
     extra: dict[str, Any] = {"block": block, "routing": routing, "shift_mode": shift_mode,
-                             "retry": retry,
-                             "spawn_keys": "1000*layer + block; 1000*layer + 999 for V_F"}
+                             "retry": retry}
     return Construction(
         name="tradeoff", target=target, network=network, reports=reports,
         provenance=provenance("tradeoff", seed, dist.spec, **extra),
@@ -320,26 +307,26 @@ def _realize_block(task: dict[str, Any]) -> dict[str, Any]:
     if task["whole"]:
         pair, rep = realize_layer_theorem1(
             W, tuple(_unpack_q(x) for x in task["b"]), task["activation"], box,
-            seed=task["seed"], layer=tradeoff_key(i, 1), input_node=0, distribution=dist,
+            seed=task["seed"], layer=i, block=1, input_node=0, distribution=dist,
             retry=task["retry"], shift_mode=task["shift_mode"])
         return {"layers": [_pack_layer(fl) for fl in pair], "shift": ([], 1), "report": rep}
     mins, _ = affine_interval(W, [fmpq(0)] * d_out, *box)
     c_t = tuple(-m for m in mins)
     if task["routing"] == "selection":
         zeros = tuple(fmpq(0) for _ in S)
-        routing_V = sample_matrix(layer_rng(task["seed"], tradeoff_key(i, t), 2**20), len(S),
-                                  d_in, dist)
+        routing_V, routing_record = draw(task["seed"], StreamKey(i, t, Part.ROUTING).key,
+                                         len(S), d_in, dist)
         out.append(FrozenLayer(0, routing_V, zeros, zeros, "relu",
-                               (Skip(0, _selection(S, d_in), "selection"),)))
+                               (Skip(0, _selection(S, d_in), "selection"),),
+                               record=routing_record))
     pair, rep = realize_layer_theorem1(
-        W, c_t, "relu", box, seed=task["seed"], layer=tradeoff_key(i, t), input_node=0,
-        distribution=dist, retry=task["retry"], shift_mode=task["shift_mode"])
-    hidden, second = pair
-    if task["routing"] == "mask":
-        # the drawn V (m × |S_t|) sits on the columns S_t; the rest are structural zeros,
-        # which add nothing to the pre-activation, so γ and the shift are unchanged
-        hidden = dataclasses.replace(hidden, weight=_embed_columns(hidden.weight, S, d_in))
-    out.extend([hidden, second])
+        W, c_t, "relu", box, seed=task["seed"], layer=i, block=t, input_node=0,
+        distribution=dist, retry=task["retry"], shift_mode=task["shift_mode"],
+        columns=(d_in, S) if task["routing"] == "mask" else None)
+    # with mask routing the hidden V is an m × d_in draw whose columns outside S_t are
+    # structural zeros (declared in its record); they add nothing to the pre-activation, so γ
+    # and the shift are those of the m × |S_t| system
+    out.extend(pair)
     return {"layers": [_pack_layer(fl) for fl in out], "shift": _pack_vector(c_t),
             "report": rep}
 
@@ -347,8 +334,8 @@ def _realize_block(task: dict[str, Any]) -> dict[str, Any]:
 def _pack_layer(fl: FrozenLayer) -> dict[str, Any]:
     return {"input": fl.input, "weight": _pack_matrix(fl.weight),
             "gamma": _pack_vector(fl.gamma), "beta": _pack_vector(fl.beta),
-            "activation": fl.activation,
-            "skips": [(s.source, _pack_matrix(s.weight), s.kind) for s in fl.skips]}
+            "activation": fl.activation, "record": fl.record,
+            "skips": [(s.source, _pack_matrix(s.weight), s.kind, s.record) for s in fl.skips]}
 
 
 def _unpack_block_layers(packed: dict[str, Any], offset: int) -> list[FrozenLayer]:
@@ -356,6 +343,6 @@ def _unpack_block_layers(packed: dict[str, Any], offset: int) -> list[FrozenLaye
     return [FrozenLayer(d["input"] + offset,
                         _unpack_matrix(d["weight"]),
                         _unpack_vector(d["gamma"]), _unpack_vector(d["beta"]), d["activation"],
-                        tuple(Skip(src + offset, _unpack_matrix(w), kind)
-                              for src, w, kind in d["skips"]))
+                        tuple(Skip(src + offset, _unpack_matrix(w), kind, record=record)
+                              for src, w, kind, record in d["skips"]), record=d["record"])
             for d in packed["layers"]]

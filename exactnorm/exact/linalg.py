@@ -201,8 +201,12 @@ def kernel_vector(M: FlintMatrix) -> list[int] | None:
     return col
 
 
-def solve_exact(K: FlintMatrix, rhs: FlintMatrix, *, layer: int | None = None) -> fmpq_mat:
+def solve_exact(K: FlintMatrix, rhs: FlintMatrix, *, layer: int | None = None,
+                where: str | None = None) -> fmpq_mat:
     """Solve the square system ``K x = rhs`` exactly.
+
+    ``layer`` (the target layer) is attached to a :class:`SingularSystemError`; ``where``
+    (default ``"layer <layer>"``) names the system in its message.
 
     Returns
     -------
@@ -229,9 +233,11 @@ def solve_exact(K: FlintMatrix, rhs: FlintMatrix, *, layer: int | None = None) -
         x = Kz.solve(rz)
     except ZeroDivisionError:
         rank = Kz.rank()
-        where = f" (layer {layer})" if layer is not None else ""
+        if where is None and layer is not None:
+            where = f"layer {layer}"
+        named = f" ({where})" if where else ""
         raise SingularSystemError(
-            f"Khatri–Rao system{where} is singular: exact rank {rank} < {m}",
+            f"Khatri–Rao system{named} is singular: exact rank {rank} < {m}",
             rank=rank, size=m, kernel=kernel_vector(Kz), layer=layer,
         ) from None
     # K = Kz/kden, rhs = rz/rden  ⇒  x = Kz⁻¹ rz · kden / rden

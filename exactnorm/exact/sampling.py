@@ -1,19 +1,28 @@
-"""Seeded, machine-independent random frozen weights and Bernoulli masks (SPEC §1).
+"""Entry distributions, and seeded numpy draws for sweeps and tables (SPEC §1).
 
-Every draw comes from a :class:`numpy.random.Generator` on PCG64 built from an explicit seed and a
-*spawn key* (layer index, task index, …), never from global state, so the same seed gives the same
-weights on every machine and in every execution order (serial, process pool, Dask).
+:func:`parse_distribution` names the entry distributions of every frozen weight. Certificates
+draw their frozen matrices with :mod:`exactnorm.exact.generator` (``exactnorm.shake256.v1``, which
+a checker regenerates from the draw record); the numpy draws below serve the sweeps, symbolic
+tables and targets, which write no certificate, so nothing has to regenerate them and their
+tables stay as they were.
+
+Every numpy draw comes from a :class:`numpy.random.Generator` on PCG64 built from an explicit seed
+and a *spawn key* (layer index, task index, …), never from global state, so the same seed gives
+the same weights on every machine and in every execution order (serial, process pool, Dask).
 
 Distributions are named by short strings:
 
 =================  =============================================================
-``int:B``          integers uniform in [−B, B]            (default ``int:8``)
+``int:B``          integers uniform in [−B, B]
 ``bits:b``         integers uniform in [−2^b, 2^b]
-``nonzero:B``      integers uniform in [−B, B] \\ {0}
+``nonzero:B``      integers uniform in [−B, B] \\ {0}    (default ``nonzero:8``)
 ``set:a,b,c``      uniform on the listed integers
 ``rational:B``     p/q with p uniform in [−B, B], q uniform in [1, B]
-``gauss:b``        dyadic Gaussian round(2^b·z)/2^b, z ~ N(0, 1)
+``gauss:b``        dyadic Gaussian round(2^b·z)/2^b, z ~ N(0, 1), 1 ≤ b ≤ 52
 =================  =============================================================
+
+(``gauss:b`` of the certificate generator is the Irwin–Hall sum of twelve ``b``-bit uniforms
+instead, exact without floats; docs/generator.md.)
 
 >>> a = sample_matrix(layer_rng(7, 1), 2, 3, "int:8")
 >>> a == sample_matrix(layer_rng(7, 1), 2, 3, "int:8"), a.nrows(), a.ncols()
@@ -40,7 +49,11 @@ __all__ = [
     "bernoulli_mask",
 ]
 
-DEFAULT_DISTRIBUTION = "int:8"
+DEFAULT_DISTRIBUTION = "nonzero:8"
+#: ``gauss:b`` is exact for ``b ≤ 52``: ``|z|·2^52 < 2^63`` for every float64 normal draw
+#: ``z`` (|z| < 2^10), and the Irwin–Hall sum of the certificate generator stays below 2^56;
+#: beyond it int64 would wrap, so larger ``b`` is refused, never wrapped
+MAX_GAUSS_BITS = 52
 
 _KINDS = ("int", "bits", "nonzero", "set", "rational", "gauss")
 
@@ -100,7 +113,7 @@ def parse_distribution(spec: str | Distribution) -> Distribution:
     except ValueError:
         raise InputError(f"bad distribution parameter in {spec!r}") from None
     limits = {"int": (1, 2**62), "bits": (0, 62), "nonzero": (1, 2**62), "rational": (1, 2**62),
-              "gauss": (0, 62)}
+              "gauss": (1, MAX_GAUSS_BITS)}
     lo, hi = limits[kind]
     if not lo <= param <= hi:
         raise InputError(f"distribution parameter of {kind!r} must lie in [{lo}, {hi}], "
@@ -141,6 +154,8 @@ def sample_matrix(rng: np.random.Generator, nrows: int, ncols: int,
         return fmpq_mat(rows) if nrows and ncols else fmpq_mat(nrows, ncols)
     else:  # gauss
         z = rng.standard_normal(size=shape)
+        if z.size and not np.abs(z).max() < 2.0**10:  # keeps z·2^52 inside int64 (never seen)
+            raise InputError("a normal draw beyond 2^10 standard deviations; use another seed")
         scaled = np.rint(z * 2.0**d.param).astype(np.int64)
         rows = [[fmpq(int(scaled[i, j]), 2**d.param) for j in range(ncols)] for i in range(nrows)]
         return fmpq_mat(rows) if nrows and ncols else fmpq_mat(nrows, ncols)

@@ -221,11 +221,16 @@ class TargetNetwork:
 
 @dataclass(frozen=True)
 class Skip:
-    """A frozen skip connection ``P h_source`` added after the activation."""
+    """A frozen skip connection ``P h_source`` added after the activation.
+
+    ``record`` is the draw record of a ``random`` skip (docs/certificate-format.md §2), so a
+    certificate can prove it is the seeded draw; ``identity`` and ``selection`` skips need none.
+    """
 
     source: int
     weight: FlintMatrix
     kind: str  # identity | selection | random
+    record: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in SKIP_KINDS:
@@ -234,7 +239,13 @@ class Skip:
 
 @dataclass(frozen=True)
 class FrozenLayer:
-    """``h = σ(γ ⊙ (V h_input) + β) + Σ skips``; only ``gamma`` and ``beta`` are tuned."""
+    """``h = σ(γ ⊙ (V h_input) + β) + Σ skips``; only ``gamma`` and ``beta`` are tuned.
+
+    ``record`` says where ``weight`` comes from: the draw record of a seeded random matrix
+    (``{"generator": "exactnorm.shake256.v1", …}``), ``{"kind": "fixed", "why": …}`` for a
+    declared non-random matrix, or ``None`` when unknown (such a network cannot be written as a
+    version-2 certificate).
+    """
 
     input: int
     weight: FlintMatrix
@@ -242,6 +253,7 @@ class FrozenLayer:
     beta: Vector
     activation: str
     skips: tuple[Skip, ...] = ()
+    record: dict[str, Any] | None = None
 
     @property
     def width(self) -> int:

@@ -67,7 +67,7 @@ def table_t2() -> ProofTable:
                "{±1, ±2, ±3}, exact rank r; box [-1, 1]^d.",
                "Low rank: widths r·d, r, r·d, d (rank found exactly by rref); Theorem 1: d², d. "
                "W = 0 (rank 0) is realized with r = 1 and zero factors.",
-               "Frozen weights int:8, seed 0; 'redraws' counts recorded singular draws "
+               "Frozen weights nonzero:8, seed 0; 'redraws' counts recorded singular draws "
                "(retry ≤ 50). Every certificate is accepted by the python-flint checker."])
 
 
@@ -103,5 +103,5 @@ def table_t3() -> ProofTable:
                "Frozen parameters count the randomly drawn entries of V (structural zeros of "
                "block masks excluded); selection and identity skips are fixed 0/1 matrices, "
                "not random weights.",
-               "Frozen weights int:8, seed 0, retry ≤ 50; every certificate is accepted by the "
+               "Frozen weights nonzero:8, seed 0, retry ≤ 50; every certificate is accepted by the "
                "python-flint checker."])

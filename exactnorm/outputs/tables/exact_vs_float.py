@@ -107,7 +107,7 @@ def table_t7() -> ProofTable:
         rows=rows,
         notes=[
             "Targets: random_target((d, d), seed 0, 'rational:4'), identity activation, box "
-            "[-1, 1]^d; frozen weights int:8, seed 0 (draw_pair, layer 1, attempt 0).",
+            "[-1, 1]^d; frozen weights nonzero:8, seed 0 (draw_pair, layer 1, attempt 0).",
             "γ/β bits: largest numerator or denominator bit size; certificate bytes: the "
             "uncompressed deterministic JSON (certificate_bytes).",
             "Float columns: numpy.linalg.solve of the same K γ = vec(W), float64 shifts; errors "

@@ -47,7 +47,7 @@ def table_t1() -> ProofTable:
         notes=[
             "Targets: random_target((d, d), seed, 'rational:4'), identity activation, "
             "box [-1, 1]^d.",
-            "Frozen weights: int:8 (integers uniform in [-8, 8]), seeds 0, 1, 2; no redraws.",
+            "Frozen weights: nonzero:8 (integers uniform on ±1…±8), seeds 0, 1, 2; no redraws.",
             "γ/β bits: largest numerator or denominator bit size over all entries.",
             "checker: python-flint checker on every certificate, and agreement with the "
             "standard-library checker for d ≤ 8.",
