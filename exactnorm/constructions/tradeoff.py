@@ -227,6 +227,8 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         Vc = V_F * fmpq_mat([[s] for s in shifts_total])
         beta_F = tuple(tl.bias[r] - Vc[r, 0] for r in range(d_out))
         ones = tuple(fmpq(1) for _ in range(d_out))
+        # at least two blocks ran (one block is the whole-layer case), so the accumulator exists
+        assert accumulator is not None
         layers.append(FrozenLayer(accumulator, V_F, ones, beta_F, tl.activation,
                                   record=final_record))
         checkpoints.append(len(layers))
