@@ -443,8 +443,9 @@ def _write_pieces(path: str | os.PathLike[str], pieces: Iterable[str]) -> int:
     def produce(fh: IO[bytes]) -> None:
         # level 6 (zlib's default) compresses decimal digits as well as 9, in less time; no file
         # name and no time stamp in the header, so equal text gives equal bytes
-        sink: IO[bytes] = (gzip.GzipFile(filename="", mode="wb", fileobj=fh, compresslevel=6,
-                                         mtime=0) if gz else fh)
+        sink: IO[bytes] | gzip.GzipFile = fh
+        if gz:
+            sink = gzip.GzipFile(filename="", mode="wb", fileobj=fh, compresslevel=6, mtime=0)
         pending: list[bytes] = []
         size = 0
         with unlimited_int_digits():

@@ -126,16 +126,17 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "dask extra; result identical to --jobs)")
     p.add_argument("--solver", choices=["auto", "padic", "flint"], default="auto",
                    help="exact solver of the Khatri–Rao systems (same result; default auto)")
-    p.add_argument("--frozen-weights", choices=list(FROZEN_WEIGHTS), default=DEFAULT_FROZEN_WEIGHTS,
-                   help="version 2: frozen random matrices by reference (draw records the checker "
-                        "regenerates) or explicit with their records "
+    p.add_argument("--frozen-weights", choices=list(FROZEN_WEIGHTS),
+                   default=DEFAULT_FROZEN_WEIGHTS,
+                   help="version 2: frozen random matrices by reference (draw records the "
+                        "checker regenerates) or explicit with their records "
                         f"(default {DEFAULT_FROZEN_WEIGHTS})")
     p.add_argument("--out", default="certificate.json",
                    help="certificate path; .json.gz compresses (default certificate.json)")
     p.add_argument("--format-version", type=int, choices=[1, 2], default=DEFAULT_VERSION,
-                   help=f"certificate version: 2 (default {DEFAULT_VERSION}) records the draw of "
-                        f"every frozen matrix and shares one denominator per vector "
-                        f"(docs/certificate-format.md); 1 writes plain lists and explicit weights")
+                   help="certificate version: 2 (default) records every frozen matrix's draw "
+                        "and shares one denominator per vector (docs/certificate-format.md); 1 "
+                        "writes plain lists")
     p.add_argument("--no-check", action="store_true",
                    help="do not run the independent checker on the written certificate")
     p.add_argument("--pure", action="store_true", help="check with the standard-library checker")

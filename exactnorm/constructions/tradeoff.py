@@ -240,6 +240,8 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                 progress(done, len(tasks))
         beta_F = cancelling_bias(V_F, shifts_total, tl.bias)
         ones = tuple(fmpq(1) for _ in range(d_out))
+        # at least two blocks ran (one block is the whole-layer case), so the accumulator exists
+        assert accumulator is not None
         layers.append(FrozenLayer(accumulator, V_F, ones, beta_F, tl.activation,
                                   record=final_record))
         checkpoints.append(len(layers))
