@@ -42,7 +42,7 @@ from exactnorm import api, checker, checker_flint
 from exactnorm.certificate import certificate_bytes, certificate_document, network_from_dict
 from exactnorm.cli import main
 from exactnorm.errors import ExactnormError
-from exactnorm.exact.rationals import parse_number, strict_json_loads
+from exactnorm.exact.rationals import parse_number, strict_json_loads, unlimited_int_digits
 from exactnorm.exact.sampling import layer_rng
 from exactnorm.model.targets import load_target, random_target, target_from_dict, target_to_dict
 from exactnorm.regenerate import regenerate
@@ -372,9 +372,10 @@ def expand_v2(node: Any) -> Any:
         return [[f"{x.numerator}/{x.denominator}" for x in row] for row in regenerate(
             node["random"])]
     if set(node) == {"den", "num"}:
-        den = int(node["den"])
-        return [[f"{int(x)}/{den}" for x in row] if isinstance(row, list) else f"{int(row)}/{den}"
-                for row in node["num"]]
+        with unlimited_int_digits():  # the oracle reads numbers of any length
+            den = int(node["den"])
+            return [[f"{int(x)}/{den}" for x in row] if isinstance(row, list)
+                    else f"{int(row)}/{den}" for row in node["num"]]
     return {k: expand_v2(v) for k, v in node.items()}
 
 
