@@ -12,6 +12,7 @@ import ast
 import gzip
 import json
 import pickle
+import re
 import signal
 import subprocess
 import sys
