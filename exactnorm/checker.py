@@ -480,7 +480,7 @@ def regenerated(record: object, where: str, j: int, prov: Provenance) -> list[li
     try:
         rec = validate_record(record, max_entries=MAX_MAP_ENTRIES)
         integral = rec.kind not in ("rational", "gauss")
-        M = (regenerate_integers if integral else regenerate)(record,  # type: ignore[operator]
+        M = (regenerate_integers if integral else regenerate)(record,
                                                               max_entries=MAX_MAP_ENTRIES)
     except RecordError as exc:
         raise CertificateError("provenance", f"{where}: {exc}", layer=j) from None

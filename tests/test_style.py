@@ -21,7 +21,6 @@ def test_ruff_clean():
     assert res.returncode == 0, res.stdout[-3000:]
 
 
-@pytest.mark.slow  # strict (unmarked) once every branch's modules are mypy clean at integration
 def test_mypy_clean():
     if importlib.util.find_spec("mypy") is None:
         pytest.skip("mypy is not installed")

@@ -321,8 +321,8 @@ def one_sided_no_matching_counts(d: int) -> PatternCounts:
     counts = {e: [0] * (bits + 1) for e in ("no_matching", "singular_01", "zero_column")}
     rowset = {A: sum(1 << (a * d + b) for a in range(d) if A >> a & 1 for b in range(d))
               for A in range(1 << d)}
-    import networkx as nx  # type: ignore[import-untyped]
-    from networkx.algorithms.bipartite import (  # type: ignore[import-untyped]
+    import networkx as nx
+    from networkx.algorithms.bipartite import (
         hopcroft_karp_matching,
     )
 

@@ -244,8 +244,8 @@ def _concrete_rank(task: SweepTask, draw: int, rng: np.random.Generator, mask_in
         K = fmpz_mat(khatri_rao_int64(int64_array(V_in) * mask_in,
                                       int64_array(V_out) * mask_out).tolist())
     else:
-        rows_in: list[list[Any]] = V_in.tolist()  # type: ignore[assignment]
-        rows_out: list[list[Any]] = V_out.tolist()  # type: ignore[assignment]
+        rows_in: list[list[Any]] = V_in.tolist()
+        rows_out: list[list[Any]] = V_out.tolist()
         vi = [[x if keep else 0 for x, keep in zip(row, mrow)]
               for row, mrow in zip(rows_in, mask_in.tolist())]
         vo = [[x if keep else 0 for x, keep in zip(row, mrow)]
