@@ -113,16 +113,22 @@ CONSTRUCTIONS: dict[str, Callable[..., Construction]] = {
 
 def load_target(path: str | os.PathLike[str], *,
                 box: tuple[Any, Any] | None = None,
+                activations: str | Sequence[str] | None = None,
                 max_width: int = DEFAULT_MAX_WIDTH,
                 max_digits: int = DEFAULT_MAX_DIGITS) -> TargetNetwork:
-    """Read a target network from JSON, a ``W1, b1, …`` npz or a PyTorch state-dict npz.
+    """Read a target network from any file the CLI reads: JSON, a ``W1, b1, …`` npz, a PyTorch
+    ``nn.Sequential`` state dict (``.npz``/``.pt``) or an ONNX MLP (one loader,
+    :func:`exactnorm.model.interop.load_target_any`).
 
     Parameters
     ----------
     path : path-like
         The target file (format in README "Target files").
     box : (lo, hi), optional
-        Input cube ``[lo, hi]^{d_0}`` when the file has no domain; exact numbers.
+        Input cube ``[lo, hi]^{d_0}`` when the file has no domain; exact numbers. Refused when
+        the file has its own box.
+    activations : str or sequence of str, optional
+        A state dict's activations (``"relu,relu,identity"``), which it does not record.
     max_width, max_digits : int
         Refuse wider layers and longer numbers.
 
@@ -152,7 +158,8 @@ def load_target(path: str | os.PathLike[str], *,
     if box is not None:
         exact_box = (parse_number(box[0], where="box lower end"),
                      parse_number(box[1], where="box upper end"))
-    return load_target_any(path, box=exact_box, max_width=max_width, max_digits=max_digits)
+    return load_target_any(path, box=exact_box, activations=activations, max_width=max_width,
+                           max_digits=max_digits)
 
 
 def certify(target: TargetNetwork, construction: str = "theorem1", **options: Any) -> Construction:

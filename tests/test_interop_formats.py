@@ -434,3 +434,24 @@ def test_interop_roundtrip_example():
         assert r["valid"] and r["f_equals_g_exactly"]
         for kind, err in r["max_errors"].items():
             assert err < (1e-3 if "float32" in kind else 1e-9), (name, kind, err)
+
+
+def test_api_and_cli_read_the_same_state_dict(tmp_path, capsys):
+    """api.load_target goes through the CLI's loader: same file, same declaration, same g."""
+    from exactnorm import api
+
+    arrays = {"0.weight": np.array([[0.5, -1.0], [2.0, 0.25]]), "0.bias": np.array([0.1, 0.0]),
+              "2.weight": np.array([[1.0, -3.0]]), "2.bias": np.array([0.5])}
+    np.savez(tmp_path / "sd.npz", **arrays)
+    with pytest.raises(InputError, match="does not record its activations"):
+        api.load_target(tmp_path / "sd.npz", box=(-1, 1))
+    g = api.load_target(tmp_path / "sd.npz", box=(-1, 1), activations="relu,identity")
+    assert g == load_target_any(tmp_path / "sd.npz", box=BOX, activations="relu,identity")
+    out = tmp_path / "c.json"
+    assert main(["certify", "--target", str(tmp_path / "sd.npz"), "--box", "-1:1",
+                 "--activations", "relu,identity", "--out", str(out)]) == 0
+    from exactnorm.certificate import expand_document, load_certificate
+    from exactnorm.model.targets import target_from_dict
+
+    assert target_from_dict(expand_document(load_certificate(out))) == g
+    capsys.readouterr()
