@@ -11,8 +11,8 @@ with its draw record in ``"source"``; a non-random layer matrix declares ``{"kin
 :mod:`exactnorm.exact.generator` after :func:`exactnorm.regenerate.validate_record` accepted the
 record, so the reader accepts exactly the records the reference regenerator accepts.
 
-Version 2 also stores every rational vector and matrix (γ, β, the target's weights, biases and
-box) as one common denominator and integer numerators, ``{"den": D, "num": [...]}``
+Version 2 also stores every γ and β vector of the frozen network as one common denominator
+and integer numerators, ``{"den": D, "num": [...]}``
 (docs/certificate-format.md §1.1), and :func:`write_certificate` streams the document: it is
 encoded layer by layer into the (gzip) file, so the JSON text of a deep network never exists in
 memory as a whole. Correctness of the compact encoding: ``D`` is the least common multiple of the
@@ -241,7 +241,9 @@ def _document_parts(c: Construction, version: int, frozen_weights: str) -> dict[
         raise InputError(f"frozen weights must be one of {', '.join(FROZEN_WEIGHTS)}, "
                          f"got {frozen_weights!r}")
     doc: dict[str, Any] = {"format": FORMAT, "version": version}
-    doc.update(_target_sections(c, version >= COMPACT_VERSION))
+    # the target sections stay plain lists in both versions: a certificate is also a target
+    # file (SPEC §7), read by readers that know plain numbers only
+    doc.update(target_to_dict(c.target))
     doc["network"] = {"layers": _LazyList(_layer_dict(layer, j, version, frozen_weights)
                                           for j, layer in enumerate(c.network.layers, 1)),
                       "checkpoints": list(c.network.checkpoints)}
@@ -249,18 +251,6 @@ def _document_parts(c: Construction, version: int, frozen_weights: str) -> dict[
         else c.provenance
     doc["witnesses"] = c.witnesses
     return doc
-
-
-def _target_sections(c: Construction, compact: bool) -> dict[str, Any]:
-    if not compact:
-        return target_to_dict(c.target)
-    g = c.target
-    return {
-        "domain": {"lower": compact_numbers(g.lower), "upper": compact_numbers(g.upper)},
-        "target": {"layers": [{"weight": compact_numbers(tl.weight),
-                               "bias": compact_numbers(tl.bias),
-                               "activation": tl.activation} for tl in g.layers]},
-    }
 
 
 def compact_numbers(values: Any) -> dict[str, Any]:
