@@ -267,9 +267,11 @@ def test_interrupt_while_writing_certificate_exits_130(tmp_path, capsys, monkeyp
     import exactnorm.certificate as certificate
 
     def interrupted(doc):
+        # the streaming writer has opened its temporary file and written a first piece
+        yield "{"
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(certificate, "certificate_bytes", interrupted)
+    monkeypatch.setattr(certificate, "_encode_stream", interrupted)
     out = tmp_path / "c.json"
     code, _, err = run_cli(["certify", "--out", str(out)], capsys)
     assert code == 130
