@@ -14,8 +14,9 @@ Version 2 (what ``exactnorm certify`` writes) adds two things to version 1.
   reads both versions; by-reference weights are regenerated with :mod:`exactnorm.exact.generator`
   after :func:`exactnorm.regenerate.validate_record` accepted the record, so the reader accepts
   exactly the records the reference regenerator accepts.
-* **Compact numbers**: every rational vector and matrix is one common denominator and integer
-  numerators, ``{"den": D, "num": [...]}``. ``D`` is the least common multiple of the
+* **Compact numbers**: every γ and β vector is one common denominator and integer numerators,
+  ``{"den": D, "num": [...]}``; the domain and target stay plain lists, because a certificate
+  is also a target file (SPEC §7). ``D`` is the least common multiple of the
   denominators and ``n_i = x_i·D`` exactly (python-flint's ``numer_denom``), so ``n_i / D = x_i``;
   nothing is rounded. :func:`decode_compact` is the inverse.
 
@@ -268,9 +269,10 @@ def certificate_document(c: Construction, *, version: int = DEFAULT_VERSION,
 def _document_parts(c: Construction, version: int, frozen_weights: str) -> dict[str, Any]:
     """The document with ``network.layers`` as a lazy iterator (one layer encoded at a time)."""
     _check_options(version, frozen_weights)
-    compact = version == COMPACT_VERSION
     doc: dict[str, Any] = {"format": FORMAT, "version": version}
-    doc.update(_target_sections(c, compact))
+    # the target sections stay plain lists in both versions: a certificate is also a target
+    # file (SPEC §7), read by readers that know plain numbers only
+    doc.update(target_to_dict(c.target))
     doc["network"] = {"layers": _LazyList(_layer_dict(layer, j, version, frozen_weights)
                                           for j, layer in enumerate(c.network.layers, 1)),
                       "checkpoints": list(c.network.checkpoints)}
@@ -278,18 +280,6 @@ def _document_parts(c: Construction, version: int, frozen_weights: str) -> dict[
         else c.provenance
     doc["witnesses"] = c.witnesses
     return doc
-
-
-def _target_sections(c: Construction, compact: bool) -> dict[str, Any]:
-    if not compact:
-        return target_to_dict(c.target)
-    g = c.target
-    return {
-        "domain": {"lower": compact_numbers(g.lower), "upper": compact_numbers(g.upper)},
-        "target": {"layers": [{"weight": compact_numbers(tl.weight),
-                               "bias": compact_numbers(tl.bias),
-                               "activation": tl.activation} for tl in g.layers]},
-    }
 
 
 def compact_numbers(values: Any) -> dict[str, Any]:

@@ -270,7 +270,8 @@ def test_interrupt_while_writing_certificate_exits_130(tmp_path, capsys, monkeyp
     import exactnorm.certificate as certificate
 
     def interrupted(doc):
-        yield "{"  # part of the document is already in the temporary file
+        # the streaming writer has opened its temporary file and written a first piece
+        yield "{"
         raise KeyboardInterrupt
 
     monkeypatch.setattr(certificate, "_encode_stream", interrupted)

@@ -122,7 +122,8 @@ def _float32_mlp(widths, path, seed=0):
     np.savez(path, **arrays)
 
 
-def test_automatic_choice_end_to_end(tmp_path, capsys):
+def test_automatic_choice_end_to_end(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("exactnorm.commands.certify.PLAIN_PROGRESS_SECONDS", 0)
     npz = tmp_path / "mlp.npz"
     _float32_mlp((49, 16, 10), npz)
     out = tmp_path / "c.json.gz"
@@ -163,8 +164,18 @@ def test_plain_progress_is_throttled():
     for done in range(1, 41):
         p(done, 40)
     lines = out.getvalue().splitlines()
-    assert lines[0].startswith("x: 1/40 blocks") and lines[-1].startswith("x: 40/40 blocks")
-    assert 8 <= len(lines) <= 10  # one line per 5 clock ticks, plus the last
+    # clock 0 at the start, then 1, 2, …: the first line after 5 ticks, then every 5, then last
+    assert lines[0].startswith("x: 5/40 blocks, 5 s elapsed, ETA 35 s")
+    assert lines[-1].startswith("x: 40/40 blocks")
+    assert len(lines) == 8  # 5, 10, …, 40
+
+
+def test_short_runs_print_no_progress():
+    out = io.StringIO()
+    p = PlainProgress("x", out, every=5, clock=iter([0, 1, 2]).__next__)
+    p(1, 2)
+    p(2, 2)
+    assert out.getvalue() == ""
 
 
 @pytest.mark.slow

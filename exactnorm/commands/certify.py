@@ -37,7 +37,7 @@ from exactnorm.commands._common import (
 from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
 from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError, InvalidCertificateError, SingularSystemError
-from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION
+from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, parse_distribution
 
 __all__ = ["register", "PlainProgress", "PLAIN_PROGRESS_SECONDS"]
 
@@ -51,30 +51,34 @@ WIDE_DISTRIBUTION = "nonzero:8"
 class PlainProgress:
     """``done/total`` lines with elapsed time and ETA, at most one per ``every`` seconds.
 
-    The first and the last call always print. ETA is linear in the work done so far.
+    Nothing is printed before ``every`` seconds have passed, so short runs stay quiet (their
+    output is the summary); once a line was printed, the final ``total/total`` line is printed
+    too. ETA is linear in the work done so far.
 
     >>> import io
     >>> out = io.StringIO()
-    >>> p = PlainProgress("tradeoff", out, every=0, clock=iter([0, 10, 20]).__next__)
-    >>> p(1, 4); p(4, 4)
+    >>> p = PlainProgress("tradeoff", out, every=5, clock=iter([0, 10, 12, 20]).__next__)
+    >>> p(1, 4); p(2, 4); p(4, 4)
     >>> print(out.getvalue(), end="")
     tradeoff: 1/4 blocks, 10 s elapsed, ETA 30 s
     tradeoff: 4/4 blocks, 20 s elapsed, ETA 0 s
     """
 
-    def __init__(self, what: str, stream: TextIO | None = None, every: float =
-                 PLAIN_PROGRESS_SECONDS, clock: Callable[[], float] = time.monotonic,
-                 unit: str = "blocks") -> None:
-        self.what, self.every, self.clock, self.unit = what, every, clock, unit
+    def __init__(self, what: str, stream: TextIO | None = None, every: float | None = None,
+                 clock: Callable[[], float] = time.monotonic, unit: str = "blocks") -> None:
+        self.what, self.clock, self.unit = what, clock, unit
+        self.every = PLAIN_PROGRESS_SECONDS if every is None else every
         self.stream = stream if stream is not None else sys.stderr
         self.start = clock()
-        self.last: float | None = None
+        self.last = self.start
+        self.printed = False
 
     def __call__(self, done: int, total: int) -> None:
         now = self.clock()
-        if self.last is not None and now - self.last < self.every and done < total:
+        final = done >= total and self.printed
+        if now - self.last < self.every and not final:
             return
-        self.last = now
+        self.last, self.printed = now, True
         elapsed = now - self.start
         eta = elapsed * (total - done) / done if done else float("nan")
         print(f"{self.what}: {done}/{total} {self.unit}, {elapsed:.0f} s elapsed, "
@@ -255,8 +259,9 @@ def run(args: argparse.Namespace) -> int:
     target = load_target_from_args(args)
     chosen = resolve_construction(args, target)
     opts = construction_options(args)
-    if chosen is not None and args.construction != "theorem1":
-        # a long run: say at once which construction and block size the cost model took
+    parse_distribution(args.distribution)  # a bad name fails here, before any announcement
+    if chosen is not None and args.construction == "tradeoff":
+        # a long run: say at once what will be built (the summary repeats it)
         err_console.print(chosen, markup=False)
     unit = "blocks" if args.construction == "tradeoff" else "target layers"
     t0 = time.perf_counter()
