@@ -21,8 +21,10 @@ DEFAULT_PROFILE = "ci"
 
 settings.register_profile("ci", derandomize=True, database=None, max_examples=50, deadline=None,
                           suppress_health_check=[HealthCheck.too_slow])
-settings.register_profile("dev", max_examples=100, deadline=None)
-settings.register_profile("thorough", max_examples=2000, deadline=None,
+# derandomize=False explicitly: Hypothesis derandomizes its own defaults when it detects CI, and
+# the opt-in profiles must explore at random wherever they run
+settings.register_profile("dev", max_examples=100, deadline=None, derandomize=False)
+settings.register_profile("thorough", max_examples=2000, deadline=None, derandomize=False,
                           suppress_health_check=[HealthCheck.too_slow])
 
 
