@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import csv
 import io
-import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -18,11 +17,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from exactnorm.exact.rationals import format_decimal
+
 __all__ = ["ProofTable", "latex_escape", "fixed_decimal"]
 
 
 def fixed_decimal(q: Fraction | int | float, places: int) -> str:
-    """Fixed-point decimal of an exact fraction (round half up, integer arithmetic).
+    """Fixed-point decimal of an exact number: :func:`~exactnorm.exact.rationals.format_decimal`.
 
     A float (a reference curve such as ``log d/d``, never a certified value) is formatted with
     Python's correctly rounded ``format``.
@@ -32,10 +33,7 @@ def fixed_decimal(q: Fraction | int | float, places: int) -> str:
     """
     if isinstance(q, float):
         return f"{q:.{places}f}"
-    scaled = math.floor(Fraction(q) * 10**places + Fraction(1, 2))
-    sign = "-" if scaled < 0 else ""
-    s = f"{abs(scaled):0{places + 1}d}"
-    return f"{sign}{s[:-places]}.{s[-places:]}" if places else f"{sign}{s}"
+    return format_decimal(Fraction(q), places)
 
 
 @dataclass
