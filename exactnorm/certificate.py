@@ -164,6 +164,67 @@ def _shared_matrix(M: fmpz_mat) -> list[list[Any]]:
     return rows
 
 
+#: compact forms of the last few 0/1 skip matrices written, by identity (see _recent_rows)
+_recent_skips: dict[int, tuple[Any, dict[str, Any]]] = {}
+
+
+def compact_skip(M: Any, kind: str) -> dict[str, Any] | None:
+    """A 0/1 skip matrix of kind ``identity`` or ``selection`` in its version-2 compact form.
+
+    ``{"identity": n}`` for the n × n identity, ``{"selection": [c_0, …], "columns": d}`` for
+    a selection (row r copies column c_r, ``None`` for a zero row): n numbers instead of n·d
+    (docs/certificate-format.md §1.5). ``None`` when ``M`` is not of its declared kind: the
+    writer then keeps the explicit rows, and the checker names the wrong kind.
+
+    >>> from flint import fmpz_mat
+    >>> compact_skip(fmpz_mat([[0, 1, 0], [0, 0, 0]]), "selection")
+    {'selection': [1, None], 'columns': 3}
+    >>> compact_skip(fmpz_mat([[1, 0], [0, 1]]), "identity")
+    {'identity': 2}
+    """
+    hit = _recent_skips.get(id(M))
+    if hit is not None and hit[0] is M:
+        return hit[1]
+    rows = M.tolist()
+    picks: list[int | None] = []
+    for row in rows:
+        ones = [t for t, x in enumerate(row) if x]
+        if len(ones) > 1 or any(row[t] != 1 for t in ones):
+            return None
+        picks.append(ones[0] if ones else None)
+    out: dict[str, Any]
+    if kind == "identity":
+        if picks != list(range(len(rows))) or M.ncols() != len(rows):
+            return None
+        out = {"identity": len(rows)}
+    elif kind == "selection":
+        out = {"selection": picks, "columns": M.ncols()}
+    else:
+        return None
+    if len(_recent_skips) >= 4:
+        _recent_skips.pop(next(iter(_recent_skips)))
+    _recent_skips[id(M)] = (M, out)  # holding M keeps its id from being reused
+    return out
+
+
+def expand_skip(weight: Any) -> Any:
+    """The explicit 0/1 rows of a compact skip (:func:`compact_skip`); anything else as is.
+
+    >>> expand_skip({"selection": [1, None], "columns": 3})
+    [[0, 1, 0], [0, 0, 0]]
+    """
+    if not isinstance(weight, dict):
+        return weight
+    if set(weight) == {"identity"} and type(weight["identity"]) is int:
+        n = weight["identity"]
+        return [[1 if c == r else 0 for c in range(n)] for r in range(n)]
+    if set(weight) == {"selection", "columns"} and type(weight["columns"]) is int \
+            and isinstance(weight["selection"], list):
+        d = weight["columns"]
+        return [[1 if c == t else 0 for c in range(d)] for t in weight["selection"]]
+    return weight
+
+
 def _is_draw_record(record: Any) -> bool:
     return isinstance(record, dict) and "generator" in record
 
@@ -198,7 +259,8 @@ def _layer_dict(layer: FrozenLayer, j: int, version: int, frozen_weights: str) -
                 _frozen_matrix(skip, s.weight, s.record, f"random skip of frozen layer {j}",
                                frozen_weights)
             else:
-                skip["weight"] = _weight(s.weight, compact)
+                short = compact_skip(s.weight, s.kind) if version == 2 else None
+                skip["weight"] = short if short is not None else _weight(s.weight, compact)
             skips.append(skip)
         entry["skip"] = skips
     return entry
@@ -535,7 +597,7 @@ def network_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGI
 
     def frozen(obj: dict[str, Any], what: str) -> tuple[Any, dict[str, Any] | None]:
         """A frozen matrix (explicit or by reference) and its record, if any."""
-        weight, source = obj["weight"], obj.get("source")
+        weight, source = expand_skip(obj["weight"]), obj.get("source")
         if isinstance(weight, dict) and set(weight) == {"random"}:
             if source is not None:
                 raise InputError(f"{what} is given by reference and also has a 'source'")
@@ -615,6 +677,8 @@ def expand_document(doc: dict[str, Any], *,
 
     def write_out(obj: dict[str, Any], what: str) -> None:
         weight = obj.get("weight")
+        if "weight" in obj:
+            weight = obj["weight"] = expand_skip(weight)
         if isinstance(weight, dict) and set(weight) == {"random"}:
             M = _regenerate(weight["random"], what, max_entries)
             obj["weight"] = _weight(M, compact=False)

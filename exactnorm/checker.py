@@ -477,14 +477,19 @@ def regenerated(record: object, where: str, j: int, prov: Provenance) -> list[li
     Integer distributions come back as plain ints (8 bytes a small entry instead of a
     Fraction object); everything downstream reads .numerator/.denominator, which ints have.
     """
+    rec = rule_draw_record(record, where, j, prov)
+    integral = rec.kind not in ("rational", "gauss")
+    # a record that validate_record accepted regenerates without error
+    return (regenerate_integers if integral else regenerate)(record, max_entries=MAX_MAP_ENTRIES)
+
+
+def rule_draw_record(record: object, where: str, j: int, prov: Provenance) -> Any:
+    """Validate a draw record (rules provenance and shape) and register its seed and key."""
     try:
         rec = validate_record(record, max_entries=MAX_MAP_ENTRIES)
-        integral = rec.kind not in ("rational", "gauss")
-        M = (regenerate_integers if integral else regenerate)(record,
-                                                              max_entries=MAX_MAP_ENTRIES)
     except RecordError as exc:
         raise CertificateError("provenance", f"{where}: {exc}", layer=j) from None
-    if not M or not M[0]:
+    if rec.rows == 0 or rec.cols == 0:
         raise CertificateError("shape", f"{where}: the draw record has an empty shape", layer=j)
     if prov.seeds and rec.seed not in prov.seeds:
         raise CertificateError("provenance", f"{where}: draw record seed {rec.seed}, other "
@@ -495,7 +500,7 @@ def regenerated(record: object, where: str, j: int, prov: Provenance) -> list[li
                                              f"the key of {prov.keys[rec.key]}", layer=j)
     prov.seeds.add(rec.seed)
     prov.keys[rec.key] = where
-    return M
+    return rec
 
 
 def rule_same_as_draw(M: list[list[Fraction]], drawn: list[list[Fraction]], where: str,
@@ -511,6 +516,49 @@ def rule_same_as_draw(M: list[list[Fraction]], drawn: list[list[Fraction]], wher
             raise CertificateError("provenance", f"{where}: weight[{r}][{t}] is {show(row[t])}, "
                                                  f"the draw record gives {show(drow[t])}",
                                    layer=j, neuron=r)
+
+
+@dataclass(frozen=True)
+class Picks:
+    """A 0/1 skip matrix with at most one 1 per row (kinds identity and selection), kept as the
+    column each row copies (None: a zero row) instead of rows x cols numbers."""
+
+    rows: tuple[int | None, ...]
+    cols: int
+
+
+def picks_of(P: list[list]) -> Picks:
+    """The picks of an explicit 0/1 matrix that :func:`rule_skip_kind` has accepted."""
+    return Picks(tuple(next((t for t, x in enumerate(row) if x), None) for row in P), len(P[0]))
+
+
+def compact_picks(value: dict, kind: object, where: str, rows: int, cols: int,
+                  j: int) -> Picks:
+    """``{"identity": n}`` or ``{"selection": [c_0, ...], "columns": d}`` (version 2 compact
+    skips): the declared kind must match the form, and the shape must fit (rule ``shape``)."""
+    if set(value) == {"identity"} and kind == "identity":
+        n = value["identity"]
+        if type(n) is not int or n != rows or n != cols:
+            raise CertificateError("shape", f"{where}: identity of size {show(n)}, the skip "
+                                            f"maps {cols} to {rows} values", layer=j)
+        return Picks(tuple(range(n)), n)
+    if set(value) == {"selection", "columns"} and kind == "selection":
+        picked, d = value["selection"], value["columns"]
+        if type(d) is not int or d != cols:
+            raise CertificateError("shape", f"{where}: selection columns {show(d)}, the node "
+                                            f"read has width {cols}", layer=j)
+        if not isinstance(picked, list) or len(picked) != rows:
+            raise CertificateError("shape", f"{where}: selection must list one column (or null) "
+                                            f"for each of the {rows} rows", layer=j)
+        for r, t in enumerate(picked):
+            if t is not None and (type(t) is not int or not 0 <= t < d):
+                raise CertificateError("shape", f"{where}: selection[{r}] = {show(t)} is not a "
+                                                f"column index below {d} or null", layer=j)
+        return Picks(tuple(picked), d)
+    raise CertificateError("skip", f"{where}: kind {show(kind)} with weight keys "
+                                   f"{show(sorted(value))} (compact skips are {{\"identity\": n}} "
+                                   f"for kind identity, {{\"selection\": [...], \"columns\": d}} "
+                                   f"for kind selection)", layer=j)
 
 
 def read_network(doc: dict, d0: int, max_digits: int = DEFAULT_MAX_DIGITS,
@@ -533,7 +581,7 @@ def read_network(doc: dict, d0: int, max_digits: int = DEFAULT_MAX_DIGITS,
         skips_raw = layer.get("skip", [])
         if not isinstance(skips_raw, list):
             raise CertificateError("skip", f"{where} skip must be a list", layer=j)
-        skips = []
+        skips: list[tuple[int, list[list[Fraction]] | Picks]] = []
         for t, s in enumerate(skips_raw):
             sw = f"{where} skip {t}"
             frm = index(field(s, "from", sw), f"{sw} from")
@@ -544,10 +592,18 @@ def read_network(doc: dict, d0: int, max_digits: int = DEFAULT_MAX_DIGITS,
             if not isinstance(kind, str) or kind not in SKIP_KINDS:
                 raise CertificateError("skip", f"{sw}: kind {show(kind)} is not one of "
                                                f"{show(list(SKIP_KINDS))}", layer=j)
-            P = rule_provenance(s, field(s, "weight", sw), kind, sw, j, n, dims[frm], prov,
-                                max_digits)
+            weight = field(s, "weight", sw)
+            if isinstance(weight, dict) and ({"identity"} <= set(weight)
+                                             or {"selection"} <= set(weight)):
+                if "source" in s:
+                    raise CertificateError("provenance", f"{sw}: a compact {kind} skip carries "
+                                                         f"no source", layer=j)
+                prov.explicit += 1
+                skips.append((frm, compact_picks(weight, kind, sw, n, dims[frm], j)))
+                continue
+            P = rule_provenance(s, weight, kind, sw, j, n, dims[frm], prov, max_digits)
             rule_skip_kind(kind, P, sw, j)
-            skips.append((frm, P))
+            skips.append((frm, P if kind == "random" else picks_of(P)))
         out.append({"input": src, "V": V, "gamma": gamma, "beta": beta, "act": act,
                     "skips": skips})
         dims.append(n)
@@ -695,6 +751,50 @@ def compose(M: list[list[int]], den: int, node: AffineMap | None, width: int,
             [sum(map(mul, row, c)) for row in M], den * d)
 
 
+def compose_picks(P: Picks, node: AffineMap | None, width: int, j: int) -> AffineMap:
+    """P·node for a 0/1 skip: row r of the result is row P.rows[r] of ``node`` (0 for None).
+    Copying rows instead of multiplying keeps an identity skip of width n at O(n) per layer."""
+    if node is None:
+        cols = sorted({t for t in P.rows if t is not None})
+        at = {t: k for k, t in enumerate(cols)}
+        rows = []
+        for t in P.rows:
+            row = [0] * len(cols)
+            if t is not None:
+                row[at[t]] = 1
+            rows.append(row)
+        return cols, rows, [0] * len(P.rows), 1
+    cols, A, c, d = node
+    rule_map_size(len(P.rows), len(cols), j)
+    zero = [0] * len(cols)
+    # rows are shared, never modified in place: every operation builds new rows
+    return (cols, [zero if t is None else A[t] for t in P.rows],
+            [0 if t is None else c[t] for t in P.rows], d)
+
+
+def reduced(m: AffineMap) -> AffineMap:
+    """The same map over the smallest denominator (numerators and den divided by their gcd),
+    and on no column at all when its matrix is zero.
+
+    Without it a denominator only grows (each layer multiplies in those of its gamma and beta)
+    and a sum of many maps carries the lcm of them all, although the values themselves (e.g. a
+    block's contribution V_F^-1 W[:, S_t] in the trade-off) have small denominators.
+    """
+    cols, A, c, den = m
+    if cols and not any(map(any, A)):
+        cols, A = [], [[] for _ in A]  # a constant map (e.g. gamma = 0) depends on no column
+    if den == 1:
+        return cols, A, c, den
+    g = math.gcd(den, *c)
+    for row in A:
+        if g == 1:
+            return cols, A, c, den
+        g = math.gcd(g, *row)
+    if g == 1:
+        return cols, A, c, den
+    return cols, [[x // g for x in row] for row in A], [x // g for x in c], den // g
+
+
 def add_maps(m1: AffineMap, m2: AffineMap, j: int) -> AffineMap:
     """m1 + m2 on the union of their supports, over the lcm of their denominators."""
     (c1, A1, e1, d1), (c2, A2, e2, d2) = m1, m2
@@ -836,9 +936,14 @@ def check_segment(layers: list[dict], start: int, end: int, target_layer: tuple,
         if j == end:
             rule_checkpoint(layer, A, target_layer, j, i, lo, hi)
             return
+        A = reduced(A)
         for src, P in layer["skips"]:
-            Pn, pden = over_matrix_denominator(P)
-            A = add_maps(A, compose(Pn, pden, maps[src], width, j), j)
+            if isinstance(P, Picks):
+                S = compose_picks(P, maps[src], width, j)
+            else:
+                Pn, pden = over_matrix_denominator(P)
+                S = compose(Pn, pden, maps[src], width, j)
+            A = add_maps(A, S, j)
         if j in last:
             maps[j] = A
         for src in {layer["input"]} | {s for s, _ in layer["skips"]}:

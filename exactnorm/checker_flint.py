@@ -21,6 +21,7 @@ Normalization Layers", COLT 2023, arXiv:2302.07937.
 
 from __future__ import annotations
 
+import re
 from fractions import Fraction
 from typing import Any
 
@@ -28,6 +29,9 @@ from flint import fmpq, fmpq_mat, fmpz, fmpz_mat
 
 from exactnorm import checker as pure
 from exactnorm.checker import CertificateError, Verdict
+from exactnorm.regenerate import regenerate_integers_flat
+
+_INTEGER = re.compile(r"-?[0-9]+")  # always used with fullmatch
 
 __all__ = ["Verdict", "check_certificate", "check_certificate_text", "check_file"]
 
@@ -67,10 +71,17 @@ def _box_ranges(A: fmpq_mat, c: fmpq_mat, lo: fmpq_mat, hi: fmpq_mat) -> tuple[l
     return mn.entries(), mx.entries()
 
 
-# An affine map A a + c is kept as (An, cn, den): integer matrix, integer column and one common
-# denominator, A = An/den and c = cn/den. Products then run on fmpz_mat in FLINT, and the rational
-# entries (with thousands of digits, one shared denominator) are never put over their lcm entry by
-# entry; the only per-entry Python work is scaling rows by integer numerators.
+# A map of the segment input a is (pieces, cn, cden): node = Σ_p (A_p·a[cols_p])/den_p + cn/cden,
+# with integer matrices A_p on pairwise disjoint, sorted column lists cols_p and an integer column
+# cn. Each piece keeps its own (reduced) denominator, so a sum of many maps never goes over the
+# lcm of them all, and adding maps with disjoint supports (a trade-off accumulator gaining one
+# input block per layer) joins piece lists instead of rewriting the whole sum: O(rows) per layer,
+# not O(rows × segment width). Products run on fmpz_mat in FLINT; the per-entry Python work is
+# scaling rows by integer numerators. Layers hold γ and β as (integer numerators, denominator).
+# The segment input itself is None.
+
+Piece = tuple[list[int], fmpz_mat, fmpz]
+Map = tuple[list[Piece], fmpz_mat, fmpz]
 
 
 def _common(values: list[fmpq]) -> tuple[list[fmpz], fmpz]:
@@ -83,7 +94,13 @@ def _common(values: list[fmpq]) -> tuple[list[fmpz], fmpz]:
     return [v.numer() * (L // v.denom()) for v in values], L
 
 
-def _split(M: fmpq_mat) -> tuple[fmpz_mat, fmpz]:
+def _lcm(a: fmpz, b: fmpz) -> fmpz:
+    return a if a % b == 0 else a.lcm(b)
+
+
+def _split(M: fmpq_mat | fmpz_mat) -> tuple[fmpz_mat, fmpz]:
+    if isinstance(M, fmpz_mat):
+        return M, fmpz(1)
     if M.nrows() == 0 or M.ncols() == 0:
         return fmpz_mat(M.nrows(), M.ncols()), fmpz(1)
     return M.numer_denom()
@@ -111,117 +128,226 @@ def _scale_int_rows(scale: list[fmpz], M: fmpz_mat) -> fmpz_mat:
     return fmpz_mat([[g * x for x in row] for g, row in zip(scale, rows)])
 
 
-def _unscaled_ranges(Bn: fmpz_mat, en: fmpz_mat, den: fmpz, lo: fmpq_mat,
-                     hi: fmpq_mat) -> tuple[list, list]:
-    """Row-wise exact min and max of (Bn a + en)/den over the box."""
-    e = fmpq_mat(en)
-    if Bn.ncols() == 0:
-        mn = mx = e
-        return (mn * fmpq(1, den)).entries(), (mx * fmpq(1, den)).entries()
-    rows = Bn.tolist()
+def _gcd_with(den: fmpz, values: list[fmpz]) -> fmpz:
+    """gcd(den, values...), stopping as soon as it is 1 (the usual case, after a few values)."""
+    g = den
+    for x in values:
+        if g == 1:
+            break
+        if x:
+            g = g.gcd(x)
+    return g
+
+
+def _piece_ranges(A: fmpz_mat, den: fmpz, cols: list[int], lo: fmpq_mat,
+                  hi: fmpq_mat) -> tuple[fmpq_mat, fmpq_mat]:
+    """Row-wise exact min and max of (A a[cols])/den over the box, as columns."""
+    width = lo.nrows()
+    sub_lo = lo if len(cols) == width else fmpq_mat([[lo[t, 0]] for t in cols])
+    sub_hi = hi if len(cols) == width else fmpq_mat([[hi[t, 0]] for t in cols])
+    rows = A.tolist()
     zero = fmpz(0)
-    pos = fmpq_mat(fmpz_mat([[x if x > 0 else zero for x in row] for row in rows]))
-    neg = fmpq_mat(fmpz_mat([[x if x < 0 else zero for x in row] for row in rows]))
-    mn, mx = pos * lo + neg * hi + e, pos * hi + neg * lo + e
+    pos = fmpz_mat([[x if x > 0 else zero for x in row] for row in rows])
+    neg = fmpz_mat([[x if x < 0 else zero for x in row] for row in rows])
+    mn, mx = pos * sub_lo + neg * sub_hi, pos * sub_hi + neg * sub_lo
     if den != 1:
         inv = fmpq(1, den)
         mn, mx = mn * inv, mx * inv
-    return mn.entries(), mx.entries()
+    return mn, mx
 
 
-# A map of the segment input a is (cols, An, cn, den): node = (An·a[cols] + cn)/den, the pure
-# checker's support-column form on FLINT integer matrices; the segment input itself is None.
+def _width(pieces: list[Piece]) -> int:
+    return sum(len(cols) for cols, _, _ in pieces)
 
 
 def _restricted(Vn: fmpz_mat, width: int) -> tuple[list[int], fmpz_mat]:
     """The columns ``Vn`` reads and ``Vn`` on them (no copy when it reads all of them)."""
     rows = Vn.tolist()
-    cols = [t for t in range(width) if any(row[t] for row in rows)]
+    cols = [t for t, column in enumerate(zip(*rows)) if any(column)]
     if len(cols) == width:
         return cols, Vn
     return cols, fmpz_mat(len(rows), len(cols), [row[t] for row in rows for t in cols])
 
 
-def _compose(Vn: fmpz_mat, vden: fmpz, node: tuple | None, width: int, j: int) -> tuple:
+def _compose(Vn: fmpz_mat, vden: fmpz, node: Map | None, width: int, j: int) -> Map:
+    """(Vn/vden)·node."""
     if node is None:
         cols, An = _restricted(Vn, width)
-        return cols, An, fmpz_mat(Vn.nrows(), 1), vden
-    cols, A, c, den = node
-    pure.rule_map_size(Vn.nrows(), len(cols), j)
-    if not cols:
-        return cols, fmpz_mat(Vn.nrows(), 0), Vn * c, vden * den
-    return cols, _product(Vn, A), Vn * c, vden * den
+        return ([(cols, An, vden)] if cols else []), fmpz_mat(Vn.nrows(), 1), fmpz(1)
+    pieces, cn, cden = node
+    pure.rule_map_size(Vn.nrows(), _width(pieces), j)
+    return ([(cols, _product(Vn, A), vden * den) for cols, A, den in pieces], Vn * cn,
+            vden * cden)
 
 
-def _embed(cs: list[int], A: fmpz_mat, cols: list[int]) -> fmpz_mat:
-    """``A`` (on the columns ``cs``) written on the larger support ``cols``, zeros elsewhere:
-    placement only, no arithmetic, so the sum that follows runs in FLINT."""
-    if cs == cols:
-        return A
+def _compose_picks(P: pure.Picks, node: Map | None, width: int, j: int) -> Map:
+    """P·node for a 0/1 skip (:func:`exactnorm.checker.compose_picks`): rows are copied, an
+    identity on the whole node returns the node itself (maps are never modified in place)."""
+    n = len(P.rows)
+    if node is None:
+        cols = sorted({t for t in P.rows if t is not None})
+        at = {t: k for k, t in enumerate(cols)}
+        flat = [0] * (n * len(cols))
+        for r, t in enumerate(P.rows):
+            if t is not None:
+                flat[r * len(cols) + at[t]] = 1
+        pieces = [(cols, fmpz_mat(n, len(cols), flat), fmpz(1))] if cols else []
+        return pieces, fmpz_mat(n, 1), fmpz(1)
+    pieces, cn, cden = node
+    pure.rule_map_size(n, _width(pieces), j)
+    if P.rows == tuple(range(cn.nrows())):
+        return node
+    zero = fmpz(0)
+    picked = []
+    for cols, A, den in pieces:
+        rows, k = A.tolist(), len(cols)
+        entries: list[Any] = [x for t in P.rows
+                              for x in (rows[t] if t is not None else [zero] * k)]
+        picked.append((cols, fmpz_mat(n, k, entries), den))
+    consts = cn.entries()
+    return picked, fmpz_mat(n, 1, [consts[t] if t is not None else zero for t in P.rows]), cden
+
+
+def _reduced(piece: Piece) -> Piece | None:
+    """The piece over its smallest denominator (entries and den divided by their gcd), None
+    when it is zero (:func:`exactnorm.checker.reduced`)."""
+    cols, A, den = piece
+    if A.is_zero():
+        return None
+    if den == 1:
+        return piece
+    entries = A.entries()
+    g = _gcd_with(den, entries)
+    if g == 1:
+        return piece
+    return cols, fmpz_mat(A.nrows(), A.ncols(), [x // g for x in entries]), den // g
+
+
+def _reduced_column(cn: fmpz_mat, cden: fmpz) -> tuple[fmpz_mat, fmpz]:
+    entries = cn.entries()
+    g = _gcd_with(cden, entries)
+    if g == 1:
+        return cn, cden
+    return fmpz_mat(cn.nrows(), 1, [x // g for x in entries]), cden // g
+
+
+def _merged(pieces: list[Piece], rows: int) -> Piece:
+    """One piece equal to the sum of ``pieces``, on the union of their columns: each entry is
+    placed once (no full-width matrix per piece), sums of equal supports run in FLINT."""
+    if len(pieces) == 1:
+        return pieces[0]
+    den = fmpz(1)
+    for _, _, d in pieces:
+        den = _lcm(den, d)
+    scaled = [(cs, A if d == den else A * (den // d)) for cs, A, d in pieces]
+    first = scaled[0][0]
+    if all(cs == first for cs, _ in scaled):
+        total = scaled[0][1]
+        for _, A in scaled[1:]:
+            total += A
+        return first, total, den
+    cols = sorted({t for cs, _ in scaled for t in cs})
     at = {t: k for k, t in enumerate(cols)}
-    places = [at[t] for t in cs]
-    width, zero = len(cols), fmpz(0)
-    flat = [zero] * (A.nrows() * width)
-    for r, row in enumerate(A.tolist()):
-        base = r * width
-        for p, x in zip(places, row):
-            flat[base + p] = x
-    return fmpz_mat(A.nrows(), width, flat)
+    width = len(cols)
+    flat: list[Any] = [0] * (rows * width)
+    for cs, A in scaled:
+        places = [at[t] for t in cs]
+        for r, row in enumerate(A.tolist()):
+            base = r * width
+            for p, x in zip(places, row):
+                flat[base + p] += x
+    return cols, fmpz_mat(rows, width, flat), den
 
 
-def _add_maps(m1: tuple, m2: tuple, j: int) -> tuple:
-    """m1 + m2 on the union of their supports, over the lcm of their denominators."""
-    (c1, A1, e1, d1), (c2, A2, e2, d2) = m1, m2
-    den = d1 if d1 == d2 else d1.lcm(d2)
-    s1, s2 = den // d1, den // d2
-    cols = c1 if c1 == c2 else sorted(set(c1) | set(c2))
-    pure.rule_map_size(A1.nrows(), len(cols), j)
-    if not cols:
-        return cols, A1, e1 * s1 + e2 * s2, den
-    return cols, _embed(c1, A1, cols) * s1 + _embed(c2, A2, cols) * s2, e1 * s1 + e2 * s2, den
+def _add_maps(m1: Map, m2: Map, j: int) -> Map:
+    """m1 + m2: pieces whose columns meet are merged, the others are kept as they are."""
+    (p1, c1, d1), (p2, c2, d2) = m1, m2
+    rows = c1.nrows()
+    pieces = p1 + p2
+    owner: dict[int, int] = {}
+    parent = list(range(len(pieces)))
+
+    def root(k: int) -> int:
+        while parent[k] != k:
+            parent[k] = parent[parent[k]]
+            k = parent[k]
+        return k
+
+    for k, (cols, _, _) in enumerate(pieces):
+        for t in cols:
+            other = owner.setdefault(t, k)
+            if other != k:
+                parent[root(k)] = root(other)
+    groups: dict[int, list[Piece]] = {}
+    for k, piece in enumerate(pieces):
+        groups.setdefault(root(k), []).append(piece)
+    pure.rule_map_size(rows, len(owner), j)
+    out = [_reduced(_merged(group, rows)) if len(group) > 1 else group[0]
+           for group in groups.values()]  # a lone piece is kept as it is
+    den = _lcm(d1, d2)
+    cn = (c1 if d1 == den else c1 * (den // d1)) + (c2 if d2 == den else c2 * (den // d2))
+    return [p for p in out if p is not None], *_reduced_column(cn, den)
+
+
+def _checkpoint_ints(node: Map, rows: int) -> tuple:
+    """The checkpoint map in the pure checker's form: (cols, integer rows, consts, den)."""
+    pieces, cn, cden = node
+    if pieces:
+        cols, A, den = _merged(pieces, rows)
+    else:
+        cols, A, den = [], fmpz_mat(rows, 0), fmpz(1)
+    D = _lcm(den, cden)
+    A = A if den == D else A * (D // den)
+    cn = cn if cden == D else cn * (D // cden)
+    return (cols, [[int(x) for x in row] for row in A.tolist()] if cols else
+            [[] for _ in range(rows)], [int(x) for x in cn.entries()], int(D))
 
 
 def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple, i: int,
                    lo: fmpq_mat, hi: fmpq_mat) -> None:
     width = lo.nrows()
-    maps: dict[int, tuple | None] = {start: None}
+    maps: dict[int, Map | None] = {start: None}
     last = pure.last_uses(layers, start, end)
     for j in range(start + 1, end + 1):
         layer = layers[j - 1]
         Vn, vden = _split(layer["V"])
-        # B a + e = V (A_in a + c_in), over the denominator bden
-        cols, Bn, en, bden = _compose(Vn, vden, maps[layer["input"]], width, j)
-        gamma, beta = layer["gamma"], layer["beta"]
-        gn, gden = _common(gamma)
-        betan, betaden = _common(beta.entries())
-        # A = diag(γ) B, c = γ ⊙ e + β over D = lcm(gden·bden, betaden)
-        D0 = gden * bden
-        D = D0 if D0 % betaden == 0 else D0.lcm(betaden)
-        s1, s2 = D // D0, D // betaden
-        scale = gn if s1 == 1 else [g * s1 for g in gn]
-        An = _scale_int_rows(scale, Bn)
-        cn = fmpz_mat([[g * x + t * s2] for g, x, t in zip(scale, en.entries(), betan)])
+        pieces, en, eden = _compose(Vn, vden, maps[layer["input"]], width, j)  # V·node
+        (gn, gden), (bn, bden) = layer["gamma"], layer["beta"]
+        # diag(γ)·(V·node) + β: pieces over gden·den, constants over lcm(gden·eden, bden)
+        pieces = [p for p in (_reduced((cols, _scale_int_rows(gn, A), gden * den))
+                              for cols, A, den in pieces) if p is not None]
+        D0 = gden * eden
+        D = _lcm(D0, bden)
+        s1, s2 = D // D0, D // bden
+        consts = [g * x * s1 + b * s2 for g, x, b in zip(gn, en.entries(), bn)]
+        if j < end and layer["act"] == "relu":
+            # the exact min and max of each scaled row on the box: the numbers the pure checker
+            # finds from the unscaled row and the sign of γ_k
+            mn = mx = fmpq_mat(len(consts), 1, consts) * fmpq(1, D)
+            for cols, A, den in pieces:
+                pmn, pmx = _piece_ranges(A, den, cols, lo, hi)
+                mn, mx = mn + pmn, mx + pmx
+            keep = _stable_rows(mn.entries(), mx.entries(), j)
+            if not all(keep):
+                zero = fmpz(0)
+                mask = [fmpz(1) if k else zero for k in keep]
+                pieces = [p for p in (_reduced((cols, _scale_int_rows(mask, A), den))
+                                      for cols, A, den in pieces) if p is not None]
+                consts = [x if k else zero for x, k in zip(consts, keep)]
+        node: Map = (pieces, *_reduced_column(fmpz_mat(len(consts), 1, consts), D))
         if j == end:
             # the checkpoint map is target-sized: compare it with the pure checker's own rule
-            as_ints = (cols, [[int(x) for x in row] for row in An.tolist()] if cols else
-                       [[] for _ in range(An.nrows())], [int(x) for x in cn.entries()], int(D))
-            pure.rule_checkpoint(layer, as_ints, target_layer, j, i,
+            pure.rule_checkpoint(layer, _checkpoint_ints(node, len(consts)), target_layer, j, i,
                                  [_frac(x) for x in lo.entries()],
                                  [_frac(x) for x in hi.entries()])
             return
-        if layer["act"] == "relu":
-            sub_lo = lo if len(cols) == width else fmpq_mat([[lo[t, 0]] for t in cols])
-            sub_hi = hi if len(cols) == width else fmpq_mat([[hi[t, 0]] for t in cols])
-            bmin, bmax = _unscaled_ranges(Bn, en, bden, sub_lo, sub_hi)
-            keep = _stable_rows(gamma, bmin, bmax, beta.entries(), j)
-            if not all(keep):
-                zero = fmpz(0)
-                An = _scale_int_rows([fmpz(1) if k else zero for k in keep], An)
-                cn = fmpz_mat([[x if k else zero] for x, k in zip(cn.entries(), keep)])
-        node = (cols, An, cn, D)
         for src, Pm in layer["skips"]:
-            Pn, pden = _split(Pm)
-            node = _add_maps(node, _compose(Pn, pden, maps[src], width, j), j)
+            if isinstance(Pm, pure.Picks):
+                term = _compose_picks(Pm, maps[src], width, j)
+            else:
+                Pn, pden = _split(Pm)
+                term = _compose(Pn, pden, maps[src], width, j)
+            node = _add_maps(node, term, j)
         if j in last:
             maps[j] = node
         for src in {layer["input"]} | {s for s, _ in layer["skips"]}:
@@ -229,16 +355,11 @@ def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple
                 del maps[src]
 
 
-def _stable_rows(gamma: list[fmpq], bmin: list, bmax: list, beta: list, j: int) -> list[bool]:
-    """Which ReLU neurons are active (True) or dead (False) on the whole box; else an error.
-
-    The extremes of ``γ_k·t + β_k`` for ``t`` in ``[bmin_k, bmax_k]`` are at the ends, swapped
-    when ``γ_k < 0``: the same exact numbers the pure checker finds on the row ``γ_k·B_k``.
-    """
+def _stable_rows(mins: list[fmpq], maxs: list[fmpq], j: int) -> list[bool]:
+    """Which ReLU neurons are active (min >= 0: True) or dead (max <= 0: False) on the whole
+    box; else an error. A neuron with min = max = 0 is kept, as the pure checker keeps it."""
     keep = []
-    for k, (g, x, y, t) in enumerate(zip(gamma, bmin, bmax, beta)):
-        mn = g * (x if g >= 0 else y) + t
-        mx = g * (y if g >= 0 else x) + t
+    for k, (mn, mx) in enumerate(zip(mins, maxs)):
         if mn >= 0:
             keep.append(True)
         elif mx <= 0:
@@ -297,29 +418,81 @@ def _fast_vector(value: object, length: int, max_digits: int) -> list[fmpq]:
 
 def _read_network(doc: dict, d0: int, max_digits: int,
                   prov: pure.Provenance) -> tuple[list[dict], list[int]]:
-    """The fast reader for plain version-1 documents, else the pure reader (same verdicts)."""
-    if prov.version == 1:
-        try:
-            layers, cps, matrices = _read_network_fast(doc, d0, max_digits)
-        except _UsePureReader:
-            pass
-        else:
-            prov.explicit += matrices
-            return layers, cps
+    """The fast reader for well-formed documents, else the pure reader (same verdicts)."""
+    scratch = pure.Provenance(prov.version)
+    try:
+        layers, cps = _read_network_fast(doc, d0, max_digits, scratch)
+    except (_UsePureReader, CertificateError):
+        pass
+    else:
+        prov.seeds |= scratch.seeds
+        prov.keys.update(scratch.keys)
+        prov.regenerated += scratch.regenerated
+        prov.explicit += scratch.explicit
+        return layers, cps
     layers, cps = pure.read_network(doc, d0, max_digits, prov)
-    return [{"input": L["input"], "V": _mat(L["V"]), "gamma": [_q(g) for g in L["gamma"]],
-             "beta": _col(L["beta"]), "act": L["act"],
-             "skips": [(src, _mat(P)) for src, P in L["skips"]]} for L in layers], cps
+    return [{"input": L["input"], "V": _mat(L["V"]),
+             "gamma": _common([_q(g) for g in L["gamma"]]),
+             "beta": _common([_q(b) for b in L["beta"]]), "act": L["act"],
+             "skips": [(src, P if isinstance(P, pure.Picks) else _mat(P))
+                       for src, P in L["skips"]]} for L in layers], cps
 
 
-def _read_network_fast(doc: dict, d0: int,
-                       max_digits: int) -> tuple[list[dict], list[int], int]:
-    """:func:`exactnorm.checker.read_network` for well-formed version-1 documents, into FLINT
-    matrices; also returns the number of matrices read.
+def _fast_integer(x: object, max_digits: int) -> fmpz:
+    """The pure checker's ``integer`` (compact numerators and denominators) via FLINT."""
+    if type(x) is int and x.bit_length() <= 3 * max_digits:
+        return fmpz(x)
+    if type(x) is str and len(x) <= max_digits and _INTEGER.fullmatch(x):
+        return fmpz(x)
+    raise _UsePureReader
 
-    Same checks in the same order; any departure from the plain forms (compact numbers, draw
-    records, sources) raises _UsePureReader and the pure reader runs instead, so valid and
-    invalid documents get the pure checker's verdict.
+
+def _fast_numbers(value: object, length: int, max_digits: int) -> tuple[list[fmpz], fmpz]:
+    """A vector of ``length`` numbers, plain or compact ``{"den", "num"}``, as integer
+    numerators over one denominator (a compact vector as written: no gcd per entry)."""
+    if type(value) is dict:
+        if set(value) != {"den", "num"}:
+            raise _UsePureReader
+        den, nums = _fast_integer(value["den"], max_digits), value["num"]
+        if den <= 0 or type(nums) is not list or len(nums) != length:
+            raise _UsePureReader
+        return [_fast_integer(x, max_digits) for x in nums], den
+    return _common(_fast_vector(value, length, max_digits))
+
+
+def _fast_frozen(obj: dict, key: str, rows: int | None, cols: int, kind: str | None,
+                 where: str, j: int, max_digits: int,
+                 prov: pure.Provenance) -> fmpq_mat | fmpz_mat:
+    """A layer weight or random skip: regenerated from ``{"random": R}`` (integer
+    distributions), or explicit where the pure reader would take it without a record."""
+    value = obj.get(key)
+    if "source" in obj:
+        raise _UsePureReader
+    if type(value) is dict:
+        if set(value) != {"random"}:
+            raise _UsePureReader
+        rec = pure.rule_draw_record(value["random"], where, j, prov)
+        if rec.cols != cols or (rows is not None and rec.rows != rows) \
+                or rec.kind in ("rational", "gauss"):
+            raise _UsePureReader
+        r, c, flat = regenerate_integers_flat(value["random"], max_entries=pure.MAX_MAP_ENTRIES)
+        prov.regenerated += 1
+        return fmpz_mat(r, c, flat)
+    if prov.version >= 2 and kind in (None, "random"):
+        raise _UsePureReader  # the provenance rule refuses it; the pure reader says how
+    prov.explicit += 1
+    return _fast_matrix(value, rows, cols, max_digits)
+
+
+def _read_network_fast(doc: dict, d0: int, max_digits: int,
+                       prov: pure.Provenance) -> tuple[list[dict], list[int]]:
+    """:func:`exactnorm.checker.read_network` for well-formed documents, into FLINT matrices.
+
+    Plain and compact numbers, by-reference integer draws and compact 0/1 skips are read here,
+    with the same checks in the same order; anything else (explicit weights with a record,
+    fixed declarations, rational draws, any departure from the well-formed forms) raises
+    _UsePureReader or CertificateError, and the pure reader reads the whole network again, so
+    valid and invalid documents get the pure checker's verdict.
     """
     net = doc["network"]
     layers = net.get("layers") if isinstance(net, dict) else None
@@ -328,39 +501,46 @@ def _read_network_fast(doc: dict, d0: int,
     dims = [d0]
     out = []
     for j, layer in enumerate(layers, 1):
-        if type(layer) is not dict or "source" in layer:
+        where = f"network layer {j}"
+        if type(layer) is not dict:
             raise _UsePureReader
         src = layer.get("input")
         if type(src) is not int or not 0 <= src < j:
             raise _UsePureReader
-        V = _fast_matrix(layer.get("weight"), None, dims[src], max_digits)
+        V = _fast_frozen(layer, "weight", None, dims[src], None, where, j, max_digits, prov)
         n = V.nrows()
-        gamma = _fast_vector(layer.get("gamma"), n, max_digits)
-        beta = fmpq_mat(n, 1, _fast_vector(layer.get("beta"), n, max_digits))
+        gamma = _fast_numbers(layer.get("gamma"), n, max_digits)
+        beta = _fast_numbers(layer.get("beta"), n, max_digits)
         act = layer.get("activation")
         if act not in pure.ACTIVATIONS:
             raise _UsePureReader
         skips_raw = layer.get("skip", [])
         if type(skips_raw) is not list:
             raise _UsePureReader
-        skips = []
+        skips: list[tuple[int, Any]] = []
         for t, sk in enumerate(skips_raw):
+            sw = f"{where} skip {t}"
             if type(sk) is not dict or type(sk.get("from")) is not int \
-                    or not 0 <= sk["from"] < j or "kind" not in sk or "source" in sk:
+                    or not 0 <= sk["from"] < j or sk.get("kind") not in pure.SKIP_KINDS:
                 raise _UsePureReader
-            P = _fast_matrix(sk.get("weight"), n, dims[sk["from"]], max_digits)
-            try:
-                pure.rule_skip_kind(sk["kind"], P.tolist(), f"network layer {j} skip {t}", j)
-            except CertificateError:
-                raise _UsePureReader from None
-            skips.append((sk["from"], P))
+            kind, frm, weight = sk["kind"], sk["from"], sk.get("weight")
+            if kind != "random" and type(weight) is dict:
+                if "source" in sk:
+                    raise _UsePureReader
+                prov.explicit += 1
+                skips.append((frm, pure.compact_picks(weight, kind, sw, n, dims[frm], j)))
+                continue
+            P = _fast_frozen(sk, "weight", n, dims[frm], kind, sw, j, max_digits, prov)
+            rule_rows = P.tolist()
+            pure.rule_skip_kind(kind, rule_rows, sw, j)
+            skips.append((frm, P if kind == "random" else pure.picks_of(rule_rows)))
         out.append({"input": src, "V": V, "gamma": gamma, "beta": beta, "act": act,
                     "skips": skips})
         dims.append(n)
     cps = net.get("checkpoints")
     if type(cps) is not list or any(type(c) is not int for c in cps):
         raise _UsePureReader
-    return out, list(cps), len(out) + sum(len(L["skips"]) for L in out)
+    return out, list(cps)
 
 
 def check_certificate(doc: object, *, max_digits: int = pure.DEFAULT_MAX_DIGITS) -> Verdict:

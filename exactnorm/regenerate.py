@@ -58,6 +58,7 @@ __all__ = [
     "validate_record",
     "regenerate",
     "regenerate_integers",
+    "regenerate_integers_flat",
     "regenerate_mask",
 ]
 
@@ -301,6 +302,14 @@ def _integer_map(rec: DrawRecord) -> tuple[int, Callable[[int], int]]:
 def _entries(rec: DrawRecord, convert: Callable[[int], Any]) -> list[Any]:
     """Row-major flat entries before masking; integer kinds pass through ``convert``."""
     n = rec.rows * rec.cols
+    if rec.kind not in ("rational", "gauss"):
+        modulus, value = _integer_map(rec)
+        if 256 % modulus == 0:
+            # n divides 2^8, so u mod n is the low byte of u mod n, and the low byte of a
+            # little-endian word is its first: read every eighth byte, no word is built
+            data = hashlib.shake_256(stream_input(rec.seed, rec.key)).digest(8 * n) if n else b""
+            by_byte = [convert(value(b % modulus)) for b in range(256)]
+            return list(map(by_byte.__getitem__, data[0::8]))
     u = stream_words(rec.seed, rec.key, _WORDS_PER_ENTRY[rec.kind] * n)
     if rec.kind == "rational":
         bound, modulus = rec.param, 2 * rec.param + 1
@@ -339,12 +348,18 @@ def regenerate_mask(rec: DrawRecord) -> list[bool] | None:
     return [x % den < num for x in stream_words(rec.seed, mask.key, n)]
 
 
-def _matrix(rec: DrawRecord, convert: Callable[[int], Any]) -> list[list[Any]]:
+def _flat(rec: DrawRecord, convert: Callable[[int], Any]) -> list[Any]:
+    """Row-major entries, masked-out entries 0."""
     flat = _entries(rec, convert)
     keep = regenerate_mask(rec)
     if keep is not None:
         zero = convert(0)
         flat = [x if k else zero for x, k in zip(flat, keep)]
+    return flat
+
+
+def _matrix(rec: DrawRecord, convert: Callable[[int], Any]) -> list[list[Any]]:
+    flat = _flat(rec, convert)
     cols = rec.cols
     return [flat[i * cols:(i + 1) * cols] for i in range(rec.rows)]
 
@@ -385,3 +400,19 @@ def regenerate_integers(record: Any, *,
     if rec.kind in ("rational", "gauss"):
         raise RecordError(f"draw record: {rec.distribution} is not an integer distribution")
     return _matrix(rec, int)
+
+
+def regenerate_integers_flat(record: Any, *, max_entries: int = DEFAULT_MAX_ENTRIES
+                             ) -> tuple[int, int, list[int]]:
+    """:func:`regenerate_integers` as ``(rows, cols, row-major entries)``: what a matrix
+    library builds from directly, without a list per row.
+
+    >>> rows, cols, flat = regenerate_integers_flat({"generator": "exactnorm.shake256.v1",
+    ...     "seed": 0, "key": [1], "distribution": "int:8", "shape": [2, 3]})
+    >>> (rows, cols, len(flat)) == (2, 3, 6)
+    True
+    """
+    rec = validate_record(record, max_entries=max_entries)
+    if rec.kind in ("rational", "gauss"):
+        raise RecordError(f"draw record: {rec.distribution} is not an integer distribution")
+    return rec.rows, rec.cols, _flat(rec, int)

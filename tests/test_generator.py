@@ -116,3 +116,19 @@ def test_documented_test_vectors():
     for rec, matrix in entries:
         assert [[str(x) for x in row] for row in rg.regenerate(json.loads(rec))] == \
             json.loads(matrix)
+
+
+@pytest.mark.parametrize("dist", ["nonzero:1", "nonzero:8", "nonzero:128", "set:5,-3",
+                                  "set:1,2,3,4", "int:8", "nonzero:3"])
+def test_low_byte_shortcut_equals_the_word_definition(dist):
+    """Moduli dividing 256 read one byte per word; the entries are the documented
+    ``value(u mod n)`` of the full 64-bit words all the same."""
+    record = {"generator": rg.GENERATOR, "seed": 3, "key": [1, 4], "distribution": dist,
+              "shape": [9, 31]}
+    rec = rg.validate_record(record)
+    modulus, value = rg._integer_map(rec)
+    words = rg.stream_words(3, (1, 4), 9 * 31)
+    rows, cols, flat = rg.regenerate_integers_flat(record)
+    assert (rows, cols) == (9, 31)
+    assert flat == [value(u % modulus) for u in words]
+    assert rg.regenerate_integers(record) == [flat[r * 31:(r + 1) * 31] for r in range(9)]
