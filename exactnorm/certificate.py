@@ -398,7 +398,8 @@ def _decode_one(obj: dict[str, Any], where: str) -> list[Any]:
 
 
 def decode_compact(obj: Any, where: str = "certificate") -> Any:
-    """Replace every ``{"den": D, "num": …}`` in ``obj`` by the plain version-1 list it denotes.
+    """Replace every ``{"den": D, "num": …}`` in ``obj`` by the plain version-1 list it denotes,
+    and every compact skip weight (:func:`compact_skip`) by its 0/1 rows.
 
     The values are unchanged (``"n/D"`` in lowest terms, integers as integers); everything else is
     copied as it is. A malformed compact object raises :class:`InvalidCertificateError`.
@@ -409,7 +410,10 @@ def decode_compact(obj: Any, where: str = "certificate") -> Any:
     if isinstance(obj, dict):
         if set(obj) == {"den", "num"}:
             return _decode_one(obj, where)
-        return {k: decode_compact(v, f"{where}.{k}") for k, v in obj.items()}
+        out = {k: decode_compact(v, f"{where}.{k}") for k, v in obj.items()}
+        if "from" in out and "kind" in out and "weight" in out:  # a skip
+            out["weight"] = expand_skip(out["weight"])
+        return out
     if isinstance(obj, list):
         return [decode_compact(v, f"{where}[{i}]") for i, v in enumerate(obj)]
     return obj

@@ -107,8 +107,12 @@ def test_version2_round_trip(mode):
             assert [[Fraction(x) for x in row] for row in entry["weight"]] == \
                 rg.regenerate(record)
         assert record == layer.record
-        for skip in entry.get("skip", []):
-            assert skip["kind"] in ("identity", "selection") and isinstance(skip["weight"], list)
+        for skip, s in zip(entry.get("skip", []), layer.skips, strict=True):
+            # 0/1 skips in their compact forms, which expand to the construction's matrices
+            assert set(skip["weight"]) == ({"identity"} if skip["kind"] == "identity"
+                                           else {"selection", "columns"})
+            assert certificate.expand_skip(skip["weight"]) == \
+                [[int(x) for x in row] for row in s.weight.tolist()]
     net = certificate.network_from_dict(doc)
     assert [(a.weight, a.record) for a in net.layers] == \
         [(b.weight, b.record) for b in c.network.layers]

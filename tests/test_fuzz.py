@@ -332,7 +332,30 @@ def certificate_pool() -> tuple[str, ...]:
         texts.append(certificate_bytes(certificate_document(c)).decode())
     for seed in range(4):
         texts.append(certificate_bytes(skip_certificate(seed)).decode())
+    # the trade-off: by-reference draws, compact identity and selection skips, long skip chains
+    for k, routing in enumerate(("selection", "mask")):
+        g = random_target((3, 2, 1), seed=10 + k, box=(Fraction(-1), Fraction(3, 2)))
+        c = api.certify(g, "tradeoff", block=1, routing=routing, seed=k, retry=8)
+        texts.append(certificate_bytes(certificate_document(c)).decode())
+    for seed in range(2):
+        texts.append(certificate_bytes(compact_skip_certificate(seed)).decode())
     return tuple(texts)
+
+
+def compact_skip_certificate(seed: int) -> dict[str, Any]:
+    """:func:`skip_certificate` with its identity and selection skips in their compact forms
+    (docs/certificate-format.md §1.5; readers take them in a version-1 document too, and this
+    fixture's random skips have no draw record, which version 2 would demand)."""
+    doc = skip_certificate(seed)
+    for layer in doc["network"]["layers"]:
+        for skip in layer.get("skip", []):
+            P = skip["weight"]
+            if skip["kind"] == "identity":
+                skip["weight"] = {"identity": len(P)}
+            elif skip["kind"] == "selection":
+                skip["weight"] = {"selection": [row.index(1) if 1 in row else None for row in P],
+                                  "columns": len(P[0])}
+    return doc
 
 
 @functools.cache

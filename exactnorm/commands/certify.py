@@ -35,7 +35,7 @@ from exactnorm.commands._common import (
     verdict_line,
 )
 from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
-from exactnorm.constructions.common import DEFAULT_RETRY
+from exactnorm.constructions.common import DEFAULT_RETRY, SHIFT_MODES
 from exactnorm.errors import InputError, InvalidCertificateError, SingularSystemError
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, parse_distribution
 
@@ -115,8 +115,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--retry", type=int, default=DEFAULT_RETRY,
                    help=f"redraw a singular layer up to N times, each recorded in the certificate "
                         f"(default {DEFAULT_RETRY}; 0: a singular draw is an error)")
-    p.add_argument("--shift-mode", choices=["neuron", "layer"], default="neuron",
-                   help="per-neuron smallest shifts (default) or one shift per layer")
+    p.add_argument("--shift-mode", choices=list(SHIFT_MODES), default=None,
+                   help="activating shifts: per-neuron smallest (default of theorem1 and "
+                        "lowrank), one per layer, or per-neuron rounded up to integers (default "
+                        "of tradeoff: a third of the certificate bytes at real size)")
     p.add_argument("--sparsity", default=None, metavar="P",
                    help="exact keep probability of Bernoulli masks on the frozen weights "
                         "(0.7 or 7/10)")
@@ -198,15 +200,17 @@ def construction_options(args: argparse.Namespace) -> dict[str, Any]:
         raise InputError("--jobs must be at least 1")
     if args.scheduler is not None and args.construction != "tradeoff":
         raise InputError("--scheduler applies to --construction tradeoff only")
+    if args.shift_mode is not None:
+        opts["shift_mode"] = args.shift_mode  # else the construction's own default
     if args.construction == "theorem1":
-        opts.update(retry=args.retry, shift_mode=args.shift_mode, sparsity=args.sparsity,
+        opts.update(retry=args.retry, sparsity=args.sparsity,
                     mask_side=args.mask_side, jobs=args.jobs, solver=args.solver)
     else:
         if args.sparsity is not None:
             raise InputError("--sparsity is supported by --construction theorem1 only")
         if args.retry < 0:
             raise InputError("--retry must be non-negative")
-        opts.update(retry=args.retry, shift_mode=args.shift_mode)
+        opts["retry"] = args.retry
     if args.construction == "tradeoff":
         if args.block is None:
             raise InputError("--construction tradeoff needs --block K")

@@ -5,6 +5,7 @@ Ground types: ``fmpq_mat``/``fmpz_mat`` matrices, vectors as tuples of ``fmpq``.
 
 from __future__ import annotations
 
+import math
 import platform
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -18,13 +19,16 @@ from exactnorm.errors import InputError
 from exactnorm.exact.linalg import FlintMatrix
 from exactnorm.model.network import FrozenNetwork, TargetNetwork, Vector, affine_interval, column
 
-__all__ = ["DEFAULT_RETRY", "Construction", "LayerReport", "activating_shift",
+__all__ = ["DEFAULT_RETRY", "SHIFT_MODES", "Construction", "LayerReport", "activating_shift",
            "scaled_activating_shift", "cancelling_bias", "provenance"]
 
 #: redraws a singular frozen draw gets by default (each recorded in the certificate); with the
 #: default ``nonzero:8`` a singular Khatri–Rao system is rare (docs/performance.md), so 8 is a
 #: bound on a pathological seed's cost rather than an expected number; ``retry=0`` is strict
 DEFAULT_RETRY = 8
+
+#: how an activating shift is chosen (:func:`activating_shift`)
+SHIFT_MODES = ("neuron", "layer", "integer")
 
 
 @dataclass
@@ -84,13 +88,16 @@ class Construction:
 
 
 def _apply_mode(per_neuron: Vector, mode: str) -> Vector:
-    """Per-neuron shifts as they are, or their maximum for every neuron of the layer."""
+    """Per-neuron shifts as they are, their maximum for every neuron of the layer, or each
+    rounded up to an integer."""
     if mode == "neuron":
         return per_neuron
     if mode == "layer":
         c = max(per_neuron) if per_neuron else fmpq(0)
         return tuple(c for _ in per_neuron)
-    raise InputError(f"unknown shift_mode {mode!r}; expected 'neuron' or 'layer'",
+    if mode == "integer":
+        return tuple(fmpq(math.ceil(b)) for b in per_neuron)
+    raise InputError(f"unknown shift_mode {mode!r}; expected one of {', '.join(SHIFT_MODES)}",
                      parameter="shift_mode")
 
 
@@ -100,8 +107,18 @@ def activating_shift(G: FlintMatrix, lo: Sequence[fmpq], hi: Sequence[fmpq],
 
     ``mode="neuron"`` gives each neuron the smallest such shift, ``β_k = −min_{a∈B} G_k a`` (the
     neuron's exact minimum becomes 0); ``mode="layer"`` uses one constant ``c = max_k β_k`` for
-    the whole layer, as in the proof of Theorem 1. Either way the ReLU acts as the identity on the
-    box, so the layer is affine there (SPEC §2.1 step 2).
+    the whole layer, as in the proof of Theorem 1; ``mode="integer"`` rounds each smallest shift
+    up to an integer, ``⌈β_k⌉`` (a declared safe bound, SPEC §2.1: a shift of a few bits instead
+    of one as long as Γ, and the shifts that cancel it downstream stay integers too). Either way
+    the ReLU acts as the identity on the box, so the layer is affine there (SPEC §2.1 step 2).
+
+    >>> from flint import fmpq_mat
+    >>> G = fmpq_mat([[1, -2], [fmpq(1, 3), 0]])
+    >>> lo, hi = (fmpq(0), fmpq(0)), (fmpq(1), fmpq(1, 2))
+    >>> activating_shift(G, lo, hi), activating_shift(G, lo, hi, mode="integer")
+    ((1, 0), (1, 0))
+    >>> activating_shift(fmpq_mat([[fmpq(-1, 3)]]), (fmpq(0),), (fmpq(1),), mode="integer")
+    (1,)
     """
     zeros = [fmpq(0)] * G.nrows()
     mins, _ = affine_interval(G, zeros, lo, hi)

@@ -273,8 +273,9 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
     retry : int
         How many redraws a singular system may get (each recorded in the certificate);
         ``0`` is the strict behaviour (the first singular draw is an error).
-    shift_mode : {"neuron", "layer"}
-        Per-neuron smallest shifts or one constant per layer.
+    shift_mode : {"neuron", "layer", "integer"}
+        Per-neuron smallest shifts, one constant per layer, or per-neuron shifts rounded up to
+        integers (:func:`~exactnorm.constructions.common.activating_shift`).
     sparsity : float, str or Fraction, optional
         Keep probability ``p`` of Bernoulli masks on the frozen weights (SPEC §2.4), exact (a
         float means its decimal value, ``0.3`` is ``3/10``).
