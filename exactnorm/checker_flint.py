@@ -139,21 +139,27 @@ def _gcd_with(den: fmpz, values: list[fmpz]) -> fmpz:
     return g
 
 
-def _piece_ranges(A: fmpz_mat, den: fmpz, cols: list[int], lo: fmpq_mat,
-                  hi: fmpq_mat) -> tuple[fmpq_mat, fmpq_mat]:
-    """Row-wise exact min and max of (A a[cols])/den over the box, as columns."""
-    width = lo.nrows()
-    sub_lo = lo if len(cols) == width else fmpq_mat([[lo[t, 0]] for t in cols])
-    sub_hi = hi if len(cols) == width else fmpq_mat([[hi[t, 0]] for t in cols])
+def _box_over_one_denominator(lo: fmpq_mat, hi: fmpq_mat) -> tuple[list[fmpz], list[fmpz],
+                                                                     fmpz]:
+    """The box as integer numerators ``lo·Q``, ``hi·Q`` over one denominator ``Q``."""
+    Q = fmpz(1)
+    for x in lo.entries() + hi.entries():
+        Q = _lcm(Q, x.denom())
+    return ([x.numer() * (Q // x.denom()) for x in lo.entries()],
+            [x.numer() * (Q // x.denom()) for x in hi.entries()], Q)
+
+
+def _piece_ranges(A: fmpz_mat, cols: list[int], lon: list[fmpz],
+                  hin: list[fmpz]) -> tuple[fmpz_mat, fmpz_mat]:
+    """Row-wise exact min and max of ``A a[cols]`` over the box given by integer numerators
+    (:func:`_box_over_one_denominator`): numerators over ``Q`` times the piece's denominator."""
+    sub_lo = fmpz_mat(len(cols), 1, [lon[t] for t in cols])
+    sub_hi = fmpz_mat(len(cols), 1, [hin[t] for t in cols])
     rows = A.tolist()
     zero = fmpz(0)
     pos = fmpz_mat([[x if x > 0 else zero for x in row] for row in rows])
     neg = fmpz_mat([[x if x < 0 else zero for x in row] for row in rows])
-    mn, mx = pos * sub_lo + neg * sub_hi, pos * sub_hi + neg * sub_lo
-    if den != 1:
-        inv = fmpq(1, den)
-        mn, mx = mn * inv, mx * inv
-    return mn, mx
+    return pos * sub_lo + neg * sub_hi, pos * sub_hi + neg * sub_lo
 
 
 def _width(pieces: list[Piece]) -> int:
@@ -306,6 +312,7 @@ def _checkpoint_ints(node: Map, rows: int) -> tuple:
 def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple, i: int,
                    lo: fmpq_mat, hi: fmpq_mat) -> None:
     width = lo.nrows()
+    lon, hin, Q = _box_over_one_denominator(lo, hi)
     maps: dict[int, Map | None] = {start: None}
     last = pure.last_uses(layers, start, end)
     for j in range(start + 1, end + 1):
@@ -321,13 +328,21 @@ def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple
         s1, s2 = D // D0, D // bden
         consts = [g * x * s1 + b * s2 for g, x, b in zip(gn, en.entries(), bn)]
         if j < end and layer["act"] == "relu":
-            # the exact min and max of each scaled row on the box: the numbers the pure checker
-            # finds from the unscaled row and the sign of γ_k
-            mn = mx = fmpq_mat(len(consts), 1, consts) * fmpq(1, D)
+            # the exact min and max of each scaled row on the box, as numerators over L: the
+            # numbers the pure checker finds from the unscaled row and the sign of γ_k
+            mn = mx = fmpz_mat(len(consts), 1, consts)
+            L = D
             for cols, A, den in pieces:
-                pmn, pmx = _piece_ranges(A, den, cols, lo, hi)
-                mn, mx = mn + pmn, mx + pmx
-            keep = _stable_rows(mn.entries(), mx.entries(), j)
+                pmn, pmx = _piece_ranges(A, cols, lon, hin)
+                pd = den * Q
+                L2 = _lcm(L, pd)
+                s_old, s_new = L2 // L, L2 // pd
+                if s_old != 1:
+                    mn, mx = mn * s_old, mx * s_old
+                if s_new != 1:
+                    pmn, pmx = pmn * s_new, pmx * s_new
+                mn, mx, L = mn + pmn, mx + pmx, L2
+            keep = _stable_rows(mn.entries(), mx.entries(), L, j)
             if not all(keep):
                 zero = fmpz(0)
                 mask = [fmpz(1) if k else zero for k in keep]
@@ -355,9 +370,10 @@ def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple
                 del maps[src]
 
 
-def _stable_rows(mins: list[fmpq], maxs: list[fmpq], j: int) -> list[bool]:
+def _stable_rows(mins: list[fmpz], maxs: list[fmpz], den: fmpz, j: int) -> list[bool]:
     """Which ReLU neurons are active (min >= 0: True) or dead (max <= 0: False) on the whole
-    box; else an error. A neuron with min = max = 0 is kept, as the pure checker keeps it."""
+    box, from the numerators of min and max over ``den > 0``; else an error. A neuron with
+    min = max = 0 is kept, as the pure checker keeps it."""
     keep = []
     for k, (mn, mx) in enumerate(zip(mins, maxs)):
         if mn >= 0:
@@ -365,9 +381,10 @@ def _stable_rows(mins: list[fmpq], maxs: list[fmpq], j: int) -> list[bool]:
         elif mx <= 0:
             keep.append(False)
         else:
+            low, high = Fraction(int(mn), int(den)), Fraction(int(mx), int(den))
             raise CertificateError("stability", f"network layer {j} neuron {k} is not stable on "
-                                                f"the box: min {pure.show(_frac(mn))} < 0 < max "
-                                                f"{pure.show(_frac(mx))}", layer=j, neuron=k)
+                                                f"the box: min {pure.show(low)} < 0 < max "
+                                                f"{pure.show(high)}", layer=j, neuron=k)
     return keep
 
 

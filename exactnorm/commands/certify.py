@@ -123,10 +123,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="exact keep probability of Bernoulli masks on the frozen weights "
                         "(0.7 or 7/10)")
     p.add_argument("--mask-side", choices=["input", "output", "both"], default="both")
-    p.add_argument("--jobs", type=int, default=1, metavar="N",
+    p.add_argument("--jobs", type=_jobs, default="auto", metavar="N",
                    help="processes: blocks and target layers are solved in parallel; a single "
                         "theorem1 layer splits its p-adic lifting over 2 (result identical for "
-                        "every N; default 1)")
+                        "every N; default auto: every available core when the estimated work "
+                        "is 5 s or more, else 1)")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="tradeoff: solve the blocks as Dask tasks on this scheduler (needs the "
                         "dask extra; result identical to --jobs)")
@@ -149,6 +150,33 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run)
 
 
+def _jobs(text: str) -> int | str:
+    """``--jobs``: a positive integer or ``auto``."""
+    if text == "auto":
+        return text
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive integer or auto, got {text!r}"
+                                         ) from None
+
+
+def resolve_jobs(args: argparse.Namespace, target: Any) -> str | None:
+    """Settle ``--jobs auto`` from the estimated work of the chosen construction; returns the
+    note for the summary (``None`` when the user gave a number)."""
+    from exactnorm.constructions.choice import estimate_theorem1, estimate_tradeoff
+    from exactnorm.constructions.parallel import auto_jobs
+
+    if args.jobs != "auto":
+        return None
+    if args.construction == "tradeoff":
+        est = estimate_tradeoff(target, args.block or 1, routing=args.routing or "selection")
+    else:
+        est = estimate_theorem1(target)
+    args.jobs = auto_jobs(est.seconds)
+    return f"--jobs auto: {args.jobs} process{'es' if args.jobs > 1 else ''}"
+
+
 def resolve_construction(args: argparse.Namespace, target: Any) -> str | None:
     """Settle ``auto`` (and a missing ``--block``/``--distribution``) from the cost model.
 
@@ -164,8 +192,9 @@ def resolve_construction(args: argparse.Namespace, target: Any) -> str | None:
 
     if args.max_system < 1:
         raise InputError("--max-system must be positive")
+    jobs = 1 if args.jobs == "auto" else args.jobs  # estimates for one process until settled
     if args.construction == "theorem1":
-        require_theorem1_budget(target, args.jobs, args.max_system)
+        require_theorem1_budget(target, jobs, args.max_system)
     explicit_dist = args.distribution is not None
     if args.distribution is None:
         args.distribution = DEFAULT_DISTRIBUTION
@@ -174,15 +203,15 @@ def resolve_construction(args: argparse.Namespace, target: Any) -> str | None:
         return None
     if args.construction == "auto" and args.block is not None:
         raise InputError("--block applies to --construction tradeoff only")
-    choice = choose_construction(target, args.distribution, jobs=args.jobs,
+    choice = choose_construction(target, args.distribution, jobs=jobs,
                                  max_system=args.max_system)
     if choice.name == "tradeoff" and not explicit_dist and zero_probability(args.distribution):
         # block size 1 needs zero-free frozen entries; the user left the distribution to us
         args.distribution = WIDE_DISTRIBUTION
-        choice = choose_construction(target, args.distribution, jobs=args.jobs,
+        choice = choose_construction(target, args.distribution, jobs=jobs,
                                  max_system=args.max_system)
     if args.construction == "tradeoff":
-        args.block, est, _, _ = best_block(target, args.distribution, jobs=args.jobs)
+        args.block, est, _, _ = best_block(target, args.distribution, jobs=jobs)
         return f"tradeoff: block size {args.block} from the cost model; {est.describe()}"
     args.construction = choice.name
     if choice.block is not None:
@@ -257,11 +286,14 @@ def run(args: argparse.Namespace) -> int:
         raise InputError("--seed must be non-negative")
     if args.max_width < 1 or args.max_digits < 1:
         raise InputError("--max-width and --max-digits must be positive")
-    if args.jobs < 1:
+    if args.jobs != "auto" and args.jobs < 1:
         raise InputError("--jobs must be at least 1")
     output_path(args.out)  # a mistyped folder fails now, not after the construction
     target = load_target_from_args(args)
     chosen = resolve_construction(args, target)
+    jobs_note = resolve_jobs(args, target)
+    if jobs_note is not None and args.jobs > 1:
+        chosen = f"{chosen}; {jobs_note}" if chosen else jobs_note
     opts = construction_options(args)
     parse_distribution(args.distribution)  # a bad name fails here, before any announcement
     if chosen is not None and args.construction == "tradeoff":

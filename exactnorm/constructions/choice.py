@@ -66,8 +66,8 @@ _EXPONENT = 2.44
 _GAMMA_BITS_PER_M = 10.5
 # gzip stores a decimal digit of Γ in about 0.45 bytes; a digit carries log10(2) bits' worth
 _GZ_BYTES_PER_GAMMA_BIT = 0.45 * math.log10(2)
-# a small frozen integer with its separator, gzipped
-_GZ_BYTES_PER_FROZEN_ENTRY = 0.6
+# a frozen matrix is written by reference: its draw record and layer keys, gzipped
+_GZ_BYTES_PER_MATRIX = 60
 # peak memory per unknown² of one system (K and the lifting; 3 GiB at m = 4096)
 _PEAK_BYTES_PER_M2 = 190
 _BASE_BYTES = 300 * 2**20
@@ -118,17 +118,19 @@ def system_seconds(m: int) -> float:
     return _T128 * (m / 128) ** _EXPONENT if m else 0.0
 
 
-def _system_bytes(m: int, frozen_entries: int) -> int:
+def _system_bytes(m: int, matrices: int, gamma_sized_betas: float) -> int:
+    """gz bytes of one system's layers: Γ (m entries of about m·10.5 bits), the β vectors as
+    long as Γ (``gamma_sized_betas`` of them: 2 for Theorem 1's smallest shifts, 0 for the
+    trade-off's integer shifts, whose β are a few digits each) and the draw records."""
     gamma = m * m * _GAMMA_BITS_PER_M * _GZ_BYTES_PER_GAMMA_BIT
-    return int(gamma + frozen_entries * _GZ_BYTES_PER_FROZEN_ENTRY)
+    return int(gamma * (1 + gamma_sized_betas) + matrices * _GZ_BYTES_PER_MATRIX)
 
 
 def estimate_theorem1(target: TargetNetwork, jobs: int = 1) -> Estimate:
     """Cost of Theorem 1: one system of size ``d_in·d_out`` per layer, two layers each."""
     sizes = [d_in * d_out for d_out, d_in in (tl.shape for tl in target.layers)]
     seconds = sum(system_seconds(m) for m in sizes) / min(jobs, len(sizes))
-    nbytes = sum(_system_bytes(m, m * (d_in + d_out))
-                 for m, (d_out, d_in) in zip(sizes, (tl.shape for tl in target.layers)))
+    nbytes = sum(_system_bytes(m, 2, 2) for m in sizes)
     return Estimate(seconds, _BASE_BYTES + _PEAK_BYTES_PER_M2 * max(sizes) ** 2, nbytes,
                     2 * len(sizes), len(sizes), max(sizes))
 
@@ -146,9 +148,7 @@ def estimate_tradeoff(target: TargetNetwork, block: int, jobs: int = 1,
         T = math.ceil(d_in / k)
         m = d_out * k
         seconds += T * system_seconds(m)
-        frozen = m * k + d_out * m + (k * d_in * 2 + d_out * d_out if routing == "selection"
-                                      else m * d_in)
-        nbytes += T * _system_bytes(m, frozen)
+        nbytes += T * _system_bytes(m, 3 if routing == "selection" else 2, 0)
         depth += 2 if T == 1 else (3 * T + 1 if routing == "selection" else 2 * T + 1)
         systems += T
         largest = max(largest, m)

@@ -19,13 +19,19 @@ returns; only the order of assembly could, and that is fixed here.
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TypeVar
 
 from exactnorm.errors import InputError
 
-__all__ = ["map_tasks", "dask_client", "check_jobs"]
+__all__ = ["map_tasks", "dask_client", "check_jobs", "available_cores", "auto_jobs",
+           "AUTO_JOBS_SECONDS"]
+
+#: estimated construction time from which ``--jobs auto`` uses every available core; below it
+#: starting worker processes (each imports python-flint) costs more than it saves
+AUTO_JOBS_SECONDS = 5.0
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -36,6 +42,25 @@ def check_jobs(jobs: Any) -> int:
     if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
         raise InputError(f"--jobs must be a positive integer, got {jobs!r}")
     return jobs
+
+
+def available_cores() -> int:
+    """CPUs this process may run on (its affinity mask where the OS has one)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - macOS and Windows have no affinity call
+        return max(1, os.cpu_count() or 1)
+
+
+def auto_jobs(estimated_seconds: float) -> int:
+    """Processes for ``--jobs auto``: every available core for work estimated at
+    :data:`AUTO_JOBS_SECONDS` or more, else 1. The result never depends on it (tasks are
+    assembled in order), only the time does.
+
+    >>> auto_jobs(0.1)
+    1
+    """
+    return available_cores() if estimated_seconds >= AUTO_JOBS_SECONDS else 1
 
 
 @contextlib.contextmanager

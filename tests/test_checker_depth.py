@@ -1,0 +1,184 @@
+"""Both checkers at depth (issue 14): trade-off certificates with long identity-skip chains and
+compact 0/1 skips, checked with identical verdicts, and hostile edits of exactly those parts
+refused identically; the flint checker's column pieces and denominator reduction compared with
+plain ``Fraction`` arithmetic written here."""
+
+from __future__ import annotations
+
+import copy
+import math
+from fractions import Fraction
+from typing import Any
+
+import pytest
+from flint import fmpz, fmpz_mat
+from hypothesis import given
+from hypothesis import strategies as st
+
+from exactnorm import checker, checker_flint
+from exactnorm.certificate import certificate_document, expand_skip
+from exactnorm.constructions.tradeoff import certify_tradeoff
+from exactnorm.model.targets import random_target
+
+# ------------------------------------------------------------------ a deep certificate
+
+
+@pytest.fixture(scope="module")
+def deep_doc() -> dict[str, Any]:
+    """24-8-3, block 1, selection routing: 73 + 25 frozen layers in two segments."""
+    g = random_target((24, 8, 3), seed=5, box=(Fraction(0), Fraction(1)))
+    return certificate_document(certify_tradeoff(g, block=1, seed=2))
+
+
+def both(doc: dict[str, Any]) -> tuple[Any, Any]:
+    v_pure, v_flint = checker.check_certificate(doc), checker_flint.check_certificate(doc)
+    assert (v_pure.ok, v_pure.rule, v_pure.message, v_pure.layer, v_pure.neuron) == \
+        (v_flint.ok, v_flint.rule, v_flint.message, v_flint.layer, v_flint.neuron)
+    return v_pure, v_flint
+
+
+def test_deep_tradeoff_certificate_is_valid_for_both(deep_doc):
+    v, _ = both(deep_doc)
+    assert v.ok, v.message
+    assert v.facts["frozen_layers"] == 3 * 24 + 1 + 3 * 8 + 1
+    skips = [s["weight"] for L in deep_doc["network"]["layers"] for s in L.get("skip", [])]
+    assert {"identity"} in [set(w) for w in skips]
+    assert {"selection", "columns"} in [set(w) for w in skips]
+
+
+def _layers_with_skip(doc: dict[str, Any], kind: str) -> list[int]:
+    return [j for j, L in enumerate(doc["network"]["layers"])
+            if any(s["kind"] == kind for s in L.get("skip", []))]
+
+
+def _edit(doc: dict[str, Any], kind: str, position: int, change: Any) -> dict[str, Any]:
+    out = copy.deepcopy(doc)
+    j = _layers_with_skip(out, kind)[position]
+    skip = next(s for s in out["network"]["layers"][j]["skip"] if s["kind"] == kind)
+    change(skip)
+    return out
+
+
+def _shift_selection(skip: dict[str, Any]) -> None:
+    sel = skip["weight"]["selection"]
+    sel[0] = (sel[0] + 1) % skip["weight"]["columns"]
+
+
+EDITS = {
+    # another input coordinate routed into block 5: the sum is another map (rule identity)
+    "routes another column": ("selection", 5, _shift_selection, "identity"),
+    "selection out of range": ("selection", 2, lambda s: s["weight"]["selection"].__setitem__(
+        0, s["weight"]["columns"]), "shape"),
+    "selection negative": ("selection", 2, lambda s: s["weight"]["selection"].__setitem__(
+        0, -1), "shape"),
+    "selection index is a bool": ("selection", 2, lambda s: s["weight"]["selection"].__setitem__(
+        0, True), "shape"),
+    "selection too short": ("selection", 2, lambda s: s["weight"]["selection"].pop(), "shape"),
+    "columns wrong": ("selection", 0, lambda s: s["weight"].__setitem__("columns", 23), "shape"),
+    "identity of the wrong size": ("identity", 3, lambda s: s["weight"].__setitem__(
+        "identity", 9), "shape"),
+    "identity declared selection": ("identity", 3, lambda s: s.__setitem__("kind", "selection"),
+                                    "skip"),
+    "selection declared identity": ("selection", 3, lambda s: s.__setitem__("kind", "identity"),
+                                    "skip"),
+    "compact skip with a source": ("identity", 1, lambda s: s.__setitem__(
+        "source", {"kind": "fixed", "why": "x"}), "provenance"),
+    "extra key": ("identity", 1, lambda s: s["weight"].__setitem__("scale", 2), "skip"),
+    "identity written out, one entry off": ("identity", 4, lambda s: s.__setitem__(
+        "weight", [[int(r == c and r > 0) for c in range(8)] for r in range(8)]), "skip"),
+    # the accumulator skipped: block 6's contribution is lost (rule identity)
+    "accumulator from an earlier node": ("identity", 6, lambda s: s.__setitem__(
+        "from", s["from"] - 3), "identity"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(EDITS))
+def test_hostile_edits_of_skips_refused_identically(deep_doc, name):
+    kind, position, change, rule = EDITS[name]
+    v, _ = both(_edit(deep_doc, kind, position, change))
+    assert not v.ok and v.rule == rule, (name, v)
+
+
+@pytest.mark.parametrize("part", ["gamma", "beta"])
+def test_one_block_numerator_off_is_refused_identically(deep_doc, part):
+    for j in (1, 40, 72, 80):  # hidden and output layers of blocks in both segments
+        doc = copy.deepcopy(deep_doc)
+        vec = doc["network"]["layers"][j][part]
+        vec["num"][0] = str(int(vec["num"][0]) + 1)
+        v, _ = both(doc)
+        assert not v.ok and v.rule in ("identity", "stability"), (j, part, v)
+
+
+def test_expanded_skips_give_the_same_verdicts(deep_doc):
+    doc = copy.deepcopy(deep_doc)
+    for L in doc["network"]["layers"]:
+        for s in L.get("skip", []):
+            s["weight"] = expand_skip(s["weight"])
+    v, _ = both(doc)
+    assert v.ok and v.message == checker.check_certificate(deep_doc).message
+
+
+# ------------------------------------------------------------------ column pieces
+
+
+def _dense(node: Any, rows: int, width: int) -> tuple[list[list[Fraction]], list[Fraction]]:
+    pieces, cn, cden = node
+    A = [[Fraction(0)] * width for _ in range(rows)]
+    for cols, M, den in pieces:
+        for r, row in enumerate(M.tolist()):
+            for t, x in zip(cols, row):
+                A[r][t] += Fraction(int(x), int(den))
+    return A, [Fraction(int(x), int(cden)) for x in cn.entries()]
+
+
+@st.composite
+def piece_maps(draw: Any, rows: int, width: int) -> Any:
+    """A map of pieces on disjoint column sets, each with its own denominator.
+
+    Shrinks towards fewer, smaller pieces with denominator 1."""
+    columns = draw(st.permutations(range(width)))
+    cuts = sorted(draw(st.lists(st.integers(0, width), max_size=3)))
+    pieces = []
+    for a, b in zip([0, *cuts], [*cuts, draw(st.integers(0, width))]):
+        cols = sorted(columns[a:b])
+        if not cols:
+            continue
+        entries = draw(st.lists(st.integers(-20, 20), min_size=rows * len(cols),
+                                max_size=rows * len(cols)))
+        pieces.append((cols, fmpz_mat(rows, len(cols), entries), fmpz(draw(st.integers(1, 12)))))
+    consts = draw(st.lists(st.integers(-20, 20), min_size=rows, max_size=rows))
+    return pieces, fmpz_mat(rows, 1, consts), fmpz(draw(st.integers(1, 12)))
+
+
+@given(st.data())
+def test_adding_piece_maps_is_adding_matrices(data):
+    rows, width = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 6))
+    m1, m2 = data.draw(piece_maps(rows, width)), data.draw(piece_maps(rows, width))
+    total = checker_flint._add_maps(m1, m2, 1)
+    (A1, c1), (A2, c2) = _dense(m1, rows, width), _dense(m2, rows, width)
+    assert _dense(total, rows, width) == (
+        [[x + y for x, y in zip(r1, r2)] for r1, r2 in zip(A1, A2)],
+        [x + y for x, y in zip(c1, c2)])
+    seen = [t for cols, _, _ in total[0] for t in cols]
+    assert len(seen) == len(set(seen))  # pieces stay on disjoint columns
+    # the materialized checkpoint form denotes the same map
+    cols, A, consts, den = checker_flint._checkpoint_ints(total, rows)
+    dense_A, dense_c = _dense(total, rows, width)
+    assert [[Fraction(A[r][cols.index(t)], den) if t in cols else Fraction(0)
+             for t in range(width)] for r in range(rows)] == dense_A
+    assert [Fraction(x, den) for x in consts] == dense_c
+
+
+@given(st.lists(st.integers(-50, 50), min_size=1, max_size=8), st.integers(1, 400))
+def test_reduced_piece_is_in_lowest_common_terms(entries, den):
+    piece = ([0], fmpz_mat(len(entries), 1, entries), fmpz(den))
+    out = checker_flint._reduced(piece)
+    if not any(entries):
+        assert out is None
+        return
+    _, A, d = out
+    assert [Fraction(int(x), int(d)) for x in A.entries()] == [Fraction(x, den) for x in entries]
+    smallest = math.lcm(*(Fraction(x, den).denominator for x in entries))
+    assert d == smallest
+    # the pure checker's reduction agrees
+    assert checker.reduced(([0], [[x] for x in entries], [0] * len(entries), den))[3] == smallest
