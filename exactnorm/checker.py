@@ -261,9 +261,20 @@ def number(value: object, where: str, max_digits: int = DEFAULT_MAX_DIGITS) -> F
                 if value.bit_length() > 4 * max_digits or len(str(abs(value))) > max_digits:
                     raise CertificateError("number", f"{where}: more than {max_digits} digits")
         return Fraction(value)
-    if len(value) > 2 * max_digits + 3 or _too_long(value, max_digits):
+    # no part of a string is longer than the string: count digits only for long ones
+    if len(value) > max_digits and (len(value) > 2 * max_digits + 3
+                                    or _too_long(value, max_digits)):
         raise CertificateError("number", f"{where}: more than {max_digits} digits")
     rat = _RATIONAL.fullmatch(value)
+    if rat and len(value) <= 640:
+        # the common short "p/q": CPython's smallest settable digit limit is 640, so plain int()
+        sign, p, q = rat.groups()
+        if q is None:
+            return Fraction(int(value))
+        if not q.strip("0"):
+            raise CertificateError("number", f"{where}: zero denominator in {show(value)}")
+        x = Fraction(int(p), int(q))
+        return -x if sign else x
     dec = None if rat else _DECIMAL.fullmatch(value)
     if not rat and not (dec and (dec.group(2) or dec.group(3))):
         raise CertificateError("number", f"{where}: {show(value)} is not an exact number")
@@ -1165,9 +1176,13 @@ def check_file(path: str, *, max_digits: int = DEFAULT_MAX_DIGITS,
     failed verdict with rule ``format`` (the command line exits 2 for it instead)."""
     try:
         text = read_file_bytes(path, max_bytes)
+        doc = parse_certificate_text(text, max_digits=max_digits)
     except ReadError as exc:
         return Verdict(False, "format", str(exc))
-    return check_certificate_text(text, max_digits=max_digits)
+    except CertificateError as exc:
+        return Verdict(False, exc.rule, str(exc))
+    del text  # the document is parsed: the bytes need not stay in memory during the check
+    return check_certificate(doc, max_digits=max_digits)
 
 
 def print_or_broken_pipe(line: str) -> bool:

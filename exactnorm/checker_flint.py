@@ -71,17 +71,17 @@ def _box_ranges(A: fmpq_mat, c: fmpq_mat, lo: fmpq_mat, hi: fmpq_mat) -> tuple[l
     return mn.entries(), mx.entries()
 
 
-# A map of the segment input a is (pieces, cn, cden): node = Σ_p (A_p·a[cols_p])/den_p + cn/cden,
-# with integer matrices A_p on pairwise disjoint, sorted column lists cols_p and an integer column
-# cn. Each piece keeps its own (reduced) denominator, so a sum of many maps never goes over the
-# lcm of them all, and adding maps with disjoint supports (a trade-off accumulator gaining one
-# input block per layer) joins piece lists instead of rewriting the whole sum: O(rows) per layer,
-# not O(rows × segment width). Products run on fmpz_mat in FLINT; the per-entry Python work is
-# scaling rows by integer numerators. Layers hold γ and β as (integer numerators, denominator).
-# The segment input itself is None.
+# A map of the segment input a is (pieces, cn, cden, support): node = Σ_p (A_p·a[cols_p])/den_p
+# + cn/cden, with integer matrices A_p on pairwise disjoint, sorted column lists cols_p, an integer
+# column cn, and the set of all their columns. Each piece keeps its own (reduced) denominator, so
+# a sum of many maps never goes over the lcm of them all, and adding maps with disjoint supports
+# (a trade-off accumulator gaining one input block per layer) joins piece lists instead of
+# rewriting the whole sum: O(rows) per layer, not O(rows × segment width). Products run on
+# fmpz_mat in FLINT; the per-entry Python work is scaling rows by integer numerators. Layers hold
+# γ and β as (integer numerators, denominator). The segment input itself is None.
 
 Piece = tuple[list[int], fmpz_mat, fmpz]
-Map = tuple[list[Piece], fmpz_mat, fmpz]
+Map = tuple[list[Piece], fmpz_mat, fmpz, frozenset[int]]
 
 
 def _common(values: list[fmpq]) -> tuple[list[fmpz], fmpz]:
@@ -98,7 +98,27 @@ def _lcm(a: fmpz, b: fmpz) -> fmpz:
     return a if a % b == 0 else a.lcm(b)
 
 
-def _split(M: fmpq_mat | fmpz_mat) -> tuple[fmpz_mat, fmpz]:
+class _Draw:
+    """A frozen integer matrix by reference, validated while reading and regenerated when its
+    layer is checked: the check holds one regenerated matrix at a time, not all of them."""
+
+    __slots__ = ("record", "rows", "cols")
+
+    def __init__(self, record: dict, rows: int, cols: int) -> None:
+        self.record, self.rows, self.cols = record, rows, cols
+
+    def nrows(self) -> int:
+        return self.rows
+
+    def matrix(self) -> fmpz_mat:
+        r, c, flat = regenerate_integers_flat(self.record, max_entries=pure.MAX_MAP_ENTRIES,
+                                              convert=fmpz)
+        return fmpz_mat(r, c, flat)
+
+
+def _split(M: fmpq_mat | fmpz_mat | _Draw) -> tuple[fmpz_mat, fmpz]:
+    if isinstance(M, _Draw):
+        return M.matrix(), fmpz(1)
     if isinstance(M, fmpz_mat):
         return M, fmpz(1)
     if M.nrows() == 0 or M.ncols() == 0:
@@ -122,6 +142,10 @@ def _product(X: fmpz_mat, Y: fmpz_mat) -> fmpz_mat:
 
 
 def _scale_int_rows(scale: list[fmpz], M: fmpz_mat) -> fmpz_mat:
+    """diag(scale)·M; one FLINT product when every scale is the same (γ = 1)."""
+    first = scale[0] if scale else None
+    if first is not None and all(g == first for g in scale):
+        return M if first == 1 else M * first
     rows = M.tolist()
     if not rows or not rows[0]:
         return M
@@ -162,10 +186,6 @@ def _piece_ranges(A: fmpz_mat, cols: list[int], lon: list[fmpz],
     return pos * sub_lo + neg * sub_hi, pos * sub_hi + neg * sub_lo
 
 
-def _width(pieces: list[Piece]) -> int:
-    return sum(len(cols) for cols, _, _ in pieces)
-
-
 def _restricted(Vn: fmpz_mat, width: int) -> tuple[list[int], fmpz_mat]:
     """The columns ``Vn`` reads and ``Vn`` on them (no copy when it reads all of them)."""
     rows = Vn.tolist()
@@ -179,11 +199,12 @@ def _compose(Vn: fmpz_mat, vden: fmpz, node: Map | None, width: int, j: int) -> 
     """(Vn/vden)·node."""
     if node is None:
         cols, An = _restricted(Vn, width)
-        return ([(cols, An, vden)] if cols else []), fmpz_mat(Vn.nrows(), 1), fmpz(1)
-    pieces, cn, cden = node
-    pure.rule_map_size(Vn.nrows(), _width(pieces), j)
+        return (([(cols, An, vden)] if cols else []), fmpz_mat(Vn.nrows(), 1), fmpz(1),
+                frozenset(cols))
+    pieces, cn, cden, support = node
+    pure.rule_map_size(Vn.nrows(), len(support), j)
     return ([(cols, _product(Vn, A), vden * den) for cols, A, den in pieces], Vn * cn,
-            vden * cden)
+            vden * cden, support)
 
 
 def _compose_picks(P: pure.Picks, node: Map | None, width: int, j: int) -> Map:
@@ -198,9 +219,9 @@ def _compose_picks(P: pure.Picks, node: Map | None, width: int, j: int) -> Map:
             if t is not None:
                 flat[r * len(cols) + at[t]] = 1
         pieces = [(cols, fmpz_mat(n, len(cols), flat), fmpz(1))] if cols else []
-        return pieces, fmpz_mat(n, 1), fmpz(1)
-    pieces, cn, cden = node
-    pure.rule_map_size(n, _width(pieces), j)
+        return pieces, fmpz_mat(n, 1), fmpz(1), frozenset(cols)
+    pieces, cn, cden, support = node
+    pure.rule_map_size(n, len(support), j)
     if P.rows == tuple(range(cn.nrows())):
         return node
     zero = fmpz(0)
@@ -211,7 +232,8 @@ def _compose_picks(P: pure.Picks, node: Map | None, width: int, j: int) -> Map:
                               for x in (rows[t] if t is not None else [zero] * k)]
         picked.append((cols, fmpz_mat(n, k, entries), den))
     consts = cn.entries()
-    return picked, fmpz_mat(n, 1, [consts[t] if t is not None else zero for t in P.rows]), cden
+    return (picked, fmpz_mat(n, 1, [consts[t] if t is not None else zero for t in P.rows]), cden,
+            support)
 
 
 def _reduced(piece: Piece) -> Piece | None:
@@ -267,8 +289,14 @@ def _merged(pieces: list[Piece], rows: int) -> Piece:
 
 def _add_maps(m1: Map, m2: Map, j: int) -> Map:
     """m1 + m2: pieces whose columns meet are merged, the others are kept as they are."""
-    (p1, c1, d1), (p2, c2, d2) = m1, m2
+    (p1, c1, d1, s1), (p2, c2, d2, s2) = m1, m2
     rows = c1.nrows()
+    den = _lcm(d1, d2)
+    cn = (c1 if d1 == den else c1 * (den // d1)) + (c2 if d2 == den else c2 * (den // d2))
+    support = s1 | s2
+    pure.rule_map_size(rows, len(support), j)
+    if s1.isdisjoint(s2):  # e.g. an accumulator gaining a block: no piece changes
+        return p1 + p2, *_reduced_column(cn, den), support
     pieces = p1 + p2
     owner: dict[int, int] = {}
     parent = list(range(len(pieces)))
@@ -287,17 +315,17 @@ def _add_maps(m1: Map, m2: Map, j: int) -> Map:
     groups: dict[int, list[Piece]] = {}
     for k, piece in enumerate(pieces):
         groups.setdefault(root(k), []).append(piece)
-    pure.rule_map_size(rows, len(owner), j)
     out = [_reduced(_merged(group, rows)) if len(group) > 1 else group[0]
            for group in groups.values()]  # a lone piece is kept as it is
-    den = _lcm(d1, d2)
-    cn = (c1 if d1 == den else c1 * (den // d1)) + (c2 if d2 == den else c2 * (den // d2))
-    return [p for p in out if p is not None], *_reduced_column(cn, den)
+    kept = [p for p in out if p is not None]
+    if len(kept) < len(out):  # a merged piece summed to zero
+        support = frozenset(t for cols, _, _ in kept for t in cols)
+    return kept, *_reduced_column(cn, den), support
 
 
 def _checkpoint_ints(node: Map, rows: int) -> tuple:
     """The checkpoint map in the pure checker's form: (cols, integer rows, consts, den)."""
-    pieces, cn, cden = node
+    pieces, cn, cden, _ = node
     if pieces:
         cols, A, den = _merged(pieces, rows)
     else:
@@ -318,11 +346,11 @@ def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple
     for j in range(start + 1, end + 1):
         layer = layers[j - 1]
         Vn, vden = _split(layer["V"])
-        pieces, en, eden = _compose(Vn, vden, maps[layer["input"]], width, j)  # V·node
+        composed, en, eden, support = _compose(Vn, vden, maps[layer["input"]], width, j)  # V·node
         (gn, gden), (bn, bden) = layer["gamma"], layer["beta"]
         # diag(γ)·(V·node) + β: pieces over gden·den, constants over lcm(gden·eden, bden)
         pieces = [p for p in (_reduced((cols, _scale_int_rows(gn, A), gden * den))
-                              for cols, A, den in pieces) if p is not None]
+                              for cols, A, den in composed) if p is not None]
         D0 = gden * eden
         D = _lcm(D0, bden)
         s1, s2 = D // D0, D // bden
@@ -349,7 +377,9 @@ def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple
                 pieces = [p for p in (_reduced((cols, _scale_int_rows(mask, A), den))
                                       for cols, A, den in pieces) if p is not None]
                 consts = [x if k else zero for x, k in zip(consts, keep)]
-        node: Map = (pieces, *_reduced_column(fmpz_mat(len(consts), 1, consts), D))
+        if len(pieces) < len(composed):  # pieces that became zero depend on no column
+            support = frozenset(t for cols, _, _ in pieces for t in cols)
+        node: Map = (pieces, *_reduced_column(fmpz_mat(len(consts), 1, consts), D), support)
         if j == end:
             # the checkpoint map is target-sized: compare it with the pure checker's own rule
             pure.rule_checkpoint(layer, _checkpoint_ints(node, len(consts)), target_layer, j, i,
@@ -479,7 +509,7 @@ def _fast_numbers(value: object, length: int, max_digits: int) -> tuple[list[fmp
 
 def _fast_frozen(obj: dict, key: str, rows: int | None, cols: int, kind: str | None,
                  where: str, j: int, max_digits: int,
-                 prov: pure.Provenance) -> fmpq_mat | fmpz_mat:
+                 prov: pure.Provenance) -> fmpq_mat | _Draw:
     """A layer weight or random skip: regenerated from ``{"random": R}`` (integer
     distributions), or explicit where the pure reader would take it without a record."""
     value = obj.get(key)
@@ -492,9 +522,8 @@ def _fast_frozen(obj: dict, key: str, rows: int | None, cols: int, kind: str | N
         if rec.cols != cols or (rows is not None and rec.rows != rows) \
                 or rec.kind in ("rational", "gauss"):
             raise _UsePureReader
-        r, c, flat = regenerate_integers_flat(value["random"], max_entries=pure.MAX_MAP_ENTRIES)
         prov.regenerated += 1
-        return fmpz_mat(r, c, flat)
+        return _Draw(value["random"], rec.rows, rec.cols)
     if prov.version >= 2 and kind in (None, "random"):
         raise _UsePureReader  # the provenance rule refuses it; the pure reader says how
     prov.explicit += 1
@@ -548,9 +577,14 @@ def _read_network_fast(doc: dict, d0: int, max_digits: int,
                 skips.append((frm, pure.compact_picks(weight, kind, sw, n, dims[frm], j)))
                 continue
             P = _fast_frozen(sk, "weight", n, dims[frm], kind, sw, j, max_digits, prov)
+            if kind == "random":  # any matrix is a random skip (rule_skip_kind has no test)
+                skips.append((frm, P))
+                continue
+            if isinstance(P, _Draw):
+                raise _UsePureReader  # a drawn identity or selection: rare, the pure reader
             rule_rows = P.tolist()
             pure.rule_skip_kind(kind, rule_rows, sw, j)
-            skips.append((frm, P if kind == "random" else pure.picks_of(rule_rows)))
+            skips.append((frm, pure.picks_of(rule_rows)))
         out.append({"input": src, "V": V, "gamma": gamma, "beta": beta, "act": act,
                     "skips": skips})
         dims.append(n)
@@ -598,6 +632,10 @@ def check_file(path: str, *, max_digits: int = pure.DEFAULT_MAX_DIGITS,
     """Check a ``.json`` or ``.json.gz`` certificate file (unreadable: rule ``format``)."""
     try:
         text = pure.read_file_bytes(path, max_bytes)
+        doc = pure.parse_certificate_text(text, max_digits=max_digits)
     except pure.ReadError as exc:
         return Verdict(False, "format", str(exc))
-    return check_certificate_text(text, max_digits=max_digits)
+    except CertificateError as exc:
+        return Verdict(False, exc.rule, str(exc))
+    del text  # the document is parsed: the bytes need not stay in memory during the check
+    return check_certificate(doc, max_digits=max_digits)

@@ -402,10 +402,12 @@ def regenerate_integers(record: Any, *,
     return _matrix(rec, int)
 
 
-def regenerate_integers_flat(record: Any, *, max_entries: int = DEFAULT_MAX_ENTRIES
-                             ) -> tuple[int, int, list[int]]:
+def regenerate_integers_flat(record: Any, *, max_entries: int = DEFAULT_MAX_ENTRIES,
+                             convert: Callable[[int], Any] = int) -> tuple[int, int, list[Any]]:
     """:func:`regenerate_integers` as ``(rows, cols, row-major entries)``: what a matrix
-    library builds from directly, without a list per row.
+    library builds from directly, without a list per row. ``convert`` maps each integer value
+    to the library's integer type; it is called once per possible value when there are at most
+    2^16 of them, so the entries share those objects.
 
     >>> rows, cols, flat = regenerate_integers_flat({"generator": "exactnorm.shake256.v1",
     ...     "seed": 0, "key": [1], "distribution": "int:8", "shape": [2, 3]})
@@ -415,4 +417,4 @@ def regenerate_integers_flat(record: Any, *, max_entries: int = DEFAULT_MAX_ENTR
     rec = validate_record(record, max_entries=max_entries)
     if rec.kind in ("rational", "gauss"):
         raise RecordError(f"draw record: {rec.distribution} is not an integer distribution")
-    return rec.rows, rec.cols, _flat(rec, int)
+    return rec.rows, rec.cols, _flat(rec, convert)

@@ -122,7 +122,8 @@ def test_expanded_skips_give_the_same_verdicts(deep_doc):
 
 
 def _dense(node: Any, rows: int, width: int) -> tuple[list[list[Fraction]], list[Fraction]]:
-    pieces, cn, cden = node
+    pieces, cn, cden, support = node
+    assert support == {t for cols, _, _ in pieces for t in cols}
     A = [[Fraction(0)] * width for _ in range(rows)]
     for cols, M, den in pieces:
         for r, row in enumerate(M.tolist()):
@@ -147,7 +148,8 @@ def piece_maps(draw: Any, rows: int, width: int) -> Any:
                                 max_size=rows * len(cols)))
         pieces.append((cols, fmpz_mat(rows, len(cols), entries), fmpz(draw(st.integers(1, 12)))))
     consts = draw(st.lists(st.integers(-20, 20), min_size=rows, max_size=rows))
-    return pieces, fmpz_mat(rows, 1, consts), fmpz(draw(st.integers(1, 12)))
+    support = frozenset(t for cols, _, _ in pieces for t in cols)
+    return pieces, fmpz_mat(rows, 1, consts), fmpz(draw(st.integers(1, 12))), support
 
 
 @given(st.data())
