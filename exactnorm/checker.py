@@ -20,7 +20,8 @@ layer:
   provenance   (version 2) every layer weight and every random skip is regenerated from a draw
                record (by reference, or explicit and equal entry by entry to the regenerated
                matrix) or declared fixed; all records name one seed and distinct stream keys
-  skip         skip kinds are identity / selection / random and match their matrices;
+  skip         skip kinds are identity / selection / random and match their matrices (or
+               their compact forms {"identity": n}, {"selection": [...], "columns": d});
                a checkpoint layer has no skip
   checkpoints  L strictly increasing node indices in 1..N, the last one is the last layer N
   segment      a layer reads only nodes of its own segment (previous checkpoint or later)
@@ -51,8 +52,11 @@ COLT 2023, arXiv:2302.07937, for the constructions that produce such certificate
 Arithmetic. A map is kept as integer numerators over one denominator per map, and only on the
 columns of a it depends on (its *support*): a node built from a selection of k coordinates
 stores k columns, the segment input itself is never written as an identity matrix, and a node's
-map is dropped after the last layer that reads it. Box minima and maxima are sums of rationals
-added pairwise in a balanced tree (no running fraction with a growing denominator).
+map is dropped after the last layer that reads it. Each layer's map is put over its smallest
+denominator (and on no column when its matrix is zero), so denominators do not pile up along a
+segment of thousands of layers; identity and selection skips copy rows instead of multiplying.
+Box minima and maxima are sums of rationals added pairwise in a balanced tree (no running
+fraction with a growing denominator).
 
 Usage: ``python -m exactnorm.checker CERT [--pure] [--max-bytes N]`` (this file is always the
 pure checker). Exit 0 valid, 1 invalid, 2 unreadable input or usage, 141 stdout closed.

@@ -7,13 +7,16 @@ facts included (tests/test_checker.py, tests/test_checker_v2.py and tests/test_f
 on every case and mutant).
 
 Correctness argument. Reading, structural rules, the provenance rule (versions 1 and 2), the
-checkpoint identity and the verdict are the pure checker's own functions; only plain version-1
-layers are read by a faster reader here, which hands anything unusual back to the pure reader.
-The segment arithmetic is the pure checker's, on FLINT integers: a node is
-``(An·a[cols] + cn)/den`` over the columns ``cols`` of the segment input it depends on (the input
-itself is never an identity matrix), stability is decided on the unscaled rows ``V·A`` with the
-sign rule for ``γ_k``, and a node's map is dropped after the last layer that reads it, so memory
-grows with the widest layer times the segment input width it depends on, not with the depth.
+checkpoint identity and the verdict are the pure checker's own functions; well-formed layers
+(plain or compact numbers, integer draws by reference, compact 0/1 skips) are read by a faster
+reader here, which validates draw records with the pure checker's rule and hands anything
+unusual back to the pure reader; a draw is regenerated when its layer is checked. The segment
+arithmetic is the pure checker's, on FLINT integers: a node is a sum of *pieces*
+``(A_p·a[cols_p])/den_p`` on disjoint columns of the segment input plus a constant (the input
+itself is never an identity matrix); stability is decided on the exact minimum and maximum of
+each scaled row, the same numbers the pure checker finds; each piece is kept over its smallest
+denominator; and a node's map is dropped after the last layer that reads it, so memory grows
+with the widest layer times the segment input width it depends on, not with the depth.
 
 Reference: Giannou, Rajput, Papailiopoulos, "The Expressive Power of Tuning Only the
 Normalization Layers", COLT 2023, arXiv:2302.07937.
