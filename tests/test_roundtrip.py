@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from flint import fmpq
@@ -42,14 +43,39 @@ def test_theorem1_round_trip(i):
         assert c.network.evaluate(x) == g.evaluate(x)
 
 
-@pytest.mark.parametrize("mode", ["neuron", "layer"])
-def test_shift_modes_both_valid_and_neuron_is_smaller(mode):
+@pytest.mark.parametrize("mode", ["neuron", "layer", "integer"])
+def test_shift_modes_all_valid_and_neuron_is_smaller(mode):
     g = case_target(7)
     c = certify_theorem1(g, seed=1, shift_mode=mode)
     assert checker.check_certificate(api.certificate_document(c)).ok
     per_neuron = certify_theorem1(g, seed=1, shift_mode="neuron")
     for a, b in zip(per_neuron.network.layers[::2], c.network.layers[::2]):
         assert all(x <= y for x, y in zip(a.beta, b.beta))
+        if mode == "integer":  # the smallest integer at least the smallest shift
+            assert all(y.q == 1 and y - 1 < x for x, y in zip(a.beta, b.beta))
+
+
+@pytest.mark.parametrize("i", [3, 8, 21])
+def test_tradeoff_integer_shifts_leave_only_gamma_fractional(i):
+    """The trade-off's default rounds shifts up: every β of a block and the cancelling β of the
+    final layer then have the target bias's denominators only; only Γ is long."""
+    from exactnorm.constructions.tradeoff import certify_tradeoff
+
+    g = case_target(i)
+    c = certify_tradeoff(g, block=1, seed=i, retry=8)
+    doc = api.certificate_document(c)
+    assert checker.check_certificate(doc) == checker_flint.check_certificate(doc)
+    assert checker.check_certificate(doc).ok
+    checkpoints = set(c.network.checkpoints)
+    for j, layer in enumerate(c.network.layers, 1):
+        if j not in checkpoints:
+            assert all(b.q == 1 for b in layer.beta), j
+    for cp, tl in zip(c.network.checkpoints, g.layers):
+        bias_den = math.lcm(*(int(b.q) for b in tl.bias))
+        assert all(bias_den % int(b.q) == 0 for b in c.network.layers[cp - 1].beta)
+    smallest = certify_tradeoff(g, block=1, seed=i, retry=8, shift_mode="neuron")
+    assert len(certificate_bytes(api.certificate_document(smallest))) >= \
+        len(certificate_bytes(doc))
 
 
 @pytest.mark.parametrize("dist", ["int:1", "bits:30", "nonzero:3", "set:-3,-1,2,5", "rational:5",

@@ -145,6 +145,38 @@ def test_automatic_choice_end_to_end(tmp_path, capsys, monkeypatch):
     assert not api.check(doc).ok
 
 
+def test_jobs_auto_uses_the_cores_for_long_work_only(tmp_path, capsys, monkeypatch):
+    from exactnorm.constructions import parallel
+
+    monkeypatch.setattr(parallel, "available_cores", lambda: 3)
+    assert parallel.auto_jobs(parallel.AUTO_JOBS_SECONDS) == 3
+    assert parallel.auto_jobs(parallel.AUTO_JOBS_SECONDS / 2) == 1
+    used = []
+    real_map = parallel.map_tasks
+
+    def spy(fn, tasks, *, jobs=1, scheduler=None):
+        used.append(jobs)
+        return real_map(fn, tasks, jobs=1, scheduler=scheduler)
+
+    monkeypatch.setattr("exactnorm.constructions.tradeoff.map_tasks", spy)
+    npz = tmp_path / "mlp.npz"
+    _float32_mlp((49, 16, 10), npz)
+    files = {}
+    for jobs in ("auto", "1"):
+        # an estimate of 5 s or more takes every core: lower the threshold for this small target
+        monkeypatch.setattr(parallel, "AUTO_JOBS_SECONDS", 0.0)
+        out = tmp_path / f"c{jobs}.json.gz"
+        assert main(["certify", "--target", str(npz), "--max-system", "256", "--jobs", jobs,
+                     "--out", str(out), "--no-check"]) == 0
+        files[jobs] = out.read_bytes()
+    assert used == [3, 1]
+    assert "--jobs auto: 3 processes" in capsys.readouterr().err
+    assert files["auto"] == files["1"]
+    for bad in ("0", "x", "-2"):
+        assert main(["certify", "--jobs", bad, "--out", str(tmp_path / "d.json")]) == 2
+        assert "--jobs" in capsys.readouterr().err
+
+
 def test_explicit_theorem1_beyond_budget_fails_at_once(tmp_path, capsys):
     npz = tmp_path / "mlp.npz"
     _float32_mlp((49, 16, 10), npz)
@@ -187,8 +219,14 @@ def test_196_64_10_trained_mlp_end_to_end(tmp_path, capsys):
     write_mlp_npz((196, 64, 10), npz)
     out = tmp_path / "c.json.gz"
     # 196·64 = 12,544 > budget: the default path must choose the trade-off by itself
-    assert main(["certify", "--target", str(npz), "--jobs", "2", "--out", str(out)]) == 0
+    assert main(["certify", "--target", str(npz), "--out", str(out)]) == 0
     captured = capsys.readouterr()
     assert "tradeoff chosen" in captured.err and "VALID" in captured.out
     doc = json.loads(__import__("gzip").decompress(out.read_bytes()))
     assert doc["version"] == 2 and doc["provenance"]["construction"] == "tradeoff"
+    assert doc["provenance"]["shift_mode"] == "integer"
+    # one segment of 3·196 + 1 layers; both checkers agree, message included
+    pure, fast = api.check(doc, pure=True), api.check(doc)
+    assert pure.ok and pure == fast and pure.facts["frozen_layers"] == 3 * 196 + 1 + 3 * 64 + 1
+    skips = [s["weight"] for L in doc["network"]["layers"] for s in L.get("skip", [])]
+    assert all(set(w) in ({"identity"}, {"selection", "columns"}) for w in skips)
