@@ -207,22 +207,35 @@ def compact_skip(M: Any, kind: str) -> dict[str, Any] | None:
     return out
 
 
-def expand_skip(weight: Any) -> Any:
+def expand_skip(weight: Any, max_entries: int = DEFAULT_MAX_ENTRIES) -> Any:
     """The explicit 0/1 rows of a compact skip (:func:`compact_skip`); anything else as is.
+
+    Raises :class:`InvalidCertificateError` for a malformed compact skip and
+    :class:`LimitExceededError` above ``max_entries`` entries (checked before allocating: a
+    few bytes of ``{"identity": 1000000}`` denote 10¹² entries).
 
     >>> expand_skip({"selection": [1, None], "columns": 3})
     [[0, 1, 0], [0, 0, 0]]
     """
     if not isinstance(weight, dict):
         return weight
-    if set(weight) == {"identity"} and type(weight["identity"]) is int:
-        n = weight["identity"]
-        return [[1 if c == r else 0 for c in range(n)] for r in range(n)]
-    if set(weight) == {"selection", "columns"} and type(weight["columns"]) is int \
-            and isinstance(weight["selection"], list):
-        d = weight["columns"]
-        return [[1 if c == t else 0 for c in range(d)] for t in weight["selection"]]
-    return weight
+    picks: Any
+    if set(weight) == {"identity"}:
+        cols = weight["identity"]
+        rows, picks = cols, range(cols) if type(cols) is int and cols >= 0 else None
+    elif set(weight) == {"selection", "columns"}:
+        cols, picks = weight["columns"], weight["selection"]
+        rows = len(picks) if isinstance(picks, list) else None
+    else:
+        return weight
+    if type(cols) is not int or cols < 0 or rows is None or picks is None:
+        raise InvalidCertificateError(f"malformed compact skip weight {str(weight)[:80]}")
+    if rows * cols > max_entries:  # before anything of that size exists
+        raise LimitExceededError(f"compact skip of {rows} x {cols} entries, above the limit "
+                                 f"{max_entries}")
+    if any(t is not None and (type(t) is not int or not 0 <= t < cols) for t in picks):
+        raise InvalidCertificateError(f"malformed compact skip weight {str(weight)[:80]}")
+    return [[1 if c == t else 0 for c in range(cols)] for t in picks]
 
 
 def _is_draw_record(record: Any) -> bool:

@@ -99,3 +99,36 @@ def test_compact_values_are_what_the_checker_sees(constructions):
 def test_malformed_compact_numbers_are_refused(compact):
     with pytest.raises(InvalidCertificateError):
         decode_compact({"gamma": compact})
+
+
+@pytest.mark.parametrize("weight, error", [
+    ({"identity": -1}, "InvalidCertificateError"),
+    ({"identity": True}, "InvalidCertificateError"),
+    ({"selection": [3], "columns": 3}, "InvalidCertificateError"),
+    ({"selection": [0, "1"], "columns": 3}, "InvalidCertificateError"),
+    ({"selection": "01", "columns": 3}, "InvalidCertificateError"),
+    # a few bytes that denote 10^12 entries are refused before anything is allocated
+    ({"identity": 10**6}, "LimitExceededError"),
+    ({"selection": [None] * 10, "columns": 10**9}, "LimitExceededError"),
+])
+def test_expand_skip_refuses_malformed_and_huge_compact_skips(weight, error):
+    from exactnorm import certificate
+
+    with pytest.raises(getattr(certificate, error)):
+        certificate.expand_skip(weight)
+    with pytest.raises(getattr(certificate, error)):
+        certificate.decode_compact({"from": 0, "kind": "selection", "weight": weight})
+
+
+def test_compact_skips_round_trip():
+    from flint import fmpz_mat
+
+    from exactnorm.certificate import compact_skip, expand_skip
+
+    for M, kind in [(fmpz_mat([[1, 0], [0, 1]]), "identity"),
+                    (fmpz_mat([[0, 0, 1], [0, 0, 0], [1, 0, 0]]), "selection")]:
+        assert expand_skip(compact_skip(M, kind)) == [[int(x) for x in r] for r in M.tolist()]
+    # not of its declared kind: no compact form, the writer keeps the rows
+    assert compact_skip(fmpz_mat([[0, 1], [1, 0]]), "identity") is None
+    assert compact_skip(fmpz_mat([[1, 1]]), "selection") is None
+    assert compact_skip(fmpz_mat([[2]]), "selection") is None
