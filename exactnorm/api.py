@@ -212,7 +212,8 @@ def certify(target: TargetNetwork, construction: str = "theorem1", **options: An
     return build(target, **options)
 
 
-def check(doc: dict[str, Any], *, pure: bool = False) -> Any:
+def check(doc: dict[str, Any], *, pure: bool = False,
+          progress: Callable[[int, int], None] | None = None) -> Any:
     """Check a certificate document with an independent checker (``check``).
 
     Parameters
@@ -221,6 +222,8 @@ def check(doc: dict[str, Any], *, pure: bool = False) -> Any:
         A parsed ``exactnorm.certificate`` document.
     pure : bool
         Use the standard-library checker (``fractions`` only) instead of python-flint.
+    progress : callable(done, total), optional
+        Told the frozen layers checked so far (it cannot change the verdict).
 
     Returns
     -------
@@ -238,12 +241,13 @@ def check(doc: dict[str, Any], *, pure: bool = False) -> Any:
     >>> check(doc).ok == check(doc, pure=True).ok == True
     True
     """
-    return (checker if pure else checker_flint).check_certificate(doc)
+    return (checker if pure else checker_flint).check_certificate(doc, progress=progress)
 
 
 def check_file(path: str | os.PathLike[str], *, pure: bool = False,
                max_bytes: int = DEFAULT_MAX_CERTIFICATE_BYTES,
-               max_digits: int = DEFAULT_MAX_DIGITS) -> Any:
+               max_digits: int = DEFAULT_MAX_DIGITS,
+               progress: Callable[[int, int], None] | None = None) -> Any:
     """Check a certificate file (``.json`` or ``.json.gz``), size-limited before parsing.
 
     Parameters
@@ -255,6 +259,8 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
         Refuse files (also their inflated size) larger than this.
     max_digits : int
         Refuse numbers with more digits.
+    progress : callable(done, total), optional
+        Told the frozen layers checked so far.
 
     Returns
     -------
@@ -267,7 +273,13 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
     """
     require_integer(max_digits, "max_digits", minimum=1)
     raw = read_certificate_bytes(path, max_bytes=max_bytes)
-    return (checker if pure else checker_flint).check_certificate_text(raw, max_digits=max_digits)
+    try:  # both checkers parse with the pure checker's strict reader
+        doc = checker.parse_certificate_text(raw, max_digits=max_digits)
+    except checker.CertificateError as exc:
+        return checker.Verdict(False, exc.rule, str(exc))
+    del raw  # parsed: the text need not stay in memory during the check
+    return (checker if pure else checker_flint).check_certificate(doc, max_digits=max_digits,
+                                                                  progress=progress)
 
 
 @dataclass(frozen=True)

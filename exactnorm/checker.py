@@ -934,13 +934,17 @@ def rule_checkpoint(layer: dict, A: AffineMap, target_layer: tuple, j: int, i: i
 
 
 def check_segment(layers: list[dict], start: int, end: int, target_layer: tuple, i: int,
-                  lo: list[Fraction], hi: list[Fraction]) -> None:
+                  lo: list[Fraction], hi: list[Fraction],
+                  step: Callable[[int], None] | None = None) -> None:
     """Nodes start+1..end as affine maps of a = h_start (SPEC §3): stability inside, the
-    checkpoint rule at the end. A node's map is dropped after its last reader."""
+    checkpoint rule at the end. A node's map is dropped after its last reader. ``step(j)`` is
+    called before layer j is checked (progress only)."""
     width = len(lo)
     maps: dict[int, AffineMap | None] = {start: None}
     last = last_uses(layers, start, end)
     for j in range(start + 1, end + 1):
+        if step is not None:
+            step(j)
         layer = layers[j - 1]
         Vn, vden = over_matrix_denominator(layer["V"])
         B = compose(Vn, vden, maps[layer["input"]], width, j)
@@ -1015,9 +1019,11 @@ def verdict_of(run: Callable[[], dict[str, Any]]) -> Verdict:
                                   f"explicitly", facts=facts)
 
 
-def check_certificate(doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS) -> Verdict:
-    """Check a parsed certificate (SPEC §3); never raises for bad content."""
-    return verdict_of(lambda: run_rules(doc, max_digits))
+def check_certificate(doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
+                      progress: Callable[[int, int], None] | None = None) -> Verdict:
+    """Check a parsed certificate (SPEC §3); never raises for bad content. ``progress(done,
+    total)`` is told the frozen layers checked so far (it cannot change the verdict)."""
+    return verdict_of(lambda: run_rules(doc, max_digits, progress))
 
 
 def read_certificate(doc: object, max_digits: int,
@@ -1037,13 +1043,30 @@ def read_certificate(doc: object, max_digits: int,
     return lo, hi, target, layers, cps, prov
 
 
-def run_rules(doc: object, max_digits: int = DEFAULT_MAX_DIGITS) -> dict[str, Any]:
+def progress_step(progress: Callable[[int, int], None] | None,
+                  total: int) -> Callable[[int], None] | None:
+    """``step(j)`` reporting ``progress(j - 1, total)``, and the end once the last layer is in."""
+    if progress is None:
+        return None
+    report = progress
+
+    def step(j: int) -> None:
+        report(j - 1, total)
+
+    return step
+
+
+def run_rules(doc: object, max_digits: int = DEFAULT_MAX_DIGITS,
+              progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Every rule of SPEC §3 in order; returns the facts proven when all hold."""
     lower, upper, target, layers, cps, prov = read_certificate(doc, max_digits)
     lo, hi = lower, upper
+    step = progress_step(progress, len(layers))
     for i, (start, end, tl) in enumerate(zip([0] + cps, cps, target), 1):
-        check_segment(layers, start, end, tl, i, lo, hi)
+        check_segment(layers, start, end, tl, i, lo, hi, step)
         lo, hi = next_box(tl[0], tl[1], tl[2], lo, hi)
+    if progress is not None:
+        progress(len(layers), len(layers))
     return facts_of(doc, lower, upper, target, len(layers), prov)  # type: ignore[arg-type]
 
 
@@ -1175,7 +1198,8 @@ def read_file_bytes(path: str | os.PathLike[str],
 
 
 def check_file(path: str, *, max_digits: int = DEFAULT_MAX_DIGITS,
-               max_bytes: int = DEFAULT_MAX_BYTES) -> Verdict:
+               max_bytes: int = DEFAULT_MAX_BYTES,
+               progress: Callable[[int, int], None] | None = None) -> Verdict:
     """Check a ``.json`` or ``.json.gz`` certificate file; a file that cannot be read is a
     failed verdict with rule ``format`` (the command line exits 2 for it instead)."""
     try:
@@ -1186,7 +1210,7 @@ def check_file(path: str, *, max_digits: int = DEFAULT_MAX_DIGITS,
     except CertificateError as exc:
         return Verdict(False, exc.rule, str(exc))
     del text  # the document is parsed: the bytes need not stay in memory during the check
-    return check_certificate(doc, max_digits=max_digits)
+    return check_certificate(doc, max_digits=max_digits, progress=progress)
 
 
 def print_or_broken_pipe(line: str) -> bool:

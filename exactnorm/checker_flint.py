@@ -25,6 +25,7 @@ Normalization Layers", COLT 2023, arXiv:2302.07937.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
@@ -341,12 +342,14 @@ def _checkpoint_ints(node: Map, rows: int) -> tuple:
 
 
 def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple, i: int,
-                   lo: fmpq_mat, hi: fmpq_mat) -> None:
+                   lo: fmpq_mat, hi: fmpq_mat, step: Callable[[int], None] | None = None) -> None:
     width = lo.nrows()
     lon, hin, Q = _box_over_one_denominator(lo, hi)
     maps: dict[int, Map | None] = {start: None}
     last = pure.last_uses(layers, start, end)
     for j in range(start + 1, end + 1):
+        if step is not None:
+            step(j)
         layer = layers[j - 1]
         Vn, vden = _split(layer["V"])
         composed, en, eden, support = _compose(Vn, vden, maps[layer["input"]], width, j)  # V·node
@@ -597,19 +600,22 @@ def _read_network_fast(doc: dict, d0: int, max_digits: int,
     return out, list(cps)
 
 
-def check_certificate(doc: object, *, max_digits: int = pure.DEFAULT_MAX_DIGITS) -> Verdict:
+def check_certificate(doc: object, *, max_digits: int = pure.DEFAULT_MAX_DIGITS,
+                      progress: Callable[[int, int], None] | None = None) -> Verdict:
     """Same contract and verdicts as :func:`exactnorm.checker.check_certificate` (SPEC §3)."""
-    return pure.verdict_of(lambda: _run_rules(doc, max_digits))
+    return pure.verdict_of(lambda: _run_rules(doc, max_digits, progress))
 
 
-def _run_rules(doc: object, max_digits: int) -> dict:
+def _run_rules(doc: object, max_digits: int,
+               progress: Callable[[int, int], None] | None = None) -> dict:
     """The pure checker's rule order, with the arithmetic in python-flint."""
     lower, upper, target, layers, cps, prov = pure.read_certificate(doc, max_digits,
                                                                     _read_network)
     lo, hi = _col(lower), _col(upper)
     start = 0
+    step = pure.progress_step(progress, len(layers))
     for i, (end, tl) in enumerate(zip(cps, target), 1):
-        _check_segment(layers, start, end, tl, i, lo, hi)
+        _check_segment(layers, start, end, tl, i, lo, hi, step)
         W, b, sigma = tl
         mins, maxs = _box_ranges(_mat(W), _col(b), lo, hi)
         if sigma == "relu":
@@ -618,6 +624,8 @@ def _run_rules(doc: object, max_digits: int) -> dict:
             maxs = [x if x > 0 else zero for x in maxs]
         lo, hi = fmpq_mat([[x] for x in mins]), fmpq_mat([[x] for x in maxs])
         start = end
+    if progress is not None:
+        progress(len(layers), len(layers))
     return pure.facts_of(doc, lower, upper, target, len(layers), prov)  # type: ignore[arg-type]
 
 
@@ -631,7 +639,8 @@ def check_certificate_text(text: str | bytes | bytearray, *,
 
 
 def check_file(path: str, *, max_digits: int = pure.DEFAULT_MAX_DIGITS,
-               max_bytes: int = pure.DEFAULT_MAX_BYTES) -> Verdict:
+               max_bytes: int = pure.DEFAULT_MAX_BYTES,
+               progress: Callable[[int, int], None] | None = None) -> Verdict:
     """Check a ``.json`` or ``.json.gz`` certificate file (unreadable: rule ``format``)."""
     try:
         text = pure.read_file_bytes(path, max_bytes)
@@ -641,4 +650,4 @@ def check_file(path: str, *, max_digits: int = pure.DEFAULT_MAX_DIGITS,
     except CertificateError as exc:
         return Verdict(False, exc.rule, str(exc))
     del text  # the document is parsed: the bytes need not stay in memory during the check
-    return check_certificate(doc, max_digits=max_digits)
+    return check_certificate(doc, max_digits=max_digits, progress=progress)

@@ -184,3 +184,32 @@ def test_reduced_piece_is_in_lowest_common_terms(entries, den):
     assert d == smallest
     # the pure checker's reduction agrees
     assert checker.reduced(([0], [[x] for x in entries], [0] * len(entries), den))[3] == smallest
+
+
+# ------------------------------------------------------------------ progress
+
+
+def test_progress_reports_every_layer_and_cannot_change_the_verdict(deep_doc):
+    from exactnorm import api
+
+    for pure in (True, False):
+        seen: list[tuple[int, int]] = []
+        v = api.check(deep_doc, pure=pure, progress=lambda d, t: seen.append((d, t)))
+        assert v == api.check(deep_doc, pure=pure)
+        total = len(deep_doc["network"]["layers"])
+        assert seen[-1] == (total, total) and all(t == total for _, t in seen)
+        assert [d for d, _ in seen] == sorted(d for d, _ in seen)
+
+
+def test_cli_check_prints_plain_progress_off_a_terminal(deep_doc, tmp_path, capsys, monkeypatch):
+    from exactnorm.certificate import save_certificate
+    from exactnorm.cli import main
+
+    monkeypatch.setattr("exactnorm.commands._common.PLAIN_PROGRESS_SECONDS", 0)
+    path = tmp_path / "deep.json.gz"
+    save_certificate(deep_doc, path)
+    assert main(["check", str(path), "--both"]) == 0
+    err = capsys.readouterr().err
+    assert "check (pure): 98/98 frozen layers" in err
+    assert "check (flint): 98/98 frozen layers" in err
+    assert "nan" not in err  # no ETA before the first layer is done

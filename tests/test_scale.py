@@ -123,7 +123,7 @@ def _float32_mlp(widths, path, seed=0):
 
 
 def test_automatic_choice_end_to_end(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("exactnorm.commands.certify.PLAIN_PROGRESS_SECONDS", 0)
+    monkeypatch.setattr("exactnorm.commands._common.PLAIN_PROGRESS_SECONDS", 0)
     npz = tmp_path / "mlp.npz"
     _float32_mlp((49, 16, 10), npz)
     out = tmp_path / "c.json.gz"

@@ -3,18 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
+import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    Progress,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
 
 from exactnorm.errors import InputError
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.model.network import DEFAULT_MAX_WIDTH
 
 __all__ = ["add_target_options", "load_target_from_args", "console", "err_console",
-           "verdict_line", "output_path", "STDOUT", "set_interrupt_note", "interrupt_note"]
+           "verdict_line", "output_path", "STDOUT", "set_interrupt_note", "interrupt_note",
+           "PlainProgress", "PLAIN_PROGRESS_SECONDS", "progress_hook", "progress_enabled"]
+
+#: seconds between two plain progress lines when stderr is not a terminal
+PLAIN_PROGRESS_SECONDS = 5.0
 
 #: ``--out -``: write to standard output.
 STDOUT = "-"
@@ -66,6 +80,62 @@ def load_target_from_args(args: argparse.Namespace) -> Any:
         return demo_target()
     return load_target_any(args.target, box=box, activations=args.activations,
                            max_width=args.max_width, max_digits=args.max_digits)
+
+
+class PlainProgress:
+    """``done/total`` lines with elapsed time and ETA, at most one per ``every`` seconds.
+
+    Nothing is printed before ``every`` seconds have passed, so short runs stay quiet (their
+    output is the summary); once a line was printed, the final ``total/total`` line is printed
+    too. ETA is linear in the work done so far.
+
+    >>> import io
+    >>> out = io.StringIO()
+    >>> p = PlainProgress("tradeoff", out, every=5, clock=iter([0, 10, 12, 20]).__next__)
+    >>> p(1, 4); p(2, 4); p(4, 4)
+    >>> print(out.getvalue(), end="")
+    tradeoff: 1/4 blocks, 10 s elapsed, ETA 30 s
+    tradeoff: 4/4 blocks, 20 s elapsed, ETA 0 s
+    """
+
+    def __init__(self, what: str, stream: TextIO | None = None, every: float | None = None,
+                 clock: Callable[[], float] = time.monotonic, unit: str = "blocks") -> None:
+        self.what, self.clock, self.unit = what, clock, unit
+        self.every = PLAIN_PROGRESS_SECONDS if every is None else every
+        self.stream = stream if stream is not None else sys.stderr
+        self.start = clock()
+        self.last = self.start
+        self.printed = False
+
+    def __call__(self, done: int, total: int) -> None:
+        now = self.clock()
+        final = done >= total and self.printed
+        if now - self.last < self.every and not final:
+            return
+        self.last, self.printed = now, True
+        elapsed = now - self.start
+        eta = f"{elapsed * (total - done) / done:.0f} s" if done else "unknown"
+        print(f"{self.what}: {done}/{total} {self.unit}, {elapsed:.0f} s elapsed, ETA {eta}",
+              file=self.stream, flush=True)
+
+
+@contextlib.contextmanager
+def progress_hook(what: str, unit: str) -> Iterator[Callable[[int, int], None]]:
+    """A ``hook(done, total)`` for long work: a rich bar on a terminal (stderr), otherwise
+    :class:`PlainProgress` lines."""
+    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
+                  TextColumn("{task.completed}/{task.total} " + unit),
+                  TimeElapsedColumn(), TimeRemainingColumn(), console=err_console,
+                  transient=True, disable=not progress_enabled()) as progress:
+        task = progress.add_task(what, total=None)
+        plain = None if progress_enabled() else PlainProgress(what, unit=unit)
+
+        def hook(done: int, total: int) -> None:
+            progress.update(task, completed=done, total=total)
+            if plain is not None:
+                plain(done, total)
+
+        yield hook
 
 
 def verdict_line(verdict: Any, path: str, mode: str) -> str:

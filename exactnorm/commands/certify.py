@@ -12,26 +12,21 @@ from __future__ import annotations
 import argparse
 import sys
 import time
-from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any
 
-from rich.progress import (
-    BarColumn,
-    Progress,
-    TextColumn,
-    TimeElapsedColumn,
-    TimeRemainingColumn,
-)
 from rich.table import Table
 
 from exactnorm.certificate import DEFAULT_FROZEN_WEIGHTS, DEFAULT_VERSION, FROZEN_WEIGHTS
 from exactnorm.commands._common import (
+    PLAIN_PROGRESS_SECONDS,
+    PlainProgress,
     add_target_options,
     console,
     err_console,
     load_target_from_args,
     output_path,
     progress_enabled,
+    progress_hook,
     verdict_line,
 )
 from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
@@ -41,48 +36,9 @@ from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, parse_distribution
 
 __all__ = ["register", "PlainProgress", "PLAIN_PROGRESS_SECONDS"]
 
-#: seconds between two plain progress lines when stderr is not a terminal
-PLAIN_PROGRESS_SECONDS = 5.0
 #: distribution used for wide layers when none is given: no zero entries, so block size 1 is
 #: never structurally singular (see exactnorm.constructions.choice)
 WIDE_DISTRIBUTION = "nonzero:8"
-
-
-class PlainProgress:
-    """``done/total`` lines with elapsed time and ETA, at most one per ``every`` seconds.
-
-    Nothing is printed before ``every`` seconds have passed, so short runs stay quiet (their
-    output is the summary); once a line was printed, the final ``total/total`` line is printed
-    too. ETA is linear in the work done so far.
-
-    >>> import io
-    >>> out = io.StringIO()
-    >>> p = PlainProgress("tradeoff", out, every=5, clock=iter([0, 10, 12, 20]).__next__)
-    >>> p(1, 4); p(2, 4); p(4, 4)
-    >>> print(out.getvalue(), end="")
-    tradeoff: 1/4 blocks, 10 s elapsed, ETA 30 s
-    tradeoff: 4/4 blocks, 20 s elapsed, ETA 0 s
-    """
-
-    def __init__(self, what: str, stream: TextIO | None = None, every: float | None = None,
-                 clock: Callable[[], float] = time.monotonic, unit: str = "blocks") -> None:
-        self.what, self.clock, self.unit = what, clock, unit
-        self.every = PLAIN_PROGRESS_SECONDS if every is None else every
-        self.stream = stream if stream is not None else sys.stderr
-        self.start = clock()
-        self.last = self.start
-        self.printed = False
-
-    def __call__(self, done: int, total: int) -> None:
-        now = self.clock()
-        final = done >= total and self.printed
-        if now - self.last < self.every and not final:
-            return
-        self.last, self.printed = now, True
-        elapsed = now - self.start
-        eta = elapsed * (total - done) / done if done else float("nan")
-        print(f"{self.what}: {done}/{total} {self.unit}, {elapsed:.0f} s elapsed, "
-              f"ETA {eta:.0f} s", file=self.stream, flush=True)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -301,18 +257,7 @@ def run(args: argparse.Namespace) -> int:
         err_console.print(chosen, markup=False)
     unit = "blocks" if args.construction == "tradeoff" else "target layers"
     t0 = time.perf_counter()
-    with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                  TextColumn("{task.completed}/{task.total} " + unit),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=err_console,
-                  transient=True, disable=not progress_enabled()) as progress:
-        task = progress.add_task(f"{args.construction}", total=None)
-        plain = None if progress_enabled() else PlainProgress(args.construction, unit=unit)
-
-        def hook(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
-            if plain is not None:
-                plain(done, total)
-
+    with progress_hook(args.construction, unit) as hook:
         try:
             c = certify(target, args.construction, progress=hook, **opts)
         except SingularSystemError as exc:
@@ -334,7 +279,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"checking {args.out} ({'pure' if args.pure else 'flint'} checker)",
               file=sys.stderr, flush=True)
     t2 = time.perf_counter()
-    verdict = check_file(args.out, pure=args.pure)
+    with progress_hook("check", "frozen layers") as hook:
+        verdict = check_file(args.out, pure=args.pure, progress=hook)
     console.print(verdict_line(verdict, args.out, "pure" if args.pure else "flint")
                   + f" [{time.perf_counter() - t2:.2f} s]")
     if not verdict.ok:

@@ -13,7 +13,7 @@ import json
 from pathlib import Path
 
 from exactnorm.certificate import DEFAULT_MAX_CERTIFICATE_BYTES, MAX_CERTIFICATE_BYTES_CAP
-from exactnorm.commands._common import console, verdict_line
+from exactnorm.commands._common import console, progress_hook, verdict_line
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 
 __all__ = ["register"]
@@ -47,8 +47,9 @@ def run(args: argparse.Namespace) -> int:
     modes = ["pure", "flint"] if args.both else (["pure"] if args.pure else ["flint"])
     verdicts = {}
     for mode in modes:
-        verdicts[mode] = check_file(path, pure=mode == "pure", max_bytes=args.max_bytes,
-                                    max_digits=args.max_digits)
+        with progress_hook(f"check ({mode})", "frozen layers") as hook:
+            verdicts[mode] = check_file(path, pure=mode == "pure", max_bytes=args.max_bytes,
+                                        max_digits=args.max_digits, progress=hook)
     first = next(iter(verdicts.values()))
     agree = all(v == first for v in verdicts.values())
     if args.json:
