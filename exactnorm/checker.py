@@ -585,8 +585,8 @@ def read_network(doc: dict, d0: int, max_digits: int = DEFAULT_MAX_DIGITS,
         where = f"network layer {j}"
         src = index(field(layer, "input", where), f"{where} input")
         if not 0 <= src < j:
-            raise CertificateError("segment", f"{where} reads node {src}, not an earlier node",
-                                   layer=j)
+            raise CertificateError("segment", f"{where} reads node {show(src)}, not an earlier "
+                                              f"node", layer=j)
         V = rule_provenance(layer, field(layer, "weight", where), None, where, j, None,
                             dims[src], prov, max_digits)
         n = len(V)
@@ -601,7 +601,8 @@ def read_network(doc: dict, d0: int, max_digits: int = DEFAULT_MAX_DIGITS,
             sw = f"{where} skip {t}"
             frm = index(field(s, "from", sw), f"{sw} from")
             if not 0 <= frm < j:
-                raise CertificateError("segment", f"{sw} reads node {frm}, not an earlier node",
+                raise CertificateError("segment", f"{sw} reads node {show(frm)}, not an earlier "
+                                                  f"node",
                                        layer=j)
             kind = field(s, "kind", sw)
             if not isinstance(kind, str) or kind not in SKIP_KINDS:

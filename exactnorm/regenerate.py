@@ -78,8 +78,9 @@ MAX_GAUSS_BITS = 52
 #: words of the stream consumed by one entry
 _WORDS_PER_ENTRY = {"int": 1, "bits": 1, "nonzero": 1, "set": 1, "rational": 2, "gauss": 12}
 _RECORD_FIELDS = {"generator", "seed", "key", "distribution", "shape", "mask"}
-_DECIMAL = r"(?:0|[1-9][0-9]*)"
-_SIGNED = r"-?(?:0|[1-9][0-9]*)"
+# at most 40 digits (every accepted value is below 2^62): int() never meets CPython's digit limit
+_DECIMAL = r"(?:0|[1-9][0-9]{0,39})"
+_SIGNED = r"-?(?:0|[1-9][0-9]{0,39})"
 _DIST = re.compile(rf"(int|nonzero|bits|rational|gauss):({_DECIMAL})")
 _SET = re.compile(rf"set:({_SIGNED}(?:,{_SIGNED})*)")
 _RATIO = re.compile(rf"({_DECIMAL})/({_DECIMAL})")
@@ -161,25 +162,41 @@ def stream_words(seed: int, key: tuple[int, ...] | list[int], count: int) -> lis
 # ---------------------------------------------------------------- validation
 
 
+def _shown(value: Any) -> str:
+    """``repr(value)`` cut to 60 characters, safe for any input: an int of thousands of digits
+    (which ``repr`` refuses under CPython's digit limit) is shown by its bit size."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 200:
+        return f"({value.bit_length()}-bit integer)"
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):
+        return f"a {type(value).__name__}"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
 def _nonneg_int(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise RecordError(f"draw record: {what} must be a non-negative integer, got {value!r:.60}")
+        raise RecordError(f"draw record: {what} must be a non-negative integer, "
+                          f"got {_shown(value)}")
     return value
 
 
 def _key(value: Any, what: str) -> tuple[int, ...]:
     if not isinstance(value, list):
         raise RecordError(f"draw record: {what} must be a list of non-negative integers, "
-                          f"got {value!r:.60}")
+                          f"got {_shown(value)}")
     if len(value) > 64:
         raise RecordError(f"draw record: {what} has {len(value)} parts, at most 64 allowed")
-    return tuple(_nonneg_int(k, f"{what} part") for k in value)
+    parts = tuple(_nonneg_int(k, f"{what} part") for k in value)
+    if any(k.bit_length() > 64 for k in parts):
+        raise RecordError(f"draw record: {what} parts must be below 2^64")
+    return parts
 
 
 def _distribution(spec: Any) -> tuple[str, int, tuple[int, ...]]:
     if not isinstance(spec, str) or len(spec) > 100_000:
         raise RecordError(f"draw record: distribution must be a string such as 'nonzero:8', "
-                          f"got {spec!r:.60}")
+                          f"got {_shown(spec)}")
     m = _DIST.fullmatch(spec)
     if m:
         kind, param = m.group(1), int(m.group(2))
@@ -196,13 +213,13 @@ def _distribution(spec: Any) -> tuple[str, int, tuple[int, ...]]:
         if any(abs(v) >= MAX_SET_VALUE for v in values):
             raise RecordError("draw record: set values must lie strictly between -2^62 and 2^62")
         return "set", len(values), values
-    raise RecordError(f"draw record: unknown distribution {spec[:60]!r}; expected int:B, "
+    raise RecordError(f"draw record: unknown distribution {_shown(spec)}; expected int:B, "
                       f"nonzero:B, bits:b, set:a,b,…, rational:B or gauss:b")
 
 
 def _mask(value: Any, cols: int) -> Mask:
     if not isinstance(value, dict):
-        raise RecordError(f"draw record: mask must be an object, got {value!r:.60}")
+        raise RecordError(f"draw record: mask must be an object, got {_shown(value)}")
     if set(value) == {"columns"}:
         columns = value["columns"]
         if not isinstance(columns, list):
@@ -214,7 +231,7 @@ def _mask(value: Any, cols: int) -> Mask:
         return Mask(columns=cs)
     if set(value) != {"p", "key"}:
         raise RecordError(f"draw record: mask must have exactly the fields 'p' and 'key', or "
-                          f"only 'columns'; got {sorted(value)}")
+                          f"only 'columns'; got {_shown(sorted(map(str, value)))}")
     p = value["p"]
     if isinstance(p, int) and not isinstance(p, bool) and p in (0, 1):
         num, den = int(p), 1
@@ -225,7 +242,7 @@ def _mask(value: Any, cols: int) -> Mask:
                               f"terms with 0 < a < b <= 2^62 (or the integer 0 or 1)")
     else:
         raise RecordError(f"draw record: mask p must be a string 'a/b' or the integer 0 or 1, "
-                          f"got {p!r:.60}")
+                          f"got {_shown(p)}")
     return Mask(num=num, den=den, key=_key(value["key"], "mask key"))
 
 
@@ -262,9 +279,9 @@ def validate_record(record: Any, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> D
         raise RecordError(f"draw record: missing field {missing[0]!r}")
     extra = sorted(set(record) - _RECORD_FIELDS, key=str)
     if extra:
-        raise RecordError(f"draw record: unknown field {str(extra[0])[:60]!r}")
+        raise RecordError(f"draw record: unknown field {_shown(extra[0])}")
     if record["generator"] != GENERATOR:
-        raise RecordError(f"draw record: unknown generator {str(record['generator'])[:60]!r}; "
+        raise RecordError(f"draw record: unknown generator {_shown(record['generator'])}; "
                           f"only {GENERATOR!r} exists")
     seed = _nonneg_int(record["seed"], "seed")
     if seed.bit_length() > 256:
@@ -273,10 +290,11 @@ def validate_record(record: Any, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> D
     kind, param, values = _distribution(record["distribution"])
     shape = record["shape"]
     if not isinstance(shape, list) or len(shape) != 2:
-        raise RecordError(f"draw record: shape must be [rows, cols], got {shape!r:.60}")
+        raise RecordError(f"draw record: shape must be [rows, cols], got {_shown(shape)}")
     rows, cols = (_nonneg_int(n, "shape") for n in shape)
     if rows * cols > max_entries:
-        raise RecordError(f"draw record: shape {rows} x {cols} has {rows * cols} entries, above "
+        raise RecordError(f"draw record: shape {_shown(rows)} x {_shown(cols)} has "
+                          f"{_shown(rows * cols)} entries, above "
                           f"the limit {max_entries}")
     mask = _mask(record["mask"], cols) if "mask" in record else None
     if mask is not None and mask.key == key:
