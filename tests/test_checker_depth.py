@@ -194,7 +194,7 @@ def test_progress_reports_every_layer_and_cannot_change_the_verdict(deep_doc):
 
     for pure in (True, False):
         seen: list[tuple[int, int]] = []
-        v = api.check(deep_doc, pure=pure, progress=lambda d, t: seen.append((d, t)))
+        v = api.check(deep_doc, pure=pure, progress=lambda d, t, seen=seen: seen.append((d, t)))
         assert v == api.check(deep_doc, pure=pure)
         total = len(deep_doc["network"]["layers"])
         assert seen[-1] == (total, total) and all(t == total for _, t in seen)
