@@ -120,7 +120,7 @@ def _jobs(text: str) -> int | str:
 def resolve_jobs(args: argparse.Namespace, target: Any) -> str | None:
     """Settle ``--jobs auto`` from the estimated work of the chosen construction; returns the
     note for the summary (``None`` when the user gave a number)."""
-    from exactnorm.constructions.choice import estimate_theorem1, estimate_tradeoff
+    from exactnorm.constructions.choice import estimate_theorem1, estimate_tradeoff, human_seconds
     from exactnorm.constructions.parallel import auto_jobs
 
     if args.jobs != "auto":
@@ -130,7 +130,8 @@ def resolve_jobs(args: argparse.Namespace, target: Any) -> str | None:
     else:
         est = estimate_theorem1(target)
     args.jobs = auto_jobs(est.seconds)
-    return f"--jobs auto: {args.jobs} process{'es' if args.jobs > 1 else ''}"
+    return (f"--jobs auto: {args.jobs} process{'es' if args.jobs > 1 else ''}, "
+            f"≈ {human_seconds(est.seconds / args.jobs)}")
 
 
 def resolve_construction(args: argparse.Namespace, target: Any) -> str | None:

@@ -51,6 +51,7 @@ from exactnorm.exact.sampling import Distribution, parse_distribution
 from exactnorm.model.network import TargetNetwork
 
 __all__ = ["Estimate", "Choice", "THEOREM1_MAX_SYSTEM", "SINGULAR_RISK", "system_seconds",
+           "human_seconds",
            "estimate_theorem1", "estimate_tradeoff", "choose_construction", "best_block",
            "zero_probability", "require_theorem1_budget"]
 
@@ -89,7 +90,7 @@ class Estimate:
 
     def describe(self) -> str:
         return (f"{self.systems} system(s) of size ≤ {self.system_size}, "
-                f"≈ {_human_seconds(self.seconds)}, "
+                f"≈ {human_seconds(self.seconds)}, "
                 f"peak ≈ {self.peak_bytes / 2**30:.1f} GiB, "
                 f"certificate ≈ {self.certificate_bytes / 2**20:.0f} MiB gz, "
                 f"frozen depth {self.depth}")
@@ -106,7 +107,12 @@ class Choice:
     alternatives: dict[str, Estimate] = field(default_factory=dict)
 
 
-def _human_seconds(s: float) -> str:
+def human_seconds(s: float) -> str:
+    """A duration for a summary line.
+
+    >>> human_seconds(42.4), human_seconds(3000), human_seconds(4 * 86400)
+    ('42 s', '50 min', '4 days')
+    """
     if s < 120:
         return f"{s:.0f} s"
     if s < 7200:
@@ -218,7 +224,7 @@ def choose_construction(target: TargetNetwork, distribution: str | Distribution,
         return Choice("theorem1", None, t1, f"every system within m ≤ {max_system}")
     k, est, admissible, options = best_block(target, distribution, jobs=jobs)
     why = (f"Theorem 1 needs a system of size {t1.system_size} > {max_system} "
-           f"({_human_seconds(t1.seconds)} estimated); block size {k} is the fastest")
+           f"({human_seconds(t1.seconds)} estimated); block size {k} is the fastest")
     why += (" whose draws are not structurally singular" if admissible
             else " (every block size risks a zero row of V_in with this distribution)")
     return Choice("tradeoff", k, est, why,
