@@ -77,12 +77,14 @@ def _box_ranges(A: fmpq_mat, c: fmpq_mat, lo: fmpq_mat, hi: fmpq_mat) -> tuple[l
 
 # A map of the segment input a is (pieces, cn, cden, support): node = Σ_p (A_p·a[cols_p])/den_p
 # + cn/cden, with integer matrices A_p on pairwise disjoint, sorted column lists cols_p, an integer
-# column cn, and the set of all their columns. Each piece keeps its own (reduced) denominator, so
-# a sum of many maps never goes over the lcm of them all, and adding maps with disjoint supports
-# (a trade-off accumulator gaining one input block per layer) joins piece lists instead of
-# rewriting the whole sum: O(rows) per layer, not O(rows × segment width). Products run on
-# fmpz_mat in FLINT; the per-entry Python work is scaling rows by integer numerators. Layers hold
-# γ and β as (integer numerators, denominator). The segment input itself is None.
+# column cn, and its support: the columns the pure checker's map has (they contain the pieces'
+# columns; rule ``limit`` counts them, so both checkers count the same). Each piece keeps its own
+# (reduced) denominator, so a sum of many maps never goes over the lcm of them all, and adding
+# maps with disjoint supports (a trade-off accumulator gaining one input block per layer) joins
+# piece lists instead of rewriting the whole sum: O(rows) per layer, not O(rows × segment width).
+# Products run on fmpz_mat in FLINT; the per-entry Python work is scaling rows by integer
+# numerators. Layers hold γ and β as (integer numerators, denominator). The segment input itself
+# is None.
 
 Piece = tuple[list[int], fmpz_mat, fmpz]
 Map = tuple[list[Piece], fmpz_mat, fmpz, frozenset[int]]
@@ -321,10 +323,9 @@ def _add_maps(m1: Map, m2: Map, j: int) -> Map:
         groups.setdefault(root(k), []).append(piece)
     out = [_reduced(_merged(group, rows)) if len(group) > 1 else group[0]
            for group in groups.values()]  # a lone piece is kept as it is
-    kept = [p for p in out if p is not None]
-    if len(kept) < len(out):  # a merged piece summed to zero
-        support = frozenset(t for cols, _, _ in kept for t in cols)
-    return kept, *_reduced_column(cn, den), support
+    # the support stays the union even where a merged piece summed to zero, as the pure
+    # checker's columns do: the map-size limit must count the same columns in both checkers
+    return [p for p in out if p is not None], *_reduced_column(cn, den), support
 
 
 def _checkpoint_ints(node: Map, rows: int) -> tuple:
@@ -383,8 +384,8 @@ def _check_segment(layers: list[dict], start: int, end: int, target_layer: tuple
                 pieces = [p for p in (_reduced((cols, _scale_int_rows(mask, A), den))
                                       for cols, A, den in pieces) if p is not None]
                 consts = [x if k else zero for x, k in zip(consts, keep)]
-        if len(pieces) < len(composed):  # pieces that became zero depend on no column
-            support = frozenset(t for cols, _, _ in pieces for t in cols)
+        if not pieces:  # a zero matrix depends on no column (the pure checker's rule, which
+            support = frozenset()  # the map-size limit is counted on)
         node: Map = (pieces, *_reduced_column(fmpz_mat(len(consts), 1, consts), D), support)
         if j == end:
             # the checkpoint map is target-sized: compare it with the pure checker's own rule

@@ -123,7 +123,7 @@ def test_expanded_skips_give_the_same_verdicts(deep_doc):
 
 def _dense(node: Any, rows: int, width: int) -> tuple[list[list[Fraction]], list[Fraction]]:
     pieces, cn, cden, support = node
-    assert support == {t for cols, _, _ in pieces for t in cols}
+    assert support >= {t for cols, _, _ in pieces for t in cols}
     A = [[Fraction(0)] * width for _ in range(rows)]
     for cols, M, den in pieces:
         for r, row in enumerate(M.tolist()):
@@ -213,3 +213,14 @@ def test_cli_check_prints_plain_progress_off_a_terminal(deep_doc, tmp_path, caps
     assert "check (pure): 98/98 frozen layers" in err
     assert "check (flint): 98/98 frozen layers" in err
     assert "nan" not in err  # no ETA before the first layer is done
+
+
+@pytest.mark.parametrize("limit", [4, 8, 40, 100, 150, 191, 192, 10_000])
+def test_map_size_limit_counts_the_same_columns_in_both_checkers(deep_doc, monkeypatch, limit):
+    """Rule ``limit`` is a resource bound, counted on the map's columns: the flint checker's
+    pieces must count exactly the pure checker's columns (the accumulator reaches 8 × 24)."""
+    monkeypatch.setattr(checker, "MAX_MAP_ENTRIES", limit)
+    v, _ = both(deep_doc)
+    assert v.ok == (limit >= 8 * 24), v
+    if not v.ok:  # the same bound also refuses draw records above it (8 × 8 = 64 entries)
+        assert v.rule == ("limit" if limit >= 64 else "provenance"), v
