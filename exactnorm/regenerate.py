@@ -326,7 +326,8 @@ def _entries(rec: DrawRecord, convert: Callable[[int], Any]) -> list[Any]:
             # n divides 2^8, so u mod n is the low byte of u mod n, and the low byte of a
             # little-endian word is its first: read every eighth byte, no word is built
             data = hashlib.shake_256(stream_input(rec.seed, rec.key)).digest(8 * n) if n else b""
-            by_byte = [convert(value(b % modulus)) for b in range(256)]
+            # byte b maps to value(b mod n): the n values repeated 256/n times, converted once
+            by_byte = [convert(value(t)) for t in range(modulus)] * (256 // modulus)
             return list(map(by_byte.__getitem__, data[0::8]))
     u = stream_words(rec.seed, rec.key, _WORDS_PER_ENTRY[rec.kind] * n)
     if rec.kind == "rational":
