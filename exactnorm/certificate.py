@@ -42,7 +42,7 @@ import gzip
 import json
 import math
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -148,24 +148,30 @@ def _weight(M: Any, compact: bool) -> Any:
     return _matrix(M) if not compact else compact_numbers(M)
 
 
-#: the rows of the last few integer matrices written, by identity: the trade-off shares one
-#: identity-skip object between all its blocks, converted to Python integers once
-_recent_rows: dict[int, tuple[Any, list[list[Any]]]] = {}
+class _RecentByIdentity:
+    """``build(M)`` for the last few objects ``M`` written, by identity: the trade-off shares
+    one identity-skip object between all its blocks, so it is converted once."""
+
+    def __init__(self, size: int = 4) -> None:
+        self.size = size
+        self.items: dict[tuple[int, str], tuple[Any, Any]] = {}
+
+    def get(self, M: Any, tag: str, build: Callable[[], Any]) -> Any:
+        hit = self.items.get((id(M), tag))
+        if hit is not None and hit[0] is M:
+            return hit[1]
+        value = build()
+        if len(self.items) >= self.size:
+            self.items.pop(next(iter(self.items)))
+        self.items[(id(M), tag)] = (M, value)  # holding M keeps its id from being reused
+        return value
+
+
+_recent = _RecentByIdentity()
 
 
 def _shared_matrix(M: fmpz_mat) -> list[list[Any]]:
-    hit = _recent_rows.get(id(M))
-    if hit is not None and hit[0] is M:
-        return hit[1]
-    rows = _matrix(M)
-    if len(_recent_rows) >= 4:
-        _recent_rows.pop(next(iter(_recent_rows)))
-    _recent_rows[id(M)] = (M, rows)  # holding M keeps its id from being reused
-    return rows
-
-
-#: compact forms of the last few 0/1 skip matrices written, by identity (see _recent_rows)
-_recent_skips: dict[int, tuple[Any, dict[str, Any]]] = {}
+    return _recent.get(M, "rows", lambda: _matrix(M))
 
 
 def compact_skip(M: Any, kind: str) -> dict[str, Any] | None:
@@ -182,9 +188,10 @@ def compact_skip(M: Any, kind: str) -> dict[str, Any] | None:
     >>> compact_skip(fmpz_mat([[1, 0], [0, 1]]), "identity")
     {'identity': 2}
     """
-    hit = _recent_skips.get(id(M))
-    if hit is not None and hit[0] is M:
-        return hit[1]
+    return _recent.get(M, kind, lambda: _compact_skip(M, kind))
+
+
+def _compact_skip(M: Any, kind: str) -> dict[str, Any] | None:
     rows = M.tolist()
     picks: list[int | None] = []
     for row in rows:
@@ -201,9 +208,6 @@ def compact_skip(M: Any, kind: str) -> dict[str, Any] | None:
         out = {"selection": picks, "columns": M.ncols()}
     else:
         return None
-    if len(_recent_skips) >= 4:
-        _recent_skips.pop(next(iter(_recent_skips)))
-    _recent_skips[id(M)] = (M, out)  # holding M keeps its id from being reused
     return out
 
 
