@@ -308,7 +308,7 @@ def _compact(value: dict, where: str, max_digits: int) -> tuple[int, list]:
     """The denominator and the integer numerators of ``{"den": D, "num": [...]}`` (version 2)."""
     if set(value) != {"den", "num"}:
         raise CertificateError("shape", f"{where} must be a list or {{\"den\", \"num\"}}, "
-                                        f"got keys {show(sorted(value))}")
+                                        f"got keys {show(sorted(map(str, value)))}")
     den = integer(value["den"], f"{where}.den", max_digits)
     if den <= 0:
         raise CertificateError("number", f"{where}.den must be positive, got {show(den)}")
@@ -571,9 +571,9 @@ def compact_picks(value: dict, kind: object, where: str, rows: int, cols: int,
                                                 f"column index below {d} or null", layer=j)
         return Picks(tuple(picked), d)
     raise CertificateError("skip", f"{where}: kind {show(kind)} with weight keys "
-                                   f"{show(sorted(value))} (compact skips are {{\"identity\": n}} "
-                                   f"for kind identity, {{\"selection\": [...], \"columns\": d}} "
-                                   f"for kind selection)", layer=j)
+                                   f"{show(sorted(map(str, value)))} (compact skips are "
+                                   f"{{\"identity\": n}} for kind identity, {{\"selection\": "
+                                   f"[...], \"columns\": d}} for kind selection)", layer=j)
 
 
 def read_network(doc: dict, d0: int, max_digits: int = DEFAULT_MAX_DIGITS,
