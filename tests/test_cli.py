@@ -20,6 +20,13 @@ def run(argv, capsys):
     return code, out.out, out.err
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp_path(tmp_path, monkeypatch):
+    """A command without --out writes ./certificate.json, which the next would refuse to
+    overwrite: every test runs in its own folder."""
+    monkeypatch.chdir(tmp_path)
+
+
 GOOD = {"domain": {"lower": [-1, 0], "upper": [1, "1/2"]},
         "target": {"layers": [{"weight": [[1, "1/2"], [0, -1]], "bias": [0, 1],
                                "activation": "relu"},

@@ -197,10 +197,13 @@ def test_mutations_rejected_or_still_equal(routing):
 def test_cli_options(tmp_path):
     out = str(tmp_path / "c.json")
     # no --block: the cost model picks one (tests/test_scale.py checks which)
-    assert main(["certify", "--construction", "tradeoff", "--out", out]) == 0
-    assert main(["certify", "--construction", "theorem1", "--block", "2", "--out", out]) == 2
-    assert main(["certify", "--construction", "lowrank", "--routing", "mask", "--out", out]) == 2
+    assert main(["certify", "--force", "--construction", "tradeoff", "--out", out]) == 0
+    assert main(["certify", "--force",
+                 "--construction", "theorem1", "--block", "2", "--out", out]) == 2
+    assert main(["certify", "--force",
+                 "--construction", "lowrank", "--routing", "mask", "--out", out]) == 2
     for routing in ROUTINGS:
-        assert main(["certify", "--construction", "tradeoff", "--block", "1", "--routing",
+        assert main(["certify", "--force",
+                     "--construction", "tradeoff", "--block", "1", "--routing",
                      routing, "--retry", "30", "--out", out]) == 0
         assert main(["check", out, "--both"]) == 0

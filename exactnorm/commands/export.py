@@ -11,14 +11,12 @@ from __future__ import annotations
 import argparse
 
 from exactnorm.commands._common import console, err_console, output_path
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.commands._defaults import DEFAULT_MAX_DIGITS, EXPORT_FORMATS
 
 __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from exactnorm.api import EXPORT_FORMATS
-
     p = sub.add_parser("export", help="export tuned γ, β as JSON, npz, ONNX or a PyTorch "
                                       "state dict")
     p.add_argument("certificate", metavar="CERT", help="certificate file (.json or .json.gz)")

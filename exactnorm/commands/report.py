@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from exactnorm.commands._common import console, err_console, output_path, verdict_line
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.commands._defaults import DEFAULT_MAX_DIGITS
 
 __all__ = ["register"]
 

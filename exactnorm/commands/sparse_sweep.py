@@ -15,14 +15,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from exactnorm.commands._common import console, err_console, output_path, set_interrupt_note
+from exactnorm.commands._defaults import MASK_SIDES
 from exactnorm.errors import InputError, require_extra
 
 __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from exactnorm.analysis.sweeps import MASK_SIDES
-
     p = sub.add_parser("sparse-sweep",
                        help="structural rank of sparse Khatri–Rao patterns over d, p and width")
     p.add_argument("--preset", choices=["ci", "large"], default="ci",

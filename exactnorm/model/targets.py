@@ -44,7 +44,11 @@ from exactnorm.exact.rationals import (
 from exactnorm.exact.sampling import layer_rng, sample_matrix
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 
+#: suffixes of pickled Python objects (scikit-learn models are usually saved so)
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
+
 __all__ = [
+    "PICKLE_SUFFIXES",
     "demo_target",
     "target_to_dict",
     "target_from_dict",
@@ -229,6 +233,11 @@ def load_target(path: str | os.PathLike[str], *, max_digits: int = DEFAULT_MAX_D
         text = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {p}: {exc}") from None
+    if p.suffix.lower() in PICKLE_SUFFIXES or text[:1] == b"\x80":  # pickle protocol ≥ 2
+        raise InputError(f"{p} is a pickle; pickles are refused (loading one runs arbitrary "
+                         f"code): for a scikit-learn model call "
+                         f"exactnorm.model.interop.target_from_sklearn(model, lower, upper) in "
+                         f"Python, or export it to ONNX")
     return target_from_dict(strict_json_loads(text, what=str(p), max_digits=max_digits),
                             max_digits=max_digits,
                             max_width=max_width, box=box)
