@@ -157,7 +157,7 @@ _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]")
 
 
 def _first_line(exc: BaseException, limit: int | None = 300) -> str:
-    """The first line of an exception's message without terminal escapes, cut to ``limit``
+    r"""The first line of an exception's message without terminal escapes, cut to ``limit``
     characters at a word (errors are one line; a foreign exception may carry a whole file's
     worth of text).
 

@@ -169,8 +169,8 @@ def test_input_blocks_cover_and_reject():
             api.certify(case_target(0), "tradeoff", block=bad)
     with pytest.raises(InputError):
         api.certify(case_target(0), "tradeoff", block=2, routing="dense")
-    with pytest.raises(InputError):
-        api.certify(case_target(0), "tradeoff")  # block is required
+    # without a block the cost model chooses one, as on the command line
+    assert api.plan_certify(case_target(0), "tradeoff").options["block"] >= 1
 
 
 @pytest.mark.parametrize("routing", ROUTINGS)

@@ -50,7 +50,7 @@ from exactnorm.analysis.sweeps import (
     parse_grid,
     run_sweep,
 )
-from exactnorm.api._boxes import apply_box, is_cube, resolve_box
+from exactnorm.api._boxes import Bounds, apply_box, is_cube, resolve_box
 from exactnorm.api._certify import (
     CONSTRUCTIONS,
     CertifyPlan,
@@ -169,10 +169,11 @@ def load_target(path: str | os.PathLike[str], *, box: Any = None,
                                max_width=max_width, max_digits=max_digits)
     # per-feature bounds: read the file as for a cube (which also refuses a file with its own
     # box), then put the bounds in place, their dimension checked against the network input
-    placeholder = (given[0][0], given[0][0])
+    bounds: Bounds = given  # type: ignore[assignment]
+    placeholder = (bounds[0][0], bounds[0][0])
     g = load_target_any(path, box=placeholder, activations=activations, max_width=max_width,
                         max_digits=max_digits)
-    return apply_box(g, given, parameter="box_file" if box_file is not None
+    return apply_box(g, bounds, parameter="box_file" if box_file is not None
                      else "box_from_data" if box_from_data is not None else "box")
 
 

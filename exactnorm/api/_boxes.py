@@ -56,6 +56,20 @@ def _exact_floats(a: Any, what: str) -> list[Fraction]:
     return [Fraction(x) if arr.dtype.kind == "f" else Fraction(int(x)) for x in arr.tolist()]
 
 
+def _python_exact(values: Any, what: str) -> list[Any]:
+    if isinstance(values, np.ndarray):
+        return _exact_floats(values, what) if values.dtype.kind == "f" else values.tolist()
+    out: list[Any] = []
+    for x in values:
+        if isinstance(x, (float, np.floating)):
+            if not np.isfinite(x):
+                raise InputError(f"{what} has a NaN or infinite entry", parameter="box")
+            out.append(Fraction(float(x)))
+        else:
+            out.append(int(x) if isinstance(x, np.integer) else x)
+    return out
+
+
 def _bounds(lower: Sequence[Any], upper: Sequence[Any], what: str,
             max_digits: int = DEFAULT_MAX_DIGITS) -> Bounds:
     lo = [x if isinstance(x, Fraction) else parse_number(x, max_digits=max_digits,
@@ -167,7 +181,9 @@ def resolve_box(*, box: Any = None, box_file: str | os.PathLike[str] | None = No
             if cube[0] > cube[1]:
                 raise InputError(f"inverted box: {cube[0]} > {cube[1]}", parameter="box")
             return cube
-        return _bounds(list(lo), list(hi), "box", max_digits)
+        # Python and NumPy floats are dyadic rationals: taken exactly, as in an .npz
+        return _bounds(_python_exact(lo, "box lower"), _python_exact(hi, "box upper"), "box",
+                       max_digits)
     raise InputError(f"box must be 'LO:HI', (lo, hi) or (lower, upper) sequences, got "
                      f"{type(box).__name__}", parameter="box")
 

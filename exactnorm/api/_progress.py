@@ -39,7 +39,7 @@ def progress_bar(what: str, unit: str = "steps") -> Iterator[ProgressHook]:
     ``tqdm.auto`` when installed (a widget in Jupyter), else ``rich.progress``.
     """
     if importlib.util.find_spec("tqdm") is not None:
-        from tqdm.auto import tqdm
+        from tqdm.auto import tqdm  # type: ignore[import-untyped,unused-ignore]
 
         bar: Any = tqdm(desc=what, unit=f" {unit}", total=None)
         try:
