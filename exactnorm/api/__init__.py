@@ -79,7 +79,7 @@ from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.targets import demo_target
 from exactnorm.outputs.export import EXPORT_FORMATS, export_certificate
 from exactnorm.outputs.report import report_markdown, write_report
-from exactnorm.outputs.tables.sparse import PRESETS, write_sweep_outputs
+from exactnorm.outputs.tables.sparse import PRESETS, thresholds_table, write_sweep_outputs
 
 __all__ = [
     "CONSTRUCTIONS",
@@ -424,6 +424,7 @@ class SweepResult:
     written: list[Path]
     log: Path
     command: str
+    thresholds: Any = None  #: the threshold table p*(d) (a ProofTable) of the aggregated cells
 
 
 def _sweep_command(preset: str, sizes: Sequence[int], factors: Sequence[str],
@@ -500,7 +501,8 @@ def sparse_sweep(*, preset: str = "ci", sizes: Sequence[int] | None = None,
                      progress=progress)
     command = _sweep_command(preset, size_list, factor_list, ps, draws, seed, mask_side, values)
     written = write_sweep_outputs(rows, outdir, command, plot=plot)
-    return SweepResult(rows, aggregate(rows), written, log, command)
+    cells = aggregate(rows)
+    return SweepResult(rows, cells, written, log, command, thresholds_table(cells, command))
 
 
 def realizable(width: int, *, d_in: int | None = None, d_out: int | None = None,

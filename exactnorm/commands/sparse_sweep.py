@@ -54,7 +54,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from exactnorm.api import sparse_sweep
-    from exactnorm.outputs.tables.sparse import thresholds_table
 
     try:
         sizes = [int(x) for x in args.sizes.split(",") if x.strip()] if args.sizes else None
@@ -82,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                            scheduler=args.scheduler, resume=args.resume, out=args.out,
                            plot=not args.no_plot, progress=hook)
     log, written = res.log, res.written
-    th = thresholds_table(res.cells, res.command)
+    th = res.thresholds
     table = Table(title="sparse-sweep: threshold p*(d) (≥ 99 % generically invertible)")
     keep = ["d", "width factor", "m", "p*(d)", "grid point below p*", "√(log d/d)", "log d/d",
             "2 log d/d", "p*·d/log d", "nnz / d²√d"]
