@@ -311,3 +311,8 @@ def test_reprs_are_short_at_real_size():
     c = api.certify(api.demo_target())
     assert len(repr(c)) < 300 and "theorem1" in repr(c) and "3-4-3-2" in repr(c)
     assert "<table>" in c._repr_html_()
+    v = api.check(api.certificate_document(c))
+    assert repr(v).startswith("Verdict(VALID: f = g on") and len(repr(v)) < 250
+    assert "VALID" in v._repr_html_()
+    big = api.Verdict(True, "ok", "x" * 10**6, facts={"box": list(range(784))})
+    assert len(repr(big)) < 250 and len(big._repr_html_()) < 3000

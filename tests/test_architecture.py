@@ -257,6 +257,6 @@ def test_cli_defaults_mirror_the_library():
 
     for name, (module, attr) in _defaults.MIRRORS.items():
         assert getattr(_defaults, name) == getattr(importlib.import_module(module), attr), name
-    assert _defaults.CONSTRUCTIONS == tuple(sorted(CONSTRUCTIONS))
+    assert tuple(sorted(CONSTRUCTIONS)) == _defaults.CONSTRUCTIONS
     assert set(_defaults.MIRRORS) | {"CONSTRUCTIONS"} == {
         n for n in vars(_defaults) if n.isupper() and n != "MIRRORS"}

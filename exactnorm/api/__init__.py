@@ -10,14 +10,14 @@ the CLI renders them as flags.
 ================  ==========================================  ===============================
 verb              function                                    returns
 ================  ==========================================  ===============================
-certify           :func:`certify`                             ``Construction``
+certify           :func:`certify`                             :class:`CertifyResult`
 check             :func:`check`, :func:`check_file`           ``Verdict``
 tables            :func:`tables`                              :class:`TablesResult`
 sparse-sweep      :func:`sparse_sweep`                        :class:`SweepResult`
 detpoly           :func:`detpoly`, :func:`check_detpoly`      :class:`DetpolyResult`
 realizable        :func:`realizable`                          ``RealizabilityStudy``
 export            :func:`export`                              warning text or ``None``
-report            :func:`report`                              ``{"paths", "verdict", "counts"}``
+report            :func:`report`                              :class:`ReportResult`
 ================  ==========================================  ===============================
 
 Plus the objects the verbs pass around: :func:`load_target`, :func:`demo_target`,
@@ -61,6 +61,7 @@ from exactnorm.api._certify import (
 )
 from exactnorm.api._detpoly import DetpolyResult, check_detpoly, detpoly
 from exactnorm.api._progress import Progress, progress_bar, progress_context
+from exactnorm.api._results import ReportResult, Verdict
 from exactnorm.certificate import (
     DEFAULT_MAX_CERTIFICATE_BYTES,
     certificate_document,
@@ -69,7 +70,6 @@ from exactnorm.certificate import (
     save_certificate,
     write_certificate,
 )
-from exactnorm.checker import Verdict
 from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
 from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError, NotACertificateError, require_integer
@@ -90,6 +90,7 @@ __all__ = [
     "CertifyPlan",
     "CertifyResult",
     "Verdict",
+    "ReportResult",
     "progress_bar",
     "check",
     "check_file",
@@ -321,9 +322,8 @@ def check(doc: dict[str, Any], *, pure: bool = False, progress: Progress = None)
     True
     """
     with progress_context(progress, "check", "frozen layers") as hook:
-        verdict: Verdict = (checker if pure else checker_flint).check_certificate(
-            doc, progress=hook)
-    return verdict
+        verdict = (checker if pure else checker_flint).check_certificate(doc, progress=hook)
+    return Verdict.of(verdict)
 
 
 def check_file(path: str | os.PathLike[str], *, pure: bool = False,
@@ -366,12 +366,12 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
     try:  # both checkers parse with the pure checker's strict reader
         doc = checker.parse_certificate_text(raw, max_digits=max_digits)
     except checker.CertificateError as exc:
-        return checker.Verdict(False, exc.rule, str(exc))
+        return Verdict(False, exc.rule, str(exc))
     del raw  # parsed: the text need not stay in memory during the check
     with progress_context(progress, "check", "frozen layers") as hook:
-        verdict: Verdict = (checker if pure else checker_flint).check_certificate(
+        verdict = (checker if pure else checker_flint).check_certificate(
             doc, max_digits=max_digits, progress=hook)
-    return verdict
+    return Verdict.of(verdict)
 
 
 @dataclass(frozen=True)
@@ -612,7 +612,7 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
 
 def report(certificate: str | os.PathLike[str] | dict[str, Any],
            out: str | os.PathLike[str] | None = "report", *,
-           max_digits: int = DEFAULT_MAX_DIGITS) -> dict[str, Any]:
+           max_digits: int = DEFAULT_MAX_DIGITS) -> ReportResult:
     """Write ``report.md``/``report.html`` and bit-size histograms for a certificate (``report``).
 
     Parameters
@@ -623,9 +623,9 @@ def report(certificate: str | os.PathLike[str] | dict[str, Any],
 
     Returns
     -------
-    dict
-        ``paths`` (name → path), ``verdict`` (python-flint checker), ``counts`` (parameters);
-        with ``out=None``: ``markdown`` and ``verdict``.
+    ReportResult
+        ``paths`` (name → path), ``verdict`` (python-flint checker), ``counts`` (parameters),
+        ``plots``; with ``out=None``: ``markdown`` and ``verdict``.
 
     Raises
     ------
@@ -635,8 +635,8 @@ def report(certificate: str | os.PathLike[str] | dict[str, Any],
     doc = (certificate if isinstance(certificate, dict)
            else load_certificate(certificate, max_digits=max_digits))
     if out is None:
-        verdict = checker_flint.check_certificate(doc)
+        verdict = Verdict.of(checker_flint.check_certificate(doc))
         text = report_markdown(doc, verdict, plots=False,
                                no_plots="Histograms are written with --out DIR only.")
-        return {"markdown": text, "verdict": verdict}
-    return write_report(doc, out)
+        return ReportResult(verdict=verdict, markdown=text)
+    return ReportResult.from_mapping(write_report(doc, out))

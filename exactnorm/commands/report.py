@@ -31,15 +31,15 @@ def run(args: argparse.Namespace) -> int:
     result = report(args.certificate, out, max_digits=args.max_digits)
     if out is None:
         # one stream: the Markdown, without images (there is no folder to put them in)
-        print(result["markdown"], end="")
-        err_console.print(verdict_line(result["verdict"], str(args.certificate), "flint"),
+        print(result.markdown, end="")
+        err_console.print(verdict_line(result.verdict, str(args.certificate), "flint"),
                           markup=False)
-        return 0 if result["verdict"].ok else 1
-    console.print(verdict_line(result["verdict"], str(args.certificate), "flint"), markup=False)
-    counts = result["counts"]
+        return 0 if result.verdict.ok else 1
+    console.print(verdict_line(result.verdict, str(args.certificate), "flint"), markup=False)
+    counts = result.counts
     console.print(f"tuned {counts['tuned']}, frozen {counts['frozen']}, target {counts['target']}"
                   f" parameters; wrote {out}/report.md and report.html", markup=False)
-    if not result["plots"]:
-        err_console.print(f"note: {result['no_plots']}", markup=False)
+    if not result.plots:
+        err_console.print(f"note: {result.no_plots}", markup=False)
     # the report is written either way; the exit code says whether the certificate is valid
-    return 0 if result["verdict"].ok else 1
+    return 0 if result.verdict.ok else 1
