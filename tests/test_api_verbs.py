@@ -316,3 +316,16 @@ def test_reprs_are_short_at_real_size():
     assert "VALID" in v._repr_html_()
     big = api.Verdict(True, "ok", "x" * 10**6, facts={"box": list(range(784))})
     assert len(repr(big)) < 250 and len(big._repr_html_()) < 3000
+
+
+def test_export_and_report_say_when_they_replace_a_file(tmp_path, capsys):
+    assert main(["certify", "--demo", "--out", "c.json"]) == 0
+    capsys.readouterr()
+    assert main(["export", "c.json", "--format", "json", "--out", "p.json"]) == 0
+    assert "replaced" not in capsys.readouterr().err
+    assert main(["export", "c.json", "--format", "json", "--out", "p.json"]) == 0
+    assert "note: replaced the existing file p.json" in capsys.readouterr().err
+    assert main(["report", "c.json", "--out", "r"]) == 0
+    assert "replaced" not in capsys.readouterr().err
+    assert main(["report", "c.json", "--out", "r"]) == 0
+    assert "replaced the existing report in r" in capsys.readouterr().err

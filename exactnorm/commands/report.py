@@ -28,6 +28,7 @@ def run(args: argparse.Namespace) -> int:
     from exactnorm.api import report
 
     out = output_path(args.out, directory=True, stdout_ok=True)
+    replaced = out is not None and (out / "report.md").exists()  # said after the write
     result = report(args.certificate, out, max_digits=args.max_digits)
     if out is None:
         # one stream: the Markdown, without images (there is no folder to put them in)
@@ -39,6 +40,8 @@ def run(args: argparse.Namespace) -> int:
     counts = result.counts
     console.print(f"tuned {counts['tuned']}, frozen {counts['frozen']}, target {counts['target']}"
                   f" parameters; wrote {out}/report.md and report.html", markup=False)
+    if replaced:
+        err_console.print(f"note: replaced the existing report in {out}", markup=False)
     if not result.plots:
         err_console.print(f"note: {result.no_plots}", markup=False)
     # the report is written either way; the exit code says whether the certificate is valid
