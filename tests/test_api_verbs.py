@@ -224,6 +224,11 @@ def test_box_refusals_name_the_box_not_a_layer(tmp_path, capsys):
     assert "expects" not in err
     assert main(["certify", str(npz), "--box", "0:1", "--box-file", "x.json"]) == 2
     assert "--box and --box-file" in capsys.readouterr().err
+    (tmp_path / "box.json").write_text(json.dumps({"lower": [0, 0], "upper": [1, 1]}))
+    assert main(["certify", str(tmp_path / "t.json"), "--box-file", "box.json"]) == 2
+    assert "has its own box and --box-file was given too" in capsys.readouterr().err
+    assert main(["certify", str(npz)]) == 2
+    assert "it needs --box LO:HI" in capsys.readouterr().err
     np.save(tmp_path / "obj.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)
     with pytest.raises(InputError, match="pickles are refused"):
         api.load_target(npz, box_from_data=tmp_path / "obj.npy")

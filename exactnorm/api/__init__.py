@@ -171,11 +171,18 @@ def load_target(path: str | os.PathLike[str], *, box: Any = None,
     # per-feature bounds: read the file as for a cube (which also refuses a file with its own
     # box), then put the bounds in place, their dimension checked against the network input
     bounds: Bounds = given  # type: ignore[assignment]
+    parameter = ("box_file" if box_file is not None
+                 else "box_from_data" if box_from_data is not None else "box")
     placeholder = (bounds[0][0], bounds[0][0])
-    g = load_target_any(path, box=placeholder, activations=activations, max_width=max_width,
-                        max_digits=max_digits)
-    return apply_box(g, bounds, parameter="box_file" if box_file is not None
-                     else "box_from_data" if box_from_data is not None else "box")
+    try:
+        g = load_target_any(path, box=placeholder, activations=activations,
+                            max_width=max_width, max_digits=max_digits)
+    except InputError as exc:
+        if "its own" in str(exc):  # the file's box and ours: in the words of our parameter
+            raise InputError(f"{path} has its own box and {parameter} was given too; remove "
+                             f"one", parameter=parameter) from None
+        raise
+    return apply_box(g, bounds, parameter=parameter)
 
 
 def certify(target: TargetNetwork | str | os.PathLike[str], construction: str = "auto", *,

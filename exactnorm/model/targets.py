@@ -135,7 +135,8 @@ def target_from_dict(doc: Any, *, max_digits: int = DEFAULT_MAX_DIGITS,
         acts.append(layer.get("activation", "relu" if i < len(layers) else "identity"))
     if "domain" in doc and box is not None:
         # precedence would silently drop one of two boxes; the user decides
-        raise InputError("the target has its own 'domain' and --box was given too; remove one")
+        raise InputError("the target has its own 'domain' and box was given too; remove one",
+                         parameter="box")
     if "domain" in doc:
         dom = doc["domain"]
         lower = _numbers(_field(dom, "lower", "domain"), "domain lower", max_digits)
@@ -144,7 +145,9 @@ def target_from_dict(doc: Any, *, max_digits: int = DEFAULT_MAX_DIGITS,
         d0 = len(weights[0][0])
         lower, upper = [box[0]] * d0, [box[1]] * d0
     else:
-        raise InputError("the target has no 'domain'; give one or pass --box LO:HI")
+        raise InputError("the target has no 'domain'; give one in the file, or box LO:HI "
+                         "(or box_file, box_from_data)",
+                         parameter=("box", "box_file", "box_from_data"))
     return TargetNetwork.from_lists(weights, biases, acts, lower=lower, upper=upper,
                                     max_width=max_width)
 
