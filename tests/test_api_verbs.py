@@ -334,3 +334,18 @@ def test_export_and_report_say_when_they_replace_a_file(tmp_path, capsys):
     assert "replaced" not in capsys.readouterr().err
     assert main(["report", "c.json", "--out", "r"]) == 0
     assert "replaced the existing report in r" in capsys.readouterr().err
+
+
+def test_plain_progress_has_a_heartbeat_during_a_long_step(monkeypatch, capsys):
+    """Off a terminal, a step without callbacks (one long Theorem 1 layer) still prints lines."""
+    from exactnorm.commands import _common
+
+    monkeypatch.setattr(_common, "PLAIN_PROGRESS_SECONDS", 0.05)
+    monkeypatch.setattr(_common, "progress_enabled", lambda: False)
+    with _common.progress_hook("theorem1", "target layers") as hook:
+        time.sleep(0.3)  # no callback: the layer is still being solved
+        hook(1, 2)
+    err = capsys.readouterr().err
+    assert "theorem1: 0/? target layers" in err and "working" in err
+    lines = [ln for ln in err.splitlines() if ln.startswith("theorem1: 0/?")]
+    assert len(lines) >= 2

@@ -40,16 +40,9 @@ import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from exactnorm import checker, checker_flint
-from exactnorm.analysis.realizability import RealizabilityStudy, realizability_study
-from exactnorm.analysis.sweeps import (
-    aggregate,
-    make_tasks,
-    parse_grid,
-    run_sweep,
-)
 from exactnorm.api._boxes import Bounds, apply_box, is_cube, resolve_box
 from exactnorm.api._certify import (
     CONSTRUCTIONS,
@@ -79,7 +72,9 @@ from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.targets import demo_target
 from exactnorm.outputs.export import EXPORT_FORMATS, export_certificate
 from exactnorm.outputs.report import report_markdown, write_report
-from exactnorm.outputs.tables.sparse import PRESETS, thresholds_table, write_sweep_outputs
+
+if TYPE_CHECKING:
+    from exactnorm.analysis.realizability import RealizabilityStudy
 
 __all__ = [
     "CONSTRUCTIONS",
@@ -489,6 +484,10 @@ def sparse_sweep(*, preset: str = "ci", sizes: Sequence[int] | None = None,
        Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemmas 5, 6: no
        cancellation in the determinant).
     """
+    # the sweep machinery (NetworkX, SciPy's sparse graphs) is for this verb only
+    from exactnorm.analysis.sweeps import aggregate, make_tasks, parse_grid, run_sweep
+    from exactnorm.outputs.tables.sparse import PRESETS, thresholds_table, write_sweep_outputs
+
     if preset not in PRESETS:
         raise InputError(f"preset must be one of {', '.join(PRESETS)}, got {preset!r}",
                          parameter="preset")
@@ -554,6 +553,8 @@ def realizable(width: int, *, d_in: int | None = None, d_out: int | None = None,
     >>> r.decision.reachable, r.decision.dimension
     (True, 2)
     """
+    from exactnorm.analysis.realizability import realizability_study
+
     W = None
     if target is not None:
         g = target if isinstance(target, TargetNetwork) else load_target(target)

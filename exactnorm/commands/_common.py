@@ -8,6 +8,7 @@ import decimal
 import os
 import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -127,17 +128,43 @@ class PlainProgress:
         self.start = clock()
         self.last = self.start
         self.printed = False
+        self.state: tuple[int, int | None] = (0, None)
+        self._lock = threading.Lock()
 
     def __call__(self, done: int, total: int) -> None:
-        now = self.clock()
-        final = done >= total and self.printed
-        if now - self.last < self.every and not final:
-            return
-        self.last, self.printed = now, True
-        elapsed = now - self.start
-        eta = f"{elapsed * (total - done) / done:.0f} s" if done else "unknown"
-        print(f"{self.what}: {done}/{total} {self.unit}, {elapsed:.0f} s elapsed, ETA {eta}",
-              file=self.stream, flush=True)
+        with self._lock:
+            self.state = (done, total)
+            now = self.clock()
+            final = done >= total and self.printed
+            if now - self.last < self.every and not final:
+                return
+            self.last, self.printed = now, True
+            elapsed = now - self.start
+            eta = f"{elapsed * (total - done) / done:.0f} s" if done else "unknown"
+            print(f"{self.what}: {done}/{total} {self.unit}, {elapsed:.0f} s elapsed, ETA {eta}",
+                  file=self.stream, flush=True)
+
+    def tick(self) -> None:
+        """A line with the last known state when ``every`` seconds passed without one: a long
+        step (one Theorem 1 layer can take minutes) still shows, in a log, that work goes on.
+
+        >>> import io
+        >>> out = io.StringIO()
+        >>> p = PlainProgress("theorem1", out, every=5, clock=iter([0, 3, 6, 8, 12]).__next__,
+        ...                   unit="target layers")
+        >>> p.tick(); p.tick(); p(1, 2); p.tick()
+        >>> print(out.getvalue(), end="")
+        theorem1: 0/? target layers, 6 s elapsed, working
+        theorem1: 1/2 target layers, 12 s elapsed, working
+        """
+        with self._lock:
+            now = self.clock()
+            if now - self.last < self.every:
+                return
+            self.last, self.printed = now, True
+            done, total = self.state
+            print(f"{self.what}: {done}/{'?' if total is None else total} {self.unit}, "
+                  f"{now - self.start:.0f} s elapsed, working", file=self.stream, flush=True)
 
 
 @contextlib.contextmanager
@@ -156,7 +183,23 @@ def progress_hook(what: str, unit: str) -> Iterator[Callable[[int, int], None]]:
             if plain is not None:
                 plain(done, total)
 
-        yield hook
+        if plain is None:
+            yield hook
+            return
+        # off a terminal nothing redraws an elapsed time: a heartbeat prints the last state
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(plain.every):
+                plain.tick()
+
+        ticker = threading.Thread(target=beat, name="exactnorm-progress", daemon=True)
+        ticker.start()
+        try:
+            yield hook
+        finally:
+            stop.set()
+            ticker.join()
 
 
 #: a fraction long enough to be hard to read: it gets a decimal approximation next to it
