@@ -159,6 +159,10 @@ def test_a_model_given_to_check_is_not_a_certificate_exit_2(tmp_path, capsys):
     assert "is not a certificate" in err and err.count("\n") == 1
     with pytest.raises(NotACertificateError):
         api.check_file(onnx_like)
+    # a target file is not a certificate either
+    save_target(api.demo_target(), tmp_path / "t.json")
+    assert main(["check", str(tmp_path / "t.json")]) == 2
+    assert "not a certificate (a target file?)" in capsys.readouterr().err
     # a malformed JSON certificate stays invalid (exit 1): it is a certificate that fails
     (tmp_path / "c.json").write_text('{"format": "exactnorm.certificate"')
     assert main(["check", str(tmp_path / "c.json")]) == 1

@@ -369,6 +369,10 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
         doc = checker.parse_certificate_text(raw, max_digits=max_digits)
     except checker.CertificateError as exc:
         return Verdict(False, exc.rule, str(exc))
+    if isinstance(doc, dict) and "format" not in doc:
+        what = " (a target file?)" if "target" in doc else ""
+        raise NotACertificateError(f"{path} is not a certificate{what}: a JSON object without "
+                                   f"\"format\": \"exactnorm.certificate\"")
     del raw  # parsed: the text need not stay in memory during the check
     with progress_context(progress, "check", "frozen layers") as hook:
         verdict = (checker if pure else checker_flint).check_certificate(
