@@ -177,7 +177,7 @@ def test_package_api_names_are_the_api_module_names():
     import exactnorm
     from exactnorm import api
 
-    assert API_NAMES == set(exactnorm._API_NAMES)
+    assert set(exactnorm._API_NAMES) == API_NAMES
     for name in API_NAMES:
         assert getattr(exactnorm, name) is getattr(api, name) and name in api.__all__
 
