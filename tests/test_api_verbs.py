@@ -320,6 +320,8 @@ def test_reprs_are_short_at_real_size():
     c = api.certify(api.demo_target())
     assert len(repr(c)) < 300 and "theorem1" in repr(c) and "3-4-3-2" in repr(c)
     assert "<table>" in c._repr_html_()
+    assert repr(c.network) == (f"FrozenNetwork(input_dim=3, depth={c.network.depth}, "
+                               f"checkpoints={len(c.network.checkpoints)})")
     v = api.check(api.certificate_document(c))
     assert repr(v).startswith("Verdict(VALID: f = g on") and len(repr(v)) < 250
     assert "VALID" in v._repr_html_()

@@ -1,10 +1,13 @@
-"""``exactnorm certify``: build a construction, write its certificate, check it independently.
+"""``exactnorm certify [TARGET]``: build a construction, write its certificate, check it.
 
-Without ``--construction`` the construction and block size come from the measured cost model of
-:mod:`exactnorm.constructions.choice` (Theorem 1 for small layers, the width/depth trade-off
-beyond it) and the summary says which and why. Progress: a rich bar on a terminal, otherwise a
-plain line on stderr at most every :data:`PLAIN_PROGRESS_SECONDS` (done/total, elapsed, ETA), so
-logs of long runs show that work goes on.
+Every choice is :func:`exactnorm.api.plan_certify`'s, so that ``exactnorm.certify(target)``
+writes the same bytes: without ``--construction`` the construction and block size come from the
+measured cost model of :mod:`exactnorm.constructions.choice` (Theorem 1 for small layers, the
+width/depth trade-off beyond it) and the summary says which and why. Without TARGET the embedded
+demo is certified, with a note unless ``--demo`` asked for it; an existing ``--out`` file is
+kept unless ``--force``. Progress: a rich bar on a terminal, otherwise a plain line on stderr at
+most every :data:`PLAIN_PROGRESS_SECONDS` (done/total, elapsed, ETA; also during one long step),
+so logs of long runs show that work goes on.
 """
 
 from __future__ import annotations

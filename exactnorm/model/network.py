@@ -330,6 +330,11 @@ class FrozenNetwork:
     checkpoints: tuple[int, ...]
     node_dims: tuple[int, ...] = field(init=False)
 
+    def __repr__(self) -> str:
+        # short at any size: the layers hold every frozen matrix
+        return (f"FrozenNetwork(input_dim={self.input_dim}, depth={len(self.layers)}, "
+                f"checkpoints={len(self.checkpoints)})")
+
     def __post_init__(self) -> None:
         dims = [self.input_dim]
         for j, layer in enumerate(self.layers, 1):
