@@ -93,6 +93,7 @@ def target_arguments(args: argparse.Namespace) -> tuple[str | None, dict[str, An
             and args.target_file != args.target:
         raise InputError(f"two targets given: {args.target_file} and --target {args.target}")
     path = args.target_file if args.target_file is not None else args.target
+    args.target = path  # one name for the target from here on, however it was given
     box = {k: v for k, v in (("box", args.box), ("box_file", args.box_file),
                              ("box_from_data", args.box_from_data)) if v is not None}
     if path is None and (box or args.activations):
