@@ -139,21 +139,36 @@ def render_error(exc: ExactnormError) -> str:
     >>> from exactnorm.errors import InputError
     >>> render_error(InputError("max_digits must be positive", parameter="max_digits"))
     '--max-digits must be positive'
+    >>> render_error(InputError("block applies to construction tradeoff only",
+    ...                         parameter=("block", "construction")))
+    '--block applies to --construction tradeoff only'
     """
     text = _first_line(exc, limit=None)
-    name = getattr(exc, "parameter", None)
-    if not name:
-        return text
-    flag = "--" + name.replace("_", "-")  # every flag is its parameter's name, dashed
-    # not inside a path, a longer identifier or an existing flag
-    return re.sub(rf"(?<![\w/.-]){re.escape(name)}(?![\w/-])", flag, text)
+    names = getattr(exc, "parameter", None)
+    for name in (names,) if isinstance(names, str) else (names or ()):
+        flag = "--" + name.replace("_", "-")  # every flag is its parameter's name, dashed
+        # not inside a path, a longer identifier or an existing flag
+        text = re.sub(rf"(?<![\w/.-]){re.escape(name)}(?![\w/-])", flag, text)
+    return text
+
+
+#: terminal control sequences (colours of a foreign library's message): never printed
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b[@-_]")
 
 
 def _first_line(exc: BaseException, limit: int | None = 300) -> str:
-    """The first line of an exception's message, cut to ``limit`` characters (errors are one
-    line; a foreign exception may carry a whole file's worth of text)."""
-    text = str(exc)
-    return (text.splitlines()[0] if text.strip() else type(exc).__name__)[:limit]
+    r"""The first line of an exception's message without terminal escapes, cut to ``limit``
+    characters at a word (errors are one line; a foreign exception may carry a whole file's
+    worth of text).
+
+    >>> _first_line(ValueError("\x1b[1mWeights only load failed.\x1b[0m\nmore"))
+    'Weights only load failed.'
+    """
+    text = _ANSI.sub("", str(exc)).strip()
+    line = text.splitlines()[0].strip() if text else type(exc).__name__
+    if limit is None or len(line) <= limit:
+        return line
+    return line[:limit].rsplit(" ", 1)[0] + " …"
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -28,6 +28,7 @@ __all__ = [
     "ShapeError",
     "LimitExceededError",
     "SingularSystemError",
+    "NotACertificateError",
     "InvalidCertificateError",
     "InvariantError",
     "PadicUnavailable",
@@ -46,13 +47,15 @@ class ExactnormError(Exception):
     ----------
     message : str
         One line, in the vocabulary of the function that raised it.
-    parameter : str, optional
-        The name of the function parameter the message is about; the CLI shows it as a flag.
+    parameter : str or tuple of str, optional
+        The name of the function parameter the message is about (or the names, when it is about
+        several); the CLI shows each as its flag.
     """
 
     exit_code = 2
 
-    def __init__(self, message: str = "", *, parameter: str | None = None) -> None:
+    def __init__(self, message: str = "", *,
+                 parameter: str | tuple[str, ...] | None = None) -> None:
         super().__init__(message)
         self.parameter = parameter
 
@@ -87,6 +90,11 @@ class SingularSystemError(ExactnormError):
         self.size = size
         self.kernel = kernel
         self.layer = layer
+
+
+class NotACertificateError(InputError):
+    """A file given as a certificate that is not one at all (not JSON, no ``format``): exit
+    code 2, a usage error, unlike an invalid certificate (exit code 1)."""
 
 
 class InvalidCertificateError(ExactnormError):

@@ -47,7 +47,8 @@ STANDARD_LIBRARY_ONLY = {"exactnorm.checker", "exactnorm.regenerate"}
 #: names the package root resolves lazily from ``exactnorm.api`` (``from exactnorm import certify``)
 API_NAMES = {"certify", "check", "check_file", "tables", "sparse_sweep", "detpoly",
              "check_detpoly", "realizable", "export", "report", "load_target", "demo_target",
-             "certificate_document", "save_certificate", "load_certificate"}
+             "certificate_document", "save_certificate", "load_certificate", "plan_certify",
+             "progress_bar", "CertifyResult", "ReportResult", "Verdict"}
 
 #: upward imports that live in files another change owns; each entry must still be present (the
 #: test fails once it is fixed, so that the entry is removed) — fixing them is listed in the
@@ -172,11 +173,21 @@ def test_realizable_does_not_import_sympy():
     assert not any(m.split(".")[0] == "sympy" for m in mods)
 
 
+def test_package_api_names_are_the_api_module_names():
+    import exactnorm
+    from exactnorm import api
+
+    assert set(exactnorm._API_NAMES) == API_NAMES
+    for name in API_NAMES:
+        assert getattr(exactnorm, name) is getattr(api, name) and name in api.__all__
+
+
 def test_import_exactnorm_is_light_and_api_names_resolve():
     mods = _imported_after("import exactnorm")
     assert mods == {"exactnorm"}
     mods = _imported_after("from exactnorm import certify, check, load_target\n"
-                           "assert certify.__module__ == 'exactnorm.api'")
+                           "assert certify.__module__ == 'exactnorm.api'\n"
+                           "assert check.__module__ == 'exactnorm.api'")
     assert "exactnorm.api" in mods and "sympy" not in mods
 
 
@@ -193,13 +204,69 @@ def test_every_verb_has_its_api_function():
         assert verb in api.__all__
 
 
-@pytest.mark.parametrize("verb", ["check", "realizable", "detpoly", "tables", "export", "report"])
+VERBS = sorted(name.rsplit(".", 1)[1] for name in __import__(
+    "exactnorm.cli", fromlist=["COMMAND_MODULES"]).COMMAND_MODULES)
+
+
+def test_every_verb_is_covered():
+    assert {"certify", "check", "export", "report", "tables", "sparse_sweep", "detpoly",
+            "realizable"} <= set(VERBS)
+
+
+@pytest.mark.parametrize("verb", VERBS)
 def test_commands_only_parse_call_and_print(verb):
-    """These command modules reach the mathematics only through exactnorm.api."""
+    """Every command module reaches the mathematics only through exactnorm.api."""
     path = PACKAGE / "commands" / f"{verb}.py"
     forbidden = ("exactnorm.checker", "exactnorm.analysis.realizability",
                  "exactnorm.analysis.detpoly", "exactnorm.analysis.witnesses",
-                 "exactnorm.constructions", "exactnorm.outputs", "exactnorm.exact.linalg")
+                 "exactnorm.constructions", "exactnorm.outputs", "exactnorm.exact",
+                 "exactnorm.model", "exactnorm.certificate", "exactnorm.analysis")
     used = [t for t, _ in imports_of(path) if t.startswith(forbidden)]
     assert not used, f"commands/{verb}.py imports {used}"
     assert "exactnorm.api" in [t for t, _ in imports_of(path)]
+
+
+# ------------------------------------------------------------------ a light command line
+
+HEAVY = ("numpy", "flint", "scipy", "sympy", "matplotlib")
+
+
+@pytest.mark.parametrize("argv", [
+    ["--help"], ["certify", "--help"], ["check", "--help"], ["export", "--help"],
+    ["certify", "--jobs", "x"], ["certify", "--no-such-flag"], ["check"], ["frobnicate"],
+])
+def test_help_and_argument_errors_import_nothing_heavy(argv):
+    """``exactnorm --help`` and a usage error must not pay for FLINT, NumPy or SciPy."""
+    probe = ("import sys\nfrom exactnorm.cli import main\n"
+             f"code = main({argv!r})\n"
+             "heavy = sorted({m.split('.')[0] for m in sys.modules} & set(" + repr(HEAVY) + "))\n"
+             "sys.stderr.write('HEAVY=' + ','.join(heavy) + ' CODE=' + str(code) + '\\n')")
+    res = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         cwd=ROOT, timeout=120, check=True)
+    line = [t for t in res.stderr.splitlines() if t.startswith("HEAVY=")][-1]
+    heavy, code = line[len("HEAVY="):].split(" CODE=")
+    assert heavy == "", f"{argv} imported {heavy}"
+    assert int(code) == (0 if "--help" in argv else 2)
+
+
+def test_the_light_probe_sees_heavy_imports():
+    """Mutation of the test above: a verb that runs does import NumPy and FLINT."""
+    mods = _imported_after("from exactnorm.cli import main\nmain(['certify', '--help'])")
+    assert not {m.split(".")[0] for m in mods} & set(HEAVY)
+    mods = _imported_after("from exactnorm.cli import main\n"
+                           "main(['check', 'no-such-file.json'])")
+    assert {"numpy", "flint"} <= {m.split(".")[0] for m in mods}
+
+
+def test_cli_defaults_mirror_the_library():
+    """The parsers' defaults (repeated so that --help stays light) equal the library's."""
+    import importlib
+
+    from exactnorm.api import CONSTRUCTIONS
+    from exactnorm.commands import _defaults
+
+    for name, (module, attr) in _defaults.MIRRORS.items():
+        assert getattr(_defaults, name) == getattr(importlib.import_module(module), attr), name
+    assert tuple(sorted(CONSTRUCTIONS)) == _defaults.CONSTRUCTIONS
+    assert set(_defaults.MIRRORS) | {"CONSTRUCTIONS"} == {
+        n for n in vars(_defaults) if n.isupper() and n != "MIRRORS"}

@@ -20,6 +20,13 @@ def run(argv, capsys):
     return code, out.out, out.err
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp_path(tmp_path, monkeypatch):
+    """A command without --out writes ./certificate.json, which the next would refuse to
+    overwrite: every test runs in its own folder."""
+    monkeypatch.chdir(tmp_path)
+
+
 GOOD = {"domain": {"lower": [-1, 0], "upper": [1, "1/2"]},
         "target": {"layers": [{"weight": [[1, "1/2"], [0, -1]], "bias": [0, 1],
                                "activation": "relu"},
@@ -183,12 +190,12 @@ def test_exit_code_3_for_internal_errors_and_130_for_interrupts(monkeypatch, cap
 
 
 def test_interrupted_sweep_says_what_was_kept_and_how_to_resume(tmp_path, monkeypatch, capsys):
-    import exactnorm.api
+    import exactnorm.analysis.sweeps
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(exactnorm.api, "run_sweep", interrupted)
+    monkeypatch.setattr(exactnorm.analysis.sweeps, "run_sweep", interrupted)
     out = tmp_path / "sw"
     code, _, err = run(["sparse-sweep", "--sizes", "2", "--draws", "1", "--no-plot",
                         "--out", str(out)], capsys)

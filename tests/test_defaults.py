@@ -37,7 +37,8 @@ def test_narrow_tradeoff_blocks_certify_with_defaults(block, routing):
 @pytest.mark.parametrize("block", ["1", "2"])
 def test_cli_tradeoff_narrow_blocks_on_demo_without_retry(tmp_path, capsys, block):
     out = str(tmp_path / "c.json")
-    assert main(["certify", "--construction", "tradeoff", "--block", block, "--out", out]) == 0
+    assert main(["certify", "--force",
+                 "--construction", "tradeoff", "--block", block, "--out", out]) == 0
     assert "VALID" in capsys.readouterr().out
 
 
@@ -78,7 +79,8 @@ def test_retry_zero_is_strict_on_the_cli(tmp_path, capsys):
 def test_gauss_62_is_refused_and_52_is_exact(tmp_path, capsys):
     with pytest.raises(InputError, match=r"\[1, 52\]"):
         parse_distribution("gauss:62")
-    assert main(["certify", "--distribution", "gauss:62", "--out", str(tmp_path / "c.json")]) == 2
+    assert main(["certify", "--force",
+                 "--distribution", "gauss:62", "--out", str(tmp_path / "c.json")]) == 2
     assert "gauss" in capsys.readouterr().err
     g = random_target((2, 1), seed=0, activations=["identity"])
     c = certify_theorem1(g, seed=0, distribution="gauss:52")
@@ -175,7 +177,7 @@ def test_reader_refuses_bad_records_with_one_line():
 
 def test_cli_frozen_weights_writes_version2(tmp_path, capsys):
     out = tmp_path / "c.json"
-    assert main(["certify", "--frozen-weights", "reference", "--no-check",
+    assert main(["certify", "--force", "--frozen-weights", "reference", "--no-check",
                  "--out", str(out)]) == 0
     doc = json.loads(out.read_text())
     assert doc["version"] == 2
@@ -184,11 +186,11 @@ def test_cli_frozen_weights_writes_version2(tmp_path, capsys):
 
 def test_cli_sparsity_is_exact(tmp_path, capsys):
     out = tmp_path / "c.json"
-    assert main(["certify", "--sparsity", "9/10", "--no-check", "--out", str(out)]) == 0
+    assert main(["certify", "--force", "--sparsity", "9/10", "--no-check", "--out", str(out)]) == 0
     assert json.loads(out.read_text())["provenance"]["sparsity"] == "9/10"
-    assert main(["certify", "--sparsity", "0.9", "--no-check", "--out", str(out)]) == 0
+    assert main(["certify", "--force", "--sparsity", "0.9", "--no-check", "--out", str(out)]) == 0
     assert json.loads(out.read_text())["provenance"]["sparsity"] == "9/10"
     capsys.readouterr()
-    assert main(["certify", "--sparsity", "half", "--out", str(out)]) == 2
+    assert main(["certify", "--force", "--sparsity", "half", "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert "keep probability" in err and "Traceback" not in err

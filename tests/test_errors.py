@@ -30,6 +30,13 @@ from exactnorm.errors import (
 )
 
 
+@pytest.fixture(autouse=True)
+def _in_tmp_path(tmp_path, monkeypatch):
+    """A command without --out writes ./certificate.json, which the next would refuse to
+    overwrite: every test runs in its own folder."""
+    monkeypatch.chdir(tmp_path)
+
+
 def run_cli(argv, capsys):
     code = main(argv)
     captured = capsys.readouterr()
@@ -57,7 +64,8 @@ def test_hierarchy():
     assert not issubclass(InvalidCertificateError, InputError)
     assert set(errors.__all__) == {"ExactnormError", "InputError", "NumberFormatError",
                                    "ShapeError", "LimitExceededError", "SingularSystemError",
-                                   "InvalidCertificateError", "InvariantError",
+                                   "InvalidCertificateError", "NotACertificateError",
+                                   "InvariantError",
                                    "PadicUnavailable", "require_integer", "MissingExtraError",
                                    "OPTIONAL_MODULES", "missing_extra_message", "require_extra"}
     assert InvariantError("x").exit_code == 3

@@ -255,17 +255,17 @@ def test_cli_certifies_a_state_dict(tmp_path, capsys):
     arrays = _state_dict([2, 3, 1], seed=9)
     np.savez(tmp_path / "sd.npz", **arrays)
     out = tmp_path / "c.json"
-    assert main(["certify", "--target", str(tmp_path / "sd.npz"), "--box", "-1:1/2",
+    assert main(["certify", "--force", "--target", str(tmp_path / "sd.npz"), "--box", "-1:1/2",
                  "--activations", "relu,identity", "--out", str(out)]) == 0
     doc = expand_document(load_certificate(out))
     assert [Fraction(str(v)) for v in doc["domain"]["upper"]] == [Fraction(1, 2)] * 2
     assert to_fractions(target_from_state_dict(arrays, [-1] * 2, [1] * 2,
                                                "relu,identity").layers[0].weight) == [
         [Fraction(str(v)) for v in row] for row in doc["target"]["layers"][0]["weight"]]
-    assert main(["certify", "--target", str(tmp_path / "sd.npz"), "--activations",
+    assert main(["certify", "--force", "--target", str(tmp_path / "sd.npz"), "--activations",
                  "relu,identity", "--out", str(out)]) == 2
     # activations are never assumed: without a declaration the state dict is refused
-    assert main(["certify", "--target", str(tmp_path / "sd.npz"), "--box", "-1:1",
+    assert main(["certify", "--force", "--target", str(tmp_path / "sd.npz"), "--box", "-1:1",
                  "--out", str(out)]) == 2
     assert "does not record its activations" in capsys.readouterr().err
 

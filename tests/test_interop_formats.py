@@ -204,7 +204,7 @@ def test_box_given_twice_is_refused(tmp_path):
     from exactnorm.model.targets import demo_target, save_target
 
     save_target(demo_target(), tmp_path / "t.json")
-    with pytest.raises(InputError, match="own 'domain' and --box"):
+    with pytest.raises(InputError, match="own 'domain' and box was given"):
         load_target_any(tmp_path / "t.json", box=BOX)
     np.savez(tmp_path / "w.npz", W1=np.ones((1, 2)), b1=np.zeros(1), lower=np.zeros(2),
              upper=np.ones(2))

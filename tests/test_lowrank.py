@@ -177,7 +177,7 @@ def test_given_factors_per_layer_and_top_level(tmp_path):
     for doc in (per_layer, top):
         path.write_text(json.dumps(doc))
         assert factors_from_target_file(path)[0] is not None
-        assert main(["certify", "--construction", "lowrank", "--target", str(path),
+        assert main(["certify", "--force", "--construction", "lowrank", "--target", str(path),
                      "--retry", "30", "--out", str(out)]) == 0
         cert = json.loads(out.read_text())
         assert cert["witnesses"]["layers"][0]["factors"] == "given"
@@ -206,7 +206,7 @@ def test_given_factors_checked_exactly(tmp_path):
     bad["target"]["layers"][0]["factors"] = {"U": [[2], [2]], "P": [[1, 2]]}
     path = tmp_path / "bad.json"
     path.write_text(json.dumps(bad))
-    assert main(["certify", "--construction", "lowrank", "--target", str(path),
+    assert main(["certify", "--force", "--construction", "lowrank", "--target", str(path),
                  "--out", str(tmp_path / "c.json")]) == 2
 
 
@@ -222,9 +222,10 @@ def test_rank_bound_option(tmp_path):
     path = tmp_path / "t.json"
     path.write_text(json.dumps(target_to_dict(g), default=str))
     out = str(tmp_path / "c.json")
-    assert main(["certify", "--construction", "lowrank", "--rank", "5", "--retry", "30",
+    assert main(["certify", "--force", "--construction", "lowrank", "--rank", "5", "--retry", "30",
                  "--target", str(path), "--out", out]) == 0
-    assert main(["certify", "--construction", "theorem1", "--rank", "2", "--out", out]) == 2
+    assert main(["certify", "--force",
+                 "--construction", "theorem1", "--rank", "2", "--out", out]) == 2
 
 
 def test_zero_matrix_is_realized():

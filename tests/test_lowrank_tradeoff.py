@@ -82,14 +82,15 @@ def test_lowrank_uses_given_factors(tmp_path):
     factors = factors_from_target_file(path)
     assert factors[0][1] == fmpq_mat([[2, 0, parse_number_q("1/2"), 1]])
     out = tmp_path / "c.json"
-    assert main(["certify", "--construction", "lowrank", "--target", str(path), "--retry", "20",
+    assert main(["certify", "--force",
+                 "--construction", "lowrank", "--target", str(path), "--retry", "20",
                  "--out", str(out)]) == 0
     cert = json.loads(out.read_text())
     assert cert["witnesses"]["layers"][0]["factors"] == "given"
     bad = copy.deepcopy(doc)
     bad["target"]["layers"][0]["factors"]["U"] = [[1], [2], [1]]
     path.write_text(json.dumps(bad))
-    assert main(["certify", "--construction", "lowrank", "--target", str(path),
+    assert main(["certify", "--force", "--construction", "lowrank", "--target", str(path),
                  "--out", str(out)]) == 2
 
 
@@ -163,11 +164,12 @@ def test_mutations_rejected_or_harmless(construction, opts):
 def test_cli_options(tmp_path, capsys):
     out = tmp_path / "c.json"
     # without --block the cost model picks the block size (tests/test_scale.py)
-    assert main(["certify", "--construction", "tradeoff", "--out", str(out)]) == 0
+    assert main(["certify", "--force", "--construction", "tradeoff", "--out", str(out)]) == 0
     assert "block size 1 from the cost model" in capsys.readouterr().err
-    assert main(["certify", "--construction", "theorem1", "--block", "2", "--out",
+    assert main(["certify", "--force", "--construction", "theorem1", "--block", "2", "--out",
                  str(out)]) == 2
-    assert main(["certify", "--construction", "tradeoff", "--block", "1", "--retry", "30",
+    assert main(["certify", "--force",
+                 "--construction", "tradeoff", "--block", "1", "--retry", "30",
                  "--out", str(out)]) == 0
     assert main(["check", str(out), "--both"]) == 0
 
@@ -216,7 +218,8 @@ def test_certify_summary_and_t3_count_the_same_frozen_parameters(tmp_path, capsy
     g = random_target((8, 8), seed=8, activations=["identity"])
     path = tmp_path / "t.json"
     save_target(g, path)
-    code = main(["certify", "--target", str(path), "--construction", "tradeoff", "--block", "3",
+    code = main(["certify", "--force",
+                 "--target", str(path), "--construction", "tradeoff", "--block", "3",
                  "--routing", "mask", "--retry", "50", "--seed", "0", "--out",
                  str(tmp_path / "c.json"), "--no-check"])
     out = capsys.readouterr().out

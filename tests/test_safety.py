@@ -276,7 +276,7 @@ def test_interrupt_while_writing_certificate_exits_130(tmp_path, capsys, monkeyp
 
     monkeypatch.setattr(certificate, "_encode_stream", interrupted)
     out = tmp_path / "c.json"
-    code, _, err = run_cli(["certify", "--out", str(out)], capsys)
+    code, _, err = run_cli(["certify", "--demo", "--out", str(out)], capsys)
     assert code == 130
     # off a terminal, progress lines ("theorem1: 3/3 target layers, …") precede the message
     err = "\n".join(line for line in err.splitlines()

@@ -101,11 +101,12 @@ def test_jobs_and_dask_give_byte_identical_certificates(tmp_path):
                                   dashboard_address=None) as cluster:
         dasked = certify_tradeoff(g, scheduler=cluster.scheduler_address, **opts)
         out = tmp_path / "cli.json.gz"
-        assert main(["certify", "--construction", "tradeoff", "--block", "2", "--seed", "0",
+        assert main(["certify", "--force",
+                     "--construction", "tradeoff", "--block", "2", "--seed", "0",
                      "--distribution", "nonzero:8", "--scheduler", cluster.scheduler_address,
                      "--out", str(out)]) == 0
     assert _certificate_bytes(dasked, tmp_path / "dask.json.gz") == reference
-    assert main(["certify", "--construction", "tradeoff", "--block", "2", "--seed", "0",
+    assert main(["certify", "--force", "--construction", "tradeoff", "--block", "2", "--seed", "0",
                  "--distribution", "nonzero:8", "--jobs", "2", "--no-check",
                  "--out", str(tmp_path / "cli2.json.gz")]) == 0
     assert out.read_bytes() == (tmp_path / "cli2.json.gz").read_bytes()
@@ -128,7 +129,7 @@ def test_automatic_choice_end_to_end(tmp_path, capsys, monkeypatch):
     _float32_mlp((49, 16, 10), npz)
     out = tmp_path / "c.json.gz"
     # a budget below 49·16 sends the default path to the trade-off, as 784·128 does
-    assert main(["certify", "--target", str(npz), "--max-system", "256", "--out",
+    assert main(["certify", "--force", "--target", str(npz), "--max-system", "256", "--out",
                  str(out)]) == 0
     captured = capsys.readouterr()
     assert "tradeoff chosen" in captured.err and "block size 1" in captured.err
@@ -166,14 +167,15 @@ def test_jobs_auto_uses_the_cores_for_long_work_only(tmp_path, capsys, monkeypat
         # an estimate of 5 s or more takes every core: lower the threshold for this small target
         monkeypatch.setattr(parallel, "AUTO_JOBS_SECONDS", 0.0)
         out = tmp_path / f"c{jobs}.json.gz"
-        assert main(["certify", "--target", str(npz), "--max-system", "256", "--jobs", jobs,
+        assert main(["certify", "--force",
+                     "--target", str(npz), "--max-system", "256", "--jobs", jobs,
                      "--out", str(out), "--no-check"]) == 0
         files[jobs] = out.read_bytes()
     assert used == [3, 1]
     assert "--jobs auto: 3 processes" in capsys.readouterr().err
     assert files["auto"] == files["1"]
     for bad in ("0", "x", "-2"):
-        assert main(["certify", "--jobs", bad, "--out", str(tmp_path / "d.json")]) == 2
+        assert main(["certify", "--force", "--jobs", bad, "--out", str(tmp_path / "d.json")]) == 2
         assert "--jobs" in capsys.readouterr().err
 
 
@@ -181,7 +183,7 @@ def test_explicit_theorem1_beyond_budget_fails_at_once(tmp_path, capsys):
     npz = tmp_path / "mlp.npz"
     _float32_mlp((49, 16, 10), npz)
     t = time.perf_counter()
-    code = main(["certify", "--target", str(npz), "--construction", "theorem1",
+    code = main(["certify", "--force", "--target", str(npz), "--construction", "theorem1",
                  "--max-system", "256", "--out", str(tmp_path / "c.json")])
     assert code == 2 and time.perf_counter() - t < 10
     err = capsys.readouterr().err
@@ -219,7 +221,7 @@ def test_196_64_10_trained_mlp_end_to_end(tmp_path, capsys):
     write_mlp_npz((196, 64, 10), npz)
     out = tmp_path / "c.json.gz"
     # 196·64 = 12,544 > budget: the default path must choose the trade-off by itself
-    assert main(["certify", "--target", str(npz), "--out", str(out)]) == 0
+    assert main(["certify", "--force", "--target", str(npz), "--out", str(out)]) == 0
     captured = capsys.readouterr()
     assert "tradeoff chosen" in captured.err and "VALID" in captured.out
     doc = json.loads(__import__("gzip").decompress(out.read_bytes()))

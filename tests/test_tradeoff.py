@@ -169,8 +169,8 @@ def test_input_blocks_cover_and_reject():
             api.certify(case_target(0), "tradeoff", block=bad)
     with pytest.raises(InputError):
         api.certify(case_target(0), "tradeoff", block=2, routing="dense")
-    with pytest.raises(InputError):
-        api.certify(case_target(0), "tradeoff")  # block is required
+    # without a block the cost model chooses one, as on the command line
+    assert api.plan_certify(case_target(0), "tradeoff").options["block"] >= 1
 
 
 @pytest.mark.parametrize("routing", ROUTINGS)
@@ -197,10 +197,13 @@ def test_mutations_rejected_or_still_equal(routing):
 def test_cli_options(tmp_path):
     out = str(tmp_path / "c.json")
     # no --block: the cost model picks one (tests/test_scale.py checks which)
-    assert main(["certify", "--construction", "tradeoff", "--out", out]) == 0
-    assert main(["certify", "--construction", "theorem1", "--block", "2", "--out", out]) == 2
-    assert main(["certify", "--construction", "lowrank", "--routing", "mask", "--out", out]) == 2
+    assert main(["certify", "--force", "--construction", "tradeoff", "--out", out]) == 0
+    assert main(["certify", "--force",
+                 "--construction", "theorem1", "--block", "2", "--out", out]) == 2
+    assert main(["certify", "--force",
+                 "--construction", "lowrank", "--routing", "mask", "--out", out]) == 2
     for routing in ROUTINGS:
-        assert main(["certify", "--construction", "tradeoff", "--block", "1", "--routing",
+        assert main(["certify", "--force",
+                     "--construction", "tradeoff", "--block", "1", "--routing",
                      routing, "--retry", "30", "--out", out]) == 0
         assert main(["check", out, "--both"]) == 0

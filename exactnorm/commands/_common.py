@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import decimal
+import os
+import re
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,12 +23,12 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from exactnorm.commands._defaults import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WIDTH
 from exactnorm.errors import InputError
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
-from exactnorm.model.network import DEFAULT_MAX_WIDTH
 
-__all__ = ["add_target_options", "load_target_from_args", "console", "err_console",
-           "verdict_line", "output_path", "STDOUT", "set_interrupt_note", "interrupt_note",
+__all__ = ["add_target_options", "console", "err_console", "target_arguments",
+           "verdict_line", "approximate_fractions", "output_path", "STDOUT",
+           "set_interrupt_note", "interrupt_note",
            "PlainProgress", "PLAIN_PROGRESS_SECONDS", "progress_hook", "progress_enabled"]
 
 #: seconds between two plain progress lines when stderr is not a terminal
@@ -48,18 +52,31 @@ class _Console(Console):
         raise BrokenPipeError
 
 
+# COLUMNS wins (rich reads it when width is None); without it and without a terminal, 160
 console = _Console(highlight=False, soft_wrap=True, markup=False, emoji=False,
-                  width=None if sys.stdout.isatty() else 160)
+                  width=None if sys.stdout.isatty() or os.environ.get("COLUMNS", "").isdigit()
+                  else 160)
 err_console = _Console(stderr=True, highlight=False, soft_wrap=True, markup=False, emoji=False)
 
 
 def add_target_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--target", metavar="FILE",
+    p.add_argument("target_file", metavar="TARGET", nargs="?", default=None,
                    help="target network: .json with domain/target, .npz with W1,b1,..., a "
                         "PyTorch nn.Sequential state dict (.npz or .pt, with --activations), "
-                        "or an ONNX MLP (.onnx, with --box); default: the embedded demo target")
+                        "or an ONNX MLP (.onnx, with a box); without it (or with --demo) the "
+                        "embedded demo target")
+    p.add_argument("--target", metavar="FILE", default=None,
+                   help="the same as TARGET (kept for scripts)")
+    p.add_argument("--demo", action="store_true",
+                   help="certify the embedded demo target (3 → 4 → 3 → 2)")
     p.add_argument("--box", metavar="LO:HI",
                    help="input cube for a file without its own box (refused when it has one)")
+    p.add_argument("--box-file", metavar="FILE",
+                   help="per-feature input box: .json {lower, upper}, .npz with arrays lower "
+                        "and upper, or .npy of shape (2, d)")
+    p.add_argument("--box-from-data", metavar="DATA.npy",
+                   help="per-feature input box: minimum and maximum of each column of an .npy "
+                        "sample array of shape (n, d)")
     p.add_argument("--activations", metavar="A1,A2,...",
                    help="state dicts only: activation after each Linear layer, relu or identity, "
                         "e.g. relu,relu,identity (a state dict does not record them)")
@@ -69,17 +86,23 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
                    help=f"refuse longer numbers in inputs (default {DEFAULT_MAX_DIGITS})")
 
 
-def load_target_from_args(args: argparse.Namespace) -> Any:
-    from exactnorm.model.interop import load_target_any
-    from exactnorm.model.targets import demo_target, parse_box
-
-    box = parse_box(args.box) if args.box else None
-    if args.target is None:
-        if box is not None or args.activations:
-            raise InputError("--box and --activations describe a --target file; none was given")
-        return demo_target()
-    return load_target_any(args.target, box=box, activations=args.activations,
-                           max_width=args.max_width, max_digits=args.max_digits)
+def target_arguments(args: argparse.Namespace) -> tuple[str | None, dict[str, Any]]:
+    """The target file (``None``: the demo) and the box options of :func:`add_target_options`,
+    as keyword arguments of :func:`exactnorm.api.load_target`."""
+    if args.target_file is not None and args.target is not None \
+            and args.target_file != args.target:
+        raise InputError(f"two targets given: {args.target_file} and --target {args.target}")
+    path = args.target_file if args.target_file is not None else args.target
+    args.target = path  # one name for the target from here on, however it was given
+    box = {k: v for k, v in (("box", args.box), ("box_file", args.box_file),
+                             ("box_from_data", args.box_from_data)) if v is not None}
+    if path is None and (box or args.activations):
+        raise InputError("--box, --box-file, --box-from-data and --activations describe a "
+                         "target file; none was given")
+    if path is not None and args.demo:
+        raise InputError(f"--demo certifies the embedded demo target; a target file was given "
+                         f"too ({path})")
+    return path, box
 
 
 class PlainProgress:
@@ -106,17 +129,43 @@ class PlainProgress:
         self.start = clock()
         self.last = self.start
         self.printed = False
+        self.state: tuple[int, int | None] = (0, None)
+        self._lock = threading.Lock()
 
     def __call__(self, done: int, total: int) -> None:
-        now = self.clock()
-        final = done >= total and self.printed
-        if now - self.last < self.every and not final:
-            return
-        self.last, self.printed = now, True
-        elapsed = now - self.start
-        eta = f"{elapsed * (total - done) / done:.0f} s" if done else "unknown"
-        print(f"{self.what}: {done}/{total} {self.unit}, {elapsed:.0f} s elapsed, ETA {eta}",
-              file=self.stream, flush=True)
+        with self._lock:
+            self.state = (done, total)
+            now = self.clock()
+            final = done >= total and self.printed
+            if now - self.last < self.every and not final:
+                return
+            self.last, self.printed = now, True
+            elapsed = now - self.start
+            eta = f"{elapsed * (total - done) / done:.0f} s" if done else "unknown"
+            print(f"{self.what}: {done}/{total} {self.unit}, {elapsed:.0f} s elapsed, ETA {eta}",
+                  file=self.stream, flush=True)
+
+    def tick(self) -> None:
+        """A line with the last known state when ``every`` seconds passed without one: a long
+        step (one Theorem 1 layer can take minutes) still shows, in a log, that work goes on.
+
+        >>> import io
+        >>> out = io.StringIO()
+        >>> p = PlainProgress("theorem1", out, every=5, clock=iter([0, 3, 6, 8, 12]).__next__,
+        ...                   unit="target layers")
+        >>> p.tick(); p.tick(); p(1, 2); p.tick()
+        >>> print(out.getvalue(), end="")
+        theorem1: 0/? target layers, 6 s elapsed, working
+        theorem1: 1/2 target layers, 12 s elapsed, working
+        """
+        with self._lock:
+            now = self.clock()
+            if now - self.last < self.every:
+                return
+            self.last, self.printed = now, True
+            done, total = self.state
+            print(f"{self.what}: {done}/{'?' if total is None else total} {self.unit}, "
+                  f"{now - self.start:.0f} s elapsed, working", file=self.stream, flush=True)
 
 
 @contextlib.contextmanager
@@ -135,12 +184,54 @@ def progress_hook(what: str, unit: str) -> Iterator[Callable[[int, int], None]]:
             if plain is not None:
                 plain(done, total)
 
-        yield hook
+        if plain is None:
+            yield hook
+            return
+        # off a terminal nothing redraws an elapsed time: a heartbeat prints the last state
+        stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(plain.every):
+                plain.tick()
+
+        ticker = threading.Thread(target=beat, name="exactnorm-progress", daemon=True)
+        ticker.start()
+        try:
+            yield hook
+        finally:
+            stop.set()
+            ticker.join()
+
+
+#: a fraction long enough to be hard to read: it gets a decimal approximation next to it
+_LONG_FRACTION = re.compile(r"(?<![\w/.])(-?)(\d+)/(\d+)(?![\w/.])")
+LONG_FRACTION_CHARS = 12
+
+
+def approximate_fractions(text: str) -> str:
+    """Put ``(≈ 0.333333)`` after every fraction longer than :data:`LONG_FRACTION_CHARS`.
+
+    The exact value stays (it is what was proven); the approximation (6 significant digits,
+    computed exactly with integer arithmetic before rounding) is for reading.
+
+    >>> approximate_fractions("on [-1/3,12345678901/1000000000] x [0,1]")
+    'on [-1/3,12345678901/1000000000 (≈ 12.3457)] x [0,1]'
+    """
+    def repl(m: re.Match[str]) -> str:
+        whole = m.group(0)
+        if len(whole) <= LONG_FRACTION_CHARS or int(m.group(3)) == 0:
+            return whole
+        with decimal.localcontext() as ctx:
+            ctx.prec = 6
+            value = decimal.Decimal(int(m.group(2))) / decimal.Decimal(int(m.group(3)))
+        return f"{whole} (≈ {m.group(1)}{value:g})"
+
+    return _LONG_FRACTION.sub(repl, text)
 
 
 def verdict_line(verdict: Any, path: str, mode: str) -> str:
     status = "VALID" if verdict.ok else "INVALID"
-    return f"{status} ({mode} checker) {path}: {verdict.message}"
+    return f"{status} ({mode} checker) {path}: {approximate_fractions(verdict.message)}"
 
 
 def progress_enabled() -> bool:

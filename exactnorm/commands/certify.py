@@ -1,10 +1,13 @@
-"""``exactnorm certify``: build a construction, write its certificate, check it independently.
+"""``exactnorm certify [TARGET]``: build a construction, write its certificate, check it.
 
-Without ``--construction`` the construction and block size come from the measured cost model of
-:mod:`exactnorm.constructions.choice` (Theorem 1 for small layers, the width/depth trade-off
-beyond it) and the summary says which and why. Progress: a rich bar on a terminal, otherwise a
-plain line on stderr at most every :data:`PLAIN_PROGRESS_SECONDS` (done/total, elapsed, ETA), so
-logs of long runs show that work goes on.
+Every choice is :func:`exactnorm.api.plan_certify`'s, so that ``exactnorm.certify(target)``
+writes the same bytes: without ``--construction`` the construction and block size come from the
+measured cost model of :mod:`exactnorm.constructions.choice` (Theorem 1 for small layers, the
+width/depth trade-off beyond it) and the summary says which and why. Without TARGET the embedded
+demo is certified, with a note unless ``--demo`` asked for it; an existing ``--out`` file is
+kept unless ``--force``. Progress: a rich bar on a terminal, otherwise a plain line on stderr at
+most every :data:`PLAIN_PROGRESS_SECONDS` (done/total, elapsed, ETA; also during one long step),
+so logs of long runs show that work goes on.
 """
 
 from __future__ import annotations
@@ -14,39 +17,50 @@ import sys
 import time
 from typing import Any
 
-from rich.table import Table
-
-from exactnorm.certificate import DEFAULT_FROZEN_WEIGHTS, DEFAULT_VERSION, FROZEN_WEIGHTS
 from exactnorm.commands._common import (
     PLAIN_PROGRESS_SECONDS,
     PlainProgress,
     add_target_options,
     console,
     err_console,
-    load_target_from_args,
     output_path,
     progress_enabled,
     progress_hook,
+    set_interrupt_note,
+    target_arguments,
     verdict_line,
 )
-from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
-from exactnorm.constructions.common import DEFAULT_RETRY, SHIFT_MODES
-from exactnorm.errors import InputError, InvalidCertificateError, SingularSystemError
-from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, parse_distribution
+from exactnorm.commands._defaults import (
+    CONSTRUCTIONS,
+    DEFAULT_DISTRIBUTION,
+    DEFAULT_FROZEN_WEIGHTS,
+    DEFAULT_RETRY,
+    DEFAULT_VERSION,
+    FROZEN_WEIGHTS,
+    SHIFT_MODES,
+    THEOREM1_MAX_SYSTEM,
+    WIDE_DISTRIBUTION,
+)
+from exactnorm.errors import (
+    InputError,
+    InvalidCertificateError,
+    SingularSystemError,
+    require_integer,
+)
 
-__all__ = ["register", "PlainProgress", "PLAIN_PROGRESS_SECONDS"]
+__all__ = ["register", "PlainProgress", "PLAIN_PROGRESS_SECONDS", "summary_table", "LEGEND"]
 
-#: distribution used for wide layers when none is given: no zero entries, so block size 1 is
-#: never structurally singular (see exactnorm.constructions.choice)
-WIDE_DISTRIBUTION = "nonzero:8"
+#: what the columns of the summary table mean (printed under it)
+LEGEND = ("systems: Khatri–Rao systems solved (m: size; exact rank: rank/m); γ, β bits: largest "
+          "numerator or denominator; draws: frozen draws incl. redraws of a singular system; "
+          "solve s: wall time of each layer in its worker (parallel layers overlap; build is "
+          "the wall clock)")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from exactnorm.api import CONSTRUCTIONS
-
     p = sub.add_parser("certify", help="certify an exact reconstruction of a target network")
     add_target_options(p)
-    p.add_argument("--construction", default="auto", choices=["auto", *sorted(CONSTRUCTIONS)],
+    p.add_argument("--construction", default="auto", choices=["auto", *CONSTRUCTIONS],
                    help="which construction (default auto: Theorem 1 while every Khatri–Rao "
                         "system is small enough, else the trade-off with a block size from the "
                         "measured cost model)")
@@ -95,7 +109,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "checker regenerates) or explicit with their records "
                         f"(default {DEFAULT_FROZEN_WEIGHTS})")
     p.add_argument("--out", default="certificate.json",
-                   help="certificate path; .json.gz compresses (default certificate.json)")
+                   help="certificate path; .json.gz compresses (default certificate.json; an "
+                        "existing file is kept unless --force)")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
     p.add_argument("--format-version", type=int, choices=[1, 2], default=DEFAULT_VERSION,
                    help="certificate version: 2 (default) records every frozen matrix's draw "
                         "and shares one denominator per vector (docs/certificate-format.md); 1 "
@@ -117,165 +133,88 @@ def _jobs(text: str) -> int | str:
                                          ) from None
 
 
-def resolve_jobs(args: argparse.Namespace, target: Any) -> str | None:
-    """Settle ``--jobs auto`` from the estimated work of the chosen construction; returns the
-    note for the summary (``None`` when the user gave a number)."""
-    from exactnorm.constructions.choice import estimate_theorem1, estimate_tradeoff, human_seconds
-    from exactnorm.constructions.parallel import auto_jobs
+def summary_table(c: Any, seconds: float, chosen: str | None = None) -> Any:
+    """The per-layer table of a construction, with the build's wall time and the choice."""
+    from rich.table import Table
 
-    if args.jobs != "auto":
-        return None
-    if args.construction == "tradeoff":
-        est = estimate_tradeoff(target, args.block or 1, routing=args.routing or "selection")
-    else:
-        est = estimate_theorem1(target)
-    args.jobs = auto_jobs(est.seconds)
-    return (f"--jobs auto: {args.jobs} process{'es' if args.jobs > 1 else ''}, "
-            f"≈ {human_seconds(est.seconds / args.jobs)}")
-
-
-def resolve_construction(args: argparse.Namespace, target: Any) -> str | None:
-    """Settle ``auto`` (and a missing ``--block``/``--distribution``) from the cost model.
-
-    Returns the sentence for the summary, or ``None`` when the user chose everything. An explicit
-    Theorem 1 beyond the budget is refused here, at once, with its estimate.
-    """
-    from exactnorm.constructions.choice import (
-        best_block,
-        choose_construction,
-        require_theorem1_budget,
-        zero_probability,
-    )
-
-    if args.max_system < 1:
-        raise InputError("--max-system must be positive")
-    jobs = 1 if args.jobs == "auto" else args.jobs  # estimates for one process until settled
-    if args.construction == "theorem1":
-        require_theorem1_budget(target, jobs, args.max_system)
-    explicit_dist = args.distribution is not None
-    if args.distribution is None:
-        args.distribution = DEFAULT_DISTRIBUTION
-    if args.construction not in ("auto", "tradeoff") or (
-            args.construction == "tradeoff" and args.block is not None):
-        return None
-    if args.construction == "auto" and args.block is not None:
-        raise InputError("--block applies to --construction tradeoff only")
-    choice = choose_construction(target, args.distribution, jobs=jobs,
-                                 max_system=args.max_system)
-    if choice.name == "tradeoff" and not explicit_dist and zero_probability(args.distribution):
-        # block size 1 needs zero-free frozen entries; the user left the distribution to us
-        args.distribution = WIDE_DISTRIBUTION
-        choice = choose_construction(target, args.distribution, jobs=jobs,
-                                 max_system=args.max_system)
-    if args.construction == "tradeoff":
-        args.block, est, _, _ = best_block(target, args.distribution, jobs=jobs)
-        return f"tradeoff: block size {args.block} from the cost model; {est.describe()}"
-    args.construction = choice.name
-    if choice.block is not None:
-        args.block = choice.block
-    dist_note = "" if explicit_dist else f", frozen entries {args.distribution}"
-    return f"{choice.name} chosen: {choice.reason}{dist_note}; {choice.estimate.describe()}"
-
-
-def construction_options(args: argparse.Namespace) -> dict[str, Any]:
-    """Options of the chosen construction taken from the command line."""
-    if args.distribution is None:
-        args.distribution = DEFAULT_DISTRIBUTION
-    opts: dict[str, Any] = {"seed": args.seed, "distribution": args.distribution}
-    if args.jobs < 1:
-        raise InputError("--jobs must be at least 1")
-    if args.scheduler is not None and args.construction != "tradeoff":
-        raise InputError("--scheduler applies to --construction tradeoff only")
-    if args.shift_mode is not None:
-        opts["shift_mode"] = args.shift_mode  # else the construction's own default
-    if args.construction == "theorem1":
-        opts.update(retry=args.retry, sparsity=args.sparsity,
-                    mask_side=args.mask_side, jobs=args.jobs, solver=args.solver)
-    else:
-        if args.sparsity is not None:
-            raise InputError("--sparsity is supported by --construction theorem1 only")
-        if args.retry < 0:
-            raise InputError("--retry must be non-negative")
-        opts["retry"] = args.retry
-    if args.construction == "tradeoff":
-        if args.block is None:
-            raise InputError("--construction tradeoff needs --block K")
-        opts.update(block=args.block, jobs=args.jobs, scheduler=args.scheduler)
-    elif args.block is not None:
-        raise InputError("--block applies to --construction tradeoff only")
-    if args.routing is not None:
-        if args.construction != "tradeoff":
-            raise InputError("--routing applies to --construction tradeoff only")
-        opts["routing"] = args.routing
-    if args.rank is not None:
-        if args.construction != "lowrank":
-            raise InputError("--rank applies to --construction lowrank only")
-        opts["rank"] = args.rank
-    if args.construction == "lowrank" and args.target is not None \
-            and str(args.target).endswith(".json"):
-        from exactnorm.constructions.lowrank import factors_from_target_file
-
-        factors = factors_from_target_file(args.target)
-        if any(f is not None for f in factors):
-            opts["factors"] = factors
-    return opts
-
-
-def summary_table(c: Any, seconds: float, chosen: str | None = None) -> Table:
     t = Table(title=f"exactnorm certify: {c.name}, target widths {list(c.target.widths)}")
     for col in ("layer", "d_in→d_out", "frozen widths", "systems", "m", "exact rank",
-                "γ bits", "β bits", "draws", "time [s]"):
+                "γ bits", "β bits", "draws", "solve s"):
         t.add_column(col, justify="right")
     for r in c.reports:
         t.add_row(str(r.layer), f"{r.d_in}→{r.d_out}", ",".join(map(str, r.widths)),
                   str(r.systems), str(r.system_size), r.rank_text(),
                   str(r.gamma_bits), str(r.beta_bits), str(r.attempts), f"{r.seconds:.3f}")
     t.caption = (f"frozen depth {c.network.depth}, tuned parameters {c.network.tuned_parameters}, "
-                 f"frozen parameters {c.network.frozen_parameters}, build {seconds:.2f} s"
+                 f"frozen parameters {c.network.frozen_parameters}, build {seconds:.2f} s wall"
                  + (f"\n{chosen}" if chosen else ""))
     return t
 
 
-def run(args: argparse.Namespace) -> int:
-    from exactnorm.api import certify, check_file, write_certificate
+def _flags(text: str | None) -> str | None:
+    """A plan's note in the words of the command line (``jobs auto`` → ``--jobs auto``)."""
+    return None if text is None else text.replace("jobs auto:", "--jobs auto:")
 
-    if args.seed < 0:
-        raise InputError("--seed must be non-negative")
-    if args.max_width < 1 or args.max_digits < 1:
-        raise InputError("--max-width and --max-digits must be positive")
-    if args.jobs != "auto" and args.jobs < 1:
-        raise InputError("--jobs must be at least 1")
-    output_path(args.out)  # a mistyped folder fails now, not after the construction
-    target = load_target_from_args(args)
-    chosen = resolve_construction(args, target)
-    jobs_note = resolve_jobs(args, target)
-    if jobs_note is not None and args.jobs > 1:
-        chosen = f"{chosen}; {jobs_note}" if chosen else jobs_note
-    opts = construction_options(args)
-    parse_distribution(args.distribution)  # a bad name fails here, before any announcement
-    if chosen is not None and args.construction == "tradeoff":
+
+def run(args: argparse.Namespace) -> int:
+    from exactnorm.api import (
+        certify_target,
+        check_file,
+        factors_of,
+        load_target,
+        plan_certify,
+        write_certificate,
+    )
+
+    out = output_path(args.out)  # a mistyped folder fails now, not after the construction
+    if out is not None and out.exists() and not args.force:
+        raise InputError(f"{args.out} exists; pass --force to overwrite it, or choose another "
+                         f"--out FILE")
+    path, box = target_arguments(args)
+    if path is None:
+        from exactnorm.api import demo_target
+
+        require_integer(args.max_width, "max_width", minimum=1)  # as load_target would
+        require_integer(args.max_digits, "max_digits", minimum=1)
+        target = demo_target()
+    else:
+        target = load_target(path, activations=args.activations, max_width=args.max_width,
+                             max_digits=args.max_digits, **box)
+    factors = factors_of(path) if path is not None and args.construction == "lowrank" else None
+    plan = plan_certify(target, args.construction, seed=args.seed,
+                        distribution=args.distribution, block=args.block, routing=args.routing,
+                        max_system=args.max_system, rank=args.rank, retry=args.retry,
+                        shift_mode=args.shift_mode, sparsity=args.sparsity,
+                        mask_side=args.mask_side, jobs=args.jobs, scheduler=args.scheduler,
+                        solver=args.solver, factors=factors)
+    chosen = _flags(plan.summary)
+    if plan.note is not None and plan.construction == "tradeoff":
         # a long run: say at once what will be built (the summary repeats it)
         err_console.print(chosen, markup=False)
-    unit = "blocks" if args.construction == "tradeoff" else "target layers"
-    t0 = time.perf_counter()
-    with progress_hook(args.construction, unit) as hook:
+    with progress_hook(plan.construction, plan.unit) as hook:
         try:
-            c = certify(target, args.construction, progress=hook, **opts)
+            c = certify_target(target, plan, hook)
         except SingularSystemError as exc:
             kernel = "" if exc.kernel is None else f"; kernel vector has {len(exc.kernel)} entries"
             raise InputError(f"{exc}{kernel}") from None
-    build = time.perf_counter() - t0
     t1 = time.perf_counter()
     size = write_certificate(c, args.out, version=args.format_version,
                              frozen_weights=args.frozen_weights)
     written = time.perf_counter() - t1
-    console.print(summary_table(c, build, chosen))
+    console.print(summary_table(c, c.seconds, chosen))
+    console.print(LEGEND, style="dim")
     console.print(f"certificate written to {args.out} ({size} bytes, version "
                   f"{args.format_version}, {written:.1f} s)")
+    if path is None and not args.demo:
+        err_console.print("note: no target file was given, so this certified the embedded demo "
+                          "target (3 → 4 → 3 → 2); pass a model file, or --demo to certify the "
+                          "demo without this note", markup=False)
     if args.no_check:
         console.print("not checked (--no-check): run `exactnorm check` before relying on it")
         return 0
     del c
+    set_interrupt_note(f"the complete certificate {args.out} was kept (written before the "
+                       f"check); check it with `exactnorm check {args.out}`")
     if not progress_enabled():
         print(f"checking {args.out} ({'pure' if args.pure else 'flint'} checker)",
               file=sys.stderr, flush=True)
@@ -284,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
         verdict = check_file(args.out, pure=args.pure, progress=hook)
     console.print(verdict_line(verdict, args.out, "pure" if args.pure else "flint")
                   + f" [{time.perf_counter() - t2:.2f} s]")
+    set_interrupt_note(None)
     if not verdict.ok:
         raise InvalidCertificateError(f"the constructed certificate was rejected: "
                                       f"{verdict.message}")

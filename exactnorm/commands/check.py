@@ -12,9 +12,12 @@ import argparse
 import json
 from pathlib import Path
 
-from exactnorm.certificate import DEFAULT_MAX_CERTIFICATE_BYTES, MAX_CERTIFICATE_BYTES_CAP
 from exactnorm.commands._common import console, progress_hook, verdict_line
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.commands._defaults import (
+    DEFAULT_MAX_CERTIFICATE_BYTES,
+    DEFAULT_MAX_DIGITS,
+    MAX_CERTIFICATE_BYTES_CAP,
+)
 
 __all__ = ["register"]
 

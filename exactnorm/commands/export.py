@@ -11,14 +11,12 @@ from __future__ import annotations
 import argparse
 
 from exactnorm.commands._common import console, err_console, output_path
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.commands._defaults import DEFAULT_MAX_DIGITS, EXPORT_FORMATS
 
 __all__ = ["register"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from exactnorm.api import EXPORT_FORMATS
-
     p = sub.add_parser("export", help="export tuned γ, β as JSON, npz, ONNX or a PyTorch "
                                       "state dict")
     p.add_argument("certificate", metavar="CERT", help="certificate file (.json or .json.gz)")
@@ -46,6 +44,7 @@ def run(args: argparse.Namespace) -> int:
     from exactnorm.api import export
 
     path = output_path(args.out, stdout_ok=True)
+    replaced = path is not None and path.exists()  # said after the write, naming the file
     warning = export(args.certificate, args.out, format=args.format, mean=args.mean,
                      scale=args.scale, eps=args.eps, dtype=args.dtype,
                      normalization=args.normalization, max_digits=args.max_digits)
@@ -54,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
     what = "exact BatchNorm-style parameters" if warning is None else "floats, not certified"
     status.print(f"wrote {'standard output' if path is None else path} ({args.format}: {what})",
                  markup=False)
+    if replaced:
+        err_console.print(f"note: replaced the existing file {path}", markup=False)
     if warning is not None:
         err_console.print(f"warning: {warning}", markup=False)
     return 0

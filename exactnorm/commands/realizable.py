@@ -17,7 +17,7 @@ import argparse
 from rich.table import Table
 
 from exactnorm.commands._common import console
-from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION
+from exactnorm.commands._defaults import DEFAULT_DISTRIBUTION
 
 __all__ = ["register"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 
 from exactnorm.commands._common import console, err_console, output_path, verdict_line
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.commands._defaults import DEFAULT_MAX_DIGITS
 
 __all__ = ["register"]
 
@@ -28,18 +28,21 @@ def run(args: argparse.Namespace) -> int:
     from exactnorm.api import report
 
     out = output_path(args.out, directory=True, stdout_ok=True)
+    replaced = out is not None and (out / "report.md").exists()  # said after the write
     result = report(args.certificate, out, max_digits=args.max_digits)
     if out is None:
         # one stream: the Markdown, without images (there is no folder to put them in)
-        print(result["markdown"], end="")
-        err_console.print(verdict_line(result["verdict"], str(args.certificate), "flint"),
+        print(result.markdown, end="")
+        err_console.print(verdict_line(result.verdict, str(args.certificate), "flint"),
                           markup=False)
-        return 0 if result["verdict"].ok else 1
-    console.print(verdict_line(result["verdict"], str(args.certificate), "flint"), markup=False)
-    counts = result["counts"]
+        return 0 if result.verdict.ok else 1
+    console.print(verdict_line(result.verdict, str(args.certificate), "flint"), markup=False)
+    counts = result.counts
     console.print(f"tuned {counts['tuned']}, frozen {counts['frozen']}, target {counts['target']}"
                   f" parameters; wrote {out}/report.md and report.html", markup=False)
-    if not result["plots"]:
-        err_console.print(f"note: {result['no_plots']}", markup=False)
+    if replaced:
+        err_console.print(f"note: replaced the existing report in {out}", markup=False)
+    if not result.plots:
+        err_console.print(f"note: {result.no_plots}", markup=False)
     # the report is written either way; the exit code says whether the certificate is valid
-    return 0 if result["verdict"].ok else 1
+    return 0 if result.verdict.ok else 1

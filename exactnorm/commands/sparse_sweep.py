@@ -15,14 +15,13 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from exactnorm.commands._common import console, err_console, output_path, set_interrupt_note
+from exactnorm.commands._defaults import MASK_SIDES
 from exactnorm.errors import InputError, require_extra
 
 __all__ = ["register", "run"]
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    from exactnorm.analysis.sweeps import MASK_SIDES
-
     p = sub.add_parser("sparse-sweep",
                        help="structural rank of sparse Khatri–Rao patterns over d, p and width")
     p.add_argument("--preset", choices=["ci", "large"], default="ci",
@@ -55,7 +54,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from exactnorm.api import sparse_sweep
-    from exactnorm.outputs.tables.sparse import thresholds_table
 
     try:
         sizes = [int(x) for x in args.sizes.split(",") if x.strip()] if args.sizes else None
@@ -83,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
                            scheduler=args.scheduler, resume=args.resume, out=args.out,
                            plot=not args.no_plot, progress=hook)
     log, written = res.log, res.written
-    th = thresholds_table(res.cells, res.command)
+    th = res.thresholds
     table = Table(title="sparse-sweep: threshold p*(d) (≥ 99 % generically invertible)")
     keep = ["d", "width factor", "m", "p*(d)", "grid point below p*", "√(log d/d)", "log d/d",
             "2 log d/d", "p*·d/log d", "nnz / d²√d"]

@@ -86,6 +86,25 @@ class Construction:
     provenance: dict[str, Any]
     witnesses: dict[str, Any]
 
+    def __repr__(self) -> str:
+        # short at any size (the fields hold whole networks)
+        return (f"{type(self).__name__}(name={self.name!r}, target={self.target!r}, "
+                f"frozen depth={self.network.depth}, tuned parameters="
+                f"{self.network.tuned_parameters})")
+
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = "".join(f"<tr><td>{r.layer}</td><td>{r.d_in}→{r.d_out}</td><td>{r.systems}</td>"
+                       f"<td>{r.system_size}</td><td>{html.escape(r.rank_text())}</td>"
+                       f"<td>{r.gamma_bits}</td><td>{r.beta_bits}</td></tr>"
+                       for r in self.reports[:20])
+        return (f"<b>{html.escape(type(self).__name__)}</b> {html.escape(self.name)}: frozen "
+                f"depth {self.network.depth}, tuned parameters {self.network.tuned_parameters}"
+                f"<br>{self.target._repr_html_()}<table><tr><th>layer</th><th>d_in→d_out</th>"
+                f"<th>systems</th><th>m</th><th>exact rank</th><th>γ bits</th><th>β bits</th>"
+                f"</tr>{rows}</table>")
+
 
 def _apply_mode(per_neuron: Vector, mode: str) -> Vector:
     """Per-neuron shifts as they are, their maximum for every neuron of the layer, or each

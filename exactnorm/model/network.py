@@ -120,6 +120,31 @@ class TargetNetwork:
     lower: Vector
     upper: Vector
 
+    def box_text(self) -> str:
+        """The input box in a few words: ``[lo, hi]^n`` for a cube, else its dimension."""
+        n = len(self.lower)
+        if len(set(self.lower)) == 1 and len(set(self.upper)) == 1:
+            return f"[{self.lower[0]}, {self.upper[0]}]^{n}"
+        return f"a per-feature box of dimension {n}"
+
+    def __repr__(self) -> str:
+        # short at any size: a 784-128-10 target's fields would print megabytes
+        acts = ",".join(layer.activation for layer in self.layers)
+        return (f"TargetNetwork(widths={'-'.join(map(str, self.widths))}, activations={acts}, "
+                f"box={self.box_text()})")
+
+    def _repr_html_(self) -> str:
+        import html
+
+        rows = "".join(f"<tr><td>{i}</td><td>{layer.shape[1]}→{layer.shape[0]}</td>"
+                       f"<td>{layer.activation}</td></tr>"
+                       for i, layer in enumerate(self.layers[:20], 1))
+        more = (f"<tr><td colspan=3>… {len(self.layers) - 20} more layers</td></tr>"
+                if len(self.layers) > 20 else "")
+        return (f"<b>TargetNetwork</b> {'-'.join(map(str, self.widths))} on "
+                f"{html.escape(self.box_text())}<table><tr><th>layer</th><th>d_in→d_out</th>"
+                f"<th>activation</th></tr>{rows}{more}</table>")
+
     def __post_init__(self) -> None:
         if not self.layers:
             raise ShapeError("the target network has no layers")
@@ -135,6 +160,10 @@ class TargetNetwork:
             rows, cols = layer.shape
             if rows == 0:
                 raise ShapeError(f"target layer {i} has width 0")
+            if cols != d_prev and i == 1:
+                # the input dimension is the box's: say so in the words of the box
+                raise ShapeError(f"the box has {d_prev} coordinates but the network input has "
+                                 f"{cols}")
             if cols != d_prev:
                 raise ShapeError(f"target layer {i} expects {cols} inputs, previous width is "
                                  f"{d_prev}")
@@ -300,6 +329,11 @@ class FrozenNetwork:
     layers: tuple[FrozenLayer, ...]
     checkpoints: tuple[int, ...]
     node_dims: tuple[int, ...] = field(init=False)
+
+    def __repr__(self) -> str:
+        # short at any size: the layers hold every frozen matrix
+        return (f"FrozenNetwork(input_dim={self.input_dim}, depth={len(self.layers)}, "
+                f"checkpoints={len(self.checkpoints)})")
 
     def __post_init__(self) -> None:
         dims = [self.input_dim]

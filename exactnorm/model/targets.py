@@ -44,7 +44,11 @@ from exactnorm.exact.rationals import (
 from exactnorm.exact.sampling import layer_rng, sample_matrix
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 
+#: suffixes of pickled Python objects (scikit-learn models are usually saved so)
+PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
+
 __all__ = [
+    "PICKLE_SUFFIXES",
     "demo_target",
     "target_to_dict",
     "target_from_dict",
@@ -131,7 +135,8 @@ def target_from_dict(doc: Any, *, max_digits: int = DEFAULT_MAX_DIGITS,
         acts.append(layer.get("activation", "relu" if i < len(layers) else "identity"))
     if "domain" in doc and box is not None:
         # precedence would silently drop one of two boxes; the user decides
-        raise InputError("the target has its own 'domain' and --box was given too; remove one")
+        raise InputError("the target has its own 'domain' and box was given too; remove one",
+                         parameter="box")
     if "domain" in doc:
         dom = doc["domain"]
         lower = _numbers(_field(dom, "lower", "domain"), "domain lower", max_digits)
@@ -140,7 +145,9 @@ def target_from_dict(doc: Any, *, max_digits: int = DEFAULT_MAX_DIGITS,
         d0 = len(weights[0][0])
         lower, upper = [box[0]] * d0, [box[1]] * d0
     else:
-        raise InputError("the target has no 'domain'; give one or pass --box LO:HI")
+        raise InputError("the target has no 'domain'; give one in the file, or box LO:HI "
+                         "(or box_file, box_from_data)",
+                         parameter=("box", "box_file", "box_from_data"))
     return TargetNetwork.from_lists(weights, biases, acts, lower=lower, upper=upper,
                                     max_width=max_width)
 
@@ -229,6 +236,11 @@ def load_target(path: str | os.PathLike[str], *, max_digits: int = DEFAULT_MAX_D
         text = p.read_bytes()
     except OSError as exc:
         raise InputError(f"cannot read {p}: {exc}") from None
+    if p.suffix.lower() in PICKLE_SUFFIXES or text[:1] == b"\x80":  # pickle protocol ≥ 2
+        raise InputError(f"{p} is a pickle; pickles are refused (loading one runs arbitrary "
+                         f"code): for a scikit-learn model call "
+                         f"exactnorm.model.interop.target_from_sklearn(model, lower, upper) in "
+                         f"Python, or export it to ONNX")
     return target_from_dict(strict_json_loads(text, what=str(p), max_digits=max_digits),
                             max_digits=max_digits,
                             max_width=max_width, box=box)

@@ -10,14 +10,14 @@ the CLI renders them as flags.
 ================  ==========================================  ===============================
 verb              function                                    returns
 ================  ==========================================  ===============================
-certify           :func:`certify`                             ``Construction``
+certify           :func:`certify`                             :class:`CertifyResult`
 check             :func:`check`, :func:`check_file`           ``Verdict``
 tables            :func:`tables`                              :class:`TablesResult`
 sparse-sweep      :func:`sparse_sweep`                        :class:`SweepResult`
 detpoly           :func:`detpoly`, :func:`check_detpoly`      :class:`DetpolyResult`
 realizable        :func:`realizable`                          ``RealizabilityStudy``
 export            :func:`export`                              warning text or ``None``
-report            :func:`report`                              ``{"paths", "verdict", "counts"}``
+report            :func:`report`                              :class:`ReportResult`
 ================  ==========================================  ===============================
 
 Plus the objects the verbs pass around: :func:`load_target`, :func:`demo_target`,
@@ -36,7 +36,6 @@ True
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -44,13 +43,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from exactnorm import checker, checker_flint
-from exactnorm.analysis.realizability import RealizabilityStudy, realizability_study
-from exactnorm.analysis.sweeps import (
-    aggregate,
-    make_tasks,
-    parse_grid,
-    run_sweep,
+from exactnorm.api._boxes import Bounds, apply_box, is_cube, resolve_box
+from exactnorm.api._certify import (
+    CONSTRUCTIONS,
+    CertifyPlan,
+    CertifyResult,
+    certify_target,
+    factors_of,
+    plan_certify,
 )
+from exactnorm.api._detpoly import DetpolyResult, check_detpoly, detpoly
+from exactnorm.api._progress import Progress, progress_bar, progress_context
+from exactnorm.api._results import ReportResult, Verdict
 from exactnorm.certificate import (
     DEFAULT_MAX_CERTIFICATE_BYTES,
     certificate_document,
@@ -59,30 +63,30 @@ from exactnorm.certificate import (
     save_certificate,
     write_certificate,
 )
-from exactnorm.constructions.common import Construction
-from exactnorm.constructions.lowrank import certify_lowrank
-from exactnorm.constructions.theorem1 import certify_theorem1
-from exactnorm.constructions.tradeoff import certify_tradeoff
-from exactnorm.errors import InputError, require_integer
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
+from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
+from exactnorm.constructions.common import DEFAULT_RETRY
+from exactnorm.errors import InputError, NotACertificateError, require_integer
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.model.interop import load_target_any
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.targets import demo_target
 from exactnorm.outputs.export import EXPORT_FORMATS, export_certificate
 from exactnorm.outputs.report import report_markdown, write_report
-from exactnorm.outputs.tables.sparse import PRESETS, write_sweep_outputs
 
 if TYPE_CHECKING:
-    from exactnorm.analysis.detpoly import DetPolyCheck
-    from exactnorm.analysis.witnesses import (
-        MatchingCertificate,
-        StructuredSymbolicProof,
-        StructuredWitness,
-    )
+    from exactnorm.analysis.realizability import RealizabilityStudy
 
 __all__ = [
     "CONSTRUCTIONS",
     "certify",
+    "plan_certify",
+    "certify_target",
+    "factors_of",
+    "CertifyPlan",
+    "CertifyResult",
+    "Verdict",
+    "ReportResult",
+    "progress_bar",
     "check",
     "check_file",
     "tables",
@@ -103,16 +107,9 @@ __all__ = [
     "load_certificate",
 ]
 
-#: name → callable(target, **options) → Construction
-CONSTRUCTIONS: dict[str, Callable[..., Construction]] = {
-    "theorem1": certify_theorem1,
-    "lowrank": certify_lowrank,
-    "tradeoff": certify_tradeoff,
-}
-
-
-def load_target(path: str | os.PathLike[str], *,
-                box: tuple[Any, Any] | None = None,
+def load_target(path: str | os.PathLike[str], *, box: Any = None,
+                box_file: str | os.PathLike[str] | None = None,
+                box_from_data: str | os.PathLike[str] | None = None,
                 activations: str | Sequence[str] | None = None,
                 max_width: int = DEFAULT_MAX_WIDTH,
                 max_digits: int = DEFAULT_MAX_DIGITS) -> TargetNetwork:
@@ -124,9 +121,14 @@ def load_target(path: str | os.PathLike[str], *,
     ----------
     path : path-like
         The target file (format in README "Target files").
-    box : (lo, hi), optional
-        Input cube ``[lo, hi]^{d_0}`` when the file has no domain; exact numbers. Refused when
-        the file has its own box.
+    box : str, (lo, hi) or (lower, upper), optional
+        Input box when the file has none: the cube ``"LO:HI"`` or ``(lo, hi)`` (exact
+        numbers), or per-feature ``(lower, upper)`` sequences. Refused when the file has its own.
+    box_file : path-like, optional
+        Per-feature bounds from ``.json`` (``{"lower": [...], "upper": [...]}``), ``.npz``
+        (arrays ``lower``, ``upper``) or ``.npy`` (shape ``(2, d)``).
+    box_from_data : path-like, optional
+        An ``.npy`` sample array ``(n, d)``: the box is its per-feature minimum and maximum.
     activations : str or sequence of str, optional
         A state dict's activations (``"relu,relu,identity"``), which it does not record.
     max_width, max_digits : int
@@ -139,7 +141,7 @@ def load_target(path: str | os.PathLike[str], *,
     Raises
     ------
     InputError
-        Unreadable file, a float in JSON, a shape mismatch, no box.
+        Unreadable file, a float in JSON, a shape mismatch, no box or two boxes.
 
     See Also
     --------
@@ -154,35 +156,106 @@ def load_target(path: str | os.PathLike[str], *,
     >>> load_target(path).widths == demo_target().widths
     True
     """
-    exact_box = None
-    if box is not None:
-        exact_box = (parse_number(box[0], where="box lower end"),
-                     parse_number(box[1], where="box upper end"))
-    return load_target_any(path, box=exact_box, activations=activations, max_width=max_width,
-                           max_digits=max_digits)
+    require_integer(max_width, "max_width", minimum=1)
+    require_integer(max_digits, "max_digits", minimum=1)
+    given = resolve_box(box=box, box_file=box_file, box_from_data=box_from_data,
+                        max_digits=max_digits)
+    if given is None or is_cube(given):
+        return load_target_any(path, box=given, activations=activations,  # type: ignore[arg-type]
+                               max_width=max_width, max_digits=max_digits)
+    # per-feature bounds: read the file as for a cube (which also refuses a file with its own
+    # box), then put the bounds in place, their dimension checked against the network input
+    bounds: Bounds = given  # type: ignore[assignment]
+    parameter = ("box_file" if box_file is not None
+                 else "box_from_data" if box_from_data is not None else "box")
+    placeholder = (bounds[0][0], bounds[0][0])
+    try:
+        g = load_target_any(path, box=placeholder, activations=activations,
+                            max_width=max_width, max_digits=max_digits)
+    except InputError as exc:
+        if "its own" in str(exc):  # the file's box and ours: in the words of our parameter
+            raise InputError(f"{path} has its own box and {parameter} was given too; remove "
+                             f"one", parameter=parameter) from None
+        raise
+    return apply_box(g, bounds, parameter=parameter)
 
 
-def certify(target: TargetNetwork, construction: str = "theorem1", **options: Any) -> Construction:
+def certify(target: TargetNetwork | str | os.PathLike[str], construction: str = "auto", *,
+            seed: int = 0, distribution: str | None = None, block: int | None = None,
+            routing: str | None = None, max_system: int = THEOREM1_MAX_SYSTEM,
+            rank: int | None = None, retry: int = DEFAULT_RETRY, shift_mode: str | None = None,
+            sparsity: Any = None, mask_side: str = "both", jobs: int | str = "auto",
+            scheduler: Any = None, solver: str = "auto", factors: Sequence[Any] | None = None,
+            box: Any = None, box_file: str | os.PathLike[str] | None = None,
+            box_from_data: str | os.PathLike[str] | None = None,
+            activations: str | Sequence[str] | None = None,
+            max_width: int = DEFAULT_MAX_WIDTH, max_digits: int = DEFAULT_MAX_DIGITS,
+            progress: Progress = None) -> CertifyResult:
     """Build γ, β of a frozen random network that reproduces ``target`` exactly (``certify``).
+
+    The same code and defaults as ``exactnorm certify``: the construction, block size,
+    distribution and processes are settled by :func:`~exactnorm.api._certify.plan_certify`
+    (the measured cost model), and the certificate written from the result is byte-identical
+    to the command line's.
 
     Parameters
     ----------
-    target : TargetNetwork
-    construction : {"theorem1", "lowrank", "tradeoff"}
-        Theorem 1 of [1]_, its low-rank variant, or the width/depth trade-off (docs/constructions).
-    **options
-        Keyword arguments of the construction (``seed``, ``distribution``, ``retry``, ``block``,
-        ``rank``, ``shift_mode``, ``sparsity``, ``jobs``, ``solver``, ``progress`` …).
+    target : TargetNetwork or path-like
+        The network, or a target file (read by :func:`load_target` with ``box``,
+        ``activations``, ``max_width``, ``max_digits``; a ``.json`` file's low-rank factors are
+        used by ``construction="lowrank"``).
+    construction : {"auto", "theorem1", "lowrank", "tradeoff"}
+        ``auto`` (default): Theorem 1 of [1]_ while every Khatri–Rao system is at most
+        ``max_system``, else the width/depth trade-off with the block size of the cost model.
+    seed : int
+        Seed of the frozen weights.
+    distribution : str, optional
+        Frozen weight entries (``int:8``, ``nonzero:8`` …); default ``nonzero:8``, and
+        ``nonzero:8`` too when the automatic choice needs block size 1.
+    block : int, optional
+        Trade-off block size (default: from the cost model).
+    routing : {"selection", "mask"}, optional
+        Trade-off routing of the blocks.
+    max_system : int
+        Budget: the largest Khatri–Rao system Theorem 1 may solve (refused beyond it, at once).
+    rank : int, optional
+        Low-rank: promised bound on every layer's rank.
+    retry : int
+        Redraw a singular layer up to ``retry`` times (each recorded in the certificate).
+    shift_mode : {"neuron", "layer", "integer"}, optional
+        Activating shifts (default: the construction's own).
+    sparsity : exact number, optional
+        Theorem 1: keep probability of Bernoulli masks on the frozen weights.
+    mask_side : {"input", "output", "both"}
+        Theorem 1: which frozen matrices the masks thin.
+    jobs : int or "auto"
+        Processes (the result is identical for every value); ``auto``: every core when the
+        estimated work is 5 s or more, else 1.
+    scheduler : str, optional
+        Trade-off: a Dask scheduler address.
+    solver : {"auto", "padic", "flint"}
+        Theorem 1: exact solver of the Khatri–Rao systems (same result).
+    factors : sequence, optional
+        Low-rank: given factors per layer (``None`` entries are computed).
+    box, box_file, box_from_data, activations, max_width, max_digits
+        Only when ``target`` is a file: as in :func:`load_target`.
+    progress : callable(done, total) or True, optional
+        Told the blocks (trade-off) or target layers done so far; ``True`` shows a bar in a
+        notebook or terminal (:func:`progress_bar`).
 
     Returns
     -------
-    Construction
-        The frozen network with its tuned parameters and per-layer reports.
+    CertifyResult
+        A ``Construction`` (frozen network, tuned parameters, per-layer reports) with the
+        ``plan`` that chose it and the build time in ``seconds``.
 
     Raises
     ------
     InputError
-        Unknown construction or option; a bad option value names the option (``parameter``).
+        An unknown construction or option value, or an option of another construction (naming
+        the parameter).
+    LimitExceededError
+        ``construction="theorem1"`` beyond ``max_system``, at once, with the estimate.
     SingularSystemError
         A singular draw after ``retry`` redraws, with its exact rank and a kernel vector.
 
@@ -197,23 +270,32 @@ def certify(target: TargetNetwork, construction: str = "theorem1", **options: An
 
     Examples
     --------
-    >>> certify(demo_target(), seed=0).network.depth
-    6
+    >>> c = certify(demo_target(), seed=0)
+    >>> c.name, c.network.depth
+    ('theorem1', 6)
     """
-    if construction not in CONSTRUCTIONS:
-        raise InputError(f"unknown construction {construction!r}; "
-                         f"choose one of {', '.join(sorted(CONSTRUCTIONS))}",
-                         parameter="construction")
-    build = CONSTRUCTIONS[construction]
-    try:
-        inspect.signature(build).bind(target, **options)
-    except TypeError as exc:
-        raise InputError(f"construction {construction!r}: {exc}") from None
-    return build(target, **options)
+    if isinstance(target, TargetNetwork):
+        extra = [n for n, v in (("box", box), ("box_file", box_file),
+                                ("box_from_data", box_from_data),
+                                ("activations", activations)) if v is not None]
+        if extra:
+            raise InputError(f"{', '.join(extra)} describe a target file; target is a "
+                             f"TargetNetwork", parameter=tuple(extra))
+        g = target
+    else:
+        g = load_target(target, box=box, box_file=box_file, box_from_data=box_from_data,
+                        activations=activations, max_width=max_width, max_digits=max_digits)
+        if construction == "lowrank" and factors is None:
+            factors = factors_of(target)
+    plan = plan_certify(g, construction, seed=seed, distribution=distribution, block=block,
+                        routing=routing, max_system=max_system, rank=rank, retry=retry,
+                        shift_mode=shift_mode, sparsity=sparsity, mask_side=mask_side,
+                        jobs=jobs, scheduler=scheduler, solver=solver, factors=factors)
+    with progress_context(progress, plan.construction, plan.unit) as hook:
+        return certify_target(g, plan, hook)
 
 
-def check(doc: dict[str, Any], *, pure: bool = False,
-          progress: Callable[[int, int], None] | None = None) -> Any:
+def check(doc: dict[str, Any], *, pure: bool = False, progress: Progress = None) -> Verdict:
     """Check a certificate document with an independent checker (``check``).
 
     Parameters
@@ -241,13 +323,15 @@ def check(doc: dict[str, Any], *, pure: bool = False,
     >>> check(doc).ok == check(doc, pure=True).ok == True
     True
     """
-    return (checker if pure else checker_flint).check_certificate(doc, progress=progress)
+    with progress_context(progress, "check", "frozen layers") as hook:
+        verdict = (checker if pure else checker_flint).check_certificate(doc, progress=hook)
+    return Verdict.of(verdict)
 
 
 def check_file(path: str | os.PathLike[str], *, pure: bool = False,
                max_bytes: int = DEFAULT_MAX_CERTIFICATE_BYTES,
                max_digits: int = DEFAULT_MAX_DIGITS,
-               progress: Callable[[int, int], None] | None = None) -> Any:
+               progress: Progress = None) -> Verdict:
     """Check a certificate file (``.json`` or ``.json.gz``), size-limited before parsing.
 
     Parameters
@@ -270,16 +354,30 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
     ------
     InputError
         Unreadable or oversized file, or a non-positive limit (naming ``max_digits``).
+    NotACertificateError
+        Not JSON at all (an ONNX model, a pickle): not a
+        certificate at all, which is not the same as an invalid one.
     """
     require_integer(max_digits, "max_digits", minimum=1)
     raw = read_certificate_bytes(path, max_bytes=max_bytes)
+    if raw.lstrip()[:1] not in (b"{", b"["):
+        # not JSON text at all (an ONNX model, a pickle, an image): a usage error, whereas a
+        # truncated or malformed JSON document is an invalid certificate
+        raise NotACertificateError(f"{path} is not a certificate (an exactnorm certificate is "
+                                   f"a JSON object; this file does not start like JSON)")
     try:  # both checkers parse with the pure checker's strict reader
         doc = checker.parse_certificate_text(raw, max_digits=max_digits)
     except checker.CertificateError as exc:
-        return checker.Verdict(False, exc.rule, str(exc))
+        return Verdict(False, exc.rule, str(exc))
+    if isinstance(doc, dict) and "format" not in doc:
+        what = " (a target file?)" if "target" in doc else ""
+        raise NotACertificateError(f"{path} is not a certificate{what}: a JSON object without "
+                                   f"\"format\": \"exactnorm.certificate\"")
     del raw  # parsed: the text need not stay in memory during the check
-    return (checker if pure else checker_flint).check_certificate(doc, max_digits=max_digits,
-                                                                  progress=progress)
+    with progress_context(progress, "check", "frozen layers") as hook:
+        verdict = (checker if pure else checker_flint).check_certificate(
+            doc, max_digits=max_digits, progress=hook)
+    return Verdict.of(verdict)
 
 
 @dataclass(frozen=True)
@@ -332,6 +430,7 @@ class SweepResult:
     written: list[Path]
     log: Path
     command: str
+    thresholds: Any = None  #: the threshold table p*(d) (a ProofTable) of the aggregated cells
 
 
 def _sweep_command(preset: str, sizes: Sequence[int], factors: Sequence[str],
@@ -389,6 +488,10 @@ def sparse_sweep(*, preset: str = "ci", sizes: Sequence[int] | None = None,
        Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemmas 5, 6: no
        cancellation in the determinant).
     """
+    # the sweep machinery (NetworkX, SciPy's sparse graphs) is for this verb only
+    from exactnorm.analysis.sweeps import aggregate, make_tasks, parse_grid, run_sweep
+    from exactnorm.outputs.tables.sparse import PRESETS, thresholds_table, write_sweep_outputs
+
     if preset not in PRESETS:
         raise InputError(f"preset must be one of {', '.join(PRESETS)}, got {preset!r}",
                          parameter="preset")
@@ -408,122 +511,8 @@ def sparse_sweep(*, preset: str = "ci", sizes: Sequence[int] | None = None,
                      progress=progress)
     command = _sweep_command(preset, size_list, factor_list, ps, draws, seed, mask_side, values)
     written = write_sweep_outputs(rows, outdir, command, plot=plot)
-    return SweepResult(rows, aggregate(rows), written, log, command)
-
-
-@dataclass(frozen=True)
-class DetpolyResult:
-    """What :func:`detpoly` established.
-
-    Expansion mode: ``document`` (the ``exactnorm.detpoly`` document), ``checked`` (its
-    re-check) and ``written`` (bytes, with ``out``). Matching mode: ``matching``, ``structured``
-    and, for sides ``≤ 3``, ``symbolic``.
-    """
-
-    d_in: int
-    d_out: int
-    document: dict[str, Any] | None = None
-    checked: DetPolyCheck | None = None
-    written: int | None = None
-    matching: MatchingCertificate | None = None
-    structured: StructuredWitness | None = None
-    symbolic: StructuredSymbolicProof | None = None
-
-    @property
-    def verified(self) -> bool:
-        """Every witness computed here checks (the expansion's check raises instead)."""
-        if self.matching is None:
-            return self.checked is not None
-        return bool(self.matching.verified and self.structured is not None
-                    and self.structured.verified
-                    and (self.symbolic is None or self.symbolic.proved))
-
-
-def detpoly(d_in: int, d_out: int, *, seed: int = 0, matching: bool = False,
-            layout: str = "interleaved",
-            out: str | os.PathLike[str] | None = None) -> DetpolyResult:
-    """``det(Xᵀ ⊙ Y) ≢ 0``: expansion with its document, or the matching witnesses (``detpoly``).
-
-    Parameters
-    ----------
-    d_in, d_out : int
-        Target layer sizes; the expansion needs ``d_in·d_out ≤ 4``.
-    seed : int
-        Seed of the evaluation witness.
-    matching : bool
-        Any size: the matching certificate and the Theorem 5 structured witness (proved with
-        symbols for sides ``≤ 3``) instead of the expansion.
-    layout : {"blocked", "interleaved"}
-        Neuron order of the structured witness.
-    out : path-like, optional
-        Write the expansion's document there (not with ``matching``).
-
-    Returns
-    -------
-    DetpolyResult
-
-    Raises
-    ------
-    InputError
-        Non-positive sizes or seed, ``out`` with ``matching`` (naming the parameter).
-    LimitExceededError
-        Expansion beyond ``d_in·d_out = 4``.
-
-    References
-    ----------
-    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
-       Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemmas 5, 6; Theorem 5).
-
-    See Also
-    --------
-    check_detpoly : re-check a written document.
-
-    Examples
-    --------
-    >>> detpoly(2, 2).document["term_count"]
-    24
-    >>> detpoly(3, 3, matching=True).verified
-    True
-    """
-    from exactnorm.analysis.detpoly import check_detpoly as check_detpoly_document
-    from exactnorm.analysis.detpoly import detpoly_document, save_detpoly
-    from exactnorm.analysis.witnesses import (
-        SYMBOLIC_SIDE_LIMIT,
-        matching_certificate,
-        prove_structured_symbolic,
-        structured_witness,
-    )
-
-    require_integer(d_in, "d_in", minimum=1)
-    require_integer(d_out, "d_out", minimum=1)
-    require_integer(seed, "seed")
-    if matching:
-        if out is not None:
-            raise InputError("out writes the expanded polynomial; not with matching",
-                             parameter="out")
-        proof = (prove_structured_symbolic(d_in, d_out, layout)
-                 if max(d_in, d_out) <= SYMBOLIC_SIDE_LIMIT else None)
-        return DetpolyResult(d_in, d_out,
-                             matching=matching_certificate(d_in, d_out, seed=seed),
-                             structured=structured_witness(d_in, d_out, layout=layout, seed=seed),
-                             symbolic=proof)
-    doc = detpoly_document(d_in, d_out, seed=seed)
-    checked = check_detpoly_document(doc)
-    written = save_detpoly(doc, out) if out is not None else None
-    return DetpolyResult(d_in, d_out, document=doc, checked=checked, written=written)
-
-
-def check_detpoly(path: str | os.PathLike[str]) -> DetPolyCheck:
-    """Re-check an ``exactnorm.detpoly`` file (``detpoly --check``).
-
-    Raises
-    ------
-    InvalidCertificateError
-        On the first failed rule (one line; nothing in the file is evaluated).
-    """
-    from exactnorm.analysis.detpoly import check_detpoly_file
-
-    return check_detpoly_file(path)
+    cells = aggregate(rows)
+    return SweepResult(rows, cells, written, log, command, thresholds_table(cells, command))
 
 
 def realizable(width: int, *, d_in: int | None = None, d_out: int | None = None,
@@ -568,6 +557,8 @@ def realizable(width: int, *, d_in: int | None = None, d_out: int | None = None,
     >>> r.decision.reachable, r.decision.dimension
     (True, 2)
     """
+    from exactnorm.analysis.realizability import realizability_study
+
     W = None
     if target is not None:
         g = target if isinstance(target, TargetNetwork) else load_target(target)
@@ -633,7 +624,7 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
 
 def report(certificate: str | os.PathLike[str] | dict[str, Any],
            out: str | os.PathLike[str] | None = "report", *,
-           max_digits: int = DEFAULT_MAX_DIGITS) -> dict[str, Any]:
+           max_digits: int = DEFAULT_MAX_DIGITS) -> ReportResult:
     """Write ``report.md``/``report.html`` and bit-size histograms for a certificate (``report``).
 
     Parameters
@@ -644,9 +635,9 @@ def report(certificate: str | os.PathLike[str] | dict[str, Any],
 
     Returns
     -------
-    dict
-        ``paths`` (name → path), ``verdict`` (python-flint checker), ``counts`` (parameters);
-        with ``out=None``: ``markdown`` and ``verdict``.
+    ReportResult
+        ``paths`` (name → path), ``verdict`` (python-flint checker), ``counts`` (parameters),
+        ``plots``; with ``out=None``: ``markdown`` and ``verdict``.
 
     Raises
     ------
@@ -656,8 +647,8 @@ def report(certificate: str | os.PathLike[str] | dict[str, Any],
     doc = (certificate if isinstance(certificate, dict)
            else load_certificate(certificate, max_digits=max_digits))
     if out is None:
-        verdict = checker_flint.check_certificate(doc)
+        verdict = Verdict.of(checker_flint.check_certificate(doc))
         text = report_markdown(doc, verdict, plots=False,
                                no_plots="Histograms are written with --out DIR only.")
-        return {"markdown": text, "verdict": verdict}
-    return write_report(doc, out)
+        return ReportResult(verdict=verdict, markdown=text)
+    return ReportResult.from_mapping(write_report(doc, out))

@@ -1,0 +1,94 @@
+"""Typed results of the verbs that used to return dictionaries.
+
+A result is a frozen dataclass with named fields (an IDE completes them, a notebook shows them),
+and it still answers ``result["verdict"]`` so that code written against the dictionaries keeps
+working.
+
+>>> r = ReportResult.from_mapping({"markdown": "# report", "verdict": None, "extra": 1})
+>>> r.markdown == r["markdown"], r["extra"]
+(True, 1)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from exactnorm import checker as _checker
+
+__all__ = ["ReportResult", "Verdict"]
+
+
+@dataclass(frozen=True)
+class ReportResult:
+    """What :func:`exactnorm.api.report` wrote and found.
+
+    ``verdict``: the python-flint checker's verdict on the certificate; ``paths``: name → file
+    written (empty with ``out=None``); ``counts``: tuned, frozen and target parameters;
+    ``plots``: whether histograms were drawn, ``no_plots`` the reason when not; ``markdown``: the
+    report text when nothing was written; ``extra``: anything else the report produced.
+    """
+
+    verdict: Any
+    paths: dict[str, Path] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+    plots: bool = False
+    no_plots: str | None = None
+    markdown: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> ReportResult:
+        names = {f.name for f in fields(cls)} - {"extra"}
+        known = {k: v for k, v in values.items() if k in names}
+        return cls(**known, extra={k: v for k, v in values.items() if k not in names})
+
+    def __getitem__(self, key: str) -> Any:
+        if key in self.extra:
+            return self.extra[key]
+        if key in {f.name for f in fields(self)} - {"extra"}:
+            return getattr(self, key)
+        raise KeyError(key)
+
+    def __repr__(self) -> str:
+        ok = None if self.verdict is None else getattr(self.verdict, "ok", None)
+        return (f"ReportResult(valid={ok}, files={sorted(self.paths)}, plots={self.plots})")
+
+
+class Verdict(_checker.Verdict):
+    """The checker's :class:`~exactnorm.checker.Verdict`, with a short ``repr`` and an HTML view
+    for notebooks (the facts of a 784-input certificate hold its whole box); equal to the
+    checker's verdict with the same fields.
+
+    >>> v = Verdict(True, "ok", "f = g on [0,1]^2", facts={"box": {"lower": [0] * 784}})
+    >>> v
+    Verdict(VALID: f = g on [0,1]^2)
+    >>> v == _checker.Verdict(True, "ok", "f = g on [0,1]^2", facts={"box": {"lower": [0] * 784}})
+    True
+    """
+
+    @classmethod
+    def of(cls, v: _checker.Verdict) -> Verdict:
+        return cls(v.ok, v.rule, v.message, v.layer, v.neuron, v.facts)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _checker.Verdict):
+            return NotImplemented
+        return self.to_json() == other.to_json()
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        text = self.message if len(self.message) <= 160 else self.message[:157] + "..."
+        where = "" if self.ok or self.layer is None else f" at layer {self.layer}"
+        return f"Verdict({'VALID' if self.ok else 'INVALID'}{where}: {text})"
+
+    def _repr_html_(self) -> str:
+        import html
+
+        colour = "green" if self.ok else "red"
+        return (f"<b style='color:{colour}'>{'VALID' if self.ok else 'INVALID'}</b> "
+                f"(rule <code>{html.escape(self.rule)}</code>): "
+                f"{html.escape(self.message[:2000])}")
