@@ -42,7 +42,10 @@ LAYER_OF_TOP = {
     "cli": 8, "commands": 8, "__main__": 8,
 }
 
-STANDARD_LIBRARY_ONLY = {"exactnorm.checker", "exactnorm.regenerate"}
+#: the trusted kernel: every module of the checker package, and the shim at the old name
+STANDARD_LIBRARY_ONLY = {"exactnorm.regenerate"} | {
+    f"exactnorm.checker.{p.stem}" if p.stem != "__init__" else "exactnorm.checker"
+    for p in (PACKAGE / "checker").glob("*.py")}
 
 #: names the package root resolves lazily from ``exactnorm.api`` (``from exactnorm import certify``)
 API_NAMES = {"certify", "check", "check_file", "tables", "sparse_sweep", "detpoly",
@@ -86,7 +89,13 @@ def imports_of(path: Path) -> list[tuple[str, int]]:
             out += [(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                raise AssertionError(f"{path}:{node.lineno}: relative import")
+                # only the standalone checker package imports its siblings relatively (a copy
+                # of the folder runs with no exactnorm installed)
+                if node.level != 1 or path.parent != PACKAGE / "checker":
+                    raise AssertionError(f"{path}:{node.lineno}: relative import")
+                out.append((f"exactnorm.checker.{node.module}" if node.module
+                            else "exactnorm.checker", node.lineno))
+                continue
             base = node.module or ""
             if base == "exactnorm":
                 for alias in node.names:
@@ -135,7 +144,7 @@ def test_known_upward_imports_still_exist():
 def test_standalone_modules_import_only_the_standard_library(module):
     path = PACKAGE.joinpath(*module.split(".")[1:]).with_suffix(".py")
     if not path.exists():
-        pytest.skip(f"{module} does not exist in this tree")
+        path = PACKAGE.joinpath(*module.split(".")[1:], "__init__.py")
     # the standalone modules may import each other (the checker regenerates frozen weights with
     # the reference generator), nothing else of the package
     foreign = sorted({t for t, _ in imports_of(path)

@@ -17,6 +17,8 @@ from hypothesis import strategies as st
 
 from exactnorm import checker, checker_flint
 from exactnorm.certificate import certificate_document, expand_skip
+from exactnorm.checker import reading, regenerate, walk
+from exactnorm.checker.arithmetic import PureArithmetic
 from exactnorm.constructions.tradeoff import certify_tradeoff
 from exactnorm.model.targets import random_target
 
@@ -156,7 +158,7 @@ def piece_maps(draw: Any, rows: int, width: int) -> Any:
 def test_adding_piece_maps_is_adding_matrices(data):
     rows, width = data.draw(st.integers(1, 3)), data.draw(st.integers(1, 6))
     m1, m2 = data.draw(piece_maps(rows, width)), data.draw(piece_maps(rows, width))
-    total = checker_flint._add_maps(m1, m2, 1)
+    total = checker_flint.FlintArithmetic().add(m1, m2)
     (A1, c1), (A2, c2) = _dense(m1, rows, width), _dense(m2, rows, width)
     assert _dense(total, rows, width) == (
         [[x + y for x, y in zip(r1, r2)] for r1, r2 in zip(A1, A2)],
@@ -164,7 +166,7 @@ def test_adding_piece_maps_is_adding_matrices(data):
     seen = [t for cols, _, _ in total[0] for t in cols]
     assert len(seen) == len(set(seen))  # pieces stay on disjoint columns
     # the materialized checkpoint form denotes the same map
-    cols, A, consts, den = checker_flint._checkpoint_ints(total, rows)
+    cols, A, consts, den = checker_flint.FlintArithmetic().plain(total)
     dense_A, dense_c = _dense(total, rows, width)
     assert [[Fraction(A[r][cols.index(t)], den) if t in cols else Fraction(0)
              for t in range(width)] for r in range(rows)] == dense_A
@@ -183,7 +185,8 @@ def test_reduced_piece_is_in_lowest_common_terms(entries, den):
     smallest = math.lcm(*(Fraction(x, den).denominator for x in entries))
     assert d == smallest
     # the pure checker's reduction agrees
-    assert checker.reduced(([0], [[x] for x in entries], [0] * len(entries), den))[3] == smallest
+    pure = PureArithmetic().reduced(([0], [[x] for x in entries], [0] * len(entries), den))
+    assert pure[3] == smallest
 
 
 # ------------------------------------------------------------------ progress
@@ -219,7 +222,8 @@ def test_cli_check_prints_plain_progress_off_a_terminal(deep_doc, tmp_path, caps
 def test_map_size_limit_counts_the_same_columns_in_both_checkers(deep_doc, monkeypatch, limit):
     """Rule ``limit`` is a resource bound, counted on the map's columns: the flint checker's
     pieces must count exactly the pure checker's columns (the accumulator reaches 8 × 24)."""
-    monkeypatch.setattr(checker, "MAX_MAP_ENTRIES", limit)
+    for module in (walk, reading, regenerate):
+        monkeypatch.setattr(module, "MAX_MAP_ENTRIES", limit)
     v, _ = both(deep_doc)
     assert v.ok == (limit >= 8 * 24), v
     if not v.ok:  # the same bound also refuses draw records above it (8 × 8 = 64 entries)

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from exactnorm import checker, checker_flint
+from exactnorm.checker import reading
 from exactnorm.cli import EXIT_BROKEN_PIPE, main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -145,8 +146,8 @@ def test_many_checkpoints_are_linear():
     n = 200_000
     layers = [{"input": j, "skips": []} for j in range(n)]
     t0 = time.perf_counter()
-    checker.rule_segments(layers, list(range(1, n + 1)))
-    checker.rule_checkpoints(list(range(1, n + 1)), n, n)
+    reading.rule_segments(layers, list(range(1, n + 1)))
+    reading.rule_checkpoints(list(range(1, n + 1)), n, n)
     assert time.perf_counter() - t0 < 5
     assert both(chain(2_000)).ok
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from exactnorm import regenerate as rg
+from exactnorm.checker import regenerate as rg
 from exactnorm.errors import InputError
 from exactnorm.exact import generator as gen
 from exactnorm.exact.sampling import parse_distribution

@@ -1,0 +1,205 @@
+"""The checker's arithmetic interface and its standard-library implementation (the reference).
+
+The one walk (:mod:`.walk`) never touches numbers itself: it asks an *arithmetic* for the handful
+of exact operations below, the way SymPy's DomainMatrix puts DDM, SDM and DFM behind one
+interface. :class:`PureArithmetic` (this module, integers and lists only) is the reference;
+:class:`exactnorm.checker_flint.FlintArithmetic` implements the same operations with
+python-flint matrices. Both must return the same numbers, so the walk reaches the same verdict
+and message with either (tests/test_checker_kernel.py checks every operation of both against a
+plain Fraction computation).
+
+A *map* is an exact affine map ``node = (A·a[cols] + c)/den`` of the segment input ``a`` (for a
+convolution segment, of the patch coordinates of ``a``), with integer ``A`` and ``c``, one
+denominator ``den > 0``, and only the columns it depends on (its *support*). ``None`` stands for
+the segment input itself, which is never written as an identity matrix. A *box family* is a
+``d × P`` table of lower and upper bounds over one denominator ``Q > 0``: column ``p`` is the box
+of position ``p`` (a dense segment has one position; a convolution segment one per output
+pixel). Operations:
+
+* ``weight(V)`` — a frozen matrix (explicit :class:`~.numbers.IntMatrix` or lazy
+  :class:`~.reading.Draw`) as (integer matrix, denominator); a draw is regenerated here;
+* ``compose(M, den, node, width)`` — ``(M/den)·node``;
+* ``compose_picks(picks, node)`` — ``P·node`` for a 0/1 skip (rows copied, never multiplied);
+* ``affine(gamma, node, beta)`` — ``diag(γ)·node + β``;
+* ``ranges(node, box)`` — per row the exact minimum over the family of the row's minimum, and the
+  maximum of its maximum, as numerators over one positive denominator, with the positions;
+* ``keep_rows(node, keep)`` — rows not kept (dead ReLU) become 0;
+* ``reduced(node)`` — the same map over its smallest denominator, on no column if it is zero;
+* ``add(m1, m2)`` — the sum on the union of the supports;
+* ``support(node)`` — the columns a map depends on (the walk bounds sizes with it *before*
+  asking for a product or a sum: rule ``limit`` is the walk's, identical for both);
+* ``plain(node)`` — ``(cols, rows, consts, den)`` in Python integers, for the checkpoint rule.
+"""
+
+from __future__ import annotations
+
+import math
+from operator import mul
+from typing import Any
+
+from .numbers import IntMatrix, IntVector, over_one_denominator
+from .reading import Draw, Picks
+
+__all__ = ["PureArithmetic", "PureMap", "BoxFamily"]
+
+# (cols, rows, consts, den): node = (rows·a[cols] + consts)/den
+PureMap = tuple[list[int], list[list[int]], list[int], int]
+
+
+class BoxFamily:
+    """Bounds ``lo[t][p]/Q ≤ a_t ≤ hi[t][p]/Q`` for coordinates ``t`` and positions ``p``."""
+
+    __slots__ = ("lo", "hi", "Q", "positions")
+
+    def __init__(self, lo: list[list[int]], hi: list[list[int]], Q: int) -> None:
+        self.lo, self.hi, self.Q = lo, hi, Q
+        self.positions = len(lo[0]) if lo else 1
+
+
+class PureArithmetic:
+    """The reference arithmetic: Python integers, lists of rows."""
+
+    name = "pure"
+
+    def weight(self, V: IntMatrix | Draw) -> tuple[list[list[int]], int]:
+        if isinstance(V, IntMatrix):
+            return V.rows, V.den
+        if V.integral:
+            return V.integers(), 1
+        flat, den = over_one_denominator([x for row in V.fractions() for x in row],
+                                         "a frozen draw")
+        return [flat[r * V.cols:(r + 1) * V.cols] for r in range(V.rows)], den
+
+    def nrows(self, node: PureMap) -> int:
+        return len(node[2])
+
+    def support(self, node: PureMap | None) -> list[int]:
+        return [] if node is None else node[0]
+
+    def compose(self, M: list[list[int]], den: int, node: PureMap | None,
+                width: int) -> PureMap:
+        """(M/den)·node: M restricted to the columns it reads when ``node`` is the segment
+        input, else the integer product over the product of the denominators."""
+        if node is None:
+            cols = [t for t in range(width) if any(row[t] for row in M)]
+            if len(cols) == width:
+                return cols, M, [0] * len(M), den
+            return cols, [[row[t] for t in cols] for row in M], [0] * len(M), den
+        cols, A, c, d = node
+        columns = list(zip(*A)) if cols else []
+        return (cols, [[sum(map(mul, row, col)) for col in columns] for row in M],
+                [sum(map(mul, row, c)) for row in M], den * d)
+
+    def compose_picks(self, P: Picks, node: PureMap | None) -> PureMap:
+        """Row r of the result is row P.rows[r] of ``node`` (0 for None)."""
+        if node is None:
+            cols = sorted({t for t in P.rows if t is not None})
+            at = {t: k for k, t in enumerate(cols)}
+            rows = []
+            for t in P.rows:
+                row = [0] * len(cols)
+                if t is not None:
+                    row[at[t]] = 1
+                rows.append(row)
+            return cols, rows, [0] * len(P.rows), 1
+        cols, A, c, d = node
+        zero = [0] * len(cols)
+        # rows are shared, never modified in place: every operation builds new rows
+        return (cols, [zero if t is None else A[t] for t in P.rows],
+                [0 if t is None else c[t] for t in P.rows], d)
+
+    def affine(self, gamma: IntVector, node: PureMap, beta: IntVector) -> PureMap:
+        """diag(gamma)·node + beta over one denominator."""
+        cols, A, c, den = node
+        D = math.lcm(gamma.den * den, beta.den)
+        s1, s2 = D // (gamma.den * den), D // beta.den
+        rows, consts = [], []
+        for g, b, row, const in zip(gamma.nums, beta.nums, A, c):
+            g *= s1
+            rows.append([g * x for x in row])
+            consts.append(g * const + b * s2)
+        return cols, rows, consts, D
+
+    def ranges(self, node: PureMap, box: BoxFamily) -> tuple[list[int], list[int], int,
+                                                                  list[int], list[int]]:
+        """Per row: min over positions of the row minimum and max of the row maximum, as
+        numerators over ``den·Q``, and the first positions attaining them."""
+        cols, A, c, den = node
+        P = box.positions
+        lo = [box.lo[t] for t in cols]
+        hi = [box.hi[t] for t in cols]
+        mins, maxs, at_min, at_max = [], [], [], []
+        for row, const in zip(A, c):
+            base = const * box.Q
+            best_lo = best_hi = None
+            p_lo = p_hi = 0
+            for p in range(P):
+                mn = mx = base
+                for w, l, h in zip(row, lo, hi):
+                    if w > 0:
+                        mn += w * l[p]
+                        mx += w * h[p]
+                    elif w < 0:
+                        mn += w * h[p]
+                        mx += w * l[p]
+                if best_lo is None or mn < best_lo:
+                    best_lo, p_lo = mn, p
+                if best_hi is None or mx > best_hi:
+                    best_hi, p_hi = mx, p
+            mins.append(best_lo)
+            maxs.append(best_hi)
+            at_min.append(p_lo)
+            at_max.append(p_hi)
+        return mins, maxs, den * box.Q, at_min, at_max  # type: ignore[return-value]
+
+    def keep_rows(self, node: PureMap, keep: list[bool]) -> PureMap:
+        cols, A, c, den = node
+        zero = [0] * len(cols)
+        return (cols, [row if k else zero for row, k in zip(A, keep)],
+                [x if k else 0 for x, k in zip(c, keep)], den)
+
+    def reduced(self, node: PureMap) -> PureMap:
+        """The same map over the smallest denominator, and on no column when its matrix is zero.
+
+        Without it a denominator only grows (each layer multiplies in those of its gamma and
+        beta) and a sum of many maps carries the lcm of them all.
+        """
+        cols, A, c, den = node
+        if cols and not any(map(any, A)):
+            cols, A = [], [[] for _ in A]
+        if den == 1:
+            return cols, A, c, den
+        g = math.gcd(den, *c)
+        for row in A:
+            if g == 1:
+                return cols, A, c, den
+            g = math.gcd(g, *row)
+        if g == 1:
+            return cols, A, c, den
+        return cols, [[x // g for x in row] for row in A], [x // g for x in c], den // g
+
+    def add(self, m1: PureMap, m2: PureMap) -> PureMap:
+        """m1 + m2 on the union of their supports, over the lcm of their denominators."""
+        (c1, A1, e1, d1), (c2, A2, e2, d2) = m1, m2
+        den = math.lcm(d1, d2)
+        s1, s2 = den // d1, den // d2
+        if c1 == c2:
+            return (c1, [[s1 * x + s2 * y for x, y in zip(r1, r2)] for r1, r2 in zip(A1, A2)],
+                    [s1 * x + s2 * y for x, y in zip(e1, e2)], den)
+        cols = sorted(set(c1) | set(c2))
+        at = {t: k for k, t in enumerate(cols)}
+        rows = []
+        for r1, r2 in zip(A1, A2):
+            row = [0] * len(cols)
+            for t, x in zip(c1, r1):
+                row[at[t]] += s1 * x
+            for t, y in zip(c2, r2):
+                row[at[t]] += s2 * y
+            rows.append(row)
+        return cols, rows, [s1 * x + s2 * y for x, y in zip(e1, e2)], den
+
+    def plain(self, node: PureMap) -> tuple[list[int], list[list[int]], list[int], int]:
+        return node
+
+    def box(self, lo: list[list[int]], hi: list[list[int]], Q: int) -> Any:
+        return BoxFamily(lo, hi, Q)

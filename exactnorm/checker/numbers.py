@@ -1,0 +1,396 @@
+"""Reading exact numbers and shapes of a certificate (SPEC §3, docs/certificate-format.md §1):
+strict JSON, numbers, vectors and matrices, one-line messages. Standard library only.
+
+Contract. :func:`parse_certificate_text` accepts strict JSON only (no float, NaN, Infinity or
+duplicated key; no JSON integer above ``max_digits`` digits); :func:`number` accepts an integer or
+a string ``"p"``, ``"p/q"`` (q > 0) or a finite decimal. A vector or matrix is read as integer
+numerators over **one denominator** (:class:`IntVector`, :class:`IntMatrix`): a compact
+``{"den": D, "num": [...]}`` keeps its one ``D`` (it is never copied into every entry), a plain list
+is put over the lcm of its denominators. Every failure is a :class:`CertificateError` naming the
+rule (``format``, ``number``, ``shape``) and the place.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from dataclasses import dataclass
+from dataclasses import field as dc_field
+from fractions import Fraction
+from typing import Any
+
+from .vocabulary import ACTIVATIONS, DEFAULT_MAX_DIGITS, MAX_DIGITS_CAP
+
+__all__ = ["Verdict", "CertificateError", "ReadError", "IntVector", "IntMatrix", "show",
+           "parse_certificate_text", "number", "integer", "vector", "matrix", "field",
+           "activation", "index", "layer_list", "check_max_digits", "decimal_int"]
+
+_RATIONAL = re.compile(r"(-?)([0-9]+)(?:/([0-9]+))?")  # always used with fullmatch
+_DECIMAL = re.compile(r"(-?)([0-9]*)\.([0-9]*)")
+_SHOWN_BITS = 200
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The checker's answer (SPEC §3): ok, the rule that decided, where (1-based layer, 0-based
+    neuron), and for a valid certificate the facts proven (box, target widths, counts)."""
+
+    ok: bool
+    rule: str
+    message: str
+    layer: int | None = None
+    neuron: int | None = None
+    facts: dict[str, Any] | None = dc_field(default=None, compare=True)
+
+    def to_json(self) -> dict[str, Any]:
+        """The verdict as one JSON object (``exactnorm check --json``)."""
+        return {"ok": self.ok, "rule": self.rule, "message": self.message, "layer": self.layer,
+                "neuron": self.neuron, "facts": self.facts}
+
+
+class CertificateError(ValueError):
+    """A rule violation found while reading or checking; becomes a failed Verdict."""
+
+    def __init__(self, rule: str, message: str, layer: int | None = None,
+                 neuron: int | None = None) -> None:
+        super().__init__(message)
+        self.rule, self.layer, self.neuron = rule, layer, neuron
+
+
+class ReadError(Exception):
+    """A certificate file that cannot be read: ``kind`` is "input" (missing, not a regular
+    file, unreadable), "limit" (above the size limit) or "corrupt" (broken gzip stream)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+# ---------------------------------------------------------------- messages
+
+
+class _IntDigits:
+    """Lift CPython's int/str digit limit for a while; our own max_digits replaces it."""
+
+    def __enter__(self) -> None:
+        self.old = getattr(sys, "get_int_max_str_digits", lambda: 0)()
+        getattr(sys, "set_int_max_str_digits", lambda n: None)(0)
+
+    def __exit__(self, *exc: object) -> None:
+        getattr(sys, "set_int_max_str_digits", lambda n: None)(self.old)
+
+
+def show(value: object) -> str:
+    """A value for a one-line message, as JSON text, cheap for any size.
+
+    Exact below 200 bits; a larger number is shown by its sign and bit sizes (converting
+    a million-digit integer to decimal would cost minutes); long strings and containers are cut.
+
+    >>> show(Fraction(-3, 4)), show(True), show(None), show({"p": 1}), show(2**300)
+    ('-3/4', 'true', 'null', '{"p": 1}', '(301-bit integer)')
+    """
+    if isinstance(value, Fraction):
+        p, q = value.numerator, value.denominator
+        if max(p.bit_length(), q.bit_length()) > _SHOWN_BITS:
+            return (f"{'-' if p < 0 else ''}({abs(p).bit_length()}-bit integer)/"
+                    f"({q.bit_length()}-bit integer)")
+        return str(value)
+    if isinstance(value, int) and not isinstance(value, bool) \
+            and value.bit_length() > _SHOWN_BITS:
+        return f"{'-' if value < 0 else ''}({abs(value).bit_length()}-bit integer)"
+    if isinstance(value, str) and len(value) > 60:
+        return json.dumps(value[:40]) + f"... ({len(value)} characters)"
+    if isinstance(value, (list, dict)) and len(value) > 8:
+        return f"a JSON {'array' if isinstance(value, list) else 'object'} of {len(value)} items"
+    try:
+        with _IntDigits():
+            text = json.dumps(value)
+    except (TypeError, ValueError, RecursionError):
+        text = type(value).__name__
+    return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
+
+
+# ---------------------------------------------------------------- reading (SPEC §3, numbers)
+
+
+def _refuse_inexact(text: str) -> None:
+    """json.loads hook for floats (1.5, 1e3) and constants (NaN, Infinity, -Infinity)."""
+    raise CertificateError("number", f"JSON {show(text)} is not an exact number "
+                                     f"(numbers are integers or strings \"p/q\")")
+
+
+def _refuse_duplicates(pairs: list) -> dict:
+    out = {}
+    for key, value in pairs:
+        if key in out:
+            raise CertificateError("format", f"duplicated key {show(key)}")
+        out[key] = value
+    return out
+
+
+def parse_certificate_text(text: str | bytes | bytearray, *,
+                           max_digits: int = DEFAULT_MAX_DIGITS) -> dict:
+    """Strict JSON (SPEC §3): no floats, no NaN/Infinity, no duplicated keys, no JSON integer
+    with more than ``max_digits`` digits (numbers written as strings are limited where they are
+    read as numbers, with the same limit).
+
+    Raises CertificateError (a ValueError with ``.rule``) with a one-line message.
+    """
+    def parse_int(literal: str) -> int:
+        if len(literal.lstrip("-")) > max_digits:
+            raise CertificateError("number", f"integer literal with more than {max_digits} digits")
+        return int(literal)
+
+    try:
+        with _IntDigits():
+            doc = json.loads(text, parse_float=_refuse_inexact, parse_constant=_refuse_inexact,
+                             parse_int=parse_int, object_pairs_hook=_refuse_duplicates)
+    except RecursionError:
+        raise CertificateError("format", "document is nested too deeply") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CertificateError("format", f"not valid JSON: {str(exc)[:200]}") from None
+    if not isinstance(doc, dict):
+        raise CertificateError("format", "a certificate is a JSON object")
+    return doc
+
+
+def _too_long(text: str, max_digits: int) -> bool:
+    """Digits per number: of p and of q in "p/q"; all digits of a decimal."""
+    body = text.lstrip("-")
+    if "." in body:
+        return len(body) - 1 > max_digits
+    return any(len(part) > max_digits for part in body.split("/"))
+
+
+def decimal_int(digits: str) -> int:
+    """int(digits) by halves: CPython 3.11 converts a long decimal string in quadratic time
+    (19 s for a million digits); splitting makes it a few Karatsuba products (4 s)."""
+    if len(digits) <= 3000:
+        return int(digits)
+    k = len(digits) // 2
+    return decimal_int(digits[:-k]) * 10**k + decimal_int(digits[-k:])
+
+
+def number(value: object, where: str, max_digits: int = DEFAULT_MAX_DIGITS) -> Fraction:
+    """An exact number (SPEC §3): int, "p", "-p", "p/q" with q > 0, or a finite decimal, with at
+    most ``max_digits`` digits in each of p and q (the same limit for JSON integers)."""
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise CertificateError("number", f"{where}: {show(value)} is not an exact number")
+    if isinstance(value, int):
+        if value.bit_length() > 3 * max_digits:  # 2^(3n) < 10^n: below that, at most n digits
+            with _IntDigits():
+                if value.bit_length() > 4 * max_digits or len(str(abs(value))) > max_digits:
+                    raise CertificateError("number", f"{where}: more than {max_digits} digits")
+        return Fraction(value)
+    # no part of a string is longer than the string: count digits only for long ones
+    if len(value) > max_digits and (len(value) > 2 * max_digits + 3
+                                    or _too_long(value, max_digits)):
+        raise CertificateError("number", f"{where}: more than {max_digits} digits")
+    rat = _RATIONAL.fullmatch(value)
+    if rat and len(value) <= 640:
+        # the common short "p/q": CPython's smallest settable digit limit is 640, so plain int()
+        sign, p, q = rat.groups()
+        if q is None:
+            return Fraction(int(value))
+        if not q.strip("0"):
+            raise CertificateError("number", f"{where}: zero denominator in {show(value)}")
+        x = Fraction(int(p), int(q))
+        return -x if sign else x
+    dec = None if rat else _DECIMAL.fullmatch(value)
+    if not rat and not (dec and (dec.group(2) or dec.group(3))):
+        raise CertificateError("number", f"{where}: {show(value)} is not an exact number")
+    with _IntDigits():
+        if rat:
+            sign, p, q = rat.groups()
+            if q is not None and not q.strip("0"):
+                raise CertificateError("number", f"{where}: zero denominator in {show(value)}")
+            x = Fraction(decimal_int(p), decimal_int(q or "1"))
+        else:
+            sign, ip, fp = dec.groups()  # type: ignore[union-attr]
+            x = Fraction(decimal_int(ip + fp), 10 ** len(fp))
+    return -x if sign else x
+
+
+def integer(value: object, where: str, max_digits: int) -> int:
+    """A JSON integer or a decimal integer string "-123" (compact form: no "p/q", no ".")."""
+    if type(value) is int and value.bit_length() <= 3 * max_digits:  # 2^(3n) < 10^n
+        return value
+    if isinstance(value, str):
+        if not re.fullmatch(r"-?[0-9]+", value):
+            raise CertificateError("number", f"{where}: {show(value)} is not an integer")
+        if len(value) <= 640:  # CPython's smallest settable digit limit
+            return int(value)
+    x = number(value, where, max_digits)
+    if x.denominator != 1:
+        raise CertificateError("number", f"{where}: {show(value)} is not an integer")
+    return x.numerator
+
+
+@dataclass(frozen=True)
+class IntVector:
+    """A vector of rationals as integer numerators over one denominator ``den > 0``."""
+
+    nums: list[int]
+    den: int
+
+    def __len__(self) -> int:
+        return len(self.nums)
+
+    def __getitem__(self, k: int) -> Fraction:
+        return Fraction(self.nums[k], self.den)
+
+    def fractions(self) -> list[Fraction]:
+        return [Fraction(n, self.den) for n in self.nums]
+
+
+@dataclass(frozen=True)
+class IntMatrix:
+    """A non-empty matrix of rationals as integer rows over one denominator ``den > 0``."""
+
+    rows: list[list[int]]
+    den: int
+
+    @property
+    def nrows(self) -> int:
+        return len(self.rows)
+
+    @property
+    def ncols(self) -> int:
+        return len(self.rows[0])
+
+    def entry(self, r: int, t: int) -> Fraction:
+        return Fraction(self.rows[r][t], self.den)
+
+
+def _compact(value: dict, where: str, max_digits: int) -> tuple[int, list]:
+    """The denominator and the integer numerators of ``{"den": D, "num": [...]}`` (version 2)."""
+    if set(value) != {"den", "num"}:
+        raise CertificateError("shape", f"{where} must be a list or {{\"den\", \"num\"}}, "
+                                        f"got keys {show(sorted(map(str, value)))}")
+    den = integer(value["den"], f"{where}.den", max_digits)
+    if den <= 0:
+        raise CertificateError("number", f"{where}.den must be positive, got {show(den)}")
+    return den, value["num"]
+
+
+def over_one_denominator(values: list[Fraction], where: str) -> tuple[list[int], int]:
+    """Integer numerators over the lcm of the denominators, refused (rule ``limit``) before it
+    is built when the lcm would make the numerators much longer than the numbers written: a
+    list of n coprime d-digit denominators has an lcm of n·d digits, and n numerators of that
+    size would be an n-fold amplification of the file."""
+    dens = {x.denominator for x in values if x.denominator != 1}
+    if len(dens) > 1:
+        bound = sum(d.bit_length() for d in dens)  # the lcm has at most this many bits
+        written = sum(x.numerator.bit_length() + x.denominator.bit_length() for x in values)
+        if bound * len(values) > 64 * written + (1 << 20):
+            raise CertificateError("limit", f"{where}: {len(dens)} different denominators; "
+                                            f"over their common denominator (up to {bound} "
+                                            f"bits) the numbers would take about "
+                                            f"{bound * len(values) // 8:,} bytes (write them "
+                                            f"over one denominator, {{\"den\", \"num\"}})")
+    den = 1
+    for d in dens:
+        if den % d:
+            den = den * d // math.gcd(den, d)
+    return [x.numerator * (den // x.denominator) for x in values], den
+
+
+def vector(value: object, where: str, length: int | None = None,
+           max_digits: int = DEFAULT_MAX_DIGITS) -> IntVector:
+    """A non-empty vector: a list of numbers, or (version 2) ``{"den": D, "num": [...]}``."""
+    if isinstance(value, dict):
+        den, nums = _compact(value, where, max_digits)
+        if not isinstance(nums, list) or not nums or isinstance(nums[0], list):
+            raise CertificateError("shape", f"{where}.num must be a non-empty list of integers")
+        if length is not None and len(nums) != length:
+            raise CertificateError("shape", f"{where} has length {len(nums)}, expected {length}")
+        return IntVector([integer(x, f"{where}.num[{k}]", max_digits)
+                          for k, x in enumerate(nums)], den)
+    if not isinstance(value, list) or not value:
+        raise CertificateError("shape", f"{where} must be a non-empty list")
+    if length is not None and len(value) != length:
+        raise CertificateError("shape", f"{where} has length {len(value)}, expected {length}")
+    if all(type(x) is int for x in value):
+        return IntVector([integer(x, f"{where}[{k}]", max_digits)
+                          for k, x in enumerate(value)], 1)
+    return IntVector(*over_one_denominator([number(x, f"{where}[{k}]", max_digits)
+                                            for k, x in enumerate(value)], where))
+
+
+def matrix(value: object, where: str, rows: int | None = None, cols: int | None = None,
+           max_digits: int = DEFAULT_MAX_DIGITS) -> IntMatrix:
+    """A non-empty rectangular matrix: rows of numbers, or ``{"den": D, "num": [[...], ...]}``."""
+    den, compact = 1, isinstance(value, dict)
+    if compact:
+        den, value = _compact(value, where, max_digits)  # type: ignore[arg-type]
+        where = f"{where}.num"
+    if not isinstance(value, list) or not value:
+        raise CertificateError("shape", f"{where} must be a non-empty list of rows")
+    if rows is not None and len(value) != rows:
+        raise CertificateError("shape", f"{where} has {len(value)} rows, expected {rows}")
+    out: list[list[Any]] = []
+    plain_ints = True
+    for r, row in enumerate(value):
+        if not isinstance(row, list):
+            raise CertificateError("shape", f"{where} row {r} is not a list")
+        cols = len(row) if cols is None else cols
+        if len(row) != cols:
+            raise CertificateError("shape", f"{where} row {r} has {len(row)} entries, "
+                                            f"expected {cols}")
+        if not row:
+            raise CertificateError("shape", f"{where}[{r}] must be a non-empty list")
+        if compact or all(type(x) is int for x in row):
+            out.append([integer(x, f"{where}[{r}][{t}]", max_digits) for t, x in enumerate(row)])
+        else:
+            plain_ints = False
+            out.append([number(x, f"{where}[{r}][{t}]", max_digits) for t, x in enumerate(row)])
+    if compact or plain_ints:
+        return IntMatrix(out, den)
+    flat, den = over_one_denominator([Fraction(x) for row in out for x in row], where)
+    width = len(out[0])
+    return IntMatrix([flat[r * width:(r + 1) * width] for r in range(len(out))], den)
+
+
+def check_max_digits(max_digits: object) -> int:
+    """The caller's digit limit, refused outside 1 … MAX_DIGITS_CAP (a ValueError)."""
+    if isinstance(max_digits, bool) or not isinstance(max_digits, int) \
+            or not 1 <= max_digits <= MAX_DIGITS_CAP:
+        raise ValueError(f"the digit limit must be an integer from 1 to {MAX_DIGITS_CAP}, "
+                         f"got {show(max_digits)}")
+    return max_digits
+
+
+def field(obj: object, key: str, where: str) -> object:
+    if not isinstance(obj, dict) or key not in obj:
+        raise CertificateError("format", f"{where} has no {show(key)}")
+    return obj[key]
+
+
+def activation(value: object, where: str) -> str:
+    if not isinstance(value, str) or value not in ACTIVATIONS:
+        raise CertificateError("format", f"{where}: activation {show(value)} is not relu/identity")
+    return value
+
+
+def index(value: object, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise CertificateError("format", f"{where} must be an integer node index, got "
+                                         f"{show(value)}")
+    return value
+
+
+def layer_list(section: object, where: str) -> list:
+    """The ``layers`` array of the target or network section."""
+    layers = field(section, "layers", where)
+    if not isinstance(layers, list):
+        got = "an object" if isinstance(layers, dict) else show(layers)
+        raise CertificateError("shape", f"{where} layers must be a JSON array, got {got}")
+    if not layers:
+        raise CertificateError("shape", f"{where} has no layers")
+    return layers
+
+
+# ---------------------------------------------------------------- structural rules (SPEC §3)
+

@@ -1,0 +1,46 @@
+"""The certificate format's vocabulary and the checker's limits, in one place (standard library
+only).
+
+Every name a certificate may use (format, versions, activations, layer and skip kinds, the
+frozen-weight generator) and every limit with its default lives here once: the writers
+(:mod:`exactnorm.certificate`), both arithmetics of the checker, ``network_from_dict``, the
+reference regenerator and the command line import them from this module, and
+``tests/test_checker_kernel.py`` fails if one of them is defined again elsewhere.
+docs/certificate-format.md states the same values.
+"""
+
+from __future__ import annotations
+
+__all__ = ["FORMAT", "VERSIONS", "ACTIVATIONS", "SKIP_KINDS", "LAYER_KINDS", "GENERATOR",
+           "DEFAULT_MAX_DIGITS", "MAX_DIGITS_CAP", "DEFAULT_MAX_BYTES", "MAX_BYTES_CAP",
+           "MAX_MAP_ENTRIES", "DEFAULT_MAX_WORK", "MAX_WORK_CAP", "EXIT_BROKEN_PIPE"]
+
+#: the ``format`` field of every certificate
+FORMAT = "exactnorm.certificate"
+#: the versions this checker reads (version 1: SPEC §3; version 2: docs/certificate-format.md)
+VERSIONS = (1, 2)
+ACTIVATIONS = ("relu", "identity")
+#: ``kind`` of a skip connection: the 0/1 kinds are checked to be what they claim
+SKIP_KINDS = ("identity", "selection", "random")
+#: ``kind`` of a target or frozen layer (absent: dense)
+LAYER_KINDS = ("dense", "conv", "avgpool")
+#: the one frozen-weight generator (docs/generator.md)
+GENERATOR = "exactnorm.shake256.v1"
+
+#: digits of one number (each of p and q in "p/q") unless the caller raises the limit
+DEFAULT_MAX_DIGITS = 200_000
+#: the largest digit limit a caller may ask for (a number of 10^7 digits already takes minutes)
+MAX_DIGITS_CAP = 10_000_000
+#: uncompressed certificate bytes read unless the caller raises the limit
+DEFAULT_MAX_BYTES = 2 * 1024**3
+#: the largest byte limit a caller may ask for
+MAX_BYTES_CAP = 1024**4
+#: entries of one affine map, of one regenerated matrix, or of one family of patch boxes
+MAX_MAP_ENTRIES = 1 << 26
+#: the work budget of one check, in multiply-adds estimated from the shapes before starting
+#: (a 784-128-10 trade-off certificate needs about 3·10^9; see docs/certificate-format.md §7)
+DEFAULT_MAX_WORK = 10**11
+#: the largest work budget a caller may ask for
+MAX_WORK_CAP = 10**15
+#: exit status when stdout is closed before the verdict is printed
+EXIT_BROKEN_PIPE = 141
