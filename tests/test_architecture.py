@@ -35,7 +35,7 @@ LAYER_OF_TOP = {
     "exact": 1,
     "model": 2,
     "constructions": 3,
-    "certificate": 4, "checker": 4, "checker_flint": 4, "regenerate": 4,
+    "certificate": 4, "certificate_conv": 4, "checker": 4, "checker_flint": 4, "regenerate": 4,
     "analysis": 5,
     "outputs": 6,
     "api": 7, "strategies": 7,
