@@ -83,6 +83,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONSTRUCTIONS",
     "certify",
+    "certify_cnn",
     "check",
     "check_file",
     "tables",
@@ -210,6 +211,37 @@ def certify(target: TargetNetwork, construction: str = "theorem1", **options: An
     except TypeError as exc:
         raise InputError(f"construction {construction!r}: {exc}") from None
     return build(target, **options)
+
+
+def certify_cnn(target: Any, out: str | os.PathLike[str] | None = None, *,
+                box: tuple[Any, Any] | None = None, frozen_weights: str = "reference",
+                **options: Any) -> Any:
+    """Certify a convolutional target (Theorem 1 over channels, docs/certificate-format.md
+    "Convolutional layers") and write its certificate to ``out`` when given.
+
+    ``target`` is a :class:`~exactnorm.model.conv.ConvTargetNetwork` or the path of a
+    convolutional ``.onnx`` model (then ``box = (lo, hi)`` is its input cube); ``options`` go
+    to :func:`~exactnorm.constructions.conv.certify_conv` (``seed``, ``distribution``,
+    ``retry``, ``shift_mode``, ``jobs``, ``solver``, ``max_system``, ``scheduler``,
+    ``progress``). Returns the :class:`~exactnorm.constructions.conv.ConvConstruction`; the
+    bytes written are in its ``provenance`` under no key (use the file's size).
+    """
+    from exactnorm.certificate_conv import write_conv_certificate
+    from exactnorm.constructions.conv import certify_conv
+    from exactnorm.model.interop_cnn import load_cnn_target
+
+    if isinstance(target, (str, os.PathLike)):
+        exact_box = None if box is None else (parse_number(box[0], where="box lower end"),
+                                              parse_number(box[1], where="box upper end"))
+        target = load_cnn_target(target, exact_box)
+    try:
+        inspect.signature(certify_conv).bind(target, **options)
+    except TypeError as exc:
+        raise InputError(f"certify_cnn: {exc}") from None
+    c = certify_conv(target, **options)
+    if out is not None:
+        write_conv_certificate(c, out, frozen_weights=frozen_weights)
+    return c
 
 
 def check(doc: dict[str, Any], *, pure: bool = False,

@@ -246,6 +246,12 @@ def run(args: argparse.Namespace) -> int:
     if args.jobs != "auto" and args.jobs < 1:
         raise InputError("--jobs must be at least 1")
     output_path(args.out)  # a mistyped folder fails now, not after the construction
+    from exactnorm.model.interop_cnn import onnx_is_cnn
+
+    if args.target is not None and onnx_is_cnn(args.target):
+        from exactnorm.commands.certify_cnn import run_cnn
+
+        return run_cnn(args, summary_table)
     target = load_target_from_args(args)
     chosen = resolve_construction(args, target)
     jobs_note = resolve_jobs(args, target)
