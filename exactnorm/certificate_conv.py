@@ -23,7 +23,8 @@ not the checker).
 >>> t = ConvTargetNetwork((ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0]]), (fmpq(1),), "relu"),),
 ...                       (fmpq(0),) * 9, (fmpq(1),) * 9)
 >>> doc = conv_certificate_document(certify_conv(t, seed=0))
->>> [L["kind"] for L in doc["network"]["layers"]], doc["network"]["layers"][0]["weight"]["random"]["shape"]
+>>> layers = doc["network"]["layers"]
+>>> [L["kind"] for L in layers], layers[0]["weight"]["random"]["shape"]
 (['conv', 'conv'], [4, 1, 2, 2])
 >>> exact_agreement(doc, points=2, seed=0)
 2
@@ -43,8 +44,8 @@ from exactnorm.certificate import (
     FORMAT,
     FROZEN_WEIGHTS,
     _encode_stream,
-    _LazyList,
     _layer_dict,
+    _LazyList,
     _numbers,
     _regenerate,
     _weight,
@@ -174,9 +175,9 @@ def _read_geometry(L: dict[str, Any], what: str) -> ConvGeometry:
     for key in ("input_shape", "kernel_shape", "stride", "padding"):
         if not isinstance(L.get(key), list):
             raise ShapeError(f"{what}: {key} must be a list of integers")
-    return ConvGeometry(tuple(L["input_shape"]), tuple(L["kernel_shape"]),  # type: ignore[arg-type]
-                        tuple(L["stride"]), tuple(L["padding"]),  # type: ignore[arg-type]
-                        tuple(L.get("dilation", [1, 1])))  # type: ignore[arg-type]
+    return ConvGeometry(tuple(L["input_shape"]), tuple(L["kernel_shape"]),
+                        tuple(L["stride"]), tuple(L["padding"]),
+                        tuple(L.get("dilation", [1, 1])))
 
 
 def _kernel_matrix(record: Any, what: str, max_entries: int) -> Any:

@@ -30,8 +30,8 @@ _DENSE_ONLY = (("construction", "auto"), ("block", None), ("routing", None), ("r
 
 def run_cnn(args: argparse.Namespace, summary_table: object) -> int:
     from exactnorm.api import certify_cnn, check_file
-    from exactnorm.certificate_conv import exact_agreement
     from exactnorm.certificate import load_certificate
+    from exactnorm.certificate_conv import exact_agreement
     from exactnorm.constructions.parallel import auto_jobs
     from exactnorm.model.targets import parse_box
 

@@ -218,12 +218,14 @@ def certify_conv(target: ConvTargetNetwork, *, seed: int = 0,
             checkpoints.append(len(layers))
             i += 1
         else:
-            run = [tl]
-            while i - 1 + len(run) < target.depth and \
-                    isinstance(target.layers[i - 1 + len(run)], TargetLayer):
-                run.append(target.layers[i - 1 + len(run)])
+            run: list[TargetLayer] = [tl]
+            while i - 1 + len(run) < target.depth:
+                nxt = target.layers[i - 1 + len(run)]
+                if not isinstance(nxt, TargetLayer):
+                    break
+                run.append(nxt)
             lo, hi = boxes[i - 1]
-            head = TargetNetwork(tuple(run), lo, hi)  # type: ignore[arg-type]
+            head = TargetNetwork(tuple(run), lo, hi)
             choice = choose_construction(head, dist, jobs=jobs, max_system=max_system)
             if choice.name == "theorem1":
                 sub = certify_theorem1(head, seed=seed, distribution=dist, retry=retry,

@@ -24,10 +24,10 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Union
+from typing import Any
 
 import numpy as np
-from flint import fmpq, fmpq_mat, fmpz_mat
+from flint import fmpq, fmpq_mat
 
 from exactnorm.errors import InputError, LimitExceededError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix, to_numpy
@@ -274,7 +274,7 @@ class PoolTargetLayer:
         return X[:, win].mean(axis=2).reshape(len(X), -1)
 
 
-AnyTargetLayer = Union[TargetLayer, ConvTargetLayer, PoolTargetLayer]
+AnyTargetLayer = TargetLayer | ConvTargetLayer | PoolTargetLayer
 
 
 def layer_kind(layer: Any) -> str:
@@ -460,7 +460,7 @@ class FrozenPoolLayer:
         return PoolTargetLayer(self.geometry).evaluate_float(A)
 
 
-AnyFrozenLayer = Union[FrozenLayer, FrozenConvLayer, FrozenPoolLayer]
+AnyFrozenLayer = FrozenLayer | FrozenConvLayer | FrozenPoolLayer
 
 
 @dataclass(frozen=True)

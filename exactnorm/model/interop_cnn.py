@@ -184,7 +184,7 @@ def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> ConvTargetNetwor
             raise InputError(f"{what} does not continue the chain from {current!r}; only a "
                              f"sequential network is supported")
 
-        def const(k: int) -> np.ndarray:
+        def const(k: int, node: Any = node, what: str = what) -> np.ndarray:
             if len(node.input) <= k or node.input[k] not in consts:
                 raise InputError(f"{what}: input {k} must be a stored constant")
             return np.asarray(consts[node.input[k]])
@@ -202,7 +202,7 @@ def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> ConvTargetNetwor
                 raise InputError(f"{what}: pads {pads} are not symmetric")
             b = _exact(const(2), f"{what} bias") if len(node.input) > 2 and node.input[2] \
                 else None
-            chain.add(_conv_layer(chain.shape, W4, b,  # type: ignore[arg-type]
+            chain.add(_conv_layer(chain.shape, W4, b,
                                   attrs.get("kernel_shape", list(W4.shape[2:])),
                                   attrs.get("strides", [1, 1]), pads[:2],
                                   attrs.get("dilations", [1, 1]), what))
@@ -227,7 +227,7 @@ def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> ConvTargetNetwor
             if any(d != 1 for d in attrs.get("dilations", [1, 1])):
                 raise InputError(f"{what}: dilated pooling is not supported")
             k = attrs["kernel_shape"]
-            chain.add(PoolTargetLayer(ConvGeometry(chain.shape, tuple(k),  # type: ignore[arg-type]
+            chain.add(PoolTargetLayer(ConvGeometry(chain.shape, tuple(k),
                                                    tuple(attrs.get("strides", [1, 1])))))
         elif op in ("Flatten", "Reshape"):
             if op == "Flatten" and attrs.get("axis", 1) != 1:
@@ -263,7 +263,8 @@ def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> ConvTargetNetwor
             last = chain.layers[-1]
             cname = [i for i in node.input if i in consts]
             bias = _exact(consts[cname[0]], f"{what} bias")
-            assert isinstance(last, TargetLayer)
+            if not isinstance(last, TargetLayer):
+                raise InputError(f"{what}: an Add must directly follow a MatMul (its bias)")
             chain.layers[-1] = TargetLayer(last.weight, _q(bias), "identity")
         open_matmul = False
         current = node.output[0]
@@ -331,7 +332,7 @@ def target_from_state_dict_cnn(arrays: Mapping[str, Any], architecture: str | Se
         if kind in ("conv", "bn", "linear"):
             pre = next(it)
 
-            def arr(name: str, pre: str = pre) -> np.ndarray:
+            def arr(name: str, pre: str = pre, what: str = what) -> np.ndarray:
                 if f"{pre}.{name}" not in arrays:
                     raise InputError(f"{what}: the state dict has no {pre}.{name}")
                 return np.asarray(arrays[f"{pre}.{name}"])

@@ -39,7 +39,7 @@ def cnn_network(source: Any) -> ConvFrozenNetwork:
     if isinstance(source, ConvFrozenNetwork):
         return source
     if isinstance(getattr(source, "network", None), ConvFrozenNetwork):
-        return source.network  # type: ignore[no-any-return]
+        return source.network
     if isinstance(source, dict):
         from exactnorm.certificate_conv import conv_networks_from_dict
 
@@ -147,7 +147,8 @@ def onnx_model_cnn(source: Any, *, input_shape: tuple[int, int, int] | None = No
         spatial.append(is_spatial)
     last = flat_of(len(net.layers))
     nodes.append(helper.make_node("Identity", [last], ["y"], name="output"))
-    in_dims = ["N", *shape] if shape is not None else ["N", net.input_dim]
+    in_dims: list[str | int | None] = ["N", *shape] if shape is not None \
+        else ["N", net.input_dim]
     graph = helper.make_graph(nodes, "exactnorm_cnn",
                               [helper.make_tensor_value_info("x", elem, in_dims)],
                               [helper.make_tensor_value_info("y", elem, ["N", net.node_dims[-1]])],
