@@ -36,13 +36,14 @@ import os
 import random
 from typing import Any
 
-from flint import fmpq
+from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.certificate import (
     DEFAULT_FROZEN_WEIGHTS,
     DEFAULT_MAX_ENTRIES,
     FORMAT,
     FROZEN_WEIGHTS,
+    _compact_integer,
     _encode_stream,
     _layer_dict,
     _LazyList,
@@ -50,11 +51,16 @@ from exactnorm.certificate import (
     _regenerate,
     _weight,
     _write_pieces,
-    decode_compact,
-    network_from_dict,
+    expand_skip,
 )
 from exactnorm.constructions.conv import ConvConstruction
-from exactnorm.errors import ExactnormError, InputError, InvariantError, ShapeError
+from exactnorm.errors import (
+    ExactnormError,
+    InputError,
+    InvalidCertificateError,
+    InvariantError,
+    ShapeError,
+)
 from exactnorm.exact.linalg import to_fmpq_mat, to_fractions
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, format_number, parse_number
 from exactnorm.model.conv import (
@@ -67,8 +73,9 @@ from exactnorm.model.conv import (
     FrozenConvLayer,
     FrozenPoolLayer,
     PoolTargetLayer,
+    evaluate_checkpoints,
 )
-from exactnorm.model.network import FrozenLayer, TargetLayer
+from exactnorm.model.network import FrozenLayer, Skip, TargetLayer
 
 __all__ = ["conv_certificate_document", "write_conv_certificate", "conv_target_to_dict",
            "conv_networks_from_dict", "exact_agreement", "is_conv_document"]
@@ -195,10 +202,15 @@ def _kernel_matrix(record: Any, what: str, max_entries: int) -> Any:
 def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGITS,
                             max_entries: int = DEFAULT_MAX_ENTRIES
                             ) -> tuple[ConvTargetNetwork, ConvFrozenNetwork]:
-    """Rebuild the target and the frozen network of a convolutional certificate (parse only)."""
-    plain = decode_compact(doc)
+    """Rebuild the target and the frozen network of a convolutional certificate (parse only).
+
+    Compact ``{"den", "num"}`` numbers are read as one integer matrix over their denominator
+    (FLINT reduces the fractions), compact skips as 0/1 integer matrices, so a real-size
+    certificate is read in seconds."""
 
     def nums(obj: Any, what: str) -> tuple[fmpq, ...]:
+        if isinstance(obj, dict):
+            return tuple(_compact(obj, what).entries())
         if not isinstance(obj, list):
             raise ShapeError(f"{what} must be a list")
         if not obj:
@@ -207,40 +219,48 @@ def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MA
                                    for x in obj]], what).entries())
 
     def mat(obj: Any, what: str) -> Any:
+        if isinstance(obj, dict) and set(obj) == {"den", "num"}:
+            return _compact(obj, what)
         if not isinstance(obj, list) or not obj:
             raise ShapeError(f"{what} must be a non-empty list of rows")
+        if all(isinstance(row, list) and all(type(x) is int for x in row) for row in obj):
+            return fmpz_mat(obj)
         return to_fmpq_mat([[parse_number(x, max_digits=max_digits, where=what) for x in row]
                             for row in obj], what)
 
+    def frozen(L: dict[str, Any], what: str, kernel: bool) -> tuple[Any, Any]:
+        w = expand_skip(L["weight"])
+        if isinstance(w, dict) and set(w) == {"random"}:
+            if kernel:
+                return _kernel_matrix(w["random"], what, max_entries), w["random"]
+            return _regenerate(w["random"], what, max_entries), w["random"]
+        return mat(w, what), L.get("source")
+
     try:
-        lower = nums(plain["domain"]["lower"], "domain lower")
-        upper = nums(plain["domain"]["upper"], "domain upper")
+        lower = nums(doc["domain"]["lower"], "domain lower")
+        upper = nums(doc["domain"]["upper"], "domain upper")
         tlayers: list[AnyTargetLayer] = []
-        for i, L in enumerate(plain["target"]["layers"], 1):
+        for i, L in enumerate(doc["target"]["layers"], 1):
             what = f"target layer {i}"
             kind = L.get("kind", "dense")
             if kind == "conv":
                 tlayers.append(ConvTargetLayer(_read_geometry(L, what),
-                                               mat(L["weight"], what), nums(L["bias"], what),
-                                               L["activation"]))
+                                               fmpq_mat(mat(L["weight"], what)),
+                                               nums(L["bias"], what), L["activation"]))
             elif kind == "avgpool":
                 tlayers.append(PoolTargetLayer(_read_geometry(L, what), L["activation"]))
             elif kind == "dense":
-                tlayers.append(TargetLayer(mat(L["weight"], what), nums(L["bias"], what),
-                                           L["activation"]))
+                tlayers.append(TargetLayer(fmpq_mat(mat(L["weight"], what)),
+                                           nums(L["bias"], what), L["activation"]))
             else:
                 raise InputError(f"{what}: unknown kind {kind!r}")
         target = ConvTargetNetwork(tuple(tlayers), lower, upper)
         flayers: list[AnyFrozenLayer] = []
-        for j, L in enumerate(plain["network"]["layers"], 1):
+        for j, L in enumerate(doc["network"]["layers"], 1):
             what = f"frozen layer {j}"
             kind = L.get("kind", "dense")
             if kind == "conv":
-                w = L["weight"]
-                if isinstance(w, dict) and set(w) == {"random"}:
-                    V, rec = _kernel_matrix(w["random"], what, max_entries), w["random"]
-                else:
-                    V, rec = mat(w, what), L.get("source")
+                V, rec = frozen(L, what, kernel=True)
                 flayers.append(FrozenConvLayer(int(L["input"]), _read_geometry(L, what), V,
                                                nums(L["gamma"], what), nums(L["beta"], what),
                                                L["activation"], record=rec))
@@ -248,15 +268,18 @@ def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MA
                 flayers.append(FrozenPoolLayer(int(L["input"]), _read_geometry(L, what),
                                                L["activation"]))
             elif kind == "dense":
-                one = {"domain": {"lower": [0] * _dense_input(L, flayers, len(lower))},
-                       "network": {"layers": [dict(L, input=0, skip=[])], "checkpoints": [1]}}
-                dense = network_from_dict(one, max_digits=max_digits,
-                                          max_entries=max_entries).layers[0]
-                flayers.append(_with_skips(dense, L, max_digits, max_entries))
+                skips = []
+                for s in L.get("skip", []):
+                    M, srec = frozen(s, f"{what} skip", kernel=False)
+                    skips.append(Skip(int(s["from"]), M, s["kind"], record=srec))
+                V, rec = frozen(L, what, kernel=False)
+                flayers.append(FrozenLayer(int(L["input"]), V, nums(L["gamma"], what),
+                                           nums(L["beta"], what), L["activation"],
+                                           tuple(skips), record=rec))
             else:
                 raise InputError(f"{what}: unknown kind {kind!r}")
         network = ConvFrozenNetwork(len(lower), tuple(flayers),
-                                    tuple(int(c) for c in plain["network"]["checkpoints"]))
+                                    tuple(int(c) for c in doc["network"]["checkpoints"]))
     except ExactnormError:
         raise
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
@@ -264,31 +287,21 @@ def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MA
     return target, network
 
 
-def _dense_input(L: dict[str, Any], layers: list[AnyFrozenLayer], d0: int) -> int:
-    src = int(L["input"])
-    return d0 if src == 0 else layers[src - 1].width
-
-
-def _with_skips(dense: FrozenLayer, L: dict[str, Any], max_digits: int,
-                max_entries: int) -> FrozenLayer:
-    """``dense`` read from a one-layer document, with its true input node and skips."""
-    import dataclasses
-
-    from exactnorm.certificate import expand_skip
-    from exactnorm.model.network import Skip
-
-    skips = []
-    for s in L.get("skip", []):
-        w = expand_skip(s["weight"])
-        if isinstance(w, dict) and set(w) == {"random"}:
-            M = _regenerate(w["random"], "skip weight", max_entries)
-            rec = w["random"]
-        else:
-            M = to_fmpq_mat([[parse_number(x, max_digits=max_digits, where="skip")
-                              for x in row] for row in w], "skip weight")
-            rec = s.get("source")
-        skips.append(Skip(int(s["from"]), M, s["kind"], record=rec))
-    return dataclasses.replace(dense, input=int(L["input"]), skips=tuple(skips))
+def _compact(obj: dict[str, Any], what: str) -> fmpq_mat:
+    """``{"den": D, "num": …}`` (vector or matrix) as an ``fmpq_mat`` (a vector is one row)."""
+    if set(obj) != {"den", "num"} or not isinstance(obj["num"], list):
+        raise InvalidCertificateError(f"{what}: malformed compact numbers")
+    den = _compact_integer(obj["den"], f"{what} den")
+    if den <= 0:
+        raise InvalidCertificateError(f"{what}: compact denominator must be positive")
+    rows = obj["num"]
+    if rows and isinstance(rows[0], list):
+        ints = [[_compact_integer(x, what) for x in row] for row in rows]
+    else:
+        ints = [[_compact_integer(x, what) for x in rows]]
+    if not ints or not ints[0]:
+        return fmpq_mat(len(ints), 0)
+    return fmpq_mat(fmpz_mat(ints)) / den
 
 
 def exact_agreement(doc: dict[str, Any], *, points: int = 4, seed: int = 0) -> int:
@@ -310,12 +323,15 @@ def exact_agreement(doc: dict[str, Any], *, points: int = 4, seed: int = 0) -> i
     while len(pts) < points:
         pts.append([lo + (hi - lo) * fmpq(rng.randrange(0, 17), 16)
                     for lo, hi in zip(target.lower, target.upper)])
+    if len(net.checkpoints) != target.depth:
+        raise InvariantError(f"{len(net.checkpoints)} checkpoints for {target.depth} target "
+                             f"layers")
     for x in pts:
-        nodes = net.evaluate_nodes(x)
+        values = evaluate_checkpoints(net, x)
         a = tuple(x)
-        for i, (layer, cp) in enumerate(zip(target.layers, net.checkpoints), 1):
+        for i, (layer, cp, value) in enumerate(zip(target.layers, net.checkpoints, values), 1):
             a = _step(layer, a)
-            if nodes[cp] != a:
+            if value != a:
                 raise InvariantError(f"checkpoint {cp} differs from target layer {i} at a point "
                                      f"of the box")
     return len(pts)

@@ -315,7 +315,8 @@ def _ort_outputs(path, X):
     name = s.get_inputs()[0].name
     shape = s.get_inputs()[0].shape
     n = int(np.prod(shape[1:]))
-    return np.concatenate([s.run(None, {name: x.reshape(1, *shape[1:]).astype(np.float32)})[0]
+    kind = np.float64 if s.get_inputs()[0].type == "tensor(double)" else np.float32
+    return np.concatenate([s.run(None, {name: x.reshape(1, *shape[1:]).astype(kind)})[0]
                            for x in X.reshape(-1, n)]).astype(np.float64)
 
 
@@ -336,10 +337,17 @@ def test_onnx_cnn_import_certifies_and_export_reproduces_it(tmp_path, bn):
     X = np.random.default_rng(3).random((6, 36))
     original = _ort_outputs(path, X)
     assert np.abs(c.target.evaluate_float(X) - original).max() <= 1e-5 * np.abs(original).max()
-    exported = tmp_path / "export.onnx"
-    exported.write_bytes(onnx_model_cnn(load_certificate(out)).SerializeToString())
-    mine = _ort_outputs(exported, X)
-    assert np.abs(mine - original).max() <= 1e-4 * np.abs(original).max()
+    doc = load_certificate(out)
+    for conv_op in ("im2col", "Conv"):
+        exported = tmp_path / f"export_{conv_op}.onnx"
+        dtype = "float64" if conv_op == "im2col" else "float32"
+        exported.write_bytes(onnx_model_cnn(doc, dtype=dtype, conv_op=conv_op)
+                             .SerializeToString())
+        mine = _ort_outputs(exported, X)
+        assert np.abs(mine - original).max() <= 1e-4 * np.abs(original).max()
+        if conv_op == "im2col":  # double precision: the float64 target itself, closely
+            exact = c.target.evaluate_float(X)
+            assert np.abs(mine - exact).max() <= 1e-9 * np.abs(exact).max()
 
 
 def test_batchnorm_folding_is_exact(tmp_path):
@@ -433,3 +441,14 @@ def test_cli_certificate_of_a_cnn_is_valid_for_both_checkers(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     r = _cli("certify", "--target", "model.onnx", "--box", "0:1", "--pure", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
+
+
+@settings(max_examples=15, deadline=None)
+@given(conv_targets(dense_head=True), st.integers(0, 2))
+def test_integer_checkpoint_evaluation_equals_the_reference(t, seed):
+    from exactnorm.model.conv import evaluate_checkpoints
+
+    c = certify_conv(t, seed=seed)
+    for x in _points(t, 1, seed):
+        nodes = c.network.evaluate_nodes(x)
+        assert evaluate_checkpoints(c.network, x) == [nodes[cp] for cp in c.network.checkpoints]

@@ -27,10 +27,10 @@ from functools import cached_property
 from typing import Any
 
 import numpy as np
-from flint import fmpq, fmpq_mat
+from flint import fmpq, fmpq_mat, fmpz, fmpz_mat
 
 from exactnorm.errors import InputError, LimitExceededError, ShapeError
-from exactnorm.exact.linalg import FlintMatrix, to_numpy
+from exactnorm.exact.linalg import FlintMatrix, clear_denominators, to_numpy
 from exactnorm.model.network import (
     ACTIVATIONS,
     FrozenLayer,
@@ -43,7 +43,8 @@ from exactnorm.model.network import (
 
 __all__ = ["ConvGeometry", "ConvTargetLayer", "PoolTargetLayer", "ConvTargetNetwork",
            "FrozenConvLayer", "FrozenPoolLayer", "ConvFrozenNetwork", "AnyTargetLayer",
-           "AnyFrozenLayer", "unfolded_matrix", "MAX_PATCH_ENTRIES", "layer_kind"]
+           "AnyFrozenLayer", "unfolded_matrix", "evaluate_checkpoints", "MAX_PATCH_ENTRIES",
+           "layer_kind"]
 
 #: largest patch matrix (patch size × positions) built before an allocation is refused
 MAX_PATCH_ENTRIES = 1 << 26
@@ -540,6 +541,90 @@ class ConvFrozenNetwork:
             else:
                 nodes.append(layer.evaluate_float(nodes[layer.input]))
         return nodes[-1]
+
+
+class _Scaled:
+    """A node value as integers over one denominator: ``num`` (rows × cols, C order) / ``den``.
+
+    Hidden layers of a construction carry Γ-sized numbers with a common denominator; keeping
+    them as one integer matrix avoids a gcd per entry, which is what makes an exact evaluation
+    of a real-size network slow and large."""
+
+    __slots__ = ("num", "den", "_values")
+
+    def __init__(self, num: fmpz_mat, den: Any) -> None:
+        self.num, self.den = num, fmpz(den)
+        self._values: Vector | None = None
+
+    @classmethod
+    def of(cls, values: Sequence[fmpq], rows: int, cols: int) -> _Scaled:
+        num, den = clear_denominators(fmpq_mat(rows, cols, list(values)))
+        out = cls(num, den)
+        out._values = tuple(values)
+        return out
+
+    def values(self) -> Vector:
+        if self._values is None:
+            self._values = tuple((fmpq_mat(self.num) / self.den).entries())
+        return self._values
+
+
+def _scaled_affine(Z: fmpz_mat, den: Any, gamma: Vector, beta: Vector,
+                   activation: str) -> _Scaled:
+    """``σ(γ_r·Z[r, :]/den + β_r)`` per row ``r``, as integers over one denominator."""
+    g_num, g_den = clear_denominators(fmpq_mat([list(gamma)]))
+    b_num, b_den = clear_denominators(fmpq_mat([list(beta)]))
+    gn, bn = g_num.entries(), b_num.entries()
+    cols = Z.ncols()
+    shift = g_den * fmpz(den)
+    flat = Z.entries()
+    out: list[Any] = []
+    for r in range(Z.nrows()):
+        a, c = gn[r] * b_den, bn[r] * shift
+        out.extend(a * z + c for z in flat[r * cols:(r + 1) * cols])
+    if activation == "relu":
+        zero = fmpz(0)
+        out = [v if v > 0 else zero for v in out]
+    return _Scaled(fmpz_mat(Z.nrows(), cols, out) if out else fmpz_mat(Z.nrows(), cols),
+                   shift * b_den)
+
+
+def evaluate_checkpoints(net: ConvFrozenNetwork, x: Sequence[Any]) -> list[Vector]:
+    """Exact values of the checkpoint nodes of ``net`` at ``x``; equal to
+    ``[net.evaluate_nodes(x)[c] for c in net.checkpoints]`` (tested), computed with integer
+    matrices over one denominator per convolution node (:class:`_Scaled`)."""
+    first = tuple(fmpq(v) if not isinstance(v, fmpq) else v for v in x)
+    nodes: list[Any] = [first]
+    for layer in net.layers:
+        src = nodes[layer.input]
+        if isinstance(layer, FrozenConvLayer):
+            g = layer.geometry
+            if isinstance(src, _Scaled) and g.pointwise and src.num.nrows() == g.input_shape[0]:
+                P, den = src.num, src.den
+            else:
+                vals = src.values() if isinstance(src, _Scaled) else src
+                patches = g.patches(vals)
+                P, den = clear_denominators(patches)
+            V = layer.weight if isinstance(layer.weight, fmpz_mat) else None
+            if V is None:
+                Vn, vden = clear_denominators(layer.weight)
+                V, den = Vn, den * vden
+            nodes.append(_scaled_affine(V * P, den, layer.gamma, layer.beta, layer.activation))
+        else:
+            vals = src.values() if isinstance(src, _Scaled) else src
+            if isinstance(layer, FrozenPoolLayer):
+                nodes.append(layer.evaluate(vals))
+            else:
+                v = layer.weight * column(vals)
+                u = [layer.gamma[r] * v[r, 0] + layer.beta[r] for r in range(layer.width)]
+                h = list(activate(layer.activation, u))
+                for s in layer.skips:
+                    skip = nodes[s.source]
+                    p = s.weight * column(skip.values() if isinstance(skip, _Scaled) else skip)
+                    h = [h[r] + p[r, 0] for r in range(layer.width)]
+                nodes.append(tuple(h))
+    return [n.values() if isinstance(n, _Scaled) else n
+            for n in (nodes[c] for c in net.checkpoints)]
 
 
 def unfolded_matrix(g: ConvGeometry, K: FlintMatrix) -> fmpq_mat:

@@ -58,18 +58,27 @@ def _kernel(layer: FrozenConvLayer) -> np.ndarray:
 
 
 def onnx_model_cnn(source: Any, *, input_shape: tuple[int, int, int] | None = None,
-                   dtype: str = "float32") -> Any:
+                   dtype: str = "float64", conv_op: str | None = None) -> Any:
     """The frozen network as an ``onnx.ModelProto``: input ``x`` of shape ``(N, C, H, W)`` (the
     first layer's ``input_shape``, or ``input_shape``), output ``y`` of shape ``(N, d_L)``.
 
-    ``dtype="float32"`` by default: onnxruntime has no double-precision ``Conv`` kernel, so a
-    ``"float64"`` model is valid ONNX that onnxruntime cannot run."""
+    ``conv_op="Conv"`` writes each convolution as ``Conv`` + ``BatchNormalization`` on NCHW
+    and each pooling as ``AveragePool``; ``"im2col"`` as ``Gather`` of the patches (padding
+    pixels read an appended zero), ``MatMul`` with the kernel matrix and
+    ``BatchNormalization`` on ``(N, c, positions)``, pooling as ``Gather`` + ``ReduceMean``.
+    Default: ``Conv`` for ``float32``; ``im2col`` for ``float64``, because onnxruntime has no
+    double-precision ``Conv`` kernel. The construction's integer shifts cancel over thousands
+    of channels, so float32 loses about 4 digits on a LeNet-sized network (benchmarks)."""
     onnx = require_extra("onnx", "the ONNX export")
     from onnx import TensorProto, helper, numpy_helper
 
     if dtype not in ("float32", "float64"):
         raise InputError(f"dtype must be float32 or float64, got {dtype!r}")
     np_dtype = np.float32 if dtype == "float32" else np.float64
+    conv_op = conv_op or ("Conv" if dtype == "float32" else "im2col")
+    if conv_op not in ("Conv", "im2col"):
+        raise InputError(f"conv_op must be Conv or im2col, got {conv_op!r}")
+    im2col = conv_op == "im2col"
     elem = TensorProto.FLOAT if dtype == "float32" else TensorProto.DOUBLE
     net = cnn_network(source)
     first = net.layers[0]
@@ -78,8 +87,9 @@ def onnx_model_cnn(source: Any, *, input_shape: tuple[int, int, int] | None = No
     inits: list[Any] = []
     nodes: list[Any] = []
 
-    def const(name: str, value: np.ndarray) -> str:
-        inits.append(numpy_helper.from_array(np.ascontiguousarray(value, dtype=np_dtype), name))
+    def const(name: str, value: np.ndarray, integer: bool = False) -> str:
+        kind = np.int64 if integer else np_dtype
+        inits.append(numpy_helper.from_array(np.ascontiguousarray(value, dtype=kind), name))
         return name
 
     names = ["x"]
@@ -106,7 +116,10 @@ def onnx_model_cnn(source: Any, *, input_shape: tuple[int, int, int] | None = No
 
     for j, layer in enumerate(net.layers, 1):
         src = names[layer.input]
-        if isinstance(layer, FrozenConvLayer):
+        if im2col and not isinstance(layer, FrozenLayer):
+            h = _im2col_layer(j, layer, flat_of(layer.input), nodes, const, batchnorm, helper)
+            is_spatial = False
+        elif isinstance(layer, FrozenConvLayer):
             if not spatial[layer.input]:
                 raise InputError(f"frozen convolution {j} reads a flat node")
             g = layer.geometry
@@ -130,7 +143,7 @@ def onnx_model_cnn(source: Any, *, input_shape: tuple[int, int, int] | None = No
                 [f"v{j}"], name=f"layer{j}_matmul"))
             h = batchnorm(j, f"v{j}", layer.gamma, layer.beta, layer.width)
             is_spatial = False
-        if layer.activation == "relu":
+        if layer.activation == "relu" and not (im2col and not isinstance(layer, FrozenLayer)):
             nodes.append(helper.make_node("Relu", [h], [f"r{j}"], name=f"layer{j}_relu"))
             h = f"r{j}"
         if isinstance(layer, FrozenLayer):
@@ -158,6 +171,41 @@ def onnx_model_cnn(source: Any, *, input_shape: tuple[int, int, int] | None = No
     model.ir_version = 8
     onnx.checker.check_model(model)
     return model
+
+
+def _im2col_layer(j: int, layer: Any, src: str, nodes: list[Any], const: Any, batchnorm: Any,
+                  helper: Any) -> str:
+    """A convolution or pooling on a flat ``(N, C·H·W)`` value, as ``Gather`` of its patches."""
+    g = layer.geometry
+    padded = f"pad{j}"
+    nodes.append(helper.make_node("Pad", [src, _int_const(const, f"pads{j}", [0, 0, 0, 1])],
+                                  [padded], mode="constant", name=f"layer{j}_pad"))
+    idx = np.where(g.patch_index >= 0, g.patch_index, g.input_size).astype(np.int64)
+    if isinstance(layer, FrozenPoolLayer):
+        C = g.input_shape[0]
+        win = _int_const(const, f"win{j}", idx.reshape(C, -1, g.positions))
+        nodes.append(helper.make_node("Gather", [padded, win], [f"w{j}"], axis=1,
+                                      name=f"layer{j}_windows"))
+        nodes.append(helper.make_node("ReduceMean", [f"w{j}"], [f"m{j}"], axes=[2],
+                                      keepdims=0, name=f"layer{j}_mean"))
+        out = f"m{j}"
+    else:
+        nodes.append(helper.make_node("Gather", [padded, _int_const(const, f"idx{j}", idx)],
+                                      [f"patch{j}"], axis=1, name=f"layer{j}_patches"))
+        nodes.append(helper.make_node("MatMul", [const(f"V{j}", to_numpy(layer.weight)),
+                                                 f"patch{j}"], [f"v{j}"],
+                                      name=f"layer{j}_matmul"))
+        out = batchnorm(j, f"v{j}", layer.gamma, layer.beta, layer.channels)
+        if layer.activation == "relu":
+            nodes.append(helper.make_node("Relu", [out], [f"c{j}"], name=f"layer{j}_crelu"))
+            out = f"c{j}"
+    nodes.append(helper.make_node("Flatten", [out], [f"flat_out{j}"], axis=1,
+                                  name=f"layer{j}_flatten"))
+    return f"flat_out{j}"
+
+
+def _int_const(const: Any, name: str, value: Any) -> str:
+    return const(name, np.asarray(value, dtype=np.int64), integer=True)
 
 
 def torch_state_dict_cnn(source: Any) -> tuple[dict[str, np.ndarray], list[str]]:
