@@ -223,8 +223,7 @@ def certify_cnn(target: Any, out: str | os.PathLike[str] | None = None, *,
     convolutional ``.onnx`` model (then ``box = (lo, hi)`` is its input cube); ``options`` go
     to :func:`~exactnorm.constructions.conv.certify_conv` (``seed``, ``distribution``,
     ``retry``, ``shift_mode``, ``jobs``, ``solver``, ``max_system``, ``scheduler``,
-    ``progress``). Returns the :class:`~exactnorm.constructions.conv.ConvConstruction`; the
-    bytes written are in its ``provenance`` under no key (use the file's size).
+    ``progress``). Returns the :class:`~exactnorm.constructions.conv.ConvConstruction`.
     """
     from exactnorm.certificate_conv import write_conv_certificate
     from exactnorm.constructions.conv import certify_conv

@@ -10,8 +10,11 @@ cross-checked by exact evaluation of both networks at points of the box.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
+from collections.abc import Callable
+from typing import Any
 
 from exactnorm.commands._common import (
     console,
@@ -25,10 +28,11 @@ __all__ = ["run_cnn"]
 
 #: dense-construction options refused for a convolutional target (flag, default)
 _DENSE_ONLY = (("construction", "auto"), ("block", None), ("routing", None), ("rank", None),
-               ("sparsity", None), ("scheduler", None))
+               ("sparsity", None))
 
 
-def run_cnn(args: argparse.Namespace, summary_table: object) -> int:
+def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
+    """``exactnorm certify`` for a convolutional ``.onnx`` target (module doc)."""
     from exactnorm.api import certify_cnn, check_file
     from exactnorm.certificate import load_certificate
     from exactnorm.certificate_conv import exact_agreement
@@ -46,7 +50,7 @@ def run_cnn(args: argparse.Namespace, summary_table: object) -> int:
     box = parse_box(args.box) if args.box else None
     jobs = auto_jobs(60.0) if args.jobs == "auto" else args.jobs
     opts = {"seed": args.seed, "retry": args.retry, "jobs": jobs, "solver": args.solver,
-            "max_system": args.max_system}
+            "max_system": args.max_system, "scheduler": args.scheduler}
     if args.distribution is not None:
         opts["distribution"] = args.distribution
     if args.shift_mode is not None:
@@ -56,9 +60,7 @@ def run_cnn(args: argparse.Namespace, summary_table: object) -> int:
         c = certify_cnn(args.target, args.out, box=box, frozen_weights=args.frozen_weights,
                         progress=hook, **opts)
     build = time.perf_counter() - t0
-    import os
-
-    console.print(summary_table(c, build, "convolutional target: Theorem 1 over channels"))  # type: ignore[operator]
+    console.print(summary_table(c, build, "convolutional target: Theorem 1 over channels"))
     console.print(f"certificate written to {args.out} ({os.path.getsize(args.out)} bytes, "
                   f"version 2)")
     del c
