@@ -452,3 +452,16 @@ def test_integer_checkpoint_evaluation_equals_the_reference(t, seed):
     for x in _points(t, 1, seed):
         nodes = c.network.evaluate_nodes(x)
         assert evaluate_checkpoints(c.network, x) == [nodes[cp] for cp in c.network.checkpoints]
+
+
+def test_every_frozen_matrix_draws_from_its_own_stream():
+    """The dense head is numbered from its true target layer (first_layer), so no stream key
+    of the head repeats one of the convolutions'."""
+    doc = conv_certificate_document(certify_conv(lenet_like(), seed=0))
+    keys = []
+    for L in doc["network"]["layers"]:
+        for entry in [L, *L.get("skip", [])]:
+            w = entry.get("weight")
+            if isinstance(w, dict) and "random" in w:
+                keys.append(tuple(w["random"]["key"]))
+    assert len(keys) == len(set(keys)) and {k[0] for k in keys} == {1, 3, 4}

@@ -36,7 +36,10 @@ def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
     from exactnorm.api import certify_cnn, check_file
     from exactnorm.certificate import load_certificate
     from exactnorm.certificate_conv import exact_agreement
+    from exactnorm.constructions.choice import system_seconds
     from exactnorm.constructions.parallel import auto_jobs
+    from exactnorm.model.conv import ConvTargetLayer
+    from exactnorm.model.interop_cnn import load_cnn_target
     from exactnorm.model.targets import parse_box
 
     for name, default in _DENSE_ONLY:
@@ -48,7 +51,14 @@ def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
     if args.format_version != 2:
         raise InputError("convolutional certificates exist in version 2 only")
     box = parse_box(args.box) if args.box else None
-    jobs = auto_jobs(60.0) if args.jobs == "auto" else args.jobs
+    target = load_cnn_target(args.target, box)
+    if args.jobs == "auto":
+        # the convolutions' Khatri–Rao systems dominate (a LeNet's second one: m = 2400)
+        work = sum(system_seconds(layer.weight.nrows() * layer.weight.ncols())
+                   for layer in target.layers if isinstance(layer, ConvTargetLayer))
+        jobs = auto_jobs(work)
+    else:
+        jobs = args.jobs
     opts = {"seed": args.seed, "retry": args.retry, "jobs": jobs, "solver": args.solver,
             "max_system": args.max_system, "scheduler": args.scheduler}
     if args.distribution is not None:
@@ -57,7 +67,7 @@ def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
         opts["shift_mode"] = args.shift_mode
     t0 = time.perf_counter()
     with progress_hook("conv", "target layers") as hook:
-        c = certify_cnn(args.target, args.out, box=box, frozen_weights=args.frozen_weights,
+        c = certify_cnn(target, args.out, frozen_weights=args.frozen_weights,
                         progress=hook, **opts)
     build = time.perf_counter() - t0
     console.print(summary_table(c, build, "convolutional target: Theorem 1 over channels"))
