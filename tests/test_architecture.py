@@ -35,10 +35,10 @@ LAYER_OF_TOP = {
     "exact": 1,
     "model": 2,
     "constructions": 3,
-    "certificate": 4, "checker": 4, "checker_flint": 4, "regenerate": 4,
+    "certificate": 4, "certificate_conv": 4, "checker": 4, "checker_flint": 4, "regenerate": 4,
     "analysis": 5,
     "outputs": 6,
-    "api": 7, "strategies": 7,
+    "api": 7, "strategies": 7, "strategies_conv": 7,
     "cli": 8, "commands": 8, "__main__": 8,
 }
 

@@ -36,6 +36,7 @@ True
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -66,7 +67,7 @@ from exactnorm.certificate import (
 from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
 from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError, NotACertificateError, require_integer
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
 from exactnorm.model.interop import load_target_any
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.targets import demo_target
@@ -87,6 +88,8 @@ __all__ = [
     "Verdict",
     "ReportResult",
     "progress_bar",
+    "certify_cnn",
+    "onnx_is_cnn",
     "check",
     "check_file",
     "tables",
@@ -293,6 +296,44 @@ def certify(target: TargetNetwork | str | os.PathLike[str], construction: str = 
                         jobs=jobs, scheduler=scheduler, solver=solver, factors=factors)
     with progress_context(progress, plan.construction, plan.unit) as hook:
         return certify_target(g, plan, hook)
+
+
+def certify_cnn(target: Any, out: str | os.PathLike[str] | None = None, *,
+                box: tuple[Any, Any] | None = None, frozen_weights: str = "reference",
+                **options: Any) -> Any:
+    """Certify a convolutional target (Theorem 1 over channels, docs/certificate-format.md
+    "Convolutional layers") and write its certificate to ``out`` when given.
+
+    ``target`` is a :class:`~exactnorm.model.conv.ConvTargetNetwork` or the path of a
+    convolutional ``.onnx`` model (then ``box = (lo, hi)`` is its input cube); ``options`` go
+    to :func:`~exactnorm.constructions.conv.certify_conv` (``seed``, ``distribution``,
+    ``retry``, ``shift_mode``, ``jobs``, ``solver``, ``max_system``, ``scheduler``,
+    ``progress``). Returns the :class:`~exactnorm.constructions.conv.ConvConstruction`.
+    """
+    from exactnorm.certificate_conv import write_conv_certificate
+    from exactnorm.constructions.conv import certify_conv
+    from exactnorm.model.interop_cnn import load_cnn_target
+
+    if isinstance(target, (str, os.PathLike)):
+        exact_box = None if box is None else (parse_number(box[0], where="box lower end"),
+                                              parse_number(box[1], where="box upper end"))
+        target = load_cnn_target(target, exact_box)
+    try:
+        inspect.signature(certify_conv).bind(target, **options)
+    except TypeError as exc:
+        raise InputError(f"certify_cnn: {exc}") from None
+    c = certify_conv(target, **options)
+    if out is not None:
+        write_conv_certificate(c, out, frozen_weights=frozen_weights)
+    return c
+
+
+def onnx_is_cnn(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an ONNX model with convolution or pooling nodes (then
+    :func:`certify_cnn` certifies it)."""
+    from exactnorm.model.interop_cnn import onnx_is_cnn as is_cnn
+
+    return bool(is_cnn(path))
 
 
 def check(doc: dict[str, Any], *, pure: bool = False, progress: Progress = None) -> Verdict:

@@ -162,6 +162,7 @@ def run(args: argparse.Namespace) -> int:
         check_file,
         factors_of,
         load_target,
+        onnx_is_cnn,
         plan_certify,
         write_certificate,
     )
@@ -171,6 +172,10 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{args.out} exists; pass --force to overwrite it, or choose another "
                          f"--out FILE")
     path, box = target_arguments(args)
+    if path is not None and onnx_is_cnn(path):
+        from exactnorm.commands.certify_cnn import run_cnn
+
+        return run_cnn(args, summary_table)
     if path is None:
         from exactnorm.api import demo_target
 

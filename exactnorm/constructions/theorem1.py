@@ -65,7 +65,7 @@ from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, Vector
 
 __all__ = ["certify_theorem1", "realize_layer_theorem1", "draw_pair", "draw_frozen_pair",
-           "FrozenPair"]
+           "FrozenPair", "SolvedPair", "solve_pair"]
 
 ProgressHook = Callable[[int, int], None]
 
@@ -174,6 +174,58 @@ def _solve_layer(V_in: FlintMatrix, V_out: FlintMatrix, rhs: FlintMatrix, prime:
     return gamma_col, witness
 
 
+
+@dataclass(frozen=True)
+class SolvedPair:
+    """A drawn Khatri–Rao pair with ``V_out·diag(γ)·V_in = W`` exactly (before any shift)."""
+
+    pair: FrozenPair
+    gamma: fmpq_mat
+    attempt: int
+    failures: list[dict[str, Any]]
+    stream: StreamKey
+    prime: int
+    rank_mod_prime: int | None
+
+
+def solve_pair(W: fmpq_mat, *, seed: int, layer: int, block: int = WHOLE_LAYER,
+               distribution: str | Distribution = DEFAULT_DISTRIBUTION,
+               retry: int = DEFAULT_RETRY, sparsity: Any = None, mask_side: str = "both",
+               prime_bits: int = 60, witness_prime: bool = True, solver: str = "auto",
+               solve_jobs: int = 1,
+               columns: tuple[int, Sequence[int]] | None = None) -> SolvedPair:
+    """Draw the pair of (``layer``, ``block``) and solve ``K γ = vec(W)``, redrawing a singular
+    draw up to ``retry`` times (step 1 of :func:`realize_layer_theorem1`, which documents the
+    parameters); the shifts are the caller's."""
+    if solver not in ("auto", "padic", "flint"):
+        raise InputError(f"solver must be auto, padic or flint, got {solver!r}",
+                         parameter="solver")
+    dist = parse_distribution(distribution)
+    d_out, d_in = W.nrows(), W.ncols()
+    m = d_in * d_out
+    rhs = vec(W, "F")
+    failures: list[dict[str, Any]] = []
+    for attempt in range(retry + 1):
+        stream = StreamKey(layer, block, Part.PAIR_IN, attempt)
+        pair = draw_frozen_pair(seed, stream, d_in, d_out, m, dist, sparsity, mask_side, columns)
+        prime_rng = layer_rng(seed, *stream.with_part(Part.PRIME).key)
+        prime = random_prime(prime_bits, prime_rng)
+        try:
+            gamma_col, rank_mod_p = _solve_layer(
+                pair.V_in, pair.V_out, rhs, prime, prime_rng, prime_bits, stream=stream,
+                is_integer=dist.is_integer, witness_prime=witness_prime, solver=solver,
+                solve_jobs=solve_jobs)
+        except SingularSystemError as exc:
+            failures.append({"attempt": attempt, "rank": exc.rank, "size": exc.size})
+            if attempt == retry:
+                exc.args = (f"{exc.args[0]} after {retry + 1} draw(s) (seed {seed}); "
+                            f"pass a larger --retry N to redraw with recorded stream keys",)
+                raise
+            continue
+        return SolvedPair(pair, gamma_col, attempt, failures, stream, prime, rank_mod_p)
+    raise InputError(f"retry must be non-negative, got {retry}", parameter="retry")
+
+
 def realize_layer_theorem1(
     W: fmpq_mat, b: Sequence[fmpq], activation: str, box: tuple[Vector, Vector], *,
     seed: int, layer: int, input_node: int, distribution: str | Distribution = DEFAULT_DISTRIBUTION,
@@ -202,30 +254,16 @@ def realize_layer_theorem1(
         raise InputError(f"solver must be auto, padic or flint, got {solver!r}",
                          parameter="solver")
     t0 = time.perf_counter()
-    dist = parse_distribution(distribution)
     d_out, d_in = W.nrows(), W.ncols()
     m = d_in * d_out
-    rhs = vec(W, "F")
-    failures: list[dict[str, Any]] = []
-    for attempt in range(retry + 1):
-        stream = StreamKey(layer, block, Part.PAIR_IN, attempt)
-        pair = draw_frozen_pair(seed, stream, d_in, d_out, m, dist, sparsity, mask_side, columns)
-        V_in, V_out = pair.V_in, pair.V_out
-        prime_rng = layer_rng(seed, *stream.with_part(Part.PRIME).key)
-        prime = random_prime(prime_bits, prime_rng)
-        try:
-            gamma_col, rank_mod_p = _solve_layer(
-                V_in, V_out, rhs, prime, prime_rng, prime_bits, stream=stream,
-                is_integer=dist.is_integer, witness_prime=witness_prime, solver=solver,
-                solve_jobs=solve_jobs)
-        except SingularSystemError as exc:
-            failures.append({"attempt": attempt, "rank": exc.rank, "size": exc.size})
-            if attempt == retry:
-                exc.args = (f"{exc.args[0]} after {retry + 1} draw(s) (seed {seed}); "
-                            f"pass a larger --retry N to redraw with recorded stream keys",)
-                raise
-            continue
-        break
+    solved = solve_pair(W, seed=seed, layer=layer, block=block, distribution=distribution,
+                        retry=retry, sparsity=sparsity, mask_side=mask_side,
+                        prime_bits=prime_bits, witness_prime=witness_prime, solver=solver,
+                        solve_jobs=solve_jobs, columns=columns)
+    pair, gamma_col, attempt, failures = solved.pair, solved.gamma, solved.attempt, \
+        solved.failures
+    V_in, V_out, stream, prime, rank_mod_p = pair.V_in, pair.V_out, solved.stream, \
+        solved.prime, solved.rank_mod_prime
     gamma = tuple(gamma_col.entries())
     beta_in = scaled_activating_shift(gamma, V_in, *box, mode=shift_mode)
     beta_out = cancelling_bias(V_out, beta_in, b)
@@ -259,7 +297,8 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
                      retry: int = DEFAULT_RETRY, shift_mode: str = "neuron", sparsity: Any = None,
                      mask_side: str = "both",
                      progress: ProgressHook | None = None, jobs: int = 1,
-                     solver: str = "auto", witness_prime: bool = True) -> Construction:
+                     solver: str = "auto", witness_prime: bool = True,
+                     first_layer: int = 1) -> Construction:
     """Realize ``target`` by Theorem 1: depth 2L, widths d_{i-1}·d_i and d_i alternating.
 
     Parameters
@@ -286,6 +325,9 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
         over two processes. The certificate is byte-identical for every ``jobs``.
     solver, witness_prime
         See :func:`realize_layer_theorem1`.
+    first_layer : int
+        Number of ``target``'s first layer in the stream keys and reports (``target`` is then
+        the tail of a longer network, e.g. the dense head of a convolutional one).
 
     Returns
     -------
@@ -305,8 +347,9 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
     options = dict(distribution=dist.spec, retry=retry, shift_mode=shift_mode, sparsity=sparsity,
                    mask_side=mask_side, solver=solver, witness_prime=witness_prime)
     if jobs >= 2 and target.depth >= 2:
-        tasks = [_layer_task(tl, boxes[i - 1], seed, i, options)
-                 for i, tl in enumerate(target.layers, 1)]
+        tasks = [_layer_task(tl, boxes[i - first_layer], seed, i, options,
+                             2 * (i - first_layer))
+                 for i, tl in enumerate(target.layers, first_layer)]
         with ProcessPoolExecutor(max_workers=min(jobs, target.depth)) as pool:
             for i, packed in enumerate(pool.map(_realize_packed, tasks), 1):
                 pair, report = _unpack_layers(packed)
@@ -315,14 +358,14 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
                 if progress is not None:
                     progress(i, target.depth)
     else:
-        for i, tl in enumerate(target.layers, 1):
+        for i, tl in enumerate(target.layers, first_layer):
             pair, report = realize_layer_theorem1(
-                tl.weight, tl.bias, tl.activation, boxes[i - 1], seed=seed, layer=i,
+                tl.weight, tl.bias, tl.activation, boxes[i - first_layer], seed=seed, layer=i,
                 input_node=len(layers), solve_jobs=min(jobs, 2), **options)
             layers.extend(pair)
             reports.append(report)
             if progress is not None:
-                progress(i, target.depth)
+                progress(i - first_layer + 1, target.depth)
     network = FrozenNetwork(target.widths[0], tuple(layers),
                             tuple(2 * i for i in range(1, target.depth + 1)))
     extra: dict[str, Any] = {"shift_mode": shift_mode, "retry": retry}
@@ -363,11 +406,12 @@ def _unpack_matrix(t: tuple[str, int, int, list[Any]]) -> FlintMatrix:
 
 
 def _layer_task(tl: Any, box: tuple[Vector, Vector], seed: int, layer: int,
-                options: dict[str, Any]) -> dict[str, Any]:
+                options: dict[str, Any], input_node: int | None = None) -> dict[str, Any]:
     lo, hi = box
     return {"W": _pack_matrix(tl.weight), "b": [_pack_q(x) for x in tl.bias],
             "activation": tl.activation, "lo": [_pack_q(x) for x in lo],
-            "hi": [_pack_q(x) for x in hi], "seed": seed, "layer": layer, "options": options}
+            "hi": [_pack_q(x) for x in hi], "seed": seed, "layer": layer, "options": options,
+            "input_node": 2 * (layer - 1) if input_node is None else input_node}
 
 
 def _realize_packed(task: dict[str, Any]) -> dict[str, Any]:
@@ -377,7 +421,7 @@ def _realize_packed(task: dict[str, Any]) -> dict[str, Any]:
     box = (tuple(_unpack_q(x) for x in task["lo"]), tuple(_unpack_q(x) for x in task["hi"]))
     pair, report = realize_layer_theorem1(
         W, tuple(_unpack_q(x) for x in task["b"]), task["activation"], box, seed=task["seed"],
-        layer=task["layer"], input_node=2 * (task["layer"] - 1), **task["options"])
+        layer=task["layer"], input_node=task["input_node"], **task["options"])
     return {"layers": [{"input": fl.input, "weight": _pack_matrix(fl.weight),
                         "gamma": [_pack_q(x) for x in fl.gamma],
                         "beta": [_pack_q(x) for x in fl.beta], "activation": fl.activation,

@@ -123,7 +123,8 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                      distribution: str | Distribution = DEFAULT_DISTRIBUTION,
                      retry: int = DEFAULT_RETRY, shift_mode: str = DEFAULT_SHIFT_MODE,
                      routing: str = "selection", progress: ProgressHook | None = None,
-                     jobs: int = 1, scheduler: Any = None) -> Construction:
+                     jobs: int = 1, scheduler: Any = None,
+                     first_layer: int = 1) -> Construction:
     """Realize ``target`` with blocks of ``block`` inputs per Khatri–Rao system (see module doc).
 
     Parameters
@@ -153,6 +154,9 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         certificate is byte-identical for every ``jobs`` and backend.
     scheduler : str or distributed.Client, optional
         Solve the blocks as Dask tasks on this cluster instead of local processes.
+    first_layer : int
+        Number of ``target``'s first layer in the stream keys and reports (``target`` is then
+        the tail of a longer network, e.g. the dense head of a convolutional one).
 
     Returns
     -------
@@ -176,9 +180,9 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
     # every block of every layer as an integer task; the final matrices are solved here first
     tasks: list[dict[str, Any]] = []
     finals: list[tuple[FlintMatrix, dict[str, Any], int] | None] = []
-    for i, tl in enumerate(target.layers, 1):
+    for i, tl in enumerate(target.layers, first_layer):
         d_out, d_in = tl.shape
-        lo, hi = boxes[i - 1]
+        lo, hi = boxes[i - first_layer]
         blocks = input_blocks(d_in, block)
         if len(blocks) == 1:
             finals.append(None)
@@ -201,12 +205,12 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
     reports: list[LayerReport] = []
     checkpoints: list[int] = []
     done = 0
-    for i, tl in enumerate(target.layers, 1):
+    for i, tl in enumerate(target.layers, first_layer):
         t0 = time.perf_counter()
         d_out, d_in = tl.shape
         start = len(layers)  # node index of the previous checkpoint
         blocks = input_blocks(d_in, block)
-        final = finals[i - 1]
+        final = finals[i - first_layer]
         if final is None:
             packed = next(results)
             pair = _unpack_block_layers(packed, start)

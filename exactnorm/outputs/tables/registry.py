@@ -17,6 +17,7 @@ from pathlib import Path
 from exactnorm.errors import InputError, require_extra
 from exactnorm.exact.files import atomic_write
 from exactnorm.outputs.tables.constructions import table_t2, table_t3
+from exactnorm.outputs.tables.conv import table_t9
 from exactnorm.outputs.tables.exact_vs_float import table_t7
 from exactnorm.outputs.tables.proof_table import ProofTable
 from exactnorm.outputs.tables.sparse import table_t4
@@ -36,6 +37,7 @@ TABLES: dict[str, Callable[[], ProofTable | list[ProofTable]]] = {
     "T7": table_t7,
     "T2": table_t2,
     "T3": table_t3,
+    "T9": table_t9,
 }
 
 #: tables that write a PNG next to their text (need matplotlib, the ``plot`` extra)
