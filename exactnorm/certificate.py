@@ -48,6 +48,13 @@ from typing import IO, Any
 
 from flint import fmpq_mat, fmpz_mat
 
+from exactnorm.checker.vocabulary import (
+    DEFAULT_MAX_BYTES,
+    FORMAT,
+    MAX_BYTES_CAP,
+    MAX_MAP_ENTRIES,
+    VERSIONS,
+)
 from exactnorm.constructions.common import Construction
 from exactnorm.errors import (
     ExactnormError,
@@ -92,10 +99,8 @@ __all__ = [
     "write_certificate",
 ]
 
-FORMAT = "exactnorm.certificate"
 #: the newest version this module writes, and the one it writes by default
-VERSION = 2
-VERSIONS = (1, 2)
+VERSION = max(VERSIONS)
 DEFAULT_VERSION = VERSION
 #: the version with common-denominator vectors and matrices (docs/certificate-format.md)
 COMPACT_VERSION = 2
@@ -104,13 +109,12 @@ FROZEN_WEIGHTS = ("reference", "explicit")
 #: by reference: smaller (a record instead of every entry) and never slower to check, because a
 #: checker regenerates the draw in both modes (docs/performance.md, "Frozen weights")
 DEFAULT_FROZEN_WEIGHTS = "reference"
-#: Largest certificate read unless the caller raises it (uncompressed bytes).
-DEFAULT_MAX_CERTIFICATE_BYTES = 2 * 1024**3
-#: Largest frozen matrix regenerated from one draw record unless the caller raises it (entries;
-#: the 784-128-10 trade-off's largest matrix has 100,352)
-DEFAULT_MAX_ENTRIES = 1 << 26
-#: Largest limit a caller may set (1 TiB); the limit guards memory, so a larger one guards nothing.
-MAX_CERTIFICATE_BYTES_CAP = 1024**4
+#: the checker's limits (exactnorm/checker/vocabulary.py), under the names writers use: largest
+#: certificate read (uncompressed bytes), largest frozen matrix regenerated from one record
+#: (entries; the 784-128-10 trade-off's largest has 100,352), largest byte limit a caller may set
+DEFAULT_MAX_CERTIFICATE_BYTES = DEFAULT_MAX_BYTES
+DEFAULT_MAX_ENTRIES = MAX_MAP_ENTRIES
+MAX_CERTIFICATE_BYTES_CAP = MAX_BYTES_CAP
 
 
 def _rows(flat: list[Any], cols: int) -> list[list[Any]]:

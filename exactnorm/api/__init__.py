@@ -64,6 +64,7 @@ from exactnorm.certificate import (
     save_certificate,
     write_certificate,
 )
+from exactnorm.checker.vocabulary import DEFAULT_MAX_WORK, MAX_DIGITS_CAP, MAX_WORK_CAP
 from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
 from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError, NotACertificateError, require_integer
@@ -372,7 +373,7 @@ def check(doc: dict[str, Any], *, pure: bool = False, progress: Progress = None)
 def check_file(path: str | os.PathLike[str], *, pure: bool = False,
                max_bytes: int = DEFAULT_MAX_CERTIFICATE_BYTES,
                max_digits: int = DEFAULT_MAX_DIGITS,
-               progress: Progress = None) -> Verdict:
+               progress: Progress = None, max_work: int = DEFAULT_MAX_WORK) -> Verdict:
     """Check a certificate file (``.json`` or ``.json.gz``), size-limited before parsing.
 
     Parameters
@@ -383,9 +384,11 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
     max_bytes : int
         Refuse files (also their inflated size) larger than this.
     max_digits : int
-        Refuse numbers with more digits.
+        Refuse numbers with more digits (1 … 10^7).
     progress : callable(done, total), optional
         Told the frozen layers checked so far.
+    max_work : int
+        The check's work budget in multiply-adds (docs/certificate-format.md §7; 1 … 10^15).
 
     Returns
     -------
@@ -394,12 +397,13 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
     Raises
     ------
     InputError
-        Unreadable or oversized file, or a non-positive limit (naming ``max_digits``).
+        Unreadable or oversized file, or a limit out of its range (naming ``max_digits`` or
+        ``max_work``).
     NotACertificateError
         Not JSON at all (an ONNX model, a pickle): not a
         certificate at all, which is not the same as an invalid one.
     """
-    require_integer(max_digits, "max_digits", minimum=1)
+    _check_limits(max_digits, max_work)
     raw = read_certificate_bytes(path, max_bytes=max_bytes)
     if raw.lstrip()[:1] not in (b"{", b"["):
         # not JSON text at all (an ONNX model, a pickle, an image): a usage error, whereas a
@@ -417,8 +421,17 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
     del raw  # parsed: the text need not stay in memory during the check
     with progress_context(progress, "check", "frozen layers") as hook:
         verdict = (checker if pure else checker_flint).check_certificate(
-            doc, max_digits=max_digits, progress=hook)
+            doc, max_digits=max_digits, progress=hook, max_work=max_work)
     return Verdict.of(verdict)
+
+
+def _check_limits(max_digits: object, max_work: object) -> None:
+    """The checker's limits, refused outside their documented ranges before anything is read."""
+    for value, name, cap in ((max_digits, "max_digits", MAX_DIGITS_CAP),
+                             (max_work, "max_work", MAX_WORK_CAP)):
+        require_integer(value, name, minimum=1)
+        if value > cap:  # type: ignore[operator]
+            raise InputError(f"{name} must be at most {cap}, got {value}")
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
-"""The independent certificate checker of exactnorm, versions 1 and 2 (SPEC §3,
-docs/certificate-format.md): the trusted kernel.
+"""The independent certificate checker of exactnorm, versions 1 and 2
+(docs/certificate-format.md): the trusted kernel.
 
 Standard library only, and importing nothing from exactnorm outside this package: copy the folder
 to run it elsewhere (``python -m checker CERT``). Written to be read in one sitting, in five small

@@ -1,4 +1,4 @@
-"""Reading exact numbers and shapes of a certificate (SPEC §3, docs/certificate-format.md §1):
+"""Reading exact numbers and shapes of a certificate (docs/certificate-format.md §0–§1):
 strict JSON, numbers, vectors and matrices, one-line messages. Standard library only.
 
 Contract. :func:`parse_certificate_text` accepts strict JSON only (no float, NaN, Infinity or
@@ -34,8 +34,9 @@ _SHOWN_BITS = 200
 
 @dataclass(frozen=True)
 class Verdict:
-    """The checker's answer (SPEC §3): ok, the rule that decided, where (1-based layer, 0-based
-    neuron), and for a valid certificate the facts proven (box, target widths, counts)."""
+    """The checker's answer (docs/certificate-format.md §0): ok, the rule that decided, where
+    (1-based layer, 0-based neuron), and for a valid certificate the facts proven (box, target
+    widths, counts)."""
 
     ok: bool
     rule: str
@@ -112,7 +113,7 @@ def show(value: object) -> str:
     return text if len(text) <= 80 else f"{text[:60]}... ({len(text)} characters)"
 
 
-# ---------------------------------------------------------------- reading (SPEC §3, numbers)
+# ---------------------------------------------------------------- reading (format §0)
 
 
 def _refuse_inexact(text: str) -> None:
@@ -132,9 +133,9 @@ def _refuse_duplicates(pairs: list) -> dict:
 
 def parse_certificate_text(text: str | bytes | bytearray, *,
                            max_digits: int = DEFAULT_MAX_DIGITS) -> dict:
-    """Strict JSON (SPEC §3): no floats, no NaN/Infinity, no duplicated keys, no JSON integer
-    with more than ``max_digits`` digits (numbers written as strings are limited where they are
-    read as numbers, with the same limit).
+    """Strict JSON (docs/certificate-format.md §0): no floats, no NaN/Infinity, no duplicated
+    keys, no JSON integer with more than ``max_digits`` digits (numbers written as strings are
+    limited where they are read as numbers, with the same limit).
 
     Raises CertificateError (a ValueError with ``.rule``) with a one-line message.
     """
@@ -174,8 +175,9 @@ def decimal_int(digits: str) -> int:
 
 
 def number(value: object, where: str, max_digits: int = DEFAULT_MAX_DIGITS) -> Fraction:
-    """An exact number (SPEC §3): int, "p", "-p", "p/q" with q > 0, or a finite decimal, with at
-    most ``max_digits`` digits in each of p and q (the same limit for JSON integers)."""
+    """An exact number (docs/certificate-format.md §0): int, "p", "-p", "p/q" with q > 0, or a
+    finite decimal, with at most ``max_digits`` digits in each of p and q (the same limit for
+    JSON integers)."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise CertificateError("number", f"{where}: {show(value)} is not an exact number")
     if isinstance(value, int):
@@ -392,5 +394,5 @@ def layer_list(section: object, where: str) -> list:
     return layers
 
 
-# ---------------------------------------------------------------- structural rules (SPEC §3)
+# ---------------------------------------------------------------- structural rules (format §0)
 

@@ -1,4 +1,4 @@
-"""Reading a certificate's structure (SPEC §3, docs/certificate-format.md): format, domain,
+"""Reading a certificate's structure (docs/certificate-format.md): format, domain,
 target, frozen layers with their provenance, checkpoints and segments. Standard library only.
 
 Contract. :func:`read_certificate` applies the reading and structural rules in document order
@@ -146,7 +146,7 @@ class Provenance:
     pools: int = 0
 
 
-# ---------------------------------------------------------------- structural rules (SPEC §3)
+# ---------------------------------------------------------------- structural rules (format §0)
 
 
 def rule_format(doc: dict) -> int:

@@ -81,7 +81,7 @@ _WORDS_PER_ENTRY = {"int": 1, "bits": 1, "nonzero": 1, "set": 1, "rational": 2, 
 _RECORD_FIELDS = {"generator", "seed", "key", "distribution", "shape", "mask"}
 # at most 40 digits (every accepted value is below 2^62): int() never meets CPython's digit limit
 _DECIMAL = r"(?:0|[1-9][0-9]{0,39})"
-_SIGNED = r"-?(?:0|[1-9][0-9]{0,39})"
+_SIGNED = r"(?:0|-?[1-9][0-9]{0,39})"  # canonical: no "-0", no leading zeros
 _DIST = re.compile(rf"(int|nonzero|bits|rational|gauss):({_DECIMAL})")
 _SET = re.compile(rf"set:({_SIGNED}(?:,{_SIGNED})*)")
 _RATIO = re.compile(rf"({_DECIMAL})/({_DECIMAL})")

@@ -17,7 +17,7 @@ __all__ = ["FORMAT", "VERSIONS", "ACTIVATIONS", "SKIP_KINDS", "LAYER_KINDS", "GE
 
 #: the ``format`` field of every certificate
 FORMAT = "exactnorm.certificate"
-#: the versions this checker reads (version 1: SPEC §3; version 2: docs/certificate-format.md)
+#: the versions this checker reads (docs/certificate-format.md §0 and §1)
 VERSIONS = (1, 2)
 ACTIVATIONS = ("relu", "identity")
 #: ``kind`` of a skip connection: the 0/1 kinds are checked to be what they claim

@@ -1,4 +1,4 @@
-"""The one walk of the checker (SPEC §3, docs/certificate-format.md §6–§8): segments, boxes,
+"""The one walk of the checker (docs/certificate-format.md §0, §6–§8): segments, boxes,
 stability, checkpoint identity, the work budget and the verdict — written once, over an
 arithmetic (:mod:`.arithmetic`). Standard library only.
 

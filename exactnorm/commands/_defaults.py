@@ -8,10 +8,15 @@ mirrors (named next to it), so that they cannot drift apart.
 
 from __future__ import annotations
 
-__all__ = ["MIRRORS"]
+from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES as DEFAULT_MAX_CERTIFICATE_BYTES
+from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WORK
+from exactnorm.checker.vocabulary import MAX_BYTES_CAP as MAX_CERTIFICATE_BYTES_CAP
 
-#: exactnorm.exact.rationals.DEFAULT_MAX_DIGITS
-DEFAULT_MAX_DIGITS = 200_000
+# the format's limits come from its one vocabulary (standard library only, light to import);
+# the other defaults below mirror the library and are compared with it by a test
+__all__ = ["MIRRORS", "DEFAULT_MAX_CERTIFICATE_BYTES", "DEFAULT_MAX_DIGITS", "DEFAULT_MAX_WORK",
+           "MAX_CERTIFICATE_BYTES_CAP"]
+
 #: exactnorm.model.network.DEFAULT_MAX_WIDTH
 DEFAULT_MAX_WIDTH = 4096
 #: exactnorm.exact.sampling.DEFAULT_DISTRIBUTION
@@ -32,10 +37,6 @@ DEFAULT_VERSION = 2
 FROZEN_WEIGHTS = ("reference", "explicit")
 #: exactnorm.certificate.DEFAULT_FROZEN_WEIGHTS
 DEFAULT_FROZEN_WEIGHTS = "reference"
-#: exactnorm.certificate.DEFAULT_MAX_CERTIFICATE_BYTES
-DEFAULT_MAX_CERTIFICATE_BYTES = 2 * 1024**3
-#: exactnorm.certificate.MAX_CERTIFICATE_BYTES_CAP
-MAX_CERTIFICATE_BYTES_CAP = 1024**4
 #: exactnorm.outputs.export.EXPORT_FORMATS
 EXPORT_FORMATS = ("json", "npz", "onnx", "torch")
 #: exactnorm.analysis.sweeps.MASK_SIDES

@@ -16,6 +16,7 @@ from exactnorm.commands._common import console, progress_hook, verdict_line
 from exactnorm.commands._defaults import (
     DEFAULT_MAX_CERTIFICATE_BYTES,
     DEFAULT_MAX_DIGITS,
+    DEFAULT_MAX_WORK,
     MAX_CERTIFICATE_BYTES_CAP,
 )
 
@@ -40,6 +41,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--max-digits", type=int, default=DEFAULT_MAX_DIGITS, metavar="N",
                    help=f"refuse numbers with more than N digits, JSON integers and strings "
                         f"alike (default {DEFAULT_MAX_DIGITS})")
+    p.add_argument("--max-work", type=int, default=DEFAULT_MAX_WORK, metavar="N",
+                   help=f"the check's work budget in multiply-adds, estimated from the shapes "
+                        f"before each product (default {DEFAULT_MAX_WORK:.0e}; "
+                        f"docs/certificate-format.md §7)")
     p.set_defaults(func=run)
 
 
@@ -52,7 +57,8 @@ def run(args: argparse.Namespace) -> int:
     for mode in modes:
         with progress_hook(f"check ({mode})", "frozen layers") as hook:
             verdicts[mode] = check_file(path, pure=mode == "pure", max_bytes=args.max_bytes,
-                                        max_digits=args.max_digits, progress=hook)
+                                        max_digits=args.max_digits, progress=hook,
+                                        max_work=args.max_work)
     first = next(iter(verdicts.values()))
     agree = all(v == first for v in verdicts.values())
     if args.json:

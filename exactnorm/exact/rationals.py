@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from fractions import Fraction
 from typing import Any
 
+from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS as _VOCABULARY_MAX_DIGITS
 from exactnorm.errors import InputError, LimitExceededError, NumberFormatError
 
 __all__ = [
@@ -43,8 +44,9 @@ __all__ = [
 #: JSON readers (JavaScript, jq) hold numbers as IEEE doubles, exact only below 2^53 (RFC 8259 §6).
 JSON_INT_LIMIT = 2**53
 
-#: Default cap on the decimal digits of one number read from a file (overridable everywhere).
-DEFAULT_MAX_DIGITS = 200_000
+#: Default cap on the decimal digits of one number read from a file (overridable everywhere):
+#: the checker's, from the format's one vocabulary
+DEFAULT_MAX_DIGITS = _VOCABULARY_MAX_DIGITS
 
 # re.ASCII: only 0-9 are digits (int() would also take "١٢" and full-width digits, which the
 # independent checker refuses) and only ASCII blanks count as surrounding whitespace.

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat
 
+from exactnorm.checker.vocabulary import ACTIVATIONS, SKIP_KINDS
 from exactnorm.errors import InputError, LimitExceededError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix, to_fmpq_mat, to_numpy
 
@@ -43,8 +44,6 @@ __all__ = [
     "column",
 ]
 
-ACTIVATIONS = ("relu", "identity")
-SKIP_KINDS = ("identity", "selection", "random")
 #: Largest width accepted from a file unless the caller raises it.
 DEFAULT_MAX_WIDTH = 4096
 
