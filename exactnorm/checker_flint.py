@@ -299,14 +299,19 @@ class FlintArithmetic:
             at_max.append(b)
         return mins, maxs, L, at_min, at_max
 
-    def keep_rows(self, node: Map, keep: list[bool]) -> Map:
-        pieces, cn, cden, support = node
-        zero = fmpz(0)
-        mask = [fmpz(1) if k else zero for k in keep]
-        kept = [p for p in (_reduced((cols, _scale_int_rows(mask, A), den))
-                            for cols, A, den in pieces) if p is not None]
-        consts = [x if k else zero for x, k in zip(cn.entries(), keep)]
-        return kept, fmpz_mat(len(consts), 1, consts), cden, support if kept else frozenset()
+    def compose_scaled(self, Vn: fmpz_mat, vden: fmpz, B: Map, gamma: IntVector,
+                       beta: IntVector, width: int) -> Map:
+        """(Vn/vden)·(diag(γ)·B + β): γ scales the columns of Vn, never the entries of B."""
+        gn = [fmpz(x) for x in gamma.nums]
+        rows = Vn.tolist()
+        Vg = fmpz_mat([[m * g for m, g in zip(row, gn)] for row in rows]) if rows and rows[0] \
+            else Vn
+        pieces, cn, cden, support = self.compose(Vg, vden * gamma.den, B, width)
+        extra = Vn * fmpz_mat(len(beta.nums), 1, beta.nums)
+        d2 = vden * beta.den
+        D = _lcm(cden, d2)
+        cn = (cn if cden == D else cn * (D // cden)) + (extra if d2 == D else extra * (D // d2))
+        return pieces, cn, D, support
 
     def reduced(self, node: Map) -> Map:
         pieces, cn, cden, support = node

@@ -23,7 +23,8 @@ pixel). Operations:
 * ``affine(gamma, node, beta)`` — ``diag(γ)·node + β``;
 * ``ranges(node, box)`` — per row the exact minimum over the family of the row's minimum, and the
   maximum of its maximum, as numerators over one positive denominator, with the positions;
-* ``keep_rows(node, keep)`` — rows not kept (dead ReLU) become 0;
+* ``compose_scaled(M, den, node, gamma, beta, width)`` — ``(M/den)·(diag(γ)·node + β)``, with γ
+  applied to the columns of ``M`` (the walk keeps a layer's output unscaled until it is read);
 * ``reduced(node)`` — the same map over its smallest denominator, on no column if it is zero;
 * ``add(m1, m2)`` — the sum on the union of the supports;
 * ``support(node)`` — the columns a map depends on (the walk bounds sizes with it *before*
@@ -152,11 +153,16 @@ class PureArithmetic:
             at_max.append(p_hi)
         return mins, maxs, den * box.Q, at_min, at_max  # type: ignore[return-value]
 
-    def keep_rows(self, node: PureMap, keep: list[bool]) -> PureMap:
-        cols, A, c, den = node
-        zero = [0] * len(cols)
-        return (cols, [row if k else zero for row, k in zip(A, keep)],
-                [x if k else 0 for x, k in zip(c, keep)], den)
+    def compose_scaled(self, M: list[list[int]], den: int, B: PureMap, gamma: IntVector,
+                       beta: IntVector, width: int) -> PureMap:
+        """(M/den)·(diag(γ)·B + β): γ scales the columns of M, never the entries of B."""
+        Mg = [[m * g for m, g in zip(row, gamma.nums)] for row in M]
+        cols, A, c, d = self.compose(Mg, den * gamma.den, B, width)
+        extra = [sum(map(mul, row, beta.nums)) for row in M]
+        D = math.lcm(d, den * beta.den)
+        s1, s2 = D // d, D // (den * beta.den)
+        return (cols, [[s1 * x for x in row] for row in A] if s1 != 1 else A,
+                [s1 * x + s2 * e for x, e in zip(c, extra)], D)
 
     def reduced(self, node: PureMap) -> PureMap:
         """The same map over the smallest denominator, and on no column when its matrix is zero.
