@@ -201,7 +201,8 @@ class FlintArithmetic:
             r, c, flat = regenerate_integers_flat(V.record, max_entries=MAX_MAP_ENTRIES,
                                                   convert=fmpz)
             return fmpz_mat(r, c, flat), fmpz(1)
-        flat2, den = over_one_denominator([x for row in V.fractions() for x in row],
+        flat2, den = over_one_denominator([(x.numerator, x.denominator)
+                                           for row in V.fractions() for x in row],
                                           "a frozen draw")
         return fmpz_mat(V.rows, V.cols, flat2), fmpz(den)
 

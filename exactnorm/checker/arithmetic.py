@@ -41,10 +41,26 @@ from typing import Any
 from .numbers import IntMatrix, IntVector, over_one_denominator
 from .reading import Draw, Picks
 
-__all__ = ["PureArithmetic", "PureMap", "BoxFamily"]
+__all__ = ["PureArithmetic", "PureMap", "BoxFamily", "row_interval"]
 
 # (cols, rows, consts, den): node = (rows·a[cols] + consts)/den
 PureMap = tuple[list[int], list[list[int]], list[int], int]
+
+
+def row_interval(row: list[int], lo: list[list[int]], hi: list[list[int]],
+                 p: int) -> tuple[int, int]:
+    """Exact min and max of ``row · a`` over the box of position ``p`` (numerators over the
+    family's denominator): a box is a product set, so each coordinate sits at the end that the
+    sign of its coefficient asks for."""
+    mn = mx = 0
+    for w, l, h in zip(row, lo, hi):
+        if w > 0:
+            mn += w * l[p]
+            mx += w * h[p]
+        elif w < 0:
+            mn += w * h[p]
+            mx += w * l[p]
+    return mn, mx
 
 
 class BoxFamily:
@@ -67,7 +83,8 @@ class PureArithmetic:
             return V.rows, V.den
         if V.integral:
             return V.integers(), 1
-        flat, den = over_one_denominator([x for row in V.fractions() for x in row],
+        flat, den = over_one_denominator([(x.numerator, x.denominator)
+                                          for row in V.fractions() for x in row],
                                          "a frozen draw")
         return [flat[r * V.cols:(r + 1) * V.cols] for r in range(V.rows)], den
 
@@ -135,14 +152,8 @@ class PureArithmetic:
             best_lo = best_hi = None
             p_lo = p_hi = 0
             for p in range(P):
-                mn = mx = base
-                for w, l, h in zip(row, lo, hi):
-                    if w > 0:
-                        mn += w * l[p]
-                        mx += w * h[p]
-                    elif w < 0:
-                        mn += w * h[p]
-                        mx += w * l[p]
+                mn, mx = row_interval(row, lo, hi, p)
+                mn, mx = mn + base, mx + base
                 if best_lo is None or mn < best_lo:
                     best_lo, p_lo = mn, p
                 if best_hi is None or mx > best_hi:

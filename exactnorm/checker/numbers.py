@@ -174,10 +174,12 @@ def decimal_int(digits: str) -> int:
     return decimal_int(digits[:-k]) * 10**k + decimal_int(digits[-k:])
 
 
-def number(value: object, where: str, max_digits: int = DEFAULT_MAX_DIGITS) -> Fraction:
-    """An exact number (docs/certificate-format.md §0): int, "p", "-p", "p/q" with q > 0, or a
-    finite decimal, with at most ``max_digits`` digits in each of p and q (the same limit for
-    JSON integers)."""
+def number_pair(value: object, where: str,
+                max_digits: int = DEFAULT_MAX_DIGITS) -> tuple[int, int]:
+    """An exact number as a pair ``(p, q)``, ``q > 0``, not reduced (docs/certificate-format.md
+    §0): int, "p", "-p", "p/q" with q > 0, or a finite decimal, with at most ``max_digits``
+    digits in each of p and q (the same limit for JSON integers). Long numbers are not reduced:
+    CPython's gcd is quadratic, and the checker never needs lowest terms."""
     if isinstance(value, bool) or not isinstance(value, (int, str)):
         raise CertificateError("number", f"{where}: {show(value)} is not an exact number")
     if isinstance(value, int):
@@ -185,7 +187,7 @@ def number(value: object, where: str, max_digits: int = DEFAULT_MAX_DIGITS) -> F
             with _IntDigits():
                 if value.bit_length() > 4 * max_digits or len(str(abs(value))) > max_digits:
                     raise CertificateError("number", f"{where}: more than {max_digits} digits")
-        return Fraction(value)
+        return value, 1
     # no part of a string is longer than the string: count digits only for long ones
     if len(value) > max_digits and (len(value) > 2 * max_digits + 3
                                     or _too_long(value, max_digits)):
@@ -195,11 +197,10 @@ def number(value: object, where: str, max_digits: int = DEFAULT_MAX_DIGITS) -> F
         # the common short "p/q": CPython's smallest settable digit limit is 640, so plain int()
         sign, p, q = rat.groups()
         if q is None:
-            return Fraction(int(value))
+            return int(value), 1
         if not q.strip("0"):
             raise CertificateError("number", f"{where}: zero denominator in {show(value)}")
-        x = Fraction(int(p), int(q))
-        return -x if sign else x
+        return (-int(p) if sign else int(p)), int(q)
     dec = None if rat else _DECIMAL.fullmatch(value)
     if not rat and not (dec and (dec.group(2) or dec.group(3))):
         raise CertificateError("number", f"{where}: {show(value)} is not an exact number")
@@ -208,11 +209,16 @@ def number(value: object, where: str, max_digits: int = DEFAULT_MAX_DIGITS) -> F
             sign, p, q = rat.groups()
             if q is not None and not q.strip("0"):
                 raise CertificateError("number", f"{where}: zero denominator in {show(value)}")
-            x = Fraction(decimal_int(p), decimal_int(q or "1"))
+            num, den = decimal_int(p), decimal_int(q or "1")
         else:
             sign, ip, fp = dec.groups()  # type: ignore[union-attr]
-            x = Fraction(decimal_int(ip + fp), 10 ** len(fp))
-    return -x if sign else x
+            num, den = decimal_int(ip + fp), 10 ** len(fp)
+    return (-num if sign else num), den
+
+
+def number(value: object, where: str, max_digits: int = DEFAULT_MAX_DIGITS) -> Fraction:
+    """:func:`number_pair` as a Fraction (in lowest terms)."""
+    return Fraction(*number_pair(value, where, max_digits))
 
 
 def integer(value: object, where: str, max_digits: int) -> int:
@@ -277,26 +283,44 @@ def _compact(value: dict, where: str, max_digits: int) -> tuple[int, list]:
     return den, value["num"]
 
 
-def over_one_denominator(values: list[Fraction], where: str) -> tuple[list[int], int]:
-    """Integer numerators over the lcm of the denominators, refused (rule ``limit``) before it
-    is built when the lcm would make the numerators much longer than the numbers written: a
-    list of n coprime d-digit denominators has an lcm of n·d digits, and n numerators of that
-    size would be an n-fold amplification of the file."""
-    dens = {x.denominator for x in values if x.denominator != 1}
+def over_one_denominator(values: list[tuple[int, int]], where: str) -> tuple[list[int], int]:
+    """Numbers ``p/q`` (pairs, ``q > 0``, not necessarily in lowest terms) as integer numerators
+    over one common denominator, refused (rule ``limit``) before it is built when it would make
+    the numerators much longer than the numbers written: n coprime d-digit denominators have a
+    common denominator of n·d digits, and n numerators of that size would be an n-fold
+    amplification of the file.
+
+    Small denominators are put over their lcm. Above a few thousand bits CPython's gcd and
+    division are quadratic, so large ones are put over their product (any common multiple is a
+    common denominator; the values are the same), each numerator scaled by the product of the
+    *other* denominators, found by prefix and suffix products without a single division.
+    """
+    dens = sorted({q for _, q in values if q != 1})
+    bound = sum(d.bit_length() for d in dens)  # a common multiple of at most this many bits
     if len(dens) > 1:
-        bound = sum(d.bit_length() for d in dens)  # the lcm has at most this many bits
-        written = sum(x.numerator.bit_length() + x.denominator.bit_length() for x in values)
+        written = sum(p.bit_length() + q.bit_length() for p, q in values)
         if bound * len(values) > 64 * written + (1 << 20):
             raise CertificateError("limit", f"{where}: {len(dens)} different denominators; "
                                             f"over their common denominator (up to {bound} "
                                             f"bits) the numbers would take about "
                                             f"{bound * len(values) // 8:,} bytes (write them "
                                             f"over one denominator, {{\"den\", \"num\"}})")
-    den = 1
+    if bound <= 8192:
+        den = 1
+        for d in dens:
+            if den % d:
+                den = den * d // math.gcd(den, d)
+        return [p * (den // q) for p, q in values], den
+    prefix = [1]
     for d in dens:
-        if den % d:
-            den = den * d // math.gcd(den, d)
-    return [x.numerator * (den // x.denominator) for x in values], den
+        prefix.append(prefix[-1] * d)
+    suffix = [1]
+    for d in reversed(dens):
+        suffix.append(suffix[-1] * d)
+    suffix.reverse()
+    others = {d: prefix[k] * suffix[k + 1] for k, d in enumerate(dens)}
+    den = prefix[-1]
+    return [p * (den if q == 1 else others[q]) for p, q in values], den
 
 
 def vector(value: object, where: str, length: int | None = None,
@@ -317,7 +341,7 @@ def vector(value: object, where: str, length: int | None = None,
     if all(type(x) is int for x in value):
         return IntVector([integer(x, f"{where}[{k}]", max_digits)
                           for k, x in enumerate(value)], 1)
-    return IntVector(*over_one_denominator([number(x, f"{where}[{k}]", max_digits)
+    return IntVector(*over_one_denominator([number_pair(x, f"{where}[{k}]", max_digits)
                                             for k, x in enumerate(value)], where))
 
 
@@ -347,10 +371,12 @@ def matrix(value: object, where: str, rows: int | None = None, cols: int | None 
             out.append([integer(x, f"{where}[{r}][{t}]", max_digits) for t, x in enumerate(row)])
         else:
             plain_ints = False
-            out.append([number(x, f"{where}[{r}][{t}]", max_digits) for t, x in enumerate(row)])
+            out.append([number_pair(x, f"{where}[{r}][{t}]", max_digits)
+                        for t, x in enumerate(row)])
     if compact or plain_ints:
         return IntMatrix(out, den)
-    flat, den = over_one_denominator([Fraction(x) for row in out for x in row], where)
+    flat, den = over_one_denominator([x if isinstance(x, tuple) else (x, 1)
+                                      for row in out for x in row], where)
     width = len(out[0])
     return IntMatrix([flat[r * width:(r + 1) * width] for r in range(len(out))], den)
 

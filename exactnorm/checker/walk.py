@@ -30,6 +30,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from .arithmetic import row_interval
 from .numbers import CertificateError, IntMatrix, IntVector, Verdict, show
 from .reading import Geometry, Picks, Provenance, last_uses, read_certificate
 from .vocabulary import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WORK, MAX_MAP_ENTRIES
@@ -64,7 +65,10 @@ class Budget:
 
 
 def domain_box(lower: IntVector, upper: IntVector) -> Box:
-    Q = math.lcm(lower.den, upper.den)
+    if lower.den == upper.den or lower.den.bit_length() + upper.den.bit_length() <= 8192:
+        Q = math.lcm(lower.den, upper.den)
+    else:  # a common multiple without CPython's quadratic gcd of huge numbers
+        Q = lower.den * upper.den
     return ([x * (Q // lower.den) for x in lower.nums], [x * (Q // upper.den) for x in upper.nums],
             Q)
 
@@ -91,14 +95,7 @@ def _interval_rows(W: IntMatrix, b: IntVector, lo: list[list[int]], hi: list[lis
         const = bias * scale
         rmin, rmax = [], []
         for p in range(P):
-            mn = mx = 0
-            for w, lt, ht in zip(row, lo, hi):
-                if w > 0:
-                    mn += w * lt[p]
-                    mx += w * ht[p]
-                elif w < 0:
-                    mn += w * ht[p]
-                    mx += w * lt[p]
+            mn, mx = row_interval(row, lo, hi, p)
             rmin.append(mn * b.den + const)
             rmax.append(mx * b.den + const)
         mins.append(rmin)
@@ -367,17 +364,27 @@ def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i
 # ---------------------------------------------------------------- verdict
 
 
+def _shown(v: IntVector, k: int) -> str:
+    """Entry k in lowest terms, or by bit sizes when reducing it would cost a huge gcd."""
+    if v.den.bit_length() <= 4096:
+        return show(v[k])
+    p = v.nums[k]
+    return f"{'-' if p < 0 else ''}({abs(p).bit_length()}-bit integer)/({v.den.bit_length()}-bit " \
+           f"integer)"
+
+
 def describe_box(lower: IntVector, upper: IntVector) -> str:
     """``[0,1]^784`` for a cube; else the first intervals, and every pinned coordinate
     (lower = upper) by name, since the target may weight it heavily."""
-    lo, hi = lower.fractions(), upper.fractions()
-    if len(set(lo)) == 1 and len(set(hi)) == 1:
-        return f"[{show(lo[0])},{show(hi[0])}]^{len(lo)}"
-    shown = " x ".join(f"[{show(a)},{show(b)}]" for a, b in list(zip(lo, hi))[:3])
-    text = f"{shown}{' x ...' if len(lo) > 3 else ''} (dimension {len(lo)})"
-    pinned = [t for t in range(3, len(lo)) if lo[t] == hi[t]]
+    n = len(lower)
+    if len(set(lower.nums)) == 1 and len(set(upper.nums)) == 1:
+        return f"[{_shown(lower, 0)},{_shown(upper, 0)}]^{n}"
+    shown = " x ".join(f"[{_shown(lower, t)},{_shown(upper, t)}]" for t in range(min(n, 3)))
+    text = f"{shown}{' x ...' if n > 3 else ''} (dimension {n})"
+    pinned = [t for t in range(3, n)
+              if lower.nums[t] * upper.den == upper.nums[t] * lower.den]
     if pinned:
-        named = ", ".join(f"x{t} = {show(lo[t])}" for t in pinned[:5])
+        named = ", ".join(f"x{t} = {_shown(lower, t)}" for t in pinned[:5])
         more = f" and {len(pinned) - 5} more" if len(pinned) > 5 else ""
         text += f"; pinned: {named}{more}"
     return text
