@@ -18,6 +18,7 @@ import sympy as sp
 from flint import fmpz_mat
 
 from exactnorm.analysis.sparse_theory import (
+    chain_density_required,
     chain_threshold,
     column_ones_law,
     counts_to_probability,
@@ -26,9 +27,13 @@ from exactnorm.analysis.sparse_theory import (
     entry_probability,
     enumerate_iid_square,
     enumerate_square_patterns,
+    hull_class_law,
     iid_ones_law,
     least_squares,
     one_sided_no_matching_counts,
+    rectangle_class_law,
+    replacement_flow,
+    source_chain_threshold,
     zero_column_probability,
     zero_row_lower_bound,
     zero_row_probability,
@@ -237,9 +242,56 @@ def test_dead_neuron_threshold_is_a_valid_necessary_condition():
     # the union bound over L layers asks for a larger p
     assert dead_neuron_threshold(8, 64, delta, layers=10) > dead_neuron_threshold(8, 64, delta)
     assert chain_threshold(8, delta, layers=10) > chain_threshold(8, delta)
-    # the chain's p is far below the dead-neuron necessary bound at every size of T4
-    for d in (4, 8, 16, 32):
-        assert chain_threshold(d, delta) < dead_neuron_threshold(d, d * d, delta)
+    # the source's chain (q ≤ p²/(2d)) is a sufficient condition: where it says anything (d ≥ 32
+    # at δ = 1 %) it lies above the dead-neuron necessary bound; below that it exceeds 1
+    assert source_chain_threshold(16, delta) is None
+    for d in (32, 64):
+        chain = source_chain_threshold(d, delta)
+        assert chain is not None and chain > dead_neuron_threshold(d, d * d, delta)
+        assert chain * chain >= 2 * d * chain_density_required(d, delta)
+        assert (chain - Fraction(1, 10**4)) ** 2 < 2 * d * chain_density_required(d, delta)
+
+
+def _brute_force_domination_witness(d: int, p: Fraction, q: Fraction) -> bool:
+    """Strassen's condition on the one up-set "the column is nonzero", from all 2^(2d) mask
+    pairs and the closed i.i.d. law: True when it is violated (the replacement has more mass)."""
+    real_nonzero = Fraction(0)
+    for bits in range(1 << (2 * d)):
+        r, c = bits & ((1 << d) - 1), bits >> d
+        weight = Fraction(1)
+        for t in range(2 * d):
+            weight *= p if bits >> t & 1 else 1 - p
+        if r and c:
+            real_nonzero += weight
+    return 1 - (1 - q) ** (d * d) > real_nonzero
+
+
+@pytest.mark.parametrize("d", [2, 3, 4])
+def test_real_column_dominates_the_replacement_at_the_sources_density(d):
+    """Step 3: at q = p²/(2d) an exact monotone coupling carries all the mass (domination, the
+    source's condition p ≥ √(2qd)); at q = p² it does not, and the up-set "column nonzero",
+    counted by brute force over every mask pair, violates Strassen's condition."""
+    for p in (Fraction(1, 4), Fraction(1, 2), Fraction(3, 4), Fraction(9, 10)):
+        assert sum(hull_class_law(d, p * p).values()) == 1
+        assert sum(rectangle_class_law(d, p).values()) == 1
+        assert replacement_flow(d, p, p * p / (2 * d)) == 1
+        deficient = replacement_flow(d, p, p * p)
+        assert deficient < 1
+        assert _brute_force_domination_witness(d, p, p * p)
+        assert not _brute_force_domination_witness(d, p, p * p / (2 * d))
+
+
+def test_hull_class_law_matches_enumeration():
+    """The hull law of an i.i.d. pattern, from inclusion–exclusion, against all 2^9 patterns."""
+    d, q = 3, Fraction(1, 3)
+    counts: dict[tuple[int, int], Fraction] = {}
+    for bits in range(1 << 9):
+        rows = {t // 3 for t in range(9) if bits >> t & 1}
+        cols = {t % 3 for t in range(9) if bits >> t & 1}
+        k = bin(bits).count("1")
+        key = (len(rows), len(cols))
+        counts[key] = counts.get(key, Fraction(0)) + q**k * (1 - q) ** (9 - k)
+    assert counts == hull_class_law(d, q)
 
 
 def test_zero_row_bound_is_below_the_exact_probability():

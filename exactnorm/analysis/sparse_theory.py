@@ -14,21 +14,25 @@ The chain of the source's sparse result and what each step is here:
 2. The Boolean matrix: the 0/1 matrix ``M_inᵀ ⊙ M_out`` *nonsingular over Q* implies step 1
    (evaluate ``det K`` at the all-ones point of the support), but not conversely: at ``p = 1`` it
    has rank 1. :func:`enumerate_square_patterns` counts both events exactly.
-3. The column law. Column ``k`` of ``K``'s pattern is ``r_k ⊗ c_k`` (row ``k`` of ``M_in``
-   Kronecker column ``k`` of ``M_out``): every entry is ``Bern(q)`` with ``q = p²`` (both sides
-   masked) or ``q = p`` (one side), but the entries of one column are *not* independent — the
-   number of ones is a product ``|r_k|·|c_k|`` (:func:`column_ones_law`). The i.i.d. ``Bern(q)``
-   replacement is exact for every event that, within each column, reads only entries with
-   pairwise distinct input indices and pairwise distinct output indices (those use disjoint mask
-   bits; different columns are independent anyway) — e.g. a single row of ``K``
-   (:func:`zero_row_probability`). It is not an upper bound: "column is zero" is an
-   intersection of decreasing events of the independent mask bits, so Harris' inequality gives
-   ``P_exact(column zero) ≥ (1 − q)^n = P_iid(column zero)`` (:func:`zero_column_probability`),
-   and at the sizes of T4 the gap is many orders of magnitude.
-4. The condition "p ≥ √(2qd)". Read literally with ``q = p²`` it says ``1 ≥ √(2d)``, false for
-   every ``d ≥ 1``; the reading tested here is ``q = p² ≥ q_req(n)`` with ``n = d²`` and
-   ``q_req(n)`` the density the Boolean singularity theorem asks for (``c·log n / n``), i.e.
-   ``p ≥ √(2c·log d)/d`` (:func:`chain_threshold`).
+3. The column law and its replacement. Column ``k`` of ``K``'s pattern is ``r_k ⊗ c_k`` (row
+   ``k`` of ``M_in`` Kronecker column ``k`` of ``M_out``): each entry is ``Bern(p²)`` (both sides
+   masked) or ``Bern(p)`` (one side), but the entries of one column are *not* independent — the
+   number of ones is a product ``|r_k|·|c_k|`` (:func:`column_ones_law`). The source replaces
+   each column by i.i.d. ``Bern(q)^n`` vectors, ``n = d²``, with ``q`` a free parameter — the
+   density of the *replacement*, not the entry probability — and asks that the real column
+   stochastically dominate the replacement (then a pattern that is nonsingular for the
+   replacement is so for the real masks, by monotone coupling). :func:`replacement_flow` decides
+   the domination exactly (Strassen: a coupling with ``replacement ≤ real`` exists iff a maximum
+   flow carries mass 1); it holds at ``q = p²/(2d)`` and fails at ``q = p²`` for ``d = 2, 3, 4``
+   (T8), where the event "column nonzero" is a witness (:func:`zero_column_probability`: by
+   Harris' inequality ``P_real(column zero) ≥ (1 − p²)^n``). At ``q ≤ p²/(2d)`` the comparison
+   reverses: the replacement *over*-estimates dead neurons. A single row of ``K`` has exactly the
+   i.i.d. law at ``q = p²`` (:func:`zero_row_probability`).
+4. The condition "p ≥ √(2qd)" is ``q ≤ p²/(2d)``: the replacement density may be at most
+   ``p²/(2d)``. The singularity theorem needs ``q ≥ q_req(n) ≈ c·log n / n``, so the chain asks
+   ``p ≥ √(2d·q_req(d²))`` (:func:`source_chain_threshold`), of order ``2√(ln d / d)``, with
+   ``2d³p = Õ(d²√d)`` non-zeros — the source's headline. The summary's "p = Θ(log d/d)" is read
+   as ``Θ(√(log d/d))``, the only reading consistent with both.
 5. The singularity theorem for i.i.d. Boolean matrices (Basak–Rudelson: above
    ``(1+ε)·log n / n`` the singularity probability tends to 0 and is dominated by a zero row or
    column). No explicit finite-``n`` constant is used; the chain takes the dominant term
@@ -40,7 +44,10 @@ References
 ----------
 A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
 Normalization Layers", COLT 2023, arXiv:2302.07937 (the sparse result and its proof sketch).
-A. Basak, M. Rudelson, "Sharp transition of the invertibility of sparse random matrices".
+A. Basak, M. Rudelson, "Sharp transition of the invertibility of the adjacency matrices of
+sparse random graphs", Probability Theory and Related Fields, 2021.
+V. Strassen, "The existence of probability measures with given marginals", Ann. Math. Statist.
+36, 1965 (stochastic domination as a monotone coupling).
 T. E. Harris, "A lower bound for the critical probability in a certain percolation process",
 1960 (positive correlation of monotone events).
 
@@ -82,6 +89,11 @@ __all__ = [
     "counts_to_probability",
     "dead_neuron_threshold",
     "chain_threshold",
+    "hull_class_law",
+    "rectangle_class_law",
+    "replacement_flow",
+    "chain_density_required",
+    "source_chain_threshold",
     "LinearFit",
     "least_squares",
 ]
@@ -483,9 +495,12 @@ def zero_row_threshold(d: int, m: int, delta: Fraction, layers: int = 1,
 
 def chain_threshold(d: int, delta: Fraction, layers: int = 1, c: Fraction = Fraction(1),
                     step: Fraction = Fraction(1, 10**4)) -> Fraction:
-    """The chain's ``p(d, δ)``: smallest grid ``p`` with ``L·2n(1 − p²)^n ≤ δ`` (``n = d²``).
+    """Smallest grid ``p`` with ``L·2n(1 − p²)^n ≤ δ`` (``n = d²``): the chain with the
+    replacement density ``q = p²`` — a stronger replacement than the source's (which takes
+    ``q ≤ p²/(2d)``, :func:`source_chain_threshold`) and not a valid one: the real column does
+    not dominate i.i.d. ``Bern(p²)`` (:func:`replacement_flow`). Kept for comparison only.
 
-    Steps 3–6 of the module docstring: the i.i.d. ``Bern(p²)`` replacement, the dominant
+    Steps 3–6 of the module docstring with that replacement, the dominant
     zero-row-or-column term of the singularity theorem (its estimate, not a finite-``n`` bound),
     the union bound over ``L`` layers; ``c`` scales the density (``q ≥ c·log n / n`` family).
     Exact comparison on a grid of ``step``.
@@ -517,6 +532,112 @@ def chain_threshold(d: int, delta: Fraction, layers: int = 1, c: Fraction = Frac
         return layers * 2 * n * (1 - c * p * p) ** n <= delta if c * p * p <= 1 else True
 
     return _smallest_grid_p(ok, step)
+
+
+def _hull_count(i: int, j: int, k: int) -> int:
+    """``i × j`` 0/1 matrices with ``k`` ones and no zero row or column (inclusion–exclusion)."""
+    return sum((-1) ** (s + t) * math.comb(i, s) * math.comb(j, t) * math.comb((i - s) * (j - t), k)
+               for s in range(i + 1) for t in range(j + 1))
+
+
+def hull_class_law(d: int, q: Any) -> dict[tuple[int, int], Any]:
+    """Law of the row and column counts ``(i, j)`` of the *hull* (the smallest rectangle
+    ``rows × columns`` containing the ones) of an i.i.d. ``Bern(q)`` ``d × d`` pattern; ``(0, 0)``
+    is the zero pattern. Exact in ``q``.
+
+    >>> hull_class_law(1, Fraction(1, 3))
+    {(0, 0): Fraction(2, 3), (1, 1): Fraction(1, 3)}
+    """
+    n = d * d
+    out = {(0, 0): (1 - q) ** n}
+    for i in range(1, d + 1):
+        for j in range(1, d + 1):
+            out[(i, j)] = math.comb(d, i) * math.comb(d, j) * sum(
+                _hull_count(i, j, k) * q**k * (1 - q) ** (n - k) for k in range(1, i * j + 1))
+    return out
+
+
+def rectangle_class_law(d: int, p: Any) -> dict[tuple[int, int], Any]:
+    """Law of the sizes ``(|r|, |c|)`` of the rectangle ``supp(r) × supp(c)`` that a real column
+    ``r ⊗ c`` (both masks ``Bern(p)^d``) fills; ``(0, 0)`` when the column is zero.
+
+    >>> rectangle_class_law(1, Fraction(1, 2))
+    {(0, 0): Fraction(3, 4), (1, 1): Fraction(1, 4)}
+    """
+    def size(i: int) -> Any:
+        return math.comb(d, i) * p**i * (1 - p) ** (d - i)
+
+    out = {(0, 0): 1 - (1 - (1 - p) ** d) ** 2}
+    for i in range(1, d + 1):
+        for j in range(1, d + 1):
+            out[(i, j)] = size(i) * size(j)
+    return out
+
+
+def replacement_flow(d: int, p: Fraction, q: Fraction) -> Fraction:
+    """The maximum flow of a monotone coupling of i.i.d. ``Bern(q)^{d²}`` below the real column
+    ``r ⊗ c`` (masks ``Bern(p)``): 1 exactly when the real column stochastically dominates the
+    replacement (step 3 of the chain), less otherwise. Exact (Fractions through NetworkX).
+
+    Correctness argument. A 0/1 pattern ``x`` lies below a rectangle ``R`` iff its hull does, so
+    the coupling may be built between hulls; both laws are invariant under permuting rows and
+    columns, so a coupling exists iff one exists between the size classes ``(i, j)`` under the
+    product order (spread a class-to-class flow uniformly over the pairs ``H ⊆ R``: every
+    rectangle of a class receives the same amount). By Strassen's theorem a coupling with
+    ``replacement ≤ real`` exists iff this transport problem carries all the mass.
+
+    >>> replacement_flow(2, Fraction(1, 2), Fraction(1, 16))     # q = p²/(2d): dominated
+    Fraction(1, 1)
+    >>> replacement_flow(2, Fraction(1, 2), Fraction(1, 4)) < 1   # q = p²: not dominated
+    True
+    """
+    import networkx as nx
+    from networkx.algorithms.flow import edmonds_karp
+
+    nu, mu = hull_class_law(d, q), rectangle_class_law(d, p)
+    G = nx.DiGraph()
+    for c, m in nu.items():
+        G.add_edge("source", ("replacement", c), capacity=m)
+    for c, m in mu.items():
+        G.add_edge(("real", c), "sink", capacity=m)
+    for a in nu:
+        for b in mu:
+            if a[0] <= b[0] and a[1] <= b[1]:
+                G.add_edge(("replacement", a), ("real", b), capacity=Fraction(1))
+    value, _ = nx.maximum_flow(G, "source", "sink", flow_func=edmonds_karp)
+    return Fraction(value)
+
+
+def chain_density_required(d: int, delta: Fraction, layers: int = 1,
+                           step: Fraction = Fraction(1, 10**7)) -> Fraction:
+    """``q_req``: the smallest grid density ``q`` with ``L·2n(1 − q)^n ≤ δ`` (``n = d²``), the
+    dominant zero-row-or-column term of the Boolean singularity theorem for an i.i.d.
+    ``Bern(q)`` ``n × n`` matrix, with the union bound over ``L`` layers (steps 5–6).
+
+    >>> s = Fraction(1, 1000)
+    >>> q = chain_density_required(4, Fraction(1, 100), step=s)
+    >>> 2 * 16 * (1 - q) ** 16 <= Fraction(1, 100) < 2 * 16 * (1 - q + s) ** 16
+    True
+    """
+    n = d * d
+    return _smallest_grid_p(lambda q: layers * 2 * n * (1 - q) ** n <= delta, step)
+
+
+def source_chain_threshold(d: int, delta: Fraction, layers: int = 1,
+                           step: Fraction = Fraction(1, 10**4)) -> Fraction | None:
+    """The source's chain ``p(d, δ)``: the smallest grid ``p`` with ``p ≥ √(2d·q_req)`` (the
+    condition ``p ≥ √(2qd)`` at ``q = q_req``, :func:`chain_density_required`), decided exactly
+    as ``p² ≥ 2d·q_req``; None when it exceeds 1 (the chain says nothing at that size).
+
+    >>> float(source_chain_threshold(64, Fraction(1, 100)))     # 3.4 × the necessary 0.1916
+    0.6518
+    >>> source_chain_threshold(16, Fraction(1, 100)) is None
+    True
+    """
+    need = 2 * d * chain_density_required(d, delta, layers)
+    if need > 1:
+        return None
+    return _smallest_grid_p(lambda p: p * p >= need, step)
 
 
 # ----------------------------------------------------------------- fitting measured thresholds
