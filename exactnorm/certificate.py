@@ -362,7 +362,30 @@ def _document_parts(c: Construction, version: int, frozen_weights: str) -> dict[
     doc["provenance"] = dict(c.provenance, frozen_weights=frozen_weights) if version == 2 \
         else c.provenance
     doc["witnesses"] = c.witnesses
+    redraws = singular_draws(c.witnesses)
+    if redraws:
+        doc["redraws"] = redraws
     return doc
+
+
+def singular_draws(witnesses: Any) -> list[dict[str, Any]]:
+    """Every draw a construction discarded as singular, with the stream key of its first matrix
+    and an integer kernel vector, sorted by key: the ``redraws`` section, which lets the checker
+    accept a redraw only after draws shown singular (docs/certificate-format.md §6)."""
+    found: dict[tuple[int, ...], list[int]] = {}
+
+    def walk(x: Any) -> None:
+        if isinstance(x, dict):
+            if "key" in x and "kernel" in x and x["kernel"] is not None:
+                found[tuple(x["key"])] = [int(v) for v in x["kernel"]]
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v)
+
+    walk(witnesses)
+    return [{"key": list(k), "kernel": _json_integers(v)} for k, v in sorted(found.items())]
 
 
 def compact_numbers(values: Any) -> dict[str, Any]:

@@ -52,6 +52,7 @@ from exactnorm.certificate import (
     _weight,
     _write_pieces,
     expand_skip,
+    singular_draws,
 )
 from exactnorm.constructions.conv import ConvConstruction
 from exactnorm.errors import (
@@ -152,6 +153,9 @@ def _document(c: ConvConstruction, frozen_weights: str, lazy: bool) -> dict[str,
                       "checkpoints": list(c.network.checkpoints)}
     doc["provenance"] = dict(c.provenance, frozen_weights=frozen_weights)
     doc["witnesses"] = c.witnesses
+    redraws = singular_draws(c.witnesses)
+    if redraws:
+        doc["redraws"] = redraws
     return doc
 
 

@@ -196,3 +196,53 @@ def test_box_with_large_coprime_denominators_is_fast_in_both():
     v = both(doc)
     assert v.ok, v
     assert time.perf_counter() - start < 30
+
+
+def _redrawn_theorem1() -> dict:
+    """A Theorem-1 certificate whose pair was redrawn after singular draws (int:1 values)."""
+    from exactnorm.certificate import certificate_document
+    from exactnorm.constructions.theorem1 import certify_theorem1
+    from exactnorm.model.targets import random_target
+
+    c = certify_theorem1(random_target([1, 3], seed=0), seed=0, distribution="int:1")
+    assert c.reports[0].attempts > 1
+    return certificate_document(c)
+
+
+def _set_attempt(doc: dict, attempt: int) -> None:
+    for L in doc["network"]["layers"]:
+        rec = L["weight"]["random"]
+        rec["key"][-1] = attempt
+
+
+def test_redraws_count_only_after_draws_shown_singular():
+    """Provenance that cannot be ground: an attempt k > 0 needs attempts 0 … k−1 shown singular
+    by kernel vectors that the checker verifies on the regenerated matrices."""
+    doc = _redrawn_theorem1()
+    v = both(doc)
+    assert v.ok and "each after a draw shown singular" in v.message, v
+    ground = copy.deepcopy(doc)
+    _set_attempt(ground, 40)  # an attempt chosen after looking at the target
+    v = both(ground)
+    assert (v.ok, v.rule) == (False, "provenance") and "not shown singular" in v.message, v
+    missing = copy.deepcopy(doc)
+    del missing["redraws"]
+    assert both(missing).rule == "provenance"
+    wrong = copy.deepcopy(doc)
+    wrong["redraws"][0]["kernel"] = [1] + [0] * (len(wrong["redraws"][0]["kernel"]) - 1)
+    v = both(wrong)
+    assert (v.ok, v.rule) == (False, "provenance") and "not in the kernel" in v.message, v
+
+
+def test_final_matrix_redraws_are_checked_too():
+    from exactnorm.certificate import certificate_document
+    from exactnorm.constructions.tradeoff import certify_tradeoff
+    from exactnorm.model.targets import random_target
+
+    doc = certificate_document(certify_tradeoff(random_target([4, 2], seed=0), block=2, seed=0,
+                                                distribution="int:1"))
+    finals = [r for r in doc["redraws"] if r["key"][2] == 4]
+    assert finals and both(doc).ok
+    doc["redraws"] = [r for r in doc["redraws"] if r["key"][2] != 4]
+    v = both(doc)
+    assert (v.ok, v.rule) == (False, "provenance"), v

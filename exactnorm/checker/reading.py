@@ -144,6 +144,8 @@ class Provenance:
     constant: int = 0
     distributions: set[str] = dc_field(default_factory=set)
     pools: int = 0
+    records: dict[tuple[int, ...], tuple[dict, str, int]] = dc_field(default_factory=dict)
+    redraws: int = 0
 
 
 # ---------------------------------------------------------------- structural rules (format §0)
@@ -274,6 +276,7 @@ def rule_draw_record(record: object, where: str, j: int, prov: Provenance) -> An
                                                  f"also the key of {prov.keys[key]}", layer=j)
         prov.keys[key] = owner
     prov.seeds.add(rec.seed)
+    prov.records[rec.key] = (record, where, j)  # type: ignore[assignment]
     prov.distributions.add(rec.distribution)
     if rec.kind == "set" and len(set(rec.values)) == 1:
         prov.constant += 1
@@ -523,6 +526,102 @@ def last_uses(layers: list[dict], start: int, end: int) -> dict[int, int]:
 # ---------------------------------------------------------------- exact integer arithmetic
 
 
+# stream-key parts of docs/certificate-format.md §4 that a redraw may concern
+PAIR_FIRST, PAIR_SECOND, FINAL = 0, 1, 4
+
+
+def _at_attempt(record: dict, attempt: int) -> dict:
+    """The same draw record at another attempt: the last part of its key (and its mask's)."""
+    out = dict(record, key=list(record["key"][:-1]) + [attempt])
+    mask = record.get("mask")
+    if isinstance(mask, dict) and "key" in mask:
+        out["mask"] = dict(mask, key=list(mask["key"][:-1]) + [attempt])
+    return out
+
+
+def _redraw_entries(doc: dict, max_digits: int) -> dict[tuple[int, ...], list[int]]:
+    raw = doc.get("redraws", [])
+    if not isinstance(raw, list):
+        raise CertificateError("format", "redraws must be a list")
+    kernels = {}
+    for t, entry in enumerate(raw):
+        where = f"redraws[{t}]"
+        if not isinstance(entry, dict) or set(entry) != {"key", "kernel"}:
+            raise CertificateError("format", f"{where} is {{\"key\": [...], \"kernel\": "
+                                             f"[...]}}")
+        key = entry["key"]
+        if not isinstance(key, list) or len(key) != 4 or \
+                any(type(x) is not int or not 0 <= x < 1 << 64 for x in key):
+            raise CertificateError("format", f"{where}: key must be four integers "
+                                             f"(target_layer, block, part, attempt), got "
+                                             f"{show(key)}")
+        kernels[tuple(key)] = vector(entry["kernel"], f"{where} kernel", None, max_digits).nums
+    return kernels
+
+
+def _kernel_holds(where: str, j: int, attempt: int, v: list[int], first: dict,
+                  second: dict | None) -> None:
+    """``v ≠ 0`` and ``V·v = 0`` (a final matrix) or ``V_out·diag(v)·V_in = 0`` (a Khatri–Rao
+    pair: ``K v = vec(V_out diag(v) V_in)``), for the regenerated matrices of ``attempt``."""
+    V = regenerate(first, max_entries=MAX_MAP_ENTRIES)
+    if second is None:
+        rows, m = V, len(V[0])
+        out_rows = [[sum(x * y for x, y in zip(row, v))] for row in rows]
+    else:
+        V_out = regenerate(second, max_entries=MAX_MAP_ENTRIES)
+        m = len(V)
+        if len(V_out[0]) * len(V[0]) * m > 16 * MAX_MAP_ENTRIES:
+            raise CertificateError("limit", f"{where}: checking the singular attempt {attempt} "
+                                            f"needs {len(V_out[0]) * len(V[0]) * m} products",
+                                   layer=j)
+        scaled = [[x * c for x in row] for row, c in zip(V, v)]
+        out_rows = [[sum(r[k] * scaled[k][t] for k in range(m)) for t in range(len(V[0]))]
+                    for r in V_out]
+    if len(v) != m or not any(v):
+        raise CertificateError("provenance", f"{where}: the kernel vector of attempt {attempt} "
+                                             f"must be nonzero with {m} entries", layer=j)
+    if any(x for row in out_rows for x in row):
+        raise CertificateError("provenance", f"{where}: the vector given for attempt {attempt} "
+                                             f"is not in the kernel of its system: that draw is "
+                                             f"not shown singular", layer=j)
+
+
+def rule_redraws(doc: dict, prov: Provenance, max_digits: int) -> None:
+    """A draw at attempt ``a > 0`` counts only if attempts ``0 … a−1`` of the same matrices are
+    regenerated and shown singular by a nonzero kernel vector in ``redraws``; so the accepted
+    draw is the first nonsingular one of the seed, and attempts cannot be tried until the
+    "random" matrices fit the target (rule ``provenance``)."""
+    kernels = _redraw_entries(doc, max_digits)
+    for key, (record, where, j) in list(prov.records.items()):
+        if len(key) != 4 or key[3] == 0:
+            continue
+        layer, block, part, attempt = key
+        if part == PAIR_SECOND and (layer, block, PAIR_FIRST, attempt) in prov.records:
+            continue  # checked with the first matrix of its pair
+        if part not in (PAIR_FIRST, FINAL):
+            raise CertificateError("provenance", f"{where}: stream key {show(list(key))} is "
+                                                 f"attempt {attempt} of a matrix that is redrawn "
+                                                 f"neither with its pair nor as a final matrix",
+                                   layer=j)
+        second = None
+        if part == PAIR_FIRST:
+            other = prov.records.get((layer, block, PAIR_SECOND, attempt))
+            if other is None:
+                raise CertificateError("provenance", f"{where}: attempt {attempt} of a pair "
+                                                     f"without its second matrix", layer=j)
+            second = other[0]
+        for earlier in range(attempt):
+            v = kernels.get((layer, block, part, earlier))
+            if v is None:
+                raise CertificateError("provenance", f"{where}: attempt {attempt} is used, but "
+                                                     f"attempt {earlier} of the same draw is not "
+                                                     f"shown singular (no kernel vector in "
+                                                     f"redraws)", layer=j)
+            _kernel_holds(where, j, earlier, v, _at_attempt(record, earlier),
+                          None if second is None else _at_attempt(second, earlier))
+        prov.redraws += attempt
+
+
 def read_certificate(doc: object, max_digits: int) -> tuple[Any, ...]:
     """The reading and structural rules, in order; returns (lower, upper, target, layers,
     checkpoints, provenance)."""
@@ -532,6 +631,7 @@ def read_certificate(doc: object, max_digits: int) -> tuple[Any, ...]:
     lo, hi = rule_domain(doc, max_digits)
     target = read_target(doc, len(lo), max_digits)
     layers, cps = read_network(doc, len(lo), max_digits, prov)
+    rule_redraws(doc, prov, max_digits)
     rule_checkpoints(cps, len(target), len(layers))
     rule_segments(layers, cps)
     return lo, hi, target, layers, cps, prov

@@ -409,7 +409,8 @@ def facts_of(doc: dict, lower: IntVector, upper: IntVector, target: list[dict],
             "regenerated": prov.regenerated, "explicit": prov.explicit,
             "seed": min(prov.seeds) if prov.seeds else None,
             "distributions": sorted(prov.distributions), "constant_draws": prov.constant,
-            "fixed": prov.fixed[:20], "fixed_count": len(prov.fixed), "pooling": prov.pools}
+            "fixed": prov.fixed[:20], "fixed_count": len(prov.fixed), "pooling": prov.pools,
+            "redraws": prov.redraws}
 
 
 def verdict_of(run: Callable[[], dict[str, Any]]) -> Verdict:
@@ -432,6 +433,8 @@ def verdict_of(run: Callable[[], dict[str, Any]]) -> Verdict:
     if facts["fixed_count"]:
         fixed = f"; {facts['fixed_count']} declared fixed (first: {facts['fixed'][0]})"
     pools = f"; {facts['pooling']} pooling map(s) declared" if facts["pooling"] else ""
+    if facts["redraws"]:
+        pools += f"; {facts['redraws']} redraw(s), each after a draw shown singular"
     return Verdict(True, "valid", f"f = g on {facts['box']} for target "
                                   f"{_widths(facts['target_widths'])}{how}; "
                                   f"{facts['segments']} segment(s), {facts['frozen_layers']} "

@@ -216,7 +216,8 @@ def solve_pair(W: fmpq_mat, *, seed: int, layer: int, block: int = WHOLE_LAYER,
                 is_integer=dist.is_integer, witness_prime=witness_prime, solver=solver,
                 solve_jobs=solve_jobs)
         except SingularSystemError as exc:
-            failures.append({"attempt": attempt, "rank": exc.rank, "size": exc.size})
+            failures.append({"attempt": attempt, "rank": exc.rank, "size": exc.size,
+                             "key": list(stream.key), "kernel": exc.kernel})
             if attempt == retry:
                 exc.args = (f"{exc.args[0]} after {retry + 1} draw(s) (seed {seed}); "
                             f"pass a larger --retry N to redraw with recorded stream keys",)

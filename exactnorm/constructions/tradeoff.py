@@ -72,6 +72,7 @@ from exactnorm.exact.linalg import (
     FlintMatrix,
     clear_denominators,
     exact_rank,
+    kernel_vector,
     max_bits,
 )
 from exactnorm.exact.sampling import (
@@ -105,14 +106,18 @@ def _selection(rows: list[int], d: int) -> fmpz_mat:
     return fmpz_mat([[1 if c == r else 0 for c in range(d)] for r in rows])
 
 
-def _final_matrix(seed: int, layer: int, d_out: int, dist: Distribution,
-                  retry: int) -> tuple[FlintMatrix, dict[str, Any], int]:
-    """``V_F`` of target layer ``layer``, its draw record and the attempt that was invertible."""
+def _final_matrix(seed: int, layer: int, d_out: int, dist: Distribution, retry: int,
+                  singular: list[dict[str, Any]]) -> tuple[FlintMatrix, dict[str, Any], int]:
+    """``V_F`` of target layer ``layer``, its draw record and the attempt that was invertible;
+    every singular attempt before it is appended to ``singular`` with a kernel vector (the
+    checker accepts a redraw only after draws shown singular)."""
     for attempt in range(retry + 1):
         stream = StreamKey(layer, WHOLE_LAYER, Part.FINAL, attempt)
         V, record = draw(seed, stream.key, d_out, d_out, dist)
         if exact_rank(V) == d_out:
             return V, record, attempt
+        singular.append({"attempt": attempt, "key": list(stream.key),
+                         "kernel": kernel_vector(V)})
     rank = exact_rank(V)
     raise SingularSystemError(f"final frozen matrix of target layer {layer} is singular: exact "
                               f"rank {rank} < {d_out} after {retry + 1} draw(s)",
@@ -179,7 +184,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                "shift_mode": shift_mode, "routing": routing}
     # every block of every layer as an integer task; the final matrices are solved here first
     tasks: list[dict[str, Any]] = []
-    finals: list[tuple[FlintMatrix, dict[str, Any], int] | None] = []
+    finals: list[tuple[FlintMatrix, dict[str, Any], int, list[dict[str, Any]]] | None] = []
     for i, tl in enumerate(target.layers, first_layer):
         d_out, d_in = tl.shape
         lo, hi = boxes[i - first_layer]
@@ -191,8 +196,10 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                           "S": blocks[0], "d_in": d_in, "lo": [_pack_q(x) for x in lo],
                           "hi": [_pack_q(x) for x in hi], "whole": True, **options})
             continue
-        V_F, final_record, final_attempt = _final_matrix(seed, i, d_out, dist, retry)
-        finals.append((V_F, final_record, final_attempt))
+        final_singular: list[dict[str, Any]] = []
+        V_F, final_record, final_attempt = _final_matrix(seed, i, d_out, dist, retry,
+                                                         final_singular)
+        finals.append((V_F, final_record, final_attempt, final_singular))
         W_prime = _left_divide(V_F, tl.weight)  # V_F⁻¹ W, exact
         for t, S in enumerate(blocks, 1):
             tasks.append({"layer": i, "block": t, "d_in": d_in, "S": S, "whole": False,
@@ -222,7 +229,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
             if progress is not None:
                 progress(done, len(tasks))
             continue
-        V_F, final_record, final_attempt = final
+        V_F, final_record, final_attempt, final_singular = final
         shifts_total = [fmpq(0)] * d_out
         accumulator: int | None = None
         sub_reports = []
@@ -273,6 +280,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
             witness={"layer": i, "block": block, "routing": routing,
                      "blocks": [list(S) for S in blocks], "structural_zeros": structural_zeros,
                      "final_matrix_rank": d_out, "final_attempt": final_attempt,
+                     "final_singular_draws": final_singular,
                      "systems": [r.witness for r in sub_reports]}))
     network = FrozenNetwork(target.widths[0], tuple(layers), tuple(checkpoints))
     extra: dict[str, Any] = {"block": block, "routing": routing, "shift_mode": shift_mode,
