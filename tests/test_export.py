@@ -240,3 +240,41 @@ def test_npz_export_is_byte_reproducible(cert, tmp_path, monkeypatch):
     different = tmp_path / "c.npz"
     export_npz(cert, different, Fraction(1, 2), Fraction(3, 2))
     assert different.read_bytes() != first.read_bytes()
+
+
+def test_onnx_export_is_float64_by_default_and_verified(cert, tmp_path):
+    """float64 is the default (float32 changed predictions of trained models); --verify runs
+    the written model under onnxruntime against the exact target and reports the error."""
+    pytest.importorskip("onnxruntime")
+    import onnx
+
+    doc = cert if isinstance(cert, dict) else json.loads(open(cert).read())
+    out = tmp_path / "m.onnx"
+    text = api.export(doc, out, format="onnx", verify=20)
+    model = onnx.load(out)
+    assert model.graph.input[0].type.tensor_type.elem_type == onnx.TensorProto.DOUBLE
+    assert "verified under onnxruntime at 20 points" in text and "agrees at 20/20" in text
+    err = float(text.split("max abs error ")[1].split(",")[0])
+    assert err < 1e-9, text
+    with pytest.raises(InputError):
+        api.export(doc, tmp_path / "x.json", format="json", verify=3)
+
+
+def test_float32_export_that_changes_a_prediction_is_not_kept(tmp_path):
+    """A target whose outputs differ by less than float32 can resolve after large cancelling
+    shifts: the float32 model is refused (file removed) unless explicitly allowed."""
+    pytest.importorskip("onnxruntime")
+    from exactnorm.certificate import certificate_document
+    from exactnorm.constructions.theorem1 import certify_theorem1
+    from exactnorm.model.network import TargetNetwork
+
+    tiny = Fraction(1, 2**40)
+    g = TargetNetwork.from_lists([[[1], [1]]], [[0, tiny]], ["identity"], lower=[0], upper=[1])
+    doc = certificate_document(certify_theorem1(g, seed=0))
+    out = tmp_path / "m32.onnx"
+    with pytest.raises(InputError, match="changes predictions"):
+        api.export(doc, out, format="onnx", dtype="float32", verify=10)
+    assert not out.exists()
+    text = api.export(doc, out, format="onnx", dtype="float32", verify=10,
+                      allow_float32_error=True)
+    assert out.exists() and "agrees at" in text

@@ -10,10 +10,16 @@ import sys
 import pytest
 
 from exactnorm import api
-from exactnorm.certificate import expand_document, network_from_dict, save_certificate
+from exactnorm.certificate import (
+    certificate_document,
+    expand_document,
+    network_from_dict,
+    save_certificate,
+)
 from exactnorm.cli import main
+from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.errors import MissingExtraError
-from exactnorm.model.targets import random_target
+from exactnorm.model.targets import demo_target, random_target
 from exactnorm.outputs.report import (
     NO_PLOTS,
     _histogram_png,
@@ -164,3 +170,37 @@ def test_report_out_with_missing_parent_is_an_error(cert, tmp_path, capsys):
     assert main(["report", str(cpath), "--out", str(tmp_path / "typo" / "r")]) == 2
     assert "does not exist" in capsys.readouterr().err
     assert not (tmp_path / "typo").exists()
+
+
+def test_report_of_a_long_gamma_uses_integer_bit_sizes(tmp_path):
+    """A γ with more than 4,300 decimal digits (an ordinary Theorem-1 certificate at 64-32-10
+    has such numbers) is measured by bit_length, never through decimal text (it exited 3)."""
+    import sys
+
+    from exactnorm.outputs.report import write_report
+
+    doc = certificate_document(certify_theorem1(demo_target(), seed=1), version=1)
+    old = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        doc["network"]["layers"][0]["gamma"][0] = f"1/{10**6000 + 1}"
+    finally:
+        sys.set_int_max_str_digits(old)
+    out = write_report(doc, tmp_path)
+    md = (tmp_path / "report.md").read_text()
+    bits = (10**6000 + 1).bit_length()
+    assert f"max {bits} bits" in md, md
+    assert not out["verdict"].ok  # the edited γ breaks the identity: the report says so
+    assert "NOT proven" in md
+
+
+def test_long_architectures_are_summarised(tmp_path):
+    from exactnorm.model.network import FrozenNetwork
+    from exactnorm.outputs.report import ARCHITECTURE_LINES, architecture_lines
+
+    c = certify_theorem1(demo_target(), seed=1)
+    net = c.network
+    layers = net.layers * (ARCHITECTURE_LINES // len(net.layers) + 2)
+    long_net = FrozenNetwork(net.input_dim, layers, (len(layers),))
+    lines = architecture_lines(long_net)
+    assert len(lines) <= 23 and any("..." in line for line in lines), lines

@@ -630,7 +630,8 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
            out: str | os.PathLike[str], *, format: str = "json", mean: Any = 0, scale: Any = 1,
            eps: float | None = None, dtype: str | None = None,
            normalization: str | None = None,
-           max_digits: int = DEFAULT_MAX_DIGITS) -> str | None:
+           max_digits: int = DEFAULT_MAX_DIGITS, verify: int = 0,
+           allow_float32_error: bool = False) -> str | None:
     """Write the tuned γ, β for a framework (``export``).
 
     Parameters
@@ -647,7 +648,13 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
     eps : float, optional
         Float formats: ``running_var = s² − eps``.
     dtype, normalization : str, optional
-        ONNX only: ``float32``/``float64`` and ``batchnorm``/``muladd``.
+        ONNX only: ``float64`` (default) or ``float32``, and ``batchnorm``/``muladd``.
+    verify : int
+        ONNX only: evaluate the written model under onnxruntime at this many seeded points of
+        the box against the exact target; the measured error joins the returned text.
+    allow_float32_error : bool
+        With ``verify``, a float32 model whose largest output differs from the exact target's at
+        some point is refused (the file is removed) unless this is set.
 
     Returns
     -------
@@ -670,9 +677,27 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
     doc = (certificate if isinstance(certificate, dict)
            else load_certificate(certificate, max_digits=max_digits))
     options: dict[str, Any] = {"mean": mean, "scale": scale, "eps": eps}
+    require_integer(verify, "verify", minimum=0)
+    if verify and (format != "onnx" or os.fspath(out) == "-"):
+        raise InputError("verify applies to the onnx format written to a file",
+                         parameter="verify")
     if format == "onnx":
-        options.update(dtype=dtype or "float32", normalization=normalization or "batchnorm")
+        options.update(dtype=dtype or "float64", normalization=normalization or "batchnorm")
     result: str | None = export_certificate(doc, format, out, **options)
+    if verify:
+        from exactnorm.outputs.export import verify_onnx
+
+        m = verify_onnx(doc, out, verify)
+        text = (f"verified under onnxruntime at {m['points']} points of the box: max abs error "
+                f"{m['max_abs_error']:.3g}, max rel error {m['max_rel_error']:.3g}, largest "
+                f"output agrees at {m['argmax_agree']}/{m['points']}")
+        if options["dtype"] == "float32" and m["argmax_agree"] < m["points"] \
+                and not allow_float32_error:
+            Path(out).unlink()
+            raise InputError(f"{text}: the float32 model changes predictions, so it was not "
+                             f"kept; use dtype float64, or allow_float32_error to keep it",
+                             parameter="dtype")
+        result = f"{result}; {text}" if result else text
     return result
 
 

@@ -31,12 +31,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--eps", type=float, default=None,
                    help="float formats: running_var = s² − eps (default 1e-5)")
     p.add_argument("--dtype", choices=("float32", "float64"), default=None,
-                   help="onnx only: tensor type (default float32)")
+                   help="onnx only: tensor type (default float64; float32 can change "
+                        "predictions, measure it with --verify)")
     p.add_argument("--normalization", choices=("batchnorm", "muladd"), default=None,
                    help="onnx only: BatchNormalization with frozen statistics (default) or "
                         "Mul(γ)+Add(β)")
     p.add_argument("--max-digits", type=int, default=DEFAULT_MAX_DIGITS, metavar="N",
                    help=f"refuse numbers with more than N digits (default {DEFAULT_MAX_DIGITS})")
+    p.add_argument("--verify", type=int, default=0, metavar="N",
+                   help="onnx: run the written model under onnxruntime at N seeded points of the "
+                        "box and print its error against the exact target")
+    p.add_argument("--allow-float32-error", action="store_true",
+                   help="with --verify: keep a float32 model even if it changes a prediction")
     p.set_defaults(func=run)
 
 
@@ -47,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
     replaced = path is not None and path.exists()  # said after the write, naming the file
     warning = export(args.certificate, args.out, format=args.format, mean=args.mean,
                      scale=args.scale, eps=args.eps, dtype=args.dtype,
-                     normalization=args.normalization, max_digits=args.max_digits)
+                     normalization=args.normalization, max_digits=args.max_digits,
+                     verify=args.verify, allow_float32_error=args.allow_float32_error)
     # with --out - the data owns stdout; the status line goes to stderr
     status = err_console if path is None else console
     what = "exact BatchNorm-style parameters" if warning is None else "floats, not certified"

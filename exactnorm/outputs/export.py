@@ -70,6 +70,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import random
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -406,7 +407,7 @@ def evaluate_npz_export(path: str | os.PathLike[str], X: np.ndarray) -> np.ndarr
     return nodes[-1]
 
 
-def onnx_model(cert_doc: dict[str, Any], *, dtype: str = "float32",
+def onnx_model(cert_doc: dict[str, Any], *, dtype: str = "float64",
                normalization: str = "batchnorm", mean: Any = 0, scale: Any = 1,
                eps: float = DEFAULT_EPS) -> Any:
     """The certificate's network as an ``onnx.ModelProto`` (float; not certified).
@@ -416,7 +417,8 @@ def onnx_model(cert_doc: dict[str, Any], *, dtype: str = "float32",
     cert_doc
         A certificate document (read it with :func:`exactnorm.certificate.load_certificate`).
     dtype
-        ``"float32"`` or ``"float64"`` for every tensor.
+        ``"float64"`` (the default) or ``"float32"`` for every tensor. float32 can change
+        predictions: constructions cancel large shifts β (measure with :func:`verify_onnx`).
     normalization
         ``"batchnorm"`` (``BatchNormalization`` with the frozen statistics ``μ``, ``s² − eps``)
         or ``"muladd"`` (``Mul(Γ)``, ``Add(β)``: the tuned parameters themselves).
@@ -689,6 +691,44 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
     buf = io.BytesIO()
     torch.save(state, buf)
     return buf.getvalue(), FLOAT_WARNING
+
+
+def verify_onnx(cert_doc: dict[str, Any], path: str | os.PathLike[str], points: int, *,
+                seed: int = 0) -> dict[str, Any]:
+    """Evaluate an exported ONNX model under onnxruntime at ``points`` seeded points of the
+    certificate's box and compare with the exact target: the measured error of the float export
+    (the certificate itself is exact; its float image is not).
+
+    The points are ``lower + t·(upper − lower)`` with ``t`` a multiple of 1/1000 drawn from
+    ``random.Random(seed)``, evaluated exactly by the target and as float64 inputs by the model.
+
+    Returns
+    -------
+    dict
+        ``points``, ``max_abs_error``, ``max_rel_error`` (relative to the largest exact output),
+        ``argmax_agree`` (points whose largest output has the same index).
+    """
+    ort = require_extra("onnxruntime", "--verify")
+    from exactnorm.certificate import decode_compact
+    from exactnorm.model.targets import target_from_dict
+
+    g = target_from_dict(decode_compact(cert_doc))
+    rng = random.Random(seed)
+    xs = []
+    for _ in range(points):
+        xs.append([lo + (hi - lo) * fmpq(rng.randrange(0, 1001), 1000)
+                   for lo, hi in zip(g.lower, g.upper)])
+    exact = np.array([_floats(g.evaluate(x)) for x in xs])
+    session = ort.InferenceSession(os.fspath(path), providers=["CPUExecutionProvider"])
+    inp = session.get_inputs()[0]
+    np_dtype = np.float32 if "float)" in inp.type and "double" not in inp.type else np.float64
+    X = np.array([_floats(x) for x in xs], dtype=np_dtype)
+    Y = np.asarray(session.run(None, {inp.name: X})[0], dtype=np.float64)
+    err = float(np.max(np.abs(Y - exact))) if points else 0.0
+    scale = float(np.max(np.abs(exact))) if points else 1.0
+    agree = int(np.sum(np.argmax(Y, axis=1) == np.argmax(exact, axis=1))) if points else 0
+    return {"points": points, "max_abs_error": err,
+            "max_rel_error": err / scale if scale else err, "argmax_agree": agree}
 
 
 def export_certificate(cert_doc: dict[str, Any], format: str, out: str | os.PathLike[str],

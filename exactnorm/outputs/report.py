@@ -64,9 +64,15 @@ ASSUMPTIONS = (
 
 
 def bit_size(x: Any) -> int:
-    """``max(bits(|p|), bits(q))`` of an exact number ``p/q`` (at least 1)."""
-    f = Fraction(str(x)) if not isinstance(x, (int, Fraction)) else Fraction(x)
-    return max(1, abs(f.numerator).bit_length(), f.denominator.bit_length())
+    """``max(bits(|p|), bits(q))`` of an exact number ``p/q`` (at least 1), from the integers
+    themselves (never through decimal text: a 20,000-bit γ has more digits than CPython converts
+    by default)."""
+    if hasattr(x, "numer"):  # fmpq
+        p, q = int(x.numer()), int(x.denom())
+    else:
+        f = Fraction(x)
+        p, q = f.numerator, f.denominator
+    return max(1, abs(p).bit_length(), q.bit_length())
 
 
 def _networks(doc: dict[str, Any]) -> tuple[TargetNetwork, FrozenNetwork]:
@@ -75,18 +81,35 @@ def _networks(doc: dict[str, Any]) -> tuple[TargetNetwork, FrozenNetwork]:
     return target_from_dict(decode_compact(doc)), network_from_dict(doc)
 
 
-def parameter_counts(doc: dict[str, Any]) -> dict[str, int]:
+def parameter_counts(doc: dict[str, Any],
+                     networks: tuple[TargetNetwork, FrozenNetwork] | None = None) -> dict[str, int]:
     """``{"tuned", "frozen", "target"}`` scalar counts of a certificate (see module docstring)."""
-    g, f = _networks(doc)
+    g, f = _networks(doc) if networks is None else networks
     return {"tuned": f.tuned_parameters, "frozen": f.frozen_parameters, "target": g.parameters}
+
+
+#: an architecture longer than this is summarised (first and last layers, width statistics)
+ARCHITECTURE_LINES = 40
 
 
 def architecture_lines(net: FrozenNetwork) -> list[str]:
     """One line per node: ``node j = layer j`` with its input node, width, activation, skips and
-    a checkpoint mark (``= a_i``) where node j equals target layer i's output."""
+    a checkpoint mark (``= a_i``) where node j equals target layer i's output; a network of more
+    than :data:`ARCHITECTURE_LINES` layers is summarised by its first and last ten nodes."""
     marks = {c: i for i, c in enumerate(net.checkpoints, 1)}
     lines = [f"node 0: input x, width {net.input_dim}"]
+    n = len(net.layers)
+    if n > ARCHITECTURE_LINES:
+        widths = [layer.width for layer in net.layers]
+        n_skips = sum(len(layer.skips) for layer in net.layers)
+        lines.append(f"({n} frozen layers: widths {min(widths)} to {max(widths)}, "
+                     f"{n_skips} skip connections, {len(net.checkpoints)} checkpoints; the "
+                     f"first and last ten follow)")
     for j, layer in enumerate(net.layers, 1):
+        if n > ARCHITECTURE_LINES and 10 < j <= n - 10:
+            if j == 11:
+                lines.append(f"... nodes 11 to {n - 10} ...")
+            continue
         skips = ", ".join(f"{s.kind} from node {s.source}" for s in layer.skips)
         text = (f"node {j} = layer {j}: input node {layer.input}, width {layer.width}, "
                 f"{layer.activation}")
@@ -109,24 +132,34 @@ def _verdict(doc: dict[str, Any]) -> Any:
     return checker_flint.check_certificate(doc)
 
 
+def _box_text(values: Any) -> str:
+    """A box side for a reader: all equal values once, else the first eight."""
+    shown = [str(x) if bit_size(x) <= 64 else f"({bit_size(x)}-bit number)" for x in values[:8]]
+    if all(x == values[0] for x in values):
+        return f"{shown[0]} (all {len(values)} coordinates)"
+    return ", ".join(shown) + (f", … ({len(values)} coordinates)" if len(values) > 8 else "")
+
+
 def report_markdown(doc: dict[str, Any], verdict: Any | None = None, *,
-                    plots: bool = True, no_plots: str = NO_PLOTS) -> str:
+                    plots: bool = True, no_plots: str = NO_PLOTS,
+                    networks: tuple[TargetNetwork, FrozenNetwork] | None = None) -> str:
     """The report as Markdown (the HTML version carries the same text).
 
     With ``plots=False`` the histogram images are replaced by ``no_plots``, saying why.
+    ``networks`` (target and frozen network of ``doc``) avoids reading the document again.
     """
-    g, f = _networks(doc)
+    g, f = _networks(doc) if networks is None else networks
     v = _verdict(doc) if verdict is None else verdict
-    counts = parameter_counts(doc)
+    counts = parameter_counts(doc, (g, f))
     gam, bet = _bits(f)
-    lo = ", ".join(str(x) for x in g.lower)
-    hi = ", ".join(str(x) for x in g.upper)
+    lo = _box_text(g.lower)
+    hi = _box_text(g.upper)
     prov = doc.get("provenance", {}) if isinstance(doc.get("provenance"), dict) else {}
     out = ["# exactnorm certificate report", "",
            "## What is proven" if v.ok else "## What is claimed (NOT proven: the check failed)",
            "",
            "For all x in the box D, f(x) = g(x), in exact rational arithmetic.", "",
-           f"* D = {{x : lower ≤ x ≤ upper}}, lower = ({lo}), upper = ({hi})",
+           f"* D = {{x : lower ≤ x ≤ upper}}, lower = {lo}; upper = {hi}",
            f"* target g: widths {' → '.join(map(str, g.widths))}, activations "
            f"{', '.join(layer.activation for layer in g.layers)}",
            f"* frozen f: {f.depth} layers, widths {', '.join(map(str, f.widths))}",
@@ -160,18 +193,20 @@ def _histogram_png(values: list[int], title: str) -> bytes:
     Figure = require_extra("matplotlib.figure", purpose).Figure
 
     # a bare Figure on an Agg canvas: no pyplot, so the caller's backend and figures are untouched
-    fig = Figure(figsize=(5, 3))
+    fig = Figure(figsize=(6, 3.5))
     FigureCanvasAgg(fig)
     ax = fig.subplots()
     top = max(values, default=1)
-    ax.hist(values, bins=range(1, top + 2), color="#4c72b0", edgecolor="white")
+    # at most 40 bars of whole bit counts: a bar per bit of a 1,445-bit γ draws nothing visible
+    width = max(1, -(-top // 40))
+    ax.hist(values, bins=range(1, top + width + 1, width), color="#4c72b0", edgecolor="none")
     ax.set_xlabel("bit size max(bits(|p|), bits(q))")
     ax.set_ylabel("neurons")
     ax.set_title(title)
     fig.tight_layout()
     buf = _stdio.BytesIO()
     # no Software/date metadata: equal certificates give equal files
-    fig.savefig(buf, format="png", dpi=80, metadata={"Software": None})
+    fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
     return buf.getvalue()
 
 
@@ -188,7 +223,14 @@ def markdown_to_html(md: str, title: str = "exactnorm certificate report") -> st
     # raw HTML off: a rule name or message from a certificate is text, never markup
     body = MarkdownIt("commonmark", {"html": False}).enable("table").render(md)
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
-            f"<title>{html.escape(title)}</title></head><body>\n{body}</body></html>\n")
+            f"<title>{html.escape(title)}</title><style>{_CSS}</style></head><body>\n{body}"
+            "</body></html>\n")
+
+
+_CSS = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;padding:0 1rem;"
+        "line-height:1.5;color:#222}table{border-collapse:collapse}td,th{border:1px solid #ccc;"
+        "padding:.2rem .6rem}pre,code{background:#f5f5f5;font-size:90%}pre{padding:.6rem;"
+        "overflow-x:auto}img{max-width:100%}")
 
 
 def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
@@ -211,7 +253,7 @@ def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
         ``paths`` (name → path), ``verdict``, ``counts`` and ``plots`` (``False`` when matplotlib
         is missing: the report then says so instead of showing histograms).
     """
-    _g, f = _networks(doc)
+    g, f = _networks(doc)
     v = _verdict(doc) if verdict is None else verdict
     gam, bet = _bits(f)
     try:
@@ -219,7 +261,7 @@ def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
                 "beta_bits.png": _histogram_png(bet, "tuned β")}
     except MissingExtraError:
         pngs = {}
-    md = report_markdown(doc, v, plots=bool(pngs))
+    md = report_markdown(doc, v, plots=bool(pngs), networks=(g, f))
     files: dict[str, bytes] = {"report.md": md.encode(),
                                "report.html": markdown_to_html(md).encode(), **pngs}
     out = Path(out_dir)
@@ -227,5 +269,6 @@ def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
     for name, data in files.items():
         atomic_write(out / name, data)
         paths[name] = out / name
-    return {"paths": paths, "verdict": v, "counts": parameter_counts(doc), "plots": bool(pngs),
+    return {"paths": paths, "verdict": v, "counts": parameter_counts(doc, (g, f)),
+            "plots": bool(pngs),
             "no_plots": NO_PLOTS}
