@@ -248,7 +248,7 @@ def test_onnx_export_is_float64_by_default_and_verified(cert, tmp_path):
     pytest.importorskip("onnxruntime")
     import onnx
 
-    doc = cert if isinstance(cert, dict) else json.loads(open(cert).read())
+    doc = cert
     out = tmp_path / "m.onnx"
     text = api.export(doc, out, format="onnx", verify=20)
     model = onnx.load(out)
