@@ -18,6 +18,7 @@ import importlib
 import os
 import re
 import sys
+import warnings
 from collections.abc import Sequence
 
 from exactnorm import __version__
@@ -83,12 +84,18 @@ def _split_debug(argv: list[str]) -> tuple[list[str], bool]:
     return kept, len(kept) != len(argv)
 
 
+def _note(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+          file: object = None, line: str | None = None) -> None:
+    print(f"note: {message}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from exactnorm.commands._common import interrupt_note, set_interrupt_note
 
     argv, debug = _split_debug(_join_negative_values(list(sys.argv[1:] if argv is None
                                                           else argv)))
     set_interrupt_note(None)  # a note is about this command only, not an earlier call's
+    warnings.showwarning = _note  # a library's UserWarning is a note to the user, not code
     try:
         args = build_parser().parse_args(argv)
         args.debug = debug

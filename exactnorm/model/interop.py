@@ -71,6 +71,7 @@ from __future__ import annotations
 
 import os
 import re
+import warnings
 import zipfile
 import zlib
 from collections.abc import Mapping, Sequence
@@ -115,7 +116,11 @@ STATE_DICT_RESERVED = ("lower", "upper", "activations")
 #: File suffixes read with ``torch.load(weights_only=True)``.
 STATE_DICT_SUFFIXES = (".pt", ".pth")
 #: ONNX operators a target graph may use (module docstring).
-ONNX_OPS = ("Gemm", "MatMul", "Add", "Relu", "Identity", "Flatten")
+ONNX_OPS = ("Gemm", "MatMul", "Add", "Relu", "Identity", "Flatten", "Reshape", "Cast",
+            "Constant")
+#: output post-processing of classifiers (skl2onnx, torch): the certified output is the logits
+#: before it, and the reader says so
+ONNX_HEADS = ("Softmax", "LogSoftmax", "Sigmoid")
 
 _DECLARE_HINT = ("declare them with an 'activations' array in the file (one of relu/identity per "
                  "Linear layer) or --activations relu,...,identity")
@@ -507,10 +512,14 @@ def _onnx_layers(model: Any, max_width: int) -> _Layers:
             raise InputError(f"cannot read {model} as ONNX: {type(exc).__name__}") from None
     graph = model.graph
     consts = {t.name: t for t in graph.initializer}
+    for node in graph.node:  # Constant nodes and Identity chains of constants are constants too
+        if node.op_type == "Constant" and node.output and "value" in _onnx_attrs(node, onnx):
+            consts[node.output[0]] = _onnx_attrs(node, onnx)["value"]
+        elif node.op_type == "Identity" and node.input and node.input[0] in consts:
+            consts[node.output[0]] = consts[node.input[0]]
     inputs = [i.name for i in graph.input if i.name not in consts]
-    if len(inputs) != 1 or len(graph.output) != 1:
-        raise InputError(f"the ONNX graph has {len(inputs)} data inputs and {len(graph.output)} "
-                         f"outputs; an MLP has one of each")
+    if len(inputs) != 1:
+        raise InputError(f"the ONNX graph has {len(inputs)} data inputs; an MLP has one")
 
     def const(name: str, node: Any) -> np.ndarray:
         if name not in consts:
@@ -527,8 +536,14 @@ def _onnx_layers(model: Any, max_width: int) -> _Layers:
     acts: list[str] = []
     current = inputs[0]
     open_matmul = False  # the last layer is a MatMul that an Add may still complete
+    head = None
     for node in graph.node:
         label = f"ONNX node {node.name or '(unnamed)'!r} ({node.op_type})"
+        if node.output and node.output[0] in consts:
+            continue  # a Constant, or an Identity of a constant
+        if node.op_type in ONNX_HEADS and list(node.input) == [current] and weights:
+            head = node  # a classifier's probabilities: certify the logits before them
+            break
         if node.op_type not in ONNX_OPS or node.domain not in ("", "ai.onnx"):
             raise InputError(f"{label} is not supported; an exact target may use "
                              f"{', '.join(ONNX_OPS)}")
@@ -579,10 +594,25 @@ def _onnx_layers(model: Any, max_width: int) -> _Layers:
             open_matmul = False
         elif op == "Flatten" and attrs.get("axis", 1) != 1:
             raise InputError(f"{label}: only axis = 1 (flatten each sample) is supported")
+        elif op == "Cast" and attrs.get("to") not in (1, 11):  # FLOAT, DOUBLE
+            raise InputError(f"{label}: only a cast to float or double is a no-op on exact "
+                             f"values")
+        elif op == "Reshape":
+            shape = [int(x) for x in np.asarray(const(node.input[1], node)).ravel()]
+            if len(shape) != 2 or shape[0] not in (-1, 0, 1) and shape[1] != -1:
+                raise InputError(f"{label}: only a reshape to (batch, features) — a flatten — "
+                                 f"is supported, got shape {shape}")
         current = node.output[0]
-    if current != graph.output[0].name:
-        raise InputError(f"the ONNX graph output {graph.output[0].name!r} is not the end of the "
-                         f"chain {current!r}")
+    outputs = [o.name for o in graph.output]
+    if head is not None:
+        warnings.warn(f"the ONNX graph ends in {head.op_type} ({', '.join(outputs)}): exactnorm "
+                      f"certifies the logits {current!r} before it; the probabilities and labels "
+                      f"are a fixed monotone post-processing of them, computed in floating point",
+                      stacklevel=3)
+        return weights, biases, acts
+    if len(outputs) != 1 or current != outputs[0]:
+        raise InputError(f"the ONNX graph outputs {outputs} are not the end of the chain "
+                         f"{current!r}")
     if not weights:
         raise InputError("the ONNX graph has no Gemm or MatMul layer")
     return weights, biases, acts
