@@ -541,8 +541,11 @@ def _onnx_layers(model: Any, max_width: int) -> _Layers:
         label = f"ONNX node {node.name or '(unnamed)'!r} ({node.op_type})"
         if node.output and node.output[0] in consts:
             continue  # a Constant, or an Identity of a constant
-        if node.op_type in ONNX_HEADS and list(node.input) == [current] and weights:
-            head = node  # a classifier's probabilities: certify the logits before them
+        if node.op_type in ONNX_HEADS and list(node.input) == [current] and weights \
+                and len(graph.output) > 1:
+            # a classifier's label and probabilities (skl2onnx): certify the logits before them;
+            # a single output that is a probability is the model's function and is refused
+            head = node
             break
         if node.op_type not in ONNX_OPS or node.domain not in ("", "ai.onnx"):
             raise InputError(f"{label} is not supported; an exact target may use "
