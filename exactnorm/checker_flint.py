@@ -315,8 +315,10 @@ class FlintArithmetic:
         return pieces, cn, D, support
 
     def reduced(self, node: Map) -> Map:
+        """Zero pieces dropped and the constant over its smallest denominator; the pieces are
+        already over theirs (:meth:`affine` and :meth:`add` reduce every piece they build)."""
         pieces, cn, cden, support = node
-        kept = [p for p in (_reduced(p) for p in pieces) if p is not None]
+        kept = [p for p in pieces if not p[1].is_zero()]
         return (kept, *_reduced_column(cn, cden), support if kept else frozenset())
 
     def add(self, m1: Map, m2: Map) -> Map:

@@ -318,6 +318,10 @@ def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i
             _inner_layer(layer, tl["kind"], seg, j, i)
         V = layer["V"]
         node = maps[layer["input"]]
+        if isinstance(node, Scaled) and V.nrows * V.ncols > ar.nrows(node.B) * max(
+                1, len(ar.support(node.B))):
+            # scaling the node is cheaper than scaling the columns of this layer's matrix
+            node = maps[layer["input"]] = _materialized(ar, node)
         inner = width if node is None else len(_support(ar, node))
         budget.size(V.nrows, inner, j)
         budget.work(V.nrows * V.ncols * (1 if node is None else inner), j)
