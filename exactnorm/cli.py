@@ -22,11 +22,11 @@ import warnings
 from collections.abc import Sequence
 
 from exactnorm import __version__
+from exactnorm.checker.vocabulary import EXIT_BROKEN_PIPE  # 128 + SIGPIPE
 from exactnorm.errors import ExactnormError
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "EXIT_BROKEN_PIPE", "render_error"]
 
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a command killed by it
 
 COMMAND_MODULES = (
     "exactnorm.commands.certify",

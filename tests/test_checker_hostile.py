@@ -246,3 +246,35 @@ def test_final_matrix_redraws_are_checked_too():
     doc["redraws"] = [r for r in doc["redraws"] if r["key"][2] != 4]
     v = both(doc)
     assert (v.ok, v.rule) == (False, "provenance"), v
+
+
+def test_the_format_vocabulary_is_defined_once():
+    """Every name and limit of exactnorm/checker/vocabulary.py is assigned a literal there and
+    nowhere else in the package (other modules import it, possibly under another name)."""
+    import ast
+    from pathlib import Path
+
+    from exactnorm.checker import vocabulary
+
+    package = Path(vocabulary.__file__).resolve().parent.parent
+    names = {n for n in vocabulary.__all__}
+    values = {repr(getattr(vocabulary, n)) for n in names
+              if not isinstance(getattr(vocabulary, n), int) or getattr(vocabulary, n) > 1000}
+    found = []
+    for path in package.rglob("*.py"):
+        if path.name == "vocabulary.py":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Assign) and isinstance(node.value, (ast.Constant, ast.Tuple,
+                                                                        ast.BinOp)):
+                try:
+                    value = repr(ast.literal_eval(node.value))
+                except ValueError:
+                    try:
+                        value = repr(eval(compile(ast.Expression(node.value), "", "eval")))
+                    except Exception:  # noqa: BLE001  (a name in the expression: not a literal)
+                        continue
+                targets = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                if set(targets) & names or (value in values and targets):
+                    found.append(f"{path.relative_to(package)}:{node.lineno} {targets} = {value}")
+    assert not found, found

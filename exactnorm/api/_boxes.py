@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from flint import fmpq
 
+from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES as MAX_DATA_BYTES
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.files import read_npz_archive
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number, strict_json_loads
@@ -42,8 +43,6 @@ Cube = tuple[Fraction, Fraction]
 Bounds = tuple[list[Fraction], list[Fraction]]
 Box = Cube | Bounds
 
-#: refuse sample files larger than this (the box needs one pass over them)
-MAX_DATA_BYTES = 2 * 1024**3
 
 
 def _exact_floats(a: Any, what: str) -> list[Fraction]:

@@ -14,6 +14,7 @@ import zlib
 from collections.abc import Callable
 from typing import Any
 
+from . import vocabulary as limits
 from .arithmetic import PureArithmetic
 from .numbers import (
     CertificateError,
@@ -22,14 +23,6 @@ from .numbers import (
     check_max_digits,
     parse_certificate_text,
     show,
-)
-from .vocabulary import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_DIGITS,
-    DEFAULT_MAX_WORK,
-    EXIT_BROKEN_PIPE,
-    MAX_BYTES_CAP,
-    MAX_WORK_CAP,
 )
 from .walk import check_with
 
@@ -106,7 +99,7 @@ def _gzip_trailer_size(fh: Any) -> int:
 
 
 def read_file_bytes(path: str | os.PathLike[str],
-                    max_bytes: int = DEFAULT_MAX_BYTES) -> bytearray:
+                    max_bytes: int = limits.DEFAULT_MAX_BYTES) -> bytearray:
     """The bytes of a regular ``.json`` or ``.json.gz`` file, gunzipped, at most ``max_bytes``.
 
     The file is opened without blocking and checked to be a regular file before any byte is read
@@ -116,9 +109,9 @@ def read_file_bytes(path: str | os.PathLike[str],
     and the time to inflate max_bytes), then keeping. Raises :class:`ReadError`.
     """
     name = os.fspath(path)
-    if not 0 <= max_bytes <= MAX_BYTES_CAP:
-        raise ReadError("input", f"the size limit must be between 0 and {MAX_BYTES_CAP} bytes, "
-                                 f"got {max_bytes}")
+    if not 0 <= max_bytes <= limits.MAX_BYTES_CAP:
+        raise ReadError("input", f"the size limit must be between 0 and "
+                                 f"{limits.MAX_BYTES_CAP} bytes, got {max_bytes}")
     try:
         fd = os.open(name, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
@@ -159,8 +152,8 @@ def read_file_bytes(path: str | os.PathLike[str],
 
 
 def check_text_with(ar: Any, text: str | bytes | bytearray, *,
-                    max_digits: int = DEFAULT_MAX_DIGITS,
-                    max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+                    max_digits: int = limits.DEFAULT_MAX_DIGITS,
+                    max_work: int = limits.DEFAULT_MAX_WORK) -> Verdict:
     """Parse strictly, then check with arithmetic ``ar``; never raises for bad content."""
     try:
         doc = parse_certificate_text(text, max_digits=max_digits)
@@ -169,10 +162,10 @@ def check_text_with(ar: Any, text: str | bytes | bytearray, *,
     return check_with(ar, doc, max_digits=max_digits, max_work=max_work)
 
 
-def check_file_with(ar: Any, path: str, *, max_digits: int = DEFAULT_MAX_DIGITS,
-                    max_bytes: int = DEFAULT_MAX_BYTES,
+def check_file_with(ar: Any, path: str, *, max_digits: int = limits.DEFAULT_MAX_DIGITS,
+                    max_bytes: int = limits.DEFAULT_MAX_BYTES,
                     progress: Callable[[int, int], None] | None = None,
-                    max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+                    max_work: int = limits.DEFAULT_MAX_WORK) -> Verdict:
     """Check a ``.json`` or ``.json.gz`` certificate file with arithmetic ``ar``; a file that
     cannot be read is a failed verdict with rule ``format``."""
     try:
@@ -216,21 +209,22 @@ def main(argv: list[str] | None = None) -> int:
     stdout is closed before the verdict is out. ``--pure`` is accepted for symmetry with
     ``exactnorm check``: this entry point is always the standard-library arithmetic."""
     args = [a for a in (sys.argv[1:] if argv is None else argv) if a != "--pure"]
-    limits = {}
-    for name, cap in (("--max-bytes", MAX_BYTES_CAP), ("--max-digits", 10_000_000),
-                      ("--max-work", MAX_WORK_CAP)):
+    given: dict[str, int | None] = {}
+    for name, cap in (("--max-bytes", limits.MAX_BYTES_CAP),
+                      ("--max-digits", limits.MAX_DIGITS_CAP),
+                      ("--max-work", limits.MAX_WORK_CAP)):
         got = _option(args, name, cap)
         if isinstance(got, str):
             print(got, file=sys.stderr)
             return 2
-        limits[name] = got
+        given[name] = got
     if len(args) != 1:
         print("usage: python -m exactnorm.checker CERT [--pure] [--max-bytes N] "
               "[--max-digits N] [--max-work N]", file=sys.stderr)
         return 2
-    max_bytes = limits["--max-bytes"] or DEFAULT_MAX_BYTES
-    max_digits = check_max_digits(limits["--max-digits"] or DEFAULT_MAX_DIGITS)
-    max_work = limits["--max-work"] or DEFAULT_MAX_WORK
+    max_bytes = given["--max-bytes"] or limits.DEFAULT_MAX_BYTES
+    max_digits = check_max_digits(given["--max-digits"] or limits.DEFAULT_MAX_DIGITS)
+    max_work = given["--max-work"] or limits.DEFAULT_MAX_WORK
     try:
         text = read_file_bytes(args[0], int(max_bytes))
     except ReadError as exc:
@@ -243,5 +237,5 @@ def main(argv: list[str] | None = None) -> int:
                             max_work=int(max_work))
     line = ("VALID: " if v.ok else f"INVALID [{v.rule}]: ") + v.message
     if not print_or_broken_pipe(line):
-        return EXIT_BROKEN_PIPE
+        return limits.EXIT_BROKEN_PIPE
     return 0 if v.ok else 1

@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpz_mat
 
+from exactnorm.checker.vocabulary import GENERATOR
 from exactnorm.errors import InputError
 from exactnorm.exact.sampling import Distribution, parse_distribution
 
@@ -49,7 +50,6 @@ __all__ = [
     "matrix_from_record",
 ]
 
-GENERATOR = "exactnorm.shake256.v1"
 
 Matrix = fmpz_mat | fmpq_mat
 

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 from flint import fmpq, fmpq_mat, fmpz, fmpz_mat
 
+from exactnorm.checker.vocabulary import MAX_MAP_ENTRIES as MAX_PATCH_ENTRIES
 from exactnorm.errors import InputError, LimitExceededError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix, clear_denominators, to_numpy
 from exactnorm.model.network import (
@@ -46,8 +47,6 @@ __all__ = ["ConvGeometry", "ConvTargetLayer", "PoolTargetLayer", "ConvTargetNetw
            "AnyFrozenLayer", "unfolded_matrix", "evaluate_checkpoints", "MAX_PATCH_ENTRIES",
            "layer_kind"]
 
-#: largest patch matrix (patch size × positions) built before an allocation is refused
-MAX_PATCH_ENTRIES = 1 << 26
 
 
 def _pair(x: Sequence[int], what: str, minimum: int) -> tuple[int, int]:
