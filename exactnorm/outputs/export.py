@@ -70,7 +70,6 @@ from __future__ import annotations
 import io
 import json
 import os
-import random
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -407,97 +406,6 @@ def evaluate_npz_export(path: str | os.PathLike[str], X: np.ndarray) -> np.ndarr
     return nodes[-1]
 
 
-def onnx_model(cert_doc: dict[str, Any], *, dtype: str = "float64",
-               normalization: str = "batchnorm", mean: Any = 0, scale: Any = 1,
-               eps: float = DEFAULT_EPS) -> Any:
-    """The certificate's network as an ``onnx.ModelProto`` (float; not certified).
-
-    Parameters
-    ----------
-    cert_doc
-        A certificate document (read it with :func:`exactnorm.certificate.load_certificate`).
-    dtype
-        ``"float64"`` (the default) or ``"float32"`` for every tensor. float32 can change
-        predictions: constructions cancel large shifts β (measure with :func:`verify_onnx`).
-    normalization
-        ``"batchnorm"`` (``BatchNormalization`` with the frozen statistics ``μ``, ``s² − eps``)
-        or ``"muladd"`` (``Mul(Γ)``, ``Add(β)``: the tuned parameters themselves).
-    mean, scale, eps
-        Frozen statistics of the BatchNorm form (module docstring).
-
-    Returns
-    -------
-    onnx.ModelProto
-        Checked with ``onnx.checker``; input ``x`` ``(N, d_0)``, output ``y``.
-
-    Raises
-    ------
-    InputError
-        Unknown ``dtype``/``normalization``, ``s² ≤ eps``.
-    MissingExtraError
-        Without the ``onnx`` package.
-    """
-    onnx = require_extra("onnx", "the ONNX export")
-    from onnx import TensorProto, helper, numpy_helper
-
-    if dtype not in _FLOAT_DTYPES:
-        raise InputError(f"dtype must be one of {tuple(_FLOAT_DTYPES)}, got {dtype!r}")
-    if normalization not in ("batchnorm", "muladd"):
-        raise InputError(f"normalization must be 'batchnorm' or 'muladd', got {normalization!r}")
-    np_dtype = _FLOAT_DTYPES[dtype]
-    elem = TensorProto.FLOAT if dtype == "float32" else TensorProto.DOUBLE
-    net, layers = _float_layers(cert_doc, mean, scale, eps)
-    inits: list[Any] = []
-    nodes: list[Any] = []
-
-    def const(name: str, value: np.ndarray) -> str:
-        inits.append(numpy_helper.from_array(np.ascontiguousarray(value, dtype=np_dtype), name))
-        return name
-
-    names = ["x"]
-    for j, (layer, p) in enumerate(zip(net.layers, layers), 1):
-        v = f"v{j}"
-        nodes.append(helper.make_node("MatMul", [names[layer.input], const(f"V{j}_T", p["V"].T)],
-                                      [v], name=f"layer{j}_linear"))
-        u = f"u{j}"
-        if normalization == "batchnorm":
-            nodes.append(helper.make_node(
-                "BatchNormalization",
-                [v, const(f"bn{j}_scale", p["gamma_hat"]), const(f"bn{j}_bias", p["beta_hat"]),
-                 const(f"bn{j}_mean", p["mean"]), const(f"bn{j}_var", p["var"])],
-                [u], name=f"layer{j}_norm", epsilon=float(eps)))
-        else:
-            nodes.append(helper.make_node("Mul", [v, const(f"gamma{j}", p["gamma"])],
-                                          [f"g{j}"], name=f"layer{j}_scale"))
-            nodes.append(helper.make_node("Add", [f"g{j}", const(f"beta{j}", p["beta"])], [u],
-                                          name=f"layer{j}_shift"))
-        h = u
-        if layer.activation == "relu":
-            h = f"a{j}"
-            nodes.append(helper.make_node("Relu", [u], [h], name=f"layer{j}_relu"))
-        for source, P in p["skips"]:
-            sk = f"s{j}_{source}"
-            nodes.append(helper.make_node("MatMul", [names[source],
-                                                     const(f"P{j}_{source}_T", P.T)], [sk],
-                                          name=f"layer{j}_skip{source}"))
-            nodes.append(helper.make_node("Add", [h, sk], [f"h{j}_{source}"],
-                                          name=f"layer{j}_skip{source}_add"))
-            h = f"h{j}_{source}"
-        names.append(h)
-    nodes.append(helper.make_node("Identity", [names[-1]], ["y"], name="output"))
-    graph = helper.make_graph(
-        nodes, "exactnorm_frozen_network",
-        [helper.make_tensor_value_info("x", elem, ["N", net.input_dim])],
-        [helper.make_tensor_value_info("y", elem, ["N", net.layers[-1].width])],
-        initializer=inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", ONNX_OPSET)],
-                              producer_name="exactnorm")
-    model.ir_version = 8  # the oldest IR that carries opset 15; widest runtime support
-    model.doc_string = FLOAT_WARNING
-    onnx.checker.check_model(model)
-    return model
-
-
 def torch_state_dict(cert_doc: dict[str, Any], *, mean: Any = 0, scale: Any = 1,
                      eps: float = DEFAULT_EPS) -> dict[str, np.ndarray]:
     """The state dict of the documented PyTorch layout as float64 numpy arrays (no torch needed).
@@ -693,44 +601,6 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
     return buf.getvalue(), FLOAT_WARNING
 
 
-def verify_onnx(cert_doc: dict[str, Any], path: str | os.PathLike[str], points: int, *,
-                seed: int = 0) -> dict[str, Any]:
-    """Evaluate an exported ONNX model under onnxruntime at ``points`` seeded points of the
-    certificate's box and compare with the exact target: the measured error of the float export
-    (the certificate itself is exact; its float image is not).
-
-    The points are ``lower + t·(upper − lower)`` with ``t`` a multiple of 1/1000 drawn from
-    ``random.Random(seed)``, evaluated exactly by the target and as float64 inputs by the model.
-
-    Returns
-    -------
-    dict
-        ``points``, ``max_abs_error``, ``max_rel_error`` (relative to the largest exact output),
-        ``argmax_agree`` (points whose largest output has the same index).
-    """
-    ort = require_extra("onnxruntime", "--verify")
-    from exactnorm.certificate import decode_compact
-    from exactnorm.model.targets import target_from_dict
-
-    g = target_from_dict(decode_compact(cert_doc))
-    rng = random.Random(seed)
-    xs = []
-    for _ in range(points):
-        xs.append([lo + (hi - lo) * fmpq(rng.randrange(0, 1001), 1000)
-                   for lo, hi in zip(g.lower, g.upper)])
-    exact = np.array([_floats(g.evaluate(x)) for x in xs])
-    session = ort.InferenceSession(os.fspath(path), providers=["CPUExecutionProvider"])
-    inp = session.get_inputs()[0]
-    np_dtype = np.float32 if "float)" in inp.type and "double" not in inp.type else np.float64
-    X = np.array([_floats(x) for x in xs], dtype=np_dtype)
-    Y = np.asarray(session.run(None, {inp.name: X})[0], dtype=np.float64)
-    err = float(np.max(np.abs(Y - exact))) if points else 0.0
-    scale = float(np.max(np.abs(exact))) if points else 1.0
-    agree = int(np.sum(np.argmax(Y, axis=1) == np.argmax(exact, axis=1))) if points else 0
-    return {"points": points, "max_abs_error": err,
-            "max_rel_error": err / scale if scale else err, "argmax_agree": agree}
-
-
 def export_certificate(cert_doc: dict[str, Any], format: str, out: str | os.PathLike[str],
                        **options: Any) -> str | None:
     """Write one export format to ``out`` (atomic) or to standard output for ``out = "-"``.
@@ -759,3 +629,7 @@ def export_certificate(cert_doc: dict[str, Any], format: str, out: str | os.Path
     else:
         atomic_write_bytes(out, lambda fh: fh.write(data))
     return warning
+
+
+# the ONNX half (kept importable from here)
+from exactnorm.outputs.export_onnx import onnx_model, verify_onnx  # noqa: E402, F401
