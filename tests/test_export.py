@@ -278,3 +278,22 @@ def test_float32_export_that_changes_a_prediction_is_not_kept(tmp_path):
     text = api.export(doc, out, format="onnx", dtype="float32", verify=10,
                       allow_float32_error=True)
     assert out.exists() and "agrees at" in text
+
+
+def test_float_reader_equals_the_exact_reader(cert):
+    """The float64 reader behind the float exports (by-reference draws straight into arrays,
+    compact skips) against the exact reader, on the plain and the compact document."""
+    from exactnorm.exact.linalg import to_numpy
+    from exactnorm.outputs.floatnet import float_network
+
+    compact = api.certificate_document(api.certify(api.demo_target(), seed=2))
+    for doc in (cert, compact):
+        fast, exact = float_network(doc), network_from_dict(doc)
+        assert fast.input_dim == exact.input_dim and fast.checkpoints == exact.checkpoints
+        assert len(fast.layers) == len(exact.layers)
+        for a, b in zip(fast.layers, exact.layers):
+            assert np.array_equal(a.weight, to_numpy(b.weight))
+            assert a.gamma == tuple(b.gamma) and a.beta == tuple(b.beta)
+            assert [s for s, _ in a.skips] == [s.source for s in b.skips]
+            for (_, P), s in zip(a.skips, b.skips):
+                assert np.array_equal(P, to_numpy(s.weight))

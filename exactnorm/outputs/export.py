@@ -81,7 +81,6 @@ from flint import fmpq, fmpz
 from exactnorm.certificate import decode_compact, network_from_dict, network_to_dict
 from exactnorm.errors import ExactnormError, InputError, ShapeError, require_extra
 from exactnorm.exact.files import atomic_write_bytes, npz_bytes
-from exactnorm.exact.linalg import to_numpy
 from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
     format_number,
@@ -90,6 +89,7 @@ from exactnorm.exact.rationals import (
     unlimited_int_digits,
 )
 from exactnorm.model.network import FrozenNetwork
+from exactnorm.outputs.floatnet import FloatNetwork, float_network
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -191,7 +191,8 @@ def _network(cert_doc: dict[str, Any]) -> FrozenNetwork:
     return network_from_dict(cert_doc)
 
 
-def _layer_stats(mean: Any, scale: Any, net: FrozenNetwork) -> list[tuple[Vector, Vector]]:
+def _layer_stats(mean: Any, scale: Any,
+                 net: FrozenNetwork | FloatNetwork) -> list[tuple[Vector, Vector]]:
     """Per-layer ``(μ, s)``: a scalar for all neurons, or one entry (scalar/sequence) per layer."""
     def per_layer(value: Any) -> list[Any]:
         if isinstance(value, (list, tuple)) and len(value) == net.depth and net.depth > 0 \
@@ -201,7 +202,8 @@ def _layer_stats(mean: Any, scale: Any, net: FrozenNetwork) -> list[tuple[Vector
 
     means, scales = per_layer(mean), per_layer(scale)
     out = []
-    for j, (layer, m, s) in enumerate(zip(net.layers, means, scales), 1):
+    layers: Sequence[Any] = net.layers
+    for j, (layer, m, s) in enumerate(zip(layers, means, scales), 1):
         mu = _per_neuron(m, layer.width, f"layer {j} mean")
         sc = _per_neuron(s, layer.width, f"layer {j} scale")
         _positive(sc)
@@ -341,11 +343,13 @@ _FLOAT_DTYPES = {"float32": np.float32, "float64": np.float64}
 
 
 def _float_layers(cert_doc: dict[str, Any], mean: Any, scale: Any,
-                  eps: float) -> tuple[FrozenNetwork, list[dict[str, Any]]]:
+                  eps: float) -> tuple[FloatNetwork, list[dict[str, Any]]]:
     """Per layer: float64 ``V``, γ̂, β̂, μ, ``running_var = s² − eps``, Γ, β and skips."""
     if not (isinstance(eps, (int, float)) and eps >= 0):
         raise InputError(f"eps must be a non-negative number, got {eps!r}")
-    net = _network(cert_doc)
+    # straight to float64 arrays: no exact matrix is needed for a rounded copy (floatnet.py;
+    # the 784-128-10 ONNX export took minutes through the exact network)
+    net = float_network(cert_doc)
     out = []
     for j, (layer, (mu, s)) in enumerate(zip(net.layers, _layer_stats(mean, scale, net)), 1):
         gh, bh = to_batchnorm(layer.gamma, layer.beta, mu, s)
@@ -354,10 +358,10 @@ def _float_layers(cert_doc: dict[str, Any], mean: Any, scale: Any,
             raise InputError(f"layer {j}: scale² − eps ≤ 0; a framework needs running_var > 0 "
                              f"(use a larger scale or a smaller eps)")
         out.append({
-            "V": to_numpy(layer.weight),
+            "V": layer.weight,
             "gamma_hat": _floats(gh), "beta_hat": _floats(bh), "mean": _floats(mu),
             "var": var, "gamma": _floats(layer.gamma), "beta": _floats(layer.beta),
-            "skips": [(sk.source, to_numpy(sk.weight)) for sk in layer.skips],
+            "skips": list(layer.skips),
         })
     return net, out
 
