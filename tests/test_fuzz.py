@@ -339,7 +339,22 @@ def certificate_pool() -> tuple[str, ...]:
         texts.append(certificate_bytes(certificate_document(c)).decode())
     for seed in range(2):
         texts.append(certificate_bytes(compact_skip_certificate(seed)).decode())
+    # a pair redrawn after singular draws (int:1 values): the redraws section and its kernels
+    g = random_target((1, 3), seed=0)
+    c = api.certify(g, "theorem1", seed=0, distribution="int:1")
+    texts.append(certificate_bytes(certificate_document(c)).decode())
     return tuple(texts)
+
+
+@functools.cache
+def conv_certificate_pool() -> tuple[str, ...]:
+    """Serialized valid convolutional certificates (conv, pointwise conv, pooling, dense head)."""
+    from exactnorm.certificate_conv import conv_certificate_document
+    from exactnorm.constructions.conv import certify_conv
+    from tests.test_conv import lenet_like
+
+    docs = [conv_certificate_document(certify_conv(lenet_like(seed), seed=0)) for seed in (1, 2)]
+    return tuple(certificate_bytes(doc).decode() for doc in docs)
 
 
 def compact_skip_certificate(seed: int) -> dict[str, Any]:
@@ -795,6 +810,25 @@ def test_checkers_on_mutated_certificates(doc):
     GENERATED["checker_mutated"] += 1
     check_doc(doc)
     check_both(to_text(doc))
+
+
+@fuzz(0.5)
+@given(doc=st.deferred(lambda: mutated_document(conv_certificate_pool())))
+def test_checkers_on_mutated_convolutional_certificates(doc):
+    """Both arithmetics agree on mutants of convolutional certificates; an accepted one must
+    agree with the exact evaluation of both networks (an oracle independent of the checker)."""
+    from exactnorm.certificate_conv import exact_agreement
+
+    GENERATED["checker_mutated_conv"] += 1
+    v_pure = run_checker(checker.check_certificate, doc)
+    v_flint = run_checker(checker_flint.check_certificate, doc)
+    if v_pure is None or v_flint is None:
+        return
+    assert (v_pure.ok, v_pure.rule, v_pure.message) == (v_flint.ok, v_flint.rule,
+                                                         v_flint.message)
+    if v_pure.ok:
+        assert exact_agreement(doc, points=3) == 3
+        ACCEPTED["convolutional document"] += 1
 
 
 @fuzz(1.0)
