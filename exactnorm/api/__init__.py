@@ -207,7 +207,7 @@ def certify(target: TargetNetwork | str | os.PathLike[str], construction: str = 
         ``activations``, ``max_width``, ``max_digits``; a ``.json`` file's low-rank factors are
         used by ``construction="lowrank"``).
     construction : {"auto", "theorem1", "lowrank", "tradeoff"}
-        ``auto`` (default): Theorem 1 of [1]_ while every Khatri–Rao system is at most
+        ``auto`` (default): Theorem 1 (References) while every Khatri–Rao system is at most
         ``max_system``, else the width/depth trade-off with the block size of the cost model.
     seed : int
         Seed of the frozen weights.
