@@ -204,3 +204,22 @@ def test_long_architectures_are_summarised(tmp_path):
     long_net = FrozenNetwork(net.input_dim, layers, (len(layers),))
     lines = architecture_lines(long_net)
     assert len(lines) <= 23 and any("..." in line for line in lines), lines
+
+
+@pytest.mark.parametrize("construction,options", [("theorem1", {}), ("tradeoff", {"block": 1}),
+                                                  ("tradeoff", {"block": 1, "routing": "mask"}),
+                                                  ("lowrank", {})])
+def test_report_reads_shapes_without_regenerating_and_agrees_with_the_exact_network(
+        construction, options):
+    """The report reads the frozen network through the checker's reader (no matrix is
+    regenerated); its counts, bit sizes and architecture equal those of the exact network."""
+    from exactnorm.outputs import report as rep
+
+    g = random_target((3, 4, 2), seed=5)
+    doc = api.certificate_document(api.certify(g, construction, seed=1, **options))
+    target, light = rep._networks(doc)
+    exact = network_from_dict(doc)
+    assert not isinstance(light, type(exact))
+    assert rep.parameter_counts(doc, (target, light)) == rep.parameter_counts(doc, (target, exact))
+    assert rep._bits(light) == rep._bits(exact)
+    assert rep.architecture_lines(light) == rep.architecture_lines(exact)

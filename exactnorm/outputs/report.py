@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import html
 import io as _stdio
+import math
 import os
 from fractions import Fraction
 from pathlib import Path
@@ -33,9 +34,12 @@ from typing import Any
 
 from exactnorm import checker_flint
 from exactnorm.certificate import decode_compact, network_from_dict
+from exactnorm.checker.numbers import CertificateError
+from exactnorm.checker.reading import Picks, read_certificate
+from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS
 from exactnorm.errors import InputError, MissingExtraError, require_extra
 from exactnorm.exact.files import atomic_write
-from exactnorm.model.network import FrozenNetwork, TargetNetwork
+from exactnorm.model.network import TargetNetwork
 from exactnorm.model.targets import target_from_dict
 
 __all__ = [
@@ -69,20 +73,74 @@ def bit_size(x: Any) -> int:
     by default)."""
     if hasattr(x, "numer"):  # fmpq
         p, q = int(x.numer()), int(x.denom())
+    elif isinstance(x, tuple):  # (p, q) in lowest terms
+        p, q = x
     else:
         f = Fraction(x)
         p, q = f.numerator, f.denominator
     return max(1, abs(p).bit_length(), q.bit_length())
 
 
-def _networks(doc: dict[str, Any]) -> tuple[TargetNetwork, FrozenNetwork]:
+class _Skip:
+    __slots__ = ("kind", "source")
+
+    def __init__(self, kind: str, source: int) -> None:
+        self.kind, self.source = kind, source
+
+
+class _Layer:
+    """What the report needs of a frozen layer, read without regenerating its matrix."""
+
+    def __init__(self, layer: dict[str, Any], kinds: list[str]) -> None:
+        self.input, self.activation = layer["input"], layer["act"]
+        self.width = layer["V"].nrows
+        self.frozen = layer["V"].nrows * layer["V"].ncols + sum(
+            P.nrows * P.ncols for _, P in layer["skips"] if not isinstance(P, Picks))
+        self.skips = [_Skip(kind, src) for kind, (src, _) in zip(kinds, layer["skips"])]
+        self.gamma, self.beta = _pairs(layer["gamma"]), _pairs(layer["beta"])
+
+
+def _pairs(v: Any) -> list[tuple[int, int]]:
+    out = []
+    for n in v.nums:
+        g = math.gcd(n, v.den)
+        out.append((n // g, v.den // g))
+    return out
+
+
+class _Frozen:
+    """The frozen network as the checker's reader sees it: shapes, γ and β, no matrix."""
+
+    def __init__(self, layers: list[dict[str, Any]], raw: list[dict[str, Any]],
+                 checkpoints: list[int], d0: int) -> None:
+        # the declared skip kinds, as the document states them (the reader checked them)
+        self.layers = [_Layer(layer, [s["kind"] for s in doc_layer.get("skip", [])])
+                       for layer, doc_layer in zip(layers, raw)]
+        self.checkpoints, self.input_dim = tuple(checkpoints), d0
+        self.depth = len(self.layers)
+        self.widths = tuple(layer.width for layer in self.layers)
+        self.tuned_parameters = sum(2 * layer.width for layer in self.layers)
+        self.frozen_parameters = sum(layer.frozen for layer in self.layers)
+
+
+def _networks(doc: dict[str, Any]) -> tuple[TargetNetwork, Any]:
+    """The target exactly, and the frozen network's shapes and tuned values through the
+    checker's reader (draws are not regenerated: the report needs no frozen matrix); a document
+    that reader refuses is read fully instead, so an invalid certificate still gets its report."""
     if not isinstance(doc, dict):
         raise InputError("expected a certificate document (a JSON object)")
-    return target_from_dict(decode_compact(doc)), network_from_dict(doc)
+    target = target_from_dict(decode_compact(doc))
+    try:
+        lower, _, _, layers, cps, _ = read_certificate(doc, DEFAULT_MAX_DIGITS)
+    except CertificateError:
+        return target, network_from_dict(doc)
+    if any(layer["kind"] != "dense" for layer in layers):
+        return target, network_from_dict(doc)
+    return target, _Frozen(layers, doc["network"]["layers"], cps, len(lower))
 
 
 def parameter_counts(doc: dict[str, Any],
-                     networks: tuple[TargetNetwork, FrozenNetwork] | None = None) -> dict[str, int]:
+                     networks: tuple[TargetNetwork, Any] | None = None) -> dict[str, int]:
     """``{"tuned", "frozen", "target"}`` scalar counts of a certificate (see module docstring)."""
     g, f = _networks(doc) if networks is None else networks
     return {"tuned": f.tuned_parameters, "frozen": f.frozen_parameters, "target": g.parameters}
@@ -92,7 +150,7 @@ def parameter_counts(doc: dict[str, Any],
 ARCHITECTURE_LINES = 40
 
 
-def architecture_lines(net: FrozenNetwork) -> list[str]:
+def architecture_lines(net: Any) -> list[str]:
     """One line per node: ``node j = layer j`` with its input node, width, activation, skips and
     a checkpoint mark (``= a_i``) where node j equals target layer i's output; a network of more
     than :data:`ARCHITECTURE_LINES` layers is summarised by its first and last ten nodes."""
@@ -121,7 +179,7 @@ def architecture_lines(net: FrozenNetwork) -> list[str]:
     return lines
 
 
-def _bits(net: FrozenNetwork) -> tuple[list[int], list[int]]:
+def _bits(net: Any) -> tuple[list[int], list[int]]:
     gam = [bit_size(x) for layer in net.layers for x in layer.gamma]
     bet = [bit_size(x) for layer in net.layers for x in layer.beta]
     return gam, bet
@@ -142,7 +200,7 @@ def _box_text(values: Any) -> str:
 
 def report_markdown(doc: dict[str, Any], verdict: Any | None = None, *,
                     plots: bool = True, no_plots: str = NO_PLOTS,
-                    networks: tuple[TargetNetwork, FrozenNetwork] | None = None) -> str:
+                    networks: tuple[TargetNetwork, Any] | None = None) -> str:
     """The report as Markdown (the HTML version carries the same text).
 
     With ``plots=False`` the histogram images are replaced by ``no_plots``, saying why.
