@@ -308,7 +308,8 @@ def _wait_for_cpu_seconds(pid: int, seconds: float, timeout: float = 60.0) -> No
 
 def test_sigint_during_long_certify_leaves_no_file(tmp_path):
     """A real SIGINT into ``python -m exactnorm.cli certify`` on a 20×20 target with 40-bit
-    frozen weights (about 5 s of work): exit 130, one line on stderr, no output, no temp file."""
+    frozen weights (about 5 s of work): exit 130, one line on stderr (after any progress line), no
+    output, no temp file."""
     target = tmp_path / "big.json"
     save_target(random_target((20, 20), seed=3), target)
     out = tmp_path / "X.json"
@@ -320,7 +321,9 @@ def test_sigint_during_long_certify_leaves_no_file(tmp_path):
     proc.send_signal(signal.SIGINT)
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
-    assert stderr.strip().splitlines() == [
+    # off a terminal, plain progress lines (a heartbeat during a long layer) may come first
+    lines = [ln for ln in stderr.strip().splitlines() if not ln.startswith("theorem1: ")]
+    assert lines == [
         "exactnorm: interrupted; files are written atomically, so no partial output file was "
         "kept"], stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json"]
