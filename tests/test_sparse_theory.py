@@ -294,6 +294,166 @@ def test_hull_class_law_matches_enumeration():
     assert counts == hull_class_law(d, q)
 
 
+# ------------------------------------------------------------------ step 3: domination, unlumped
+#
+# Independent of replacement_flow's reduction to hull-size classes: the real column's law and the
+# i.i.d. law are built from bit vectors, the coupling is a max-flow on the full space {0,1}^{d²}
+# (d = 2, 3) or on hulls (d = 4), checked by a plain-Python coupling checker, and a deficient
+# flow is turned into an up-set whose violation of Strassen's condition equals the missing mass.
+
+
+def _rectangle(rows, cols, d):
+    return sum(1 << (a * d + b) for a in range(d) if rows >> a & 1
+               for b in range(d) if cols >> b & 1)
+
+
+def _real_column_law(d, p):
+    """Law of the column r ⊗ c as a bitmask of {0,1}^{d²} (bit a·d + b), from all mask pairs."""
+    law = {}
+    for r in range(1 << d):
+        for c in range(1 << d):
+            x = _rectangle(r, c, d)
+            k = bin(r).count("1") + bin(c).count("1")
+            law[x] = law.get(x, Fraction(0)) + p**k * (1 - p) ** (2 * d - k)
+    return law
+
+
+def _iid_law(n, q):
+    return {x: q ** bin(x).count("1") * (1 - q) ** (n - bin(x).count("1")) for x in range(1 << n)}
+
+
+def _hull(x, d):
+    rows = sum(1 << a for a in range(d) if x >> (a * d) & ((1 << d) - 1))
+    cols = sum(1 << b for b in range(d) if any(x >> (a * d + b) & 1 for a in range(d)))
+    return rows, cols
+
+
+def _below(x, y):
+    return x & ~y == 0
+
+
+def _coupling_flow(nu, mu, below):
+    """Max-flow from ν to μ along ``below`` in exact Fractions; (value, flow on middle edges,
+    source-side sinks of a minimum cut)."""
+    import networkx as nx
+    from networkx.algorithms.flow import edmonds_karp
+
+    G = nx.DiGraph()
+    for x, m in nu.items():
+        G.add_edge("s", ("x", x), capacity=m)
+    for y, m in mu.items():
+        G.add_edge(("y", y), "t", capacity=m)
+    for x in nu:
+        for y in mu:
+            if below(x, y):
+                G.add_edge(("x", x), ("y", y), capacity=Fraction(2))
+    R = edmonds_karp(G, "s", "t")
+    flow = {(u[1], v[1]): Fraction(R[u][v]["flow"]) for u, v in G.edges
+            if u != "s" and v != "t" and R[u][v]["flow"] > 0}
+    cut, (side, _) = nx.minimum_cut(G, "s", "t", flow_func=edmonds_karp)
+    assert Fraction(cut) == Fraction(R.graph["flow_value"])
+    return Fraction(R.graph["flow_value"]), flow, {u[1] for u in side if u != "s" and u[0] == "x"}
+
+
+def _is_coupling(flow, nu, mu, below):
+    """A monotone coupling of ν (first marginal) and μ: non-negative masses on pairs x ≤ y with
+    exactly the two marginals."""
+    out, into = dict.fromkeys(nu, Fraction(0)), dict.fromkeys(mu, Fraction(0))
+    for (x, y), m in flow.items():
+        if m < 0 or x not in nu or y not in mu or not below(x, y):
+            return False
+        out[x] += m
+        into[y] += m
+    return out == nu and into == mu
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_domination_by_coupling_on_the_full_space(d):
+    """On all of {0,1}^{d²}: at q = p²/(2d) the max-flow is a monotone coupling (checked by
+    marginals and order, and rejected once mutated); at q = p² the minimum cut gives an up-set U
+    with P_iid(U) − P_real(U) = 1 − flow > 0 (Strassen's condition fails), and the flow over
+    hull classes (replacement_flow) has the same value."""
+    n = d * d
+    for p in (Fraction(1, 4), Fraction(3, 4)):
+        mu = _real_column_law(d, p)
+        assert sum(mu.values()) == 1
+        for q in (p * p / (2 * d), p * p):
+            nu = _iid_law(n, q)
+            value, flow, sources = _coupling_flow(nu, mu, _below)
+            assert value == replacement_flow(d, p, q)
+            if q == p * p / (2 * d):
+                assert value == 1 and _is_coupling(flow, nu, mu, _below)
+                (x, y), m = next(iter(flow.items()))
+                bad = [z for z in mu if not _below(x, z)]
+                if bad:                                  # move mass to an incomparable target
+                    mutated = dict(flow)
+                    mutated[(x, y)] = m / 2
+                    mutated[(x, bad[0])] = mutated.get((x, bad[0]), Fraction(0)) + m / 2
+                    assert not _is_coupling(mutated, nu, mu, _below)
+                assert not _is_coupling({**flow, (x, y): m / 2}, nu, mu, _below)
+                continue
+            assert value < 1
+            up = {z for z in range(1 << n) if any(_below(x, z) for x in sources)}
+            assert all(z | 1 << t in up for z in up for t in range(n))     # an up-set
+            violation = sum(nu[z] for z in up) - sum(mu.get(z, 0) for z in up)
+            assert violation == 1 - value
+
+
+def test_domination_on_hulls_d4():
+    """d = 4 (2¹⁶ patterns): the i.i.d. hull law by counting every pattern, the real law on the
+    rectangles supp(r) × supp(c), and the max-flow between them (x ≤ R iff hull(x) ⊆ R), without
+    the reduction to size classes: a coupling at q = p²/(2d), the same deficit as
+    replacement_flow at q = p²."""
+    d, n = 4, 16
+    counts = {}
+    for x in range(1 << n):
+        key = (_rectangle(*_hull(x, d), d), bin(x).count("1"))
+        counts[key] = counts.get(key, 0) + 1
+    p = Fraction(1, 2)
+    mu = _real_column_law(d, p)
+    for q in (p * p / (2 * d), p * p):
+        nu = {}
+        for (h, k), c in counts.items():
+            nu[h] = nu.get(h, Fraction(0)) + c * q**k * (1 - q) ** (n - k)
+        assert sum(nu.values()) == 1 and set(nu) == set(mu)
+        value, flow, _ = _coupling_flow(nu, mu, _below)
+        assert value == replacement_flow(d, p, q)
+        assert (value == 1 and _is_coupling(flow, nu, mu, _below)) == (q < p * p)
+
+
+def _up_sets(n):
+    """Every up-set of {0,1}^n (n ≤ 4: 168 of them), built top-down."""
+    order = sorted(range(1 << n), key=lambda x: -bin(x).count("1"))
+    found = []
+
+    def grow(i, chosen):
+        if i == len(order):
+            found.append(frozenset(chosen))
+            return
+        x = order[i]
+        grow(i + 1, chosen)
+        if all(x | 1 << t in chosen for t in range(n) if not x >> t & 1):
+            grow(i + 1, chosen | {x})
+
+    grow(0, frozenset())
+    return found
+
+
+def test_strassen_deficit_over_every_up_set_d2():
+    """d = 2, no flow at all: the largest violation max_U P_iid(U) − P_real(U) over all 168
+    up-sets of {0,1}^4 equals 1 − replacement_flow: zero at q = p²/(2d) (and at p²/d, so the
+    source's factor is not sharp), positive at q = p²."""
+    ups = _up_sets(4)
+    assert len(ups) == 168                               # the Dedekind number M(4)
+    for p in (Fraction(1, 4), Fraction(1, 2), Fraction(3, 4), Fraction(9, 10)):
+        mu = _real_column_law(2, p)
+        for q in (p * p / 4, p * p / 2, p * p):
+            nu = _iid_law(4, q)
+            deficit = max(sum(nu[x] for x in U) - sum(mu.get(x, 0) for x in U) for U in ups)
+            assert deficit == 1 - replacement_flow(2, p, q)
+            assert (deficit == 0) == (q < p * p)      # p²/(2d) = p²/4 and p²/d = p²/2: 0
+
+
 def test_zero_row_bound_is_below_the_exact_probability():
     """Brute force over all 2^(4m) mask pairs at d = 2 (m = 2, 3): the second-moment bound never
     exceeds the exact probability of an unreachable entry of W."""
