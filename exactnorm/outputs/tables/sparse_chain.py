@@ -104,7 +104,7 @@ def table_t8() -> ProofTable:
                 ("zero_column", "P(some dead neuron)", "lower bound of generic failure"),
                 ("zero_row", "P(some zero row)", "lower bound of generic failure")):
             measured = _measured(2, p) if event == "no_matching" else "-"
-            rows.append(["1–2 exhaustive, 2¹⁶ masks", what, 2, str(p),
+            rows.append(["1–2 exhaustive, 2¹⁶ masks; i.i.d. at q = p²", what, 2, str(p),
                          sci(counts_to_probability(square.counts[event], p)),
                          sci(counts_to_probability(iid.counts[event], q)), measured, note])
     for p in T8_PS:
@@ -152,8 +152,9 @@ def table_t8() -> ProofTable:
             "dependent Bern(p²) entries) by i.i.d. Bern(q) entries with q a free parameter; its "
             "condition p ≥ √(2qd) is q ≤ p²/(2d). Rows '3 domination' give the mass of an exact "
             "monotone coupling (max-flow over hull classes): 1 means the real column dominates "
-            "the replacement (Strassen). Rows '3 column law' at d = 2 compare with i.i.d. "
-            "Bern(p²), a different, stronger replacement that the source does not make.",
+            "the replacement (Strassen). Rows '3 column law' and '1–2 exhaustive' at d = 2 compare "
+            "with i.i.d. Bern(p²), the entry density: a different, stronger replacement that the "
+            "source does not make, which the real column does not dominate.",
             "Step 1–2 rows enumerate all 2¹⁶ mask pairs of d = 2 (n = m = 4) and all 2¹⁶ 4×4 "
             "0/1 matrices for the i.i.d. model; d = 3 with V_in masked enumerates the 5 005 "
             "multisets of nonempty input sets with multinomial weights. The measured column "
