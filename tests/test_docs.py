@@ -1,6 +1,6 @@
 """The documentation stays equal to the program: the CLI reference names every verb and every
 option of the parser, the README stays short with the way to certify one's own model on its first
-screen, and the documentation index lists every page."""
+screen, the documentation index lists every page, and the links between pages resolve."""
 
 from __future__ import annotations
 
@@ -36,3 +36,39 @@ def test_documentation_index_lists_every_page():
     listed = set(re.findall(r"^([a-z0-9-]+)$", index, re.M))
     pages = {p.stem for p in (ROOT / "docs").glob("*.md")} - {"index"}
     assert pages == listed, pages ^ listed
+
+
+def _heading_anchors(text: str) -> set[str]:
+    """The anchors MyST gives headings of levels 1–3 (``myst_heading_anchors = 3`` in conf.py)."""
+    anchors = set()
+    in_code = False
+    for line in text.splitlines():
+        if line.startswith("```"):
+            in_code = not in_code
+            continue
+        m = None if in_code else re.match(r"^(#{1,3}) (.+)$", line)
+        if m:
+            title = m.group(2).replace("`", "").strip().lower()
+            anchors.add(re.sub(r"[^\w\- ]", "", title).replace(" ", "-"))
+    return anchors
+
+
+def test_links_between_pages_resolve():
+    """Every relative link of a page names a page of docs/ (no ``docs/`` prefix, nothing outside
+    the site) and, with ``#anchor``, one of that page's headings. conf.py suppresses MyST's
+    missing-reference warning, so this test is what keeps the links valid."""
+    pages = {p.name: p.read_text() for p in (ROOT / "docs").glob("*.md")}
+    anchors = {name: _heading_anchors(text) for name, text in pages.items()}
+    bad = []
+    for name, text in pages.items():
+        prose = re.sub(r"^```.*?^```", "", text, flags=re.M | re.S)
+        for target in re.findall(r"\]\(([^)\s]+)\)", prose):
+            if re.match(r"[a-z]+:", target):
+                continue
+            page, _, anchor = target.partition("#")
+            page = page or name
+            if page not in pages:
+                bad.append(f"{name}: {target} (no such page in docs/)")
+            elif anchor and anchor not in anchors[page]:
+                bad.append(f"{name}: {target} (no such heading)")
+    assert not bad, bad
