@@ -297,3 +297,40 @@ def test_float_reader_equals_the_exact_reader(cert):
             assert [s for s, _ in a.skips] == [s.source for s in b.skips]
             for (_, P), s in zip(a.skips, b.skips):
                 assert np.array_equal(P, to_numpy(s.weight))
+
+
+def _json_export_cases():
+    """Certificates of every shape the JSON export meets: version 1 and 2, by-reference and
+    explicit draws, rational and masked draws, identity/selection/random skips, redraws."""
+    from exactnorm.certificate import certificate_document
+    from exactnorm.exact.rationals import strict_json_loads
+    from tests.test_fuzz import certificate_pool
+
+    docs = [strict_json_loads(t.encode(), what="pool") for t in certificate_pool()]
+    g = api.demo_target()
+    for options in ({"distribution": "rational:7"}, {"sparsity": "3/4"}):
+        c = api.certify(g, "theorem1", seed=0, retry=16, **options)
+        for version, mode in ((1, "reference"), (2, "reference"), (2, "explicit")):
+            docs.append(certificate_document(c, version=version, frozen_weights=mode))
+    return docs
+
+
+def test_fast_json_export_equals_the_exact_network_path():
+    # two independent readers of the same certificate: the checker's reader with NumPy draws,
+    # and the exact FrozenNetwork rebuilt and written back as version 1
+    from exactnorm.outputs.export_json import _export_document_exact, _read_fast, export_document
+
+    fast_paths = 0
+    for doc in _json_export_cases():
+        fast_paths += _read_fast(doc) is not None
+        assert export_document(doc, "1/3", "5/2") == _export_document_exact(doc, "1/3", "5/2")
+    assert fast_paths >= 10  # the comparison is not vacuous: the fast reader took them
+
+
+def test_fast_json_export_reports_progress_per_layer(cert):
+    from exactnorm.outputs.export_json import export_document
+
+    seen: list[tuple[int, int]] = []
+    export_document(cert, progress=lambda d, t: seen.append((d, t)))
+    n = len(cert["network"]["layers"])
+    assert seen == [(j, n) for j in range(1, n + 1)]

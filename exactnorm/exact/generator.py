@@ -48,6 +48,7 @@ __all__ = [
     "draw_record",
     "exact_probability",
     "matrix_from_record",
+    "record_values",
 ]
 
 
@@ -163,17 +164,30 @@ def _keep(rec: dict[str, Any], n: int, cols: int) -> np.ndarray | None:
     return mask_bits(rec["seed"], mask["key"], n, Fraction(mask["p"]))
 
 
-def _realize(rec: dict[str, Any], dist: Distribution) -> Matrix:
+def record_values(rec: dict[str, Any],
+                  dist: Distribution | None = None) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
+    """The entries of a checked draw record, row-major and masked, as exact NumPy integers:
+    one array for an integer distribution, ``(numerators, denominators)`` for a rational one.
+
+    For readers that need the values but no ``fmpz_mat`` (the float exports, the JSON export):
+    the same numbers :func:`matrix_from_record` puts in the matrix.
+    """
     rows, cols = rec["shape"]
     n = rows * cols
-    values = draw_values(rec["seed"], rec["key"], n, dist)
+    d = parse_distribution(rec["distribution"]) if dist is None else dist
+    values = draw_values(rec["seed"], rec["key"], n, d)
     keep = _keep(rec, n, cols)
     if keep is not None:
         if isinstance(values, tuple):
             values = (np.where(keep, values[0], 0), np.where(keep, values[1], 1))
         else:
             values = np.where(keep, values, 0)
-    return _to_flint(values, rows, cols)
+    return values
+
+
+def _realize(rec: dict[str, Any], dist: Distribution) -> Matrix:
+    rows, cols = rec["shape"]
+    return _to_flint(record_values(rec, dist), rows, cols)
 
 
 def draw(seed: int, key: Sequence[int], rows: int, cols: int, dist: Distribution | str, *,

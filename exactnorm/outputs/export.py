@@ -68,25 +68,19 @@ Layers", COLT 2023, arXiv:2302.07937 (the normalization layer ``γ ⊙ (V h) + �
 from __future__ import annotations
 
 import io
-import json
 import os
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 from flint import fmpq, fmpz
 
-from exactnorm.certificate import decode_compact, network_from_dict, network_to_dict
-from exactnorm.errors import ExactnormError, InputError, ShapeError, require_extra
+from exactnorm.certificate import network_from_dict
+from exactnorm.errors import InputError, ShapeError, require_extra
 from exactnorm.exact.files import atomic_write_bytes, npz_bytes
 from exactnorm.exact.rationals import (
-    DEFAULT_MAX_DIGITS,
-    format_number,
     parse_number,
-    strict_json_loads,
-    unlimited_int_digits,
 )
 from exactnorm.model.network import FrozenNetwork
 from exactnorm.outputs.floatnet import FloatNetwork, float_network
@@ -99,14 +93,9 @@ __all__ = [
     "to_batchnorm",
     "from_batchnorm",
     "export_npz",
-    "export_json",
-    "export_document",
-    "load_exported_json",
-    "evaluate_exported_json",
     "evaluate_npz_export",
     "EXPORT_FORMATS",
     "ONNX_OPSET",
-    "onnx_model",
     "torch_state_dict",
     "torch_module",
     "evaluate_state_dict",
@@ -192,8 +181,9 @@ def _network(cert_doc: dict[str, Any]) -> FrozenNetwork:
 
 
 def _layer_stats(mean: Any, scale: Any,
-                 net: FrozenNetwork | FloatNetwork) -> list[tuple[Vector, Vector]]:
-    """Per-layer ``(μ, s)``: a scalar for all neurons, or one entry (scalar/sequence) per layer."""
+                 net: Any) -> list[tuple[Vector, Vector]]:
+    """Per-layer ``(μ, s)``: a scalar for all neurons, or one entry (scalar/sequence) per layer;
+    ``net`` is anything with ``depth`` and ``layers[j].width`` (exact, float or shapes only)."""
     def per_layer(value: Any) -> list[Any]:
         if isinstance(value, (list, tuple)) and len(value) == net.depth and net.depth > 0 \
                 and any(isinstance(v, (list, tuple)) for v in value):
@@ -209,95 +199,6 @@ def _layer_stats(mean: Any, scale: Any,
         _positive(sc)
         out.append((mu, sc))
     return out
-
-
-def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1) -> dict[str, Any]:
-    """The exact ``exactnorm.batchnorm`` document for a certificate's network."""
-    net = _network(cert_doc)
-    frozen = network_to_dict(net)
-    layers = []
-    for layer, entry, (mu, s) in zip(net.layers, frozen["layers"],
-                                     _layer_stats(mean, scale, net)):
-        gh, bh = to_batchnorm(layer.gamma, layer.beta, mu, s)
-        out = {k: v for k, v in entry.items() if k not in ("gamma", "beta")}
-        # provenance travels with the matrices: the export names the draw that made V
-        if layer.record is not None:
-            out["source"] = layer.record
-        for skip, sk in zip(out.get("skip", []), layer.skips):
-            if sk.record is not None:
-                skip["source"] = sk.record
-        out.update({
-            "gamma_hat": [format_number(x) for x in gh],
-            "beta_hat": [format_number(x) for x in bh],
-            "mean": [format_number(x) for x in mu],
-            "scale": [format_number(x) for x in s],
-        })
-        layers.append(out)
-    return {
-        "format": EXPORT_FORMAT,
-        "version": EXPORT_VERSION,
-        "convention": "u = gamma_hat * (V h - mean) / scale + beta_hat; "
-                      "framework running_var = scale^2 - eps",
-        "domain": decode_compact(cert_doc.get("domain"), "domain"),
-        "layers": layers,
-        "checkpoints": frozen["checkpoints"],
-    }
-
-
-def export_json(cert_doc: dict[str, Any], path: str | os.PathLike[str], mean: Any = 0,
-                scale: Any = 1) -> dict[str, Any]:
-    """Write the exact BatchNorm-style export as JSON (atomic); return the document."""
-    doc = export_document(cert_doc, mean, scale)
-    with unlimited_int_digits():
-        data = (json.dumps(doc, sort_keys=True, indent=1) + "\n").encode()
-    atomic_write_bytes(path, lambda fh: fh.write(data))
-    return doc
-
-
-def load_exported_json(path: str | os.PathLike[str], *,
-                       max_digits: int = DEFAULT_MAX_DIGITS) -> FrozenNetwork:
-    """Read an :func:`export_json` file back; ``Γ, β`` are recovered exactly by
-    :func:`from_batchnorm`, so ``FrozenNetwork.evaluate`` gives the certified ``f`` exactly."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise InputError(f"cannot read {p}: {exc}") from None
-    doc = strict_json_loads(raw, what=str(p), max_digits=max_digits)
-    if not isinstance(doc, dict) or doc.get("format") != EXPORT_FORMAT:
-        raise InputError(f"{p} is not an {EXPORT_FORMAT} document")
-    if doc.get("version") != EXPORT_VERSION:
-        raise InputError(f"{p}: unsupported {EXPORT_FORMAT} version {doc.get('version')!r}")
-    try:
-        layers = []
-        for j, L in enumerate(doc["layers"], 1):
-            num = {k: [parse_number(x, max_digits=max_digits, where=f"layer {j} {k}")
-                       for x in L[k]] for k in ("gamma_hat", "beta_hat", "mean", "scale")}
-            G, B = from_batchnorm(num["gamma_hat"], num["beta_hat"], num["mean"], num["scale"])
-            entry = {k: v for k, v in L.items() if k not in num}
-            entry["gamma"] = [format_number(x) for x in G]
-            entry["beta"] = [format_number(x) for x in B]
-            layers.append(entry)
-        cert_like = {"domain": doc["domain"],
-                     "network": {"layers": layers, "checkpoints": doc["checkpoints"]}}
-    except ExactnormError:
-        raise
-    except (KeyError, TypeError, AttributeError) as exc:
-        raise InputError(f"{p}: malformed {EXPORT_FORMAT} document: {exc!r}"[:300]) from None
-    return network_from_dict(cert_like, max_digits=max_digits)
-
-
-def evaluate_exported_json(path: str | os.PathLike[str], points: Sequence[Sequence[Any]], *,
-                           max_digits: int = DEFAULT_MAX_DIGITS) -> list[tuple[fmpq, ...]]:
-    """Run an exact JSON export on exact inputs: ``f(x)`` for each ``x`` in ``points``.
-
-    Loads with :func:`load_exported_json` (``Γ = γ̂/s``, ``β = β̂ − γ̂ μ/s``, exact) and evaluates
-    with :meth:`~exactnorm.model.network.FrozenNetwork.evaluate`, so the outputs are the certified
-    network's, in exact rationals. Inputs are ints, Fractions or ``"p/q"`` strings (no floats).
-    The certificate's statement ``f(x) = g(x)`` covers points in the box ``D`` only.
-    """
-    net = load_exported_json(path, max_digits=max_digits)
-    return [net.evaluate(x) for x in points]
 
 
 def export_npz(cert_doc: dict[str, Any], path: str | os.PathLike[str], mean: Any = 0,
@@ -587,13 +488,15 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
     if format == "json":
         if eps is not None:
             raise InputError("eps applies to the float formats only (the JSON export stores s)")
-        doc = export_document(cert_doc, mean, scale)
-        with unlimited_int_digits():
-            return (json.dumps(doc, sort_keys=True, indent=1) + "\n").encode(), None
+        from exactnorm.outputs.export_json import export_bytes, export_document
+
+        return export_bytes(export_document(cert_doc, mean, scale)), None
     e = DEFAULT_EPS if eps is None else eps
     if format == "npz":
         return _npz_bytes(cert_doc, mean, scale, e), FLOAT_WARNING
     if format == "onnx":
+        from exactnorm.outputs.export_onnx import onnx_model
+
         model = onnx_model(cert_doc, dtype=dtype, normalization=normalization, mean=mean,
                            scale=scale, eps=e)
         return model.SerializeToString(), FLOAT_WARNING
@@ -635,5 +538,17 @@ def export_certificate(cert_doc: dict[str, Any], format: str, out: str | os.Path
     return warning
 
 
-# the ONNX half (kept importable from here)
-from exactnorm.outputs.export_onnx import onnx_model, verify_onnx  # noqa: E402, F401
+#: names defined in the ONNX and JSON halves, importable from here too; resolved on first use
+#: (PEP 562) so that either half may be imported first without an import cycle
+_HALVES = {"onnx_model": "export_onnx", "verify_onnx": "export_onnx",
+           "export_document": "export_json", "export_json": "export_json",
+           "load_exported_json": "export_json", "evaluate_exported_json": "export_json"}
+__all__ += sorted(_HALVES)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _HALVES:
+        import importlib
+
+        return getattr(importlib.import_module(f"exactnorm.outputs.{_HALVES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

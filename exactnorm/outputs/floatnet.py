@@ -137,19 +137,13 @@ def _regenerated(record: Any, what: str) -> np.ndarray:
     except Exception:  # noqa: BLE001 - the reader's own path names the error
         return flint_array(_regenerate(record, what, DEFAULT_MAX_ENTRIES))
     rows, cols = record["shape"]
-    values = generator.draw_values(record["seed"], record["key"], rows * cols,
-                                   generator.parse_distribution(record["distribution"]))
-    keep = generator._keep(record, rows * cols, cols)
+    values = generator.record_values(record)
     if isinstance(values, tuple):
         num, den = values
-        if keep is not None:
-            num, den = np.where(keep, num, 0), np.where(keep, den, 1)
         if max(int(np.abs(num).max(initial=0)), int(den.max(initial=1))) >= 2 ** 53:
             return flint_array(_regenerate(record, what, DEFAULT_MAX_ENTRIES))
         # both exact in float64, so one division is correctly rounded
         return (num.astype(np.float64) / den.astype(np.float64)).reshape(rows, cols)
-    if keep is not None:
-        values = np.where(keep, values, 0)
     if int(np.abs(values).max(initial=0)) >= 2 ** 53:
         return flint_array(_regenerate(record, what, DEFAULT_MAX_ENTRIES))
     return values.astype(np.float64).reshape(rows, cols)
