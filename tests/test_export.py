@@ -334,3 +334,51 @@ def test_fast_json_export_reports_progress_per_layer(cert):
     export_document(cert, progress=lambda d, t: seen.append((d, t)))
     n = len(cert["network"]["layers"])
     assert seen == [(j, n) for j in range(1, n + 1)]
+
+
+def test_convolutional_certificates_export_and_verify(tmp_path):
+    """A LeNet-shaped certificate through every export: ONNX measured under onnxruntime, npz
+    evaluated by the documented nn.Sequential semantics, both against the exact target; JSON
+    and non-default statistics refused with the parameter named."""
+    pytest.importorskip("onnxruntime")
+    from exactnorm.certificate_conv import conv_networks_from_dict
+    from exactnorm.exact.rationals import strict_json_loads
+    from exactnorm.outputs.export_cnn import evaluate_state_dict_cnn
+    from exactnorm.outputs.floatnet import box_points
+    from tests.test_fuzz import conv_certificate_pool
+
+    for k, text in enumerate(conv_certificate_pool()):
+        doc = strict_json_loads(text.encode(), what="pool")
+        text_out = api.export(doc, tmp_path / f"c{k}.onnx", format="onnx", verify=8)
+        assert "largest output agrees at 8/8" in text_out
+        err = float(text_out.split("max abs error ")[1].split(",")[0])
+        assert err < 1e-9
+        api.export(doc, tmp_path / f"c{k}.npz", format="npz")
+        with np.load(tmp_path / f"c{k}.npz") as z:
+            arrays = {name: z[name] for name in z.files}
+        arch = [str(a) for a in arrays.pop("architecture")]
+        g, f = conv_networks_from_dict(doc)
+        pts = box_points(g.lower, g.upper, 5, seed=k)
+        X = np.array([[float(v) for v in x] for x in pts])
+        shape = f.layers[0].geometry.input_shape
+        Y = evaluate_state_dict_cnn(arrays, arch, shape, X)
+        exact = np.array([[float(v) for v in g.evaluate(x)] for x in pts])
+        assert np.max(np.abs(Y - exact)) < 1e-9
+        with pytest.raises(InputError, match="json export of a convolutional") as info:
+            api.export(doc, tmp_path / "c.json", format="json")
+        assert info.value.parameter == "format"
+        with pytest.raises(InputError, match="mean 0, scale 1"):
+            api.export(doc, tmp_path / "c2.onnx", format="onnx", mean="1/2")
+
+
+@pytest.mark.parametrize("format", ["json", "npz", "onnx"])
+def test_export_progress_counts_every_layer_then_the_write(cert, tmp_path, format):
+    if format == "onnx":
+        pytest.importorskip("onnx")
+    seen: list[tuple[int, int]] = []
+    api.export(cert, tmp_path / f"x.{format}", format=format,
+               progress=lambda d, t: seen.append((d, t)))
+    depth = len(cert["network"]["layers"])
+    assert {t for _, t in seen} == {depth + 1}
+    done = [d for d, _ in seen]
+    assert done == sorted(done) and done[-1] == depth + 1 and depth in done

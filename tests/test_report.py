@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 import re
 import sys
 
@@ -21,6 +22,7 @@ from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.errors import MissingExtraError
 from exactnorm.model.targets import demo_target, random_target
 from exactnorm.outputs.report import (
+    FLOAT_ERROR_POINTS,
     NO_PLOTS,
     _histogram_png,
     architecture_lines,
@@ -57,8 +59,9 @@ def cert(request):
 def test_report_files_and_counts(cert, tmp_path):
     result = write_report(cert, tmp_path / "r")
     names = sorted(p.name for p in (tmp_path / "r").iterdir())
-    assert names == ["beta_bits.png", "gamma_bits.png", "report.html", "report.md"]
-    for png in ("beta_bits.png", "gamma_bits.png"):
+    assert names == ["beta_bits.png", "float_error.png", "gamma_bits.png", "magnitudes.png",
+                     "report.html", "report.md"]
+    for png in ("beta_bits.png", "gamma_bits.png", "magnitudes.png", "float_error.png"):
         assert (tmp_path / "r" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     expected = _independent_counts(cert)
     assert parameter_counts(cert) == expected == result["counts"]
@@ -101,7 +104,9 @@ def test_counts_with_skips(cert):
 def test_report_is_deterministic(cert, tmp_path):
     write_report(cert, tmp_path / "a")
     write_report(cert, tmp_path / "b")
-    for name in ("report.md", "report.html", "gamma_bits.png", "beta_bits.png"):
+    names = sorted(p.name for p in (tmp_path / "a").iterdir())
+    assert len(names) == 6
+    for name in names:
         assert (tmp_path / "a" / name).read_bytes() == (tmp_path / "b" / name).read_bytes()
 
 
@@ -223,3 +228,100 @@ def test_report_reads_shapes_without_regenerating_and_agrees_with_the_exact_netw
     assert rep.parameter_counts(doc, (target, light)) == rep.parameter_counts(doc, (target, exact))
     assert rep._bits(light) == rep._bits(exact)
     assert rep.architecture_lines(light) == rep.architecture_lines(exact)
+
+
+def test_report_progress_fills_once_and_monotonically(cert, tmp_path):
+    seen: list[tuple[int, int]] = []
+    api.report(cert, tmp_path / "r", progress=lambda d, t: seen.append((d, t)))
+    depth = len(cert["network"]["layers"])
+    totals = {t for _, t in seen}
+    # check and float copy one step per frozen layer, then read, plots and write
+    assert totals == {2 * depth + 3}
+    done = [d for d, _ in seen]
+    assert done == sorted(done) and done[-1] == 2 * depth + 3
+    text_only: list[tuple[int, int]] = []
+    api.report(cert, None, float_points=0, progress=lambda d, t: text_only.append((d, t)))
+    assert text_only[-1] == (depth + 1, depth + 1)
+
+
+def test_report_magnitudes_are_those_of_the_exact_values(cert):
+    """log10 |γ|, |β| from the integers, against Fraction arithmetic on the JSON lists."""
+    import math
+    from fractions import Fraction
+
+    from exactnorm.outputs.report import _networks, magnitudes
+
+    mag = magnitudes(_networks(cert)[1])
+    plain = expand_document(cert)
+    for name in ("gamma", "beta"):
+        values = [Fraction(x) for L in plain["network"]["layers"] for x in L[name]]
+        logs = [math.log10(abs(x)) for x in values if x]
+        assert mag[f"{name}_zeros"] == sum(x == 0 for x in values)
+        assert len(mag[name]) == len(logs)
+        assert max(abs(a - b) for a, b in zip(mag[name], logs)) < 1e-9
+
+
+def test_report_float_error_agrees_with_onnxruntime_and_flags_float32(tmp_path):
+    """The report's float error is measured by NumPy on the float copy; onnxruntime on the
+    exported model at the same points must see the same prediction changes. A target whose two
+    outputs differ by 2^-40 is resolved exactly but not in float32: the report says so."""
+    pytest.importorskip("onnxruntime")
+    from fractions import Fraction
+
+    from exactnorm.model.network import TargetNetwork
+
+    tiny = Fraction(1, 2**40)
+    g = TargetNetwork.from_lists([[[1], [1]]], [[0, tiny]], ["identity"], lower=[0], upper=[1])
+    doc = certificate_document(certify_theorem1(g, seed=0))
+    result = api.report(doc, tmp_path / "r", float_points=10)
+    f32, f64 = result.float_errors["float32"], result.float_errors["float64"]
+    assert f64["argmax_agree"] == 10 > f32["argmax_agree"]
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert f"changes the largest output at {10 - f32['argmax_agree']} of 10 points" in md
+    for dtype, errs in (("float32", f32), ("float64", f64)):
+        text = api.export(doc, tmp_path / f"{dtype}.onnx", format="onnx", dtype=dtype,
+                          normalization="muladd", verify=10, allow_float32_error=True)
+        assert f"largest output agrees at {errs['argmax_agree']}/10" in text
+    # the demo's float64 copy is accurate: the measurement is not always alarming
+    demo = api.report(api.certificate_document(api.certify(demo_target(), seed=1)), None)
+    assert demo.float_errors["float64"]["argmax_agree"] == FLOAT_ERROR_POINTS
+    assert demo.float_errors["float64"]["max_rel"] < 1e-9
+
+
+def test_report_rejects_bad_float_points(cert):
+    from exactnorm.errors import InputError
+
+    for bad in (-1, 1.5, True, 10**9):
+        with pytest.raises(InputError, match="float_points"):
+            api.report(cert, None, float_points=bad)
+
+
+def test_report_of_a_convolutional_certificate(tmp_path):
+    """Counts against the JSON itself (γ, β per channel; a kernel counted once; pooling free),
+    the layer kinds in the architecture, and the float error said to be not measured."""
+    from exactnorm.certificate import decode_compact
+    from exactnorm.exact.rationals import strict_json_loads
+    from tests.test_fuzz import conv_certificate_pool
+
+    doc = strict_json_loads(conv_certificate_pool()[0].encode(), what="pool")
+    result = api.report(doc, tmp_path / "r")
+    plain = decode_compact(doc)
+    layers = plain["network"]["layers"]
+    tuned = sum(len(L["gamma"]) + len(L["beta"]) for L in layers if "gamma" in L)
+
+    def entries(weight):
+        if isinstance(weight, dict) and "random" in weight:
+            return math.prod(weight["random"]["shape"])  # a 4-d kernel for a convolution
+        return len(weight) * len(weight[0])
+
+    frozen = sum(entries(L["weight"]) for L in layers if "weight" in L)
+    target = sum(entries(T["weight"]) + len(T["bias"]) for T in plain["target"]["layers"]
+                 if "weight" in T)
+    assert result.counts == {"tuned": tuned, "frozen": frozen, "target": target}
+    assert result.verdict.ok and result.float_errors is None
+    md = (tmp_path / "r" / "report.md").read_text()
+    kinds = [L.get("kind", "dense") for L in layers]
+    for j, kind in enumerate(kinds, 1):
+        line = next(ln for ln in md.splitlines() if ln.startswith(f"node {j} = layer {j}:"))
+        assert (f"layer {j}: {kind}, " in line) == (kind != "dense")
+    assert "fully connected certificates only" in md

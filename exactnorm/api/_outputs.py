@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from exactnorm import checker_flint
+from exactnorm.api._progress import Progress, progress_context
 from exactnorm.api._results import ReportResult, Verdict
 from exactnorm.certificate import (
     load_certificate,
@@ -17,11 +18,13 @@ from exactnorm.certificate import (
 from exactnorm.errors import InputError, require_integer
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.outputs.export import EXPORT_FORMATS, export_certificate
-from exactnorm.outputs.report import report_markdown, write_report
-
-if TYPE_CHECKING:
-    pass
-
+from exactnorm.outputs.report import (
+    FLOAT_ERROR_POINTS,
+    float_error_study,
+    report_markdown,
+    write_report,
+)
+from exactnorm.outputs.stages import Stages
 
 __all__ = ["export", "report"]
 
@@ -31,7 +34,7 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
            eps: float | None = None, dtype: str | None = None,
            normalization: str | None = None,
            max_digits: int = DEFAULT_MAX_DIGITS, verify: int = 0,
-           allow_float32_error: bool = False) -> str | None:
+           allow_float32_error: bool = False, progress: Progress = None) -> str | None:
     """Write the tuned γ, β for a framework (``export``).
 
     Parameters
@@ -55,6 +58,9 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
     allow_float32_error : bool
         With ``verify``, a float32 model whose largest output differs from the exact target's at
         some point is refused (the file is removed) unless this is set.
+    progress : callable(done, total) or True, optional
+        Told the steps done: one per frozen layer read, then the write and the verification;
+        ``True`` draws a bar (:func:`~exactnorm.api.progress_bar`).
 
     Returns
     -------
@@ -83,11 +89,18 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
                          parameter="verify")
     if format == "onnx":
         options.update(dtype=dtype or "float64", normalization=normalization or "batchnorm")
-    result: str | None = export_certificate(doc, format, out, **options)
-    if verify:
-        from exactnorm.outputs.export_onnx import verify_onnx
+    depth = _depth(doc)
+    with progress_context(progress, f"export {format}", "steps") as hook:
+        stages = Stages(hook, layers=depth, write=1, verify=1 if verify else 0)
+        result: str | None = export_certificate(doc, format, out, progress=stages.hook("layers"),
+                                                **options)
+        stages.finish("write")
+        if verify:
+            from exactnorm.outputs.export_onnx import verify_onnx
 
-        m = verify_onnx(doc, out, verify)
+            m = verify_onnx(doc, out, verify)
+            stages.finish("verify")
+    if verify:
         text = (f"verified under onnxruntime at {m['points']} points of the box: max abs error "
                 f"{m['max_abs_error']:.3g}, max rel error {m['max_rel_error']:.3g}, largest "
                 f"output agrees at {m['argmax_agree']}/{m['points']}")
@@ -103,14 +116,22 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
 
 def report(certificate: str | os.PathLike[str] | dict[str, Any],
            out: str | os.PathLike[str] | None = "report", *,
-           max_digits: int = DEFAULT_MAX_DIGITS) -> ReportResult:
-    """Write ``report.md``/``report.html`` and bit-size histograms for a certificate (``report``).
+           max_digits: int = DEFAULT_MAX_DIGITS, float_points: int = FLOAT_ERROR_POINTS,
+           progress: Progress = None) -> ReportResult:
+    """Write ``report.md``/``report.html`` and plots for a certificate (``report``): what is
+    proven, the verdict, the architecture, counts, bit sizes and magnitudes of γ, β, and the error
+    a float32 or float64 export would have.
 
     Parameters
     ----------
     certificate : path-like or dict
     out : path-like or None
         Output folder; ``None``: write nothing and return the Markdown (without images).
+    float_points : int
+        Points of the box at which the float error of an export is measured (0: not measured).
+    progress : callable(done, total) or True, optional
+        Told the steps done (the check and the float copy one per frozen layer, then the plots
+        and the write); ``True`` draws a bar.
 
     Returns
     -------
@@ -123,11 +144,40 @@ def report(certificate: str | os.PathLike[str] | dict[str, Any],
     InputError
         Unreadable certificate, or matplotlib missing (``pip install exactnorm[plot]``).
     """
+    require_integer(float_points, "float_points", minimum=0)
+    if float_points > MAX_FLOAT_POINTS:
+        raise InputError(f"float_points must be at most {MAX_FLOAT_POINTS}, got {float_points}",
+                         parameter="float_points")
     doc = (certificate if isinstance(certificate, dict)
            else load_certificate(certificate, max_digits=max_digits))
-    if out is None:
-        verdict = Verdict.of(checker_flint.check_certificate(doc))
-        text = report_markdown(doc, verdict, plots=False,
-                               no_plots="Histograms are written with --out DIR only.")
-        return ReportResult(verdict=verdict, markdown=text)
-    return ReportResult.from_mapping(write_report(doc, out))
+    with progress_context(progress, "report", "steps") as hook:
+        if out is None:
+            depth = _depth(doc)
+            stages = Stages(hook, check=depth, floats=depth if float_points else 0, text=1)
+            verdict = Verdict.of(checker_flint.check_certificate(doc,
+                                                                 progress=stages.hook("check")))
+            study = None
+            if float_points:
+                from exactnorm.outputs.report import _networks
+
+                study = float_error_study(doc, _networks(doc)[0], points=float_points,
+                                          progress=stages.hook("floats"))
+            text = report_markdown(doc, verdict, plots=False, float_errors=study,
+                                   no_plots="Plots are written with --out DIR only.")
+            stages.finish("text")
+            return ReportResult(verdict=verdict, markdown=text,
+                                float_errors=None if study is None else study[0])
+        return ReportResult.from_mapping(write_report(doc, out, progress=hook,
+                                                      float_points=float_points))
+
+
+#: the largest ``float_points`` of :func:`report` (each point is an exact evaluation of the target)
+MAX_FLOAT_POINTS = 100_000
+
+
+def _depth(doc: Any) -> int:
+    """The number of frozen layers a document declares (0 when it is malformed: the reader
+    names that later)."""
+    network = doc.get("network") if isinstance(doc, dict) else None
+    layers = network.get("layers") if isinstance(network, dict) else None
+    return len(layers) if isinstance(layers, list) else 0

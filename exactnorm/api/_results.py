@@ -27,8 +27,10 @@ class ReportResult:
 
     ``verdict``: the python-flint checker's verdict on the certificate; ``paths``: name → file
     written (empty with ``out=None``); ``counts``: tuned, frozen and target parameters;
-    ``plots``: whether histograms were drawn, ``no_plots`` the reason when not; ``markdown``: the
-    report text when nothing was written; ``extra``: anything else the report produced.
+    ``plots``: whether the plots were drawn, ``no_plots`` the reason when not; ``float_errors``:
+    per precision (``float32``, ``float64``) the measured error of a float copy of the network
+    (``max_abs``, ``max_rel``, ``argmax_agree``, ``points``, ``abs``), ``None`` when not measured;
+    ``markdown``: the report text when nothing was written; ``extra``: anything else.
     """
 
     verdict: Any
@@ -37,6 +39,7 @@ class ReportResult:
     plots: bool = False
     no_plots: str | None = None
     markdown: str | None = None
+    float_errors: dict[str, dict[str, Any]] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod

@@ -41,6 +41,8 @@ DEFAULT_FROZEN_WEIGHTS = "reference"
 EXPORT_FORMATS = ("json", "npz", "onnx", "torch")
 #: exactnorm.analysis.sweeps.MASK_SIDES
 MASK_SIDES = ("input", "output", "both")
+#: exactnorm.outputs.report.FLOAT_ERROR_POINTS
+FLOAT_ERROR_POINTS = 64
 
 #: name here → (module, name there); the test compares every pair
 MIRRORS = {
@@ -58,4 +60,5 @@ MIRRORS = {
     "MAX_CERTIFICATE_BYTES_CAP": ("exactnorm.certificate", "MAX_CERTIFICATE_BYTES_CAP"),
     "EXPORT_FORMATS": ("exactnorm.outputs.export", "EXPORT_FORMATS"),
     "MASK_SIDES": ("exactnorm.analysis.sweeps", "MASK_SIDES"),
+    "FLOAT_ERROR_POINTS": ("exactnorm.outputs.report", "FLOAT_ERROR_POINTS"),
 }

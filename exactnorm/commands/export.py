@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 
-from exactnorm.commands._common import console, err_console, output_path
+from exactnorm.commands._common import console, err_console, output_path, progress_hook
 from exactnorm.commands._defaults import DEFAULT_MAX_DIGITS, EXPORT_FORMATS
 
 __all__ = ["register"]
@@ -51,10 +51,12 @@ def run(args: argparse.Namespace) -> int:
 
     path = output_path(args.out, stdout_ok=True)
     replaced = path is not None and path.exists()  # said after the write, naming the file
-    warning = export(args.certificate, args.out, format=args.format, mean=args.mean,
-                     scale=args.scale, eps=args.eps, dtype=args.dtype,
-                     normalization=args.normalization, max_digits=args.max_digits,
-                     verify=args.verify, allow_float32_error=args.allow_float32_error)
+    with progress_hook(f"export {args.format}", "steps") as hook:
+        warning = export(args.certificate, args.out, format=args.format, mean=args.mean,
+                         scale=args.scale, eps=args.eps, dtype=args.dtype,
+                         normalization=args.normalization, max_digits=args.max_digits,
+                         verify=args.verify, allow_float32_error=args.allow_float32_error,
+                         progress=hook)
     # with --out - the data owns stdout; the status line goes to stderr
     status = err_console if path is None else console
     what = "exact BatchNorm-style parameters" if warning is None else "floats, not certified"

@@ -1,14 +1,21 @@
-"""``exactnorm report CERT [--out DIR]``: Markdown/HTML report with bit-size histograms.
+"""``exactnorm report CERT [--out DIR]``: Markdown/HTML report: what is proven, the verdict, the
+architecture, bit sizes and magnitudes of γ, β, and the error a float export would have.
 
-Without matplotlib the report is written without histograms and says so (exit code unchanged).
+Without matplotlib the report is written without plots and says so (exit code unchanged).
 """
 
 from __future__ import annotations
 
 import argparse
 
-from exactnorm.commands._common import console, err_console, output_path, verdict_line
-from exactnorm.commands._defaults import DEFAULT_MAX_DIGITS
+from exactnorm.commands._common import (
+    console,
+    err_console,
+    output_path,
+    progress_hook,
+    verdict_line,
+)
+from exactnorm.commands._defaults import DEFAULT_MAX_DIGITS, FLOAT_ERROR_POINTS
 
 __all__ = ["register"]
 
@@ -21,6 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "- prints the Markdown to standard output")
     p.add_argument("--max-digits", type=int, default=DEFAULT_MAX_DIGITS, metavar="N",
                    help=f"refuse numbers with more than N digits (default {DEFAULT_MAX_DIGITS})")
+    p.add_argument("--float-points", type=int, default=FLOAT_ERROR_POINTS, metavar="N",
+                   help="measure the error of a float32/float64 copy of the network at N seeded "
+                        f"points of the box (default {FLOAT_ERROR_POINTS}; 0: not measured)")
     p.set_defaults(func=run)
 
 
@@ -29,7 +39,9 @@ def run(args: argparse.Namespace) -> int:
 
     out = output_path(args.out, directory=True, stdout_ok=True)
     replaced = out is not None and (out / "report.md").exists()  # said after the write
-    result = report(args.certificate, out, max_digits=args.max_digits)
+    with progress_hook("report", "steps") as hook:
+        result = report(args.certificate, out, max_digits=args.max_digits,
+                        float_points=args.float_points, progress=hook)
     if out is None:
         # one stream: the Markdown, without images (there is no folder to put them in)
         print(result.markdown, end="")

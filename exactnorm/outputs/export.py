@@ -84,6 +84,7 @@ from exactnorm.exact.rationals import (
 )
 from exactnorm.model.network import FrozenNetwork
 from exactnorm.outputs.floatnet import FloatNetwork, float_network
+from exactnorm.outputs.stages import ProgressHook
 
 __all__ = [
     "EXPORT_FORMAT",
@@ -100,6 +101,7 @@ __all__ = [
     "torch_module",
     "evaluate_state_dict",
     "render_export",
+    "is_convolutional",
     "export_certificate",
 ]
 
@@ -215,8 +217,9 @@ def export_npz(cert_doc: dict[str, Any], path: str | os.PathLike[str], mean: Any
     return FLOAT_WARNING
 
 
-def _npz_bytes(cert_doc: dict[str, Any], mean: Any, scale: Any, eps: float) -> bytes:
-    net, layers = _float_layers(cert_doc, mean, scale, eps)
+def _npz_bytes(cert_doc: dict[str, Any], mean: Any, scale: Any, eps: float,
+               progress: ProgressHook | None = None) -> bytes:
+    net, layers = _float_layers(cert_doc, mean, scale, eps, progress=progress)
     arrays: dict[str, np.ndarray] = {}
     for j, (layer, p) in enumerate(zip(net.layers, layers), 1):
         arrays[f"V{j}"] = p["V"]
@@ -243,14 +246,15 @@ ONNX_OPSET = 15
 _FLOAT_DTYPES = {"float32": np.float32, "float64": np.float64}
 
 
-def _float_layers(cert_doc: dict[str, Any], mean: Any, scale: Any,
-                  eps: float) -> tuple[FloatNetwork, list[dict[str, Any]]]:
+def _float_layers(cert_doc: dict[str, Any], mean: Any, scale: Any, eps: float, *,
+                  progress: ProgressHook | None = None
+                  ) -> tuple[FloatNetwork, list[dict[str, Any]]]:
     """Per layer: float64 ``V``, γ̂, β̂, μ, ``running_var = s² − eps``, Γ, β and skips."""
     if not (isinstance(eps, (int, float)) and eps >= 0):
         raise InputError(f"eps must be a non-negative number, got {eps!r}")
     # straight to float64 arrays: no exact matrix is needed for a rounded copy (floatnet.py;
     # the 784-128-10 ONNX export took minutes through the exact network)
-    net = float_network(cert_doc)
+    net = float_network(cert_doc, progress=progress)
     out = []
     for j, (layer, (mu, s)) in enumerate(zip(net.layers, _layer_stats(mean, scale, net)), 1):
         gh, bh = to_batchnorm(layer.gamma, layer.beta, mu, s)
@@ -312,7 +316,8 @@ def evaluate_npz_export(path: str | os.PathLike[str], X: np.ndarray) -> np.ndarr
 
 
 def torch_state_dict(cert_doc: dict[str, Any], *, mean: Any = 0, scale: Any = 1,
-                     eps: float = DEFAULT_EPS) -> dict[str, np.ndarray]:
+                     eps: float = DEFAULT_EPS,
+                     progress: ProgressHook | None = None) -> dict[str, np.ndarray]:
     """The state dict of the documented PyTorch layout as float64 numpy arrays (no torch needed).
 
     Parameters
@@ -328,7 +333,7 @@ def torch_state_dict(cert_doc: dict[str, Any], *, mean: Any = 0, scale: Any = 1,
         ``blocks.{k}.…`` keys of the module docstring; ``torch.from_numpy`` of each value loads
         into :func:`torch_module` (``strict=True``).
     """
-    net, layers = _float_layers(cert_doc, mean, scale, eps)
+    net, layers = _float_layers(cert_doc, mean, scale, eps, progress=progress)
     state: dict[str, np.ndarray] = {}
     for k, (layer, p) in enumerate(zip(net.layers, layers)):
         pre = f"blocks.{k}."
@@ -458,7 +463,8 @@ def torch_module(cert_doc: dict[str, Any], *, mean: Any = 0, scale: Any = 1,
 
 def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale: Any = 1,
                   eps: float | None = None, dtype: str = "float32",
-                  normalization: str = "batchnorm") -> tuple[bytes, str | None]:
+                  normalization: str = "batchnorm",
+                  progress: ProgressHook | None = None) -> tuple[bytes, str | None]:
     """The bytes of one export format and its not-certified warning (``None`` for JSON).
 
     Parameters
@@ -473,6 +479,8 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
         Float formats only (default :data:`DEFAULT_EPS`); refused for JSON.
     dtype, normalization
         ONNX only (``torch`` is saved in float64; ``module.float()`` converts).
+    progress
+        ``progress(done, total)`` over the frozen layers read.
 
     Returns
     -------
@@ -485,27 +493,73 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
     """
     if format not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {format!r}; expected one of {EXPORT_FORMATS}")
+    if is_convolutional(cert_doc):
+        return _render_conv(cert_doc, format, mean=mean, scale=scale, eps=eps, dtype=dtype,
+                            normalization=normalization)
     if format == "json":
         if eps is not None:
             raise InputError("eps applies to the float formats only (the JSON export stores s)")
         from exactnorm.outputs.export_json import export_bytes, export_document
 
-        return export_bytes(export_document(cert_doc, mean, scale)), None
+        return export_bytes(export_document(cert_doc, mean, scale, progress=progress)), None
     e = DEFAULT_EPS if eps is None else eps
     if format == "npz":
-        return _npz_bytes(cert_doc, mean, scale, e), FLOAT_WARNING
+        return _npz_bytes(cert_doc, mean, scale, e, progress), FLOAT_WARNING
     if format == "onnx":
         from exactnorm.outputs.export_onnx import onnx_model
 
         model = onnx_model(cert_doc, dtype=dtype, normalization=normalization, mean=mean,
-                           scale=scale, eps=e)
+                           scale=scale, eps=e, progress=progress)
         return model.SerializeToString(), FLOAT_WARNING
     torch = require_extra("torch", "the PyTorch export")
     state = {k: torch.from_numpy(np.array(v, order="C"))
-             for k, v in torch_state_dict(cert_doc, mean=mean, scale=scale, eps=e).items()}
+             for k, v in torch_state_dict(cert_doc, mean=mean, scale=scale, eps=e,
+                                          progress=progress).items()}
     buf = io.BytesIO()
     torch.save(state, buf)
     return buf.getvalue(), FLOAT_WARNING
+
+
+def is_convolutional(doc: Any) -> bool:
+    """Whether a certificate document declares a convolution or pooling layer (§8 of the
+    format); such a certificate is exported by :mod:`exactnorm.outputs.export_cnn`."""
+    if not isinstance(doc, dict):
+        return False
+    sections = [doc.get("network"), doc.get("target")]
+    return any(isinstance(sec, dict) and isinstance(sec.get("layers"), list) and any(
+        isinstance(layer, dict) and layer.get("kind", "dense") != "dense"
+        for layer in sec["layers"]) for sec in sections)
+
+
+def _render_conv(cert_doc: dict[str, Any], format: str, *, mean: Any, scale: Any,
+                 eps: float | None, dtype: str, normalization: str) -> tuple[bytes, str | None]:
+    """A convolutional certificate for a framework: ONNX (``Conv``/im2col + BatchNormalization),
+    or the ``nn.Sequential`` parameters of :func:`~exactnorm.outputs.export_cnn.
+    torch_state_dict_cnn` as npz (with an ``architecture`` array of layer strings) or a torch
+    state dict. Their BatchNorm statistics are fixed (mean 0, variance 1, eps 0), so γ and β
+    are the tuned values themselves."""
+    from exactnorm.outputs.export_cnn import onnx_model_cnn, torch_state_dict_cnn
+
+    if format == "json":
+        raise InputError("the json export of a convolutional certificate is not available: the "
+                         "certificate itself holds the exact γ and β (docs/convolutions.md); use "
+                         "onnx, npz or torch for a framework", parameter="format")
+    if mean not in (0, "0") or scale not in (1, "1") or eps not in (None, 0):
+        raise InputError("a convolutional export uses mean 0, scale 1 and eps 0 (its γ and β "
+                         "are the tuned values)", parameter="mean")
+    if normalization != "batchnorm":
+        raise InputError("a convolutional export writes BatchNormalization only",
+                         parameter="normalization")
+    if format == "onnx":
+        return onnx_model_cnn(cert_doc, dtype=dtype).SerializeToString(), FLOAT_WARNING
+    state, architecture = torch_state_dict_cnn(cert_doc)
+    if format == "npz":
+        arrays = dict(state, architecture=np.array(architecture))
+        return npz_bytes(arrays), FLOAT_WARNING
+    torch = require_extra("torch", "the PyTorch export")
+    buf = io.BytesIO()
+    torch.save({k: torch.from_numpy(np.array(v, order="C")) for k, v in state.items()}, buf)
+    return buf.getvalue(), (f"{FLOAT_WARNING}; nn.Sequential layout: {', '.join(architecture)}")
 
 
 def export_certificate(cert_doc: dict[str, Any], format: str, out: str | os.PathLike[str],

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -59,11 +59,9 @@ from exactnorm.outputs.export import (
     from_batchnorm,
     to_batchnorm,
 )
+from exactnorm.outputs.stages import ProgressHook
 
 __all__ = ["export_document", "export_json", "load_exported_json", "evaluate_exported_json"]
-
-ProgressHook = Callable[[int, int], None]
-
 
 def _integer_rows(values: np.ndarray, rows: int, cols: int) -> list[list[Any]]:
     """Exact integers → JSON rows as :func:`format_number` writes them (big ones as strings)."""

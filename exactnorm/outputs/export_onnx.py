@@ -6,11 +6,9 @@ measured error of such a model under onnxruntime against the exact target. Part 
 from __future__ import annotations
 
 import os
-import random
 from typing import Any
 
 import numpy as np
-from flint import fmpq
 
 from exactnorm.certificate import decode_compact
 from exactnorm.errors import InputError, require_extra
@@ -21,14 +19,17 @@ from exactnorm.outputs.export import (
     ONNX_OPSET,
     _float_layers,
     _floats,
+    is_convolutional,
 )
+from exactnorm.outputs.floatnet import box_points
+from exactnorm.outputs.stages import ProgressHook
 
 __all__ = ["onnx_model", "verify_onnx"]
 
 
 def onnx_model(cert_doc: dict[str, Any], *, dtype: str = "float64",
                normalization: str = "batchnorm", mean: Any = 0, scale: Any = 1,
-               eps: float = DEFAULT_EPS) -> Any:
+               eps: float = DEFAULT_EPS, progress: ProgressHook | None = None) -> Any:
     """The certificate's network as an ``onnx.ModelProto`` (float; not certified).
 
     Parameters
@@ -43,6 +44,8 @@ def onnx_model(cert_doc: dict[str, Any], *, dtype: str = "float64",
         or ``"muladd"`` (``Mul(Γ)``, ``Add(β)``: the tuned parameters themselves).
     mean, scale, eps
         Frozen statistics of the BatchNorm form (module docstring).
+    progress
+        ``progress(done, total)`` over the frozen layers read.
 
     Returns
     -------
@@ -65,7 +68,7 @@ def onnx_model(cert_doc: dict[str, Any], *, dtype: str = "float64",
         raise InputError(f"normalization must be 'batchnorm' or 'muladd', got {normalization!r}")
     np_dtype = _FLOAT_DTYPES[dtype]
     elem = TensorProto.FLOAT if dtype == "float32" else TensorProto.DOUBLE
-    net, layers = _float_layers(cert_doc, mean, scale, eps)
+    net, layers = _float_layers(cert_doc, mean, scale, eps, progress=progress)
     inits: list[Any] = []
     nodes: list[Any] = []
 
@@ -135,17 +138,22 @@ def verify_onnx(cert_doc: dict[str, Any], path: str | os.PathLike[str], points: 
     ort = require_extra("onnxruntime", "--verify")
     from exactnorm.model.targets import target_from_dict
 
-    g = target_from_dict(decode_compact(cert_doc))
-    rng = random.Random(seed)
-    xs = []
-    for _ in range(points):
-        xs.append([lo + (hi - lo) * fmpq(rng.randrange(0, 1001), 1000)
-                   for lo, hi in zip(g.lower, g.upper)])
+    if is_convolutional(cert_doc):
+        from exactnorm.certificate_conv import conv_networks_from_dict
+
+        g: Any = conv_networks_from_dict(cert_doc)[0]
+    else:
+        # only the target is decoded: the network's compact numbers stay as they are
+        g = target_from_dict(decode_compact({k: cert_doc.get(k) for k in ("domain", "target")}))
+    xs = box_points(g.lower, g.upper, points, seed)
     exact = np.array([_floats(g.evaluate(x)) for x in xs])
     session = ort.InferenceSession(os.fspath(path), providers=["CPUExecutionProvider"])
     inp = session.get_inputs()[0]
     np_dtype = np.float32 if "float)" in inp.type and "double" not in inp.type else np.float64
     X = np.array([_floats(x) for x in xs], dtype=np_dtype)
+    dims = [d for d in inp.shape[1:] if isinstance(d, int)]
+    if len(dims) == len(inp.shape) - 1 > 1:  # (N, C, H, W): the box is the flattened image
+        X = X.reshape(points, *dims)
     Y = np.asarray(session.run(None, {inp.name: X})[0], dtype=np.float64)
     err = float(np.max(np.abs(Y - exact))) if points else 0.0
     scale = float(np.max(np.abs(exact))) if points else 1.0

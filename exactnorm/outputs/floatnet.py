@@ -18,7 +18,8 @@ BatchNorm conversion needs exactly, are parsed as exact numbers.
 from __future__ import annotations
 
 import functools
-from collections.abc import Sequence
+import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +31,7 @@ from exactnorm.errors import ExactnormError, InputError, InvalidCertificateError
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
 
 __all__ = ["FloatLayer", "FloatNetwork", "float_network", "matrix_array", "skip_array",
-           "flint_array", "float_forward"]
+           "flint_array", "float_forward", "box_points", "float_errors"]
 
 
 @dataclass(frozen=True)
@@ -165,20 +166,26 @@ def _vec(obj: Any, what: str) -> tuple[fmpq, ...]:
     return tuple(out)
 
 
-def float_network(doc: dict[str, Any]) -> FloatNetwork:
-    """The frozen network of a certificate document with float64 matrices (see module text)."""
+def float_network(doc: dict[str, Any], *,
+                  progress: Callable[[int, int], None] | None = None) -> FloatNetwork:
+    """The frozen network of a certificate document with float64 matrices (see module text);
+    ``progress(done, total)`` is told the layers read so far."""
     if not isinstance(doc, dict):
         raise InputError("expected a certificate document (a JSON object)")
     try:
         net = doc["network"]
         layers = []
         for j, L in enumerate(net["layers"], 1):
+            if progress is not None and j > 1:
+                progress(j - 1, len(net["layers"]))
             skips = tuple((int(s["from"]), _frozen(s, f"layer {j} skip weight"))
                           for s in L.get("skip", []))
             layers.append(FloatLayer(int(L["input"]), _frozen(L, f"layer {j} weight"),
                                      _vec(L["gamma"], f"layer {j} gamma"),
                                      _vec(L["beta"], f"layer {j} beta"), str(L["activation"]),
                                      skips, tuple(str(s["kind"]) for s in L.get("skip", []))))
+        if progress is not None:
+            progress(len(layers), len(layers))
         lower = doc["domain"]["lower"]
         d0 = len(lower["num"]) if isinstance(lower, dict) and "num" in lower else len(lower)
         return FloatNetwork(d0, tuple(layers),
@@ -202,3 +209,50 @@ def float_forward(net: FloatNetwork, X: np.ndarray, dtype: Any = np.float64) -> 
             h = h + nodes[source] @ P.astype(dtype).T
         nodes.append(h)
     return nodes[-1]
+
+
+def box_points(lower: Sequence[Any], upper: Sequence[Any], points: int,
+               seed: int = 0) -> list[list[fmpq]]:
+    """``points`` exact points ``lower + t·(upper − lower)`` of a box, each ``t`` a multiple of
+    1/1000 drawn from ``random.Random(seed)`` (the same points on every machine).
+
+    >>> pts = box_points([0, -1], [1, 1], 3, seed=3)
+    >>> len(pts), all(0 <= a <= 1 and -1 <= b <= 1 for a, b in pts)
+    (3, True)
+    >>> pts == box_points([0, -1], [1, 1], 3, seed=3)
+    True
+    """
+    rng = random.Random(seed)
+    return [[fmpq(lo) + (fmpq(hi) - fmpq(lo)) * fmpq(rng.randrange(0, 1001), 1000)
+             for lo, hi in zip(lower, upper)] for _ in range(points)]
+
+
+def _float(x: fmpq) -> float:
+    return int(x.p) / int(x.q)  # correctly rounded, as float(Fraction) is
+
+
+def float_errors(net: FloatNetwork, target: Any, points: int, seed: int = 0,
+                 dtypes: Sequence[Any] = (np.float32, np.float64)) -> dict[str, dict[str, Any]]:
+    """The error a float copy of the certified network makes, measured at ``points`` seeded
+    points of the target's box (:func:`box_points`) against the exact target ``g``.
+
+    For each dtype: ``abs`` (the absolute error of every output at every point, an array),
+    ``max_abs``, ``max_rel`` (relative to the largest exact output) and ``argmax_agree`` (points
+    whose largest output keeps its index). The certified network is exact; this is the error of
+    its rounded image (:func:`float_forward`, every parameter rounded once).
+    """
+    xs = box_points(target.lower, target.upper, points, seed)
+    exact = np.array([[_float(y) for y in target.evaluate(x)] for x in xs], dtype=np.float64)
+    X = np.array([[_float(v) for v in x] for x in xs], dtype=np.float64)
+    scale = float(np.max(np.abs(exact))) if points else 0.0
+    out = {}
+    for dtype in dtypes:
+        with np.errstate(all="ignore"):
+            Y = np.asarray(float_forward(net, X.astype(dtype), dtype), dtype=np.float64)
+        err = np.abs(Y - exact)
+        worst = float(np.max(err)) if points else 0.0
+        out[np.dtype(dtype).name] = {
+            "abs": err, "max_abs": worst, "max_rel": worst / scale if scale else worst,
+            "argmax_agree": int(np.sum(np.argmax(Y, axis=1) == np.argmax(exact, axis=1)))
+            if points else 0, "points": points}
+    return out

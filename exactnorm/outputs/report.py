@@ -41,6 +41,8 @@ from exactnorm.errors import InputError, MissingExtraError, require_extra
 from exactnorm.exact.files import atomic_write
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.targets import target_from_dict
+from exactnorm.outputs.export import is_convolutional
+from exactnorm.outputs.stages import Stages
 
 __all__ = [
     "bit_size",
@@ -49,7 +51,10 @@ __all__ = [
     "report_markdown",
     "markdown_to_html",
     "write_report",
+    "magnitudes",
+    "float_error_study",
     "NO_PLOTS",
+    "FLOAT_ERROR_POINTS",
 ]
 
 NO_PLOTS = ("No histograms: matplotlib is not installed "
@@ -89,15 +94,44 @@ class _Skip:
 
 
 class _Layer:
-    """What the report needs of a frozen layer, read without regenerating its matrix."""
+    """What the report needs of a frozen layer, read without regenerating its matrix: a dense or
+    convolutional layer (γ, β per neuron or per channel) or an average pooling (no parameters)."""
 
     def __init__(self, layer: dict[str, Any], kinds: list[str]) -> None:
-        self.input, self.activation = layer["input"], layer["act"]
-        self.width = layer["V"].nrows
-        self.frozen = layer["V"].nrows * layer["V"].ncols + sum(
+        self.input, self.activation, self.kind = layer["input"], layer["act"], layer["kind"]
+        geom, V = layer["geom"], layer["V"]
+        if V is None:  # avgpool: fixed structure, nothing tuned
+            self.width, self.frozen = geom.C * geom.Ho * geom.Wo, 0
+            self.gamma: list[tuple[int, int]] = []
+            self.beta: list[tuple[int, int]] = []
+            self.skips: list[_Skip] = []
+            return
+        # a convolution's kernel is shared over positions: its width is channels × positions
+        self.width = V.nrows * (1 if geom is None else geom.Ho * geom.Wo)
+        self.frozen = V.nrows * V.ncols + sum(
             P.nrows * P.ncols for _, P in layer["skips"] if not isinstance(P, Picks))
         self.skips = [_Skip(kind, src) for kind, (src, _) in zip(kinds, layer["skips"])]
         self.gamma, self.beta = _pairs(layer["gamma"]), _pairs(layer["beta"])
+
+
+class _TargetShape:
+    """What the report needs of a convolutional target, from the checker's reader: box, widths,
+    activations and parameter count (the exact target types are dense only)."""
+
+    def __init__(self, lower: Any, upper: Any, target: list[dict[str, Any]]) -> None:
+        self.lower = [Fraction(n, lower.den) for n in lower.nums]
+        self.upper = [Fraction(n, upper.den) for n in upper.nums]
+        self.widths = (len(self.lower), *(t["width"] for t in target))
+        self.layers = [_TargetLayerShape(t["act"]) for t in target]
+        self.parameters = sum(t["W"].nrows * t["W"].ncols + len(t["b"])
+                              for t in target if t["W"] is not None)
+
+
+class _TargetLayerShape:
+    __slots__ = ("activation",)
+
+    def __init__(self, activation: str) -> None:
+        self.activation = activation
 
 
 def _pairs(v: Any) -> list[tuple[int, int]]:
@@ -119,24 +153,33 @@ class _Frozen:
         self.checkpoints, self.input_dim = tuple(checkpoints), d0
         self.depth = len(self.layers)
         self.widths = tuple(layer.width for layer in self.layers)
-        self.tuned_parameters = sum(2 * layer.width for layer in self.layers)
+        # one γ and one β per neuron, per channel for a convolution, none for a pooling
+        self.tuned_parameters = sum(len(layer.gamma) + len(layer.beta) for layer in self.layers)
         self.frozen_parameters = sum(layer.frozen for layer in self.layers)
 
 
-def _networks(doc: dict[str, Any]) -> tuple[TargetNetwork, Any]:
-    """The target exactly, and the frozen network's shapes and tuned values through the
-    checker's reader (draws are not regenerated: the report needs no frozen matrix); a document
-    that reader refuses is read fully instead, so an invalid certificate still gets its report."""
+def _networks(doc: dict[str, Any]) -> tuple[Any, Any]:
+    """The target (exactly when dense, its shapes when convolutional), and the frozen network's
+    shapes and tuned values through the checker's reader (draws are not regenerated: the report
+    needs no frozen matrix); a dense document that reader refuses is read fully instead, so an
+    invalid certificate still gets its report."""
     if not isinstance(doc, dict):
         raise InputError("expected a certificate document (a JSON object)")
-    target = target_from_dict(decode_compact(doc))
     try:
-        lower, _, _, layers, cps, _ = read_certificate(doc, DEFAULT_MAX_DIGITS)
-    except CertificateError:
+        lower, upper, target_layers, layers, cps, _ = read_certificate(doc, DEFAULT_MAX_DIGITS)
+    except CertificateError as exc:
+        if is_convolutional(doc):
+            raise InputError(f"the report reads convolutional certificates through the checker's "
+                             f"reader, which refuses this one: {exc}") from None
+        # only these two sections are decoded: the network's compact numbers stay as they are
+        target = target_from_dict(decode_compact({k: doc.get(k) for k in ("domain", "target")}))
         return target, network_from_dict(doc)
-    if any(layer["kind"] != "dense" for layer in layers):
-        return target, network_from_dict(doc)
-    return target, _Frozen(layers, doc["network"]["layers"], cps, len(lower))
+    frozen = _Frozen(layers, doc["network"]["layers"], cps, len(lower))
+    if any(layer["kind"] != "dense" for layer in layers) \
+            or any(t["kind"] != "dense" for t in target_layers):
+        return _TargetShape(lower, upper, target_layers), frozen
+    target = target_from_dict(decode_compact({k: doc.get(k) for k in ("domain", "target")}))
+    return target, frozen
 
 
 def parameter_counts(doc: dict[str, Any],
@@ -169,8 +212,9 @@ def architecture_lines(net: Any) -> list[str]:
                 lines.append(f"... nodes 11 to {n - 10} ...")
             continue
         skips = ", ".join(f"{s.kind} from node {s.source}" for s in layer.skips)
-        text = (f"node {j} = layer {j}: input node {layer.input}, width {layer.width}, "
-                f"{layer.activation}")
+        kind = getattr(layer, "kind", "dense")
+        text = (f"node {j} = layer {j}: {'' if kind == 'dense' else kind + ', '}input node "
+                f"{layer.input}, width {layer.width}, {layer.activation}")
         if skips:
             text += f", skips: {skips}"
         if j in marks:
@@ -200,11 +244,13 @@ def _box_text(values: Any) -> str:
 
 def report_markdown(doc: dict[str, Any], verdict: Any | None = None, *,
                     plots: bool = True, no_plots: str = NO_PLOTS,
-                    networks: tuple[TargetNetwork, Any] | None = None) -> str:
+                    networks: tuple[TargetNetwork, Any] | None = None,
+                    float_errors: tuple[dict[str, Any] | None, str] | None = None) -> str:
     """The report as Markdown (the HTML version carries the same text).
 
-    With ``plots=False`` the histogram images are replaced by ``no_plots``, saying why.
-    ``networks`` (target and frozen network of ``doc``) avoids reading the document again.
+    With ``plots=False`` the images are replaced by ``no_plots``, saying why. ``networks``
+    (target and frozen network of ``doc``) avoids reading the document again; ``float_errors``
+    (from :func:`float_error_study`) adds the section on the float error of an export.
     """
     g, f = _networks(doc) if networks is None else networks
     v = _verdict(doc) if verdict is None else verdict
@@ -231,7 +277,8 @@ def report_markdown(doc: dict[str, Any], verdict: Any | None = None, *,
     out += architecture_lines(f)
     out += ["```", "", "## Parameter counts", "",
             "| kind | count | rule |", "|---|---|---|",
-            f"| tuned (γ, β) | {counts['tuned']} | 2 · Σ widths |",
+            f"| tuned (γ, β) | {counts['tuned']} | one γ and one β per neuron (per channel of "
+            f"a convolution) |",
             f"| frozen | {counts['frozen']} | Σ entries of V + random skips |",
             f"| target | {counts['target']} | Σ entries of W and b |", "",
             "## Bit sizes of the tuned parameters", "",
@@ -242,30 +289,156 @@ def report_markdown(doc: dict[str, Any], verdict: Any | None = None, *,
         out += ["![γ bit sizes](gamma_bits.png)", "", "![β bit sizes](beta_bits.png)", ""]
     else:
         out += [f"_{no_plots}_", ""]
+    mag = magnitudes(f)
+    out += ["## Magnitudes of the tuned parameters", "",
+            "How large the exact values are (a float copy must represent them; large β that "
+            "cancel across layers lose digits in float32).", ""]
+    for name, symbol in (("gamma", "γ"), ("beta", "β")):
+        values = mag[name]
+        span = (f"|{symbol}| from 1e{min(values):.1f} to 1e{max(values):.1f}" if values
+                else f"no nonzero {symbol}")
+        out.append(f"* {symbol}: {span}; {mag[name + '_zeros']} zero values")
+    out.append("")
+    if plots:
+        out += ["![magnitudes of γ and β](magnitudes.png)", ""]
+    if float_errors is not None:
+        out += _float_error_lines(*float_errors)
+        if plots and float_errors[0] is not None:
+            out += ["![float error](float_error.png)", ""]
     return "\n".join(out)
 
 
-def _histogram_png(values: list[int], title: str) -> bytes:
-    purpose = "the bit-size histograms"
+def _figure(title: str, panels: int = 1) -> tuple[Any, Any]:
+    """A bare Figure on an Agg canvas: no pyplot, so the caller's backend and figures are
+    untouched."""
+    purpose = "the report's plots"
     FigureCanvasAgg = require_extra("matplotlib.backends.backend_agg", purpose).FigureCanvasAgg
     Figure = require_extra("matplotlib.figure", purpose).Figure
-
-    # a bare Figure on an Agg canvas: no pyplot, so the caller's backend and figures are untouched
-    fig = Figure(figsize=(6, 3.5))
+    fig = Figure(figsize=(6 * panels, 3.5))
     FigureCanvasAgg(fig)
-    ax = fig.subplots()
-    top = max(values, default=1)
-    # at most 40 bars of whole bit counts: a bar per bit of a 1,445-bit γ draws nothing visible
-    width = max(1, -(-top // 40))
-    ax.hist(values, bins=range(1, top + width + 1, width), color="#4c72b0", edgecolor="none")
-    ax.set_xlabel("bit size max(bits(|p|), bits(q))")
-    ax.set_ylabel("neurons")
-    ax.set_title(title)
+    axes = fig.subplots(1, panels)
+    fig.suptitle(title)
+    return fig, axes if panels > 1 else [axes]
+
+
+def _png(fig: Any) -> bytes:
     fig.tight_layout()
     buf = _stdio.BytesIO()
     # no Software/date metadata: equal certificates give equal files
     fig.savefig(buf, format="png", dpi=100, metadata={"Software": None})
     return buf.getvalue()
+
+
+def _bars(ax: Any, values: Any, edges: Any, label: str | None = None,
+          color: str = "#4c72b0") -> None:
+    # counted by NumPy and drawn as one outline: ax.hist on 400,000 values took 1.5 s a plot
+    import numpy as np
+
+    counts, edges = np.histogram(np.asarray(values, dtype=float), bins=edges)
+    ax.stairs(counts, edges, fill=label is None, label=label, color=color,
+              linewidth=2 if label else None)
+
+
+def _histogram_png(values: list[int], title: str) -> bytes:
+    fig, (ax,) = _figure(title)
+    top = max(values, default=1)
+    # at most 40 bars of whole bit counts: a bar per bit of a 1,445-bit γ draws nothing visible
+    width = max(1, -(-top // 40))
+    _bars(ax, values, list(range(1, top + width + 1, width)))
+    ax.set_xlabel("bit size max(bits(|p|), bits(q))")
+    ax.set_ylabel("neurons")
+    return _png(fig)
+
+
+def _log10_abs(x: tuple[int, int]) -> float | None:
+    """``log10 |p/q|`` from the integers (exact to double precision at any size), ``None`` for 0."""
+    p, q = x
+    return None if p == 0 else math.log10(abs(p)) - math.log10(q)
+
+
+def magnitudes(net: Any) -> dict[str, Any]:
+    """``log10 |γ|`` and ``log10 |β|`` of every nonzero tuned value, and the count of zeros."""
+    out: dict[str, Any] = {}
+    for name in ("gamma", "beta"):
+        logs = [_log10_abs(x) for layer in net.layers for x in getattr(layer, name)]
+        out[name] = [v for v in logs if v is not None]
+        out[f"{name}_zeros"] = sum(v is None for v in logs)
+    return out
+
+
+def _magnitude_png(mag: dict[str, Any]) -> bytes:
+    fig, axes = _figure("magnitudes of the tuned parameters", panels=2)
+    for ax, name, symbol in zip(axes, ("gamma", "beta"), ("γ", "β")):
+        values = mag[name]
+        lo, hi = math.floor(min(values, default=0)), math.ceil(max(values, default=0))
+        step = max(0.25, (hi - lo) / 40)
+        edges = [lo + step * k for k in range(int((hi - lo) / step) + 2)]
+        _bars(ax, values, edges)
+        ax.set_xlabel(f"log10 |{symbol}|  ({mag[name + '_zeros']} zero values not shown)")
+        ax.set_ylabel("neurons")
+    return _png(fig)
+
+
+def _float_error_png(errors: dict[str, dict[str, Any]]) -> bytes:
+    import numpy as np
+
+    fig, (ax,) = _figure("error of a float copy of the network against the exact target")
+    # exact outputs (error 0) have no logarithm: they are counted in the legend instead
+    logs = {name: np.log10(e["abs"].ravel()[e["abs"].ravel() > 0]) for name, e in errors.items()}
+    finite = np.concatenate([v[np.isfinite(v)] for v in logs.values()])
+    lo = math.floor(float(finite.min())) if finite.size else -17
+    hi = math.ceil(float(finite.max())) if finite.size else 0
+    edges = np.linspace(lo, hi + 1, 41)
+    colours = {"float32": "#c44e52", "float64": "#4c72b0"}
+    for name, values in logs.items():
+        exact = errors[name]["abs"].size - values.size
+        label = f"{name} ({exact} outputs exact)" if exact else name
+        _bars(ax, values, edges, label=label, color=colours.get(name, "#55a868"))
+    ax.set_xlabel("log10 |float output − exact output|  (every output at every point)")
+    ax.set_ylabel("outputs")
+    ax.legend()
+    return _png(fig)
+
+
+#: points of the box at which the report measures the float error of an export
+FLOAT_ERROR_POINTS = 64
+
+
+def float_error_study(doc: dict[str, Any], target: TargetNetwork, *,
+                      points: int = FLOAT_ERROR_POINTS,
+                      progress: Any = None) -> tuple[dict[str, dict[str, Any]] | None, str]:
+    """The float32/float64 error an export would have (:func:`~exactnorm.outputs.floatnet.
+    float_errors`), or ``None`` and the reason when the network cannot be read as floats."""
+    from exactnorm.errors import ExactnormError
+    from exactnorm.outputs.floatnet import float_errors, float_network
+
+    if is_convolutional(doc):
+        return None, "measured for fully connected certificates only (this one has convolutions)"
+    try:
+        net = float_network(doc, progress=progress)
+        return float_errors(net, target, points), ""
+    except (ExactnormError, ValueError) as exc:
+        return None, f"not measured: {str(exc)[:200]}"
+
+
+def _float_error_lines(errors: dict[str, dict[str, Any]] | None, why: str) -> list[str]:
+    out = ["## Float error of an export", ""]
+    if errors is None:
+        return out + [f"_{why}_", ""]
+    n = next(iter(errors.values()))["points"]
+    out += [f"The certificate is exact; `exactnorm export` to npz, ONNX or PyTorch rounds every "
+            f"parameter once. Measured at {n} seeded points of D (every parameter rounded, "
+            f"then evaluated in that precision, against the exact target):", "",
+            "| precision | max abs error | max rel error | largest output agrees |",
+            "|---|---|---|---|"]
+    for name, e in errors.items():
+        out.append(f"| {name} | {e['max_abs']:.3g} | {e['max_rel']:.3g} | "
+                   f"{e['argmax_agree']}/{e['points']} |")
+    f32 = errors.get("float32")
+    if f32 is not None and f32["argmax_agree"] < f32["points"]:
+        out += ["", f"**float32 changes the largest output at {f32['points'] - f32['argmax_agree']}"
+                f" of {f32['points']} points: export float64 (the default).**"]
+    return out + [""]
 
 
 def markdown_to_html(md: str, title: str = "exactnorm certificate report") -> str:
@@ -292,9 +465,11 @@ _CSS = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;
 
 
 def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
-                 verdict: Any | None = None) -> dict[str, Any]:
-    """Write ``report.md``, ``report.html`` and, with matplotlib, ``gamma_bits.png`` and
-    ``beta_bits.png`` into ``out_dir`` (atomically, file by file).
+                 verdict: Any | None = None, *, progress: Any = None,
+                 float_points: int = FLOAT_ERROR_POINTS) -> dict[str, Any]:
+    """Write ``report.md``, ``report.html`` and, with matplotlib, the plots (``gamma_bits.png``,
+    ``beta_bits.png``, ``magnitudes.png``, ``float_error.png``) into ``out_dir`` (atomically, file
+    by file).
 
     Parameters
     ----------
@@ -304,22 +479,44 @@ def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
         The output folder (created if missing).
     verdict
         A verdict already computed for ``doc``; checked here otherwise.
+    progress
+        ``progress(done, total)`` over the steps: the check (one per frozen layer), the float
+        copy (one per frozen layer), the plots and the write.
+    float_points
+        Points of the box at which the float error of an export is measured (0: not measured).
 
     Returns
     -------
     dict
-        ``paths`` (name → path), ``verdict``, ``counts`` and ``plots`` (``False`` when matplotlib
-        is missing: the report then says so instead of showing histograms).
+        ``paths`` (name → path), ``verdict``, ``counts``, ``float_errors`` and ``plots``
+        (``False`` when matplotlib is missing: the report then says so instead of showing them).
     """
+    layers = doc.get("network", {}).get("layers") if isinstance(doc, dict) \
+        and isinstance(doc.get("network"), dict) else None
+    depth = len(layers) if isinstance(layers, list) else 0
+    stages = Stages(progress, check=depth if verdict is None else 0, read=1,
+                    floats=depth if float_points else 0, plots=1, write=1)
+    if verdict is None:
+        v = checker_flint.check_certificate(doc, progress=stages.hook("check"))
+    else:
+        v = verdict
+    stages.finish("check")
     g, f = _networks(doc)
-    v = _verdict(doc) if verdict is None else verdict
+    stages.finish("read")
+    study = (float_error_study(doc, g, points=float_points, progress=stages.hook("floats"))
+             if float_points else None)
+    stages.finish("floats")
     gam, bet = _bits(f)
     try:
-        pngs = {"gamma_bits.png": _histogram_png(gam, "tuned γ"),
-                "beta_bits.png": _histogram_png(bet, "tuned β")}
+        pngs = {"gamma_bits.png": _histogram_png(gam, "bit sizes of the tuned γ"),
+                "beta_bits.png": _histogram_png(bet, "bit sizes of the tuned β"),
+                "magnitudes.png": _magnitude_png(magnitudes(f))}
+        if study is not None and study[0] is not None:
+            pngs["float_error.png"] = _float_error_png(study[0])
     except MissingExtraError:
         pngs = {}
-    md = report_markdown(doc, v, plots=bool(pngs), networks=(g, f))
+    stages.finish("plots")
+    md = report_markdown(doc, v, plots=bool(pngs), networks=(g, f), float_errors=study)
     files: dict[str, bytes] = {"report.md": md.encode(),
                                "report.html": markdown_to_html(md).encode(), **pngs}
     out = Path(out_dir)
@@ -327,6 +524,7 @@ def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
     for name, data in files.items():
         atomic_write(out / name, data)
         paths[name] = out / name
+    stages.finish("write")
     return {"paths": paths, "verdict": v, "counts": parameter_counts(doc, (g, f)),
-            "plots": bool(pngs),
-            "no_plots": NO_PLOTS}
+            "plots": bool(pngs), "no_plots": NO_PLOTS,
+            "float_errors": None if study is None else study[0]}
