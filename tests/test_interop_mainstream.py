@@ -101,3 +101,37 @@ def test_reshape_that_is_not_a_flatten_and_a_cast_to_integers_are_refused(tmp_pa
     onnx.save(model, tmp_path / "cast.onnx")
     with pytest.raises(InputError, match="cast"):
         target_from_onnx(tmp_path / "cast.onnx", [-1] * 4, [1] * 4)
+
+
+def test_export_keeps_the_source_models_names_and_input_shape(tmp_path):
+    """certify records the model's input name and shape and its output name; the ONNX export
+    takes the same input (a 2 × 2 image, flattened as the source did) under the same names,
+    and computes the certified network (measured by --verify against the exact target)."""
+    ort = pytest.importorskip("onnxruntime")
+    from exactnorm.cli import main
+
+    _torch_like_onnx(tmp_path / "t.onnx")
+    cert = tmp_path / "c.json"
+    assert main(["certify", str(tmp_path / "t.onnx"), "--box", "-1:1", "--out", str(cert)]) == 0
+    doc = api.load_certificate(cert)
+    assert doc["provenance"]["source"] == {"format": "onnx", "output": {"name": "output"},
+                                           "input": {"name": "input", "shape": [1, 2, 2]}}
+    # the API certifies the same file to the same bytes
+    api.save_certificate(api.certificate_document(api.certify(
+        api.load_target(tmp_path / "t.onnx", box="-1:1"))), tmp_path / "api.json")
+    assert (tmp_path / "api.json").read_bytes() == cert.read_bytes()
+    out = tmp_path / "e.onnx"
+    assert main(["export", str(cert), "--format", "onnx", "--out", str(out), "--verify", "6"]) == 0
+    session = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"])
+    (inp,), (outp,) = session.get_inputs(), session.get_outputs()
+    assert (inp.name, inp.shape[1:], outp.name) == ("input", [2, 2], "output")
+    source = ort.InferenceSession(str(tmp_path / "t.onnx"), providers=["CPUExecutionProvider"])
+    x = np.array([[[0.5, -0.25], [1.0, 0.0]]])
+    ours = session.run(None, {"input": x})[0]
+    theirs = source.run(None, {"input": x.astype(np.float32)})[0]
+    assert np.allclose(ours, theirs, rtol=1e-5, atol=1e-5)
+    # without a recorded source (a target from lists), the export keeps x and y
+    plain = api.certificate_document(api.certify(api.demo_target(), seed=1))
+    api.export(plain, tmp_path / "p.onnx", format="onnx")
+    s2 = ort.InferenceSession(str(tmp_path / "p.onnx"), providers=["CPUExecutionProvider"])
+    assert (s2.get_inputs()[0].name, s2.get_outputs()[0].name) == ("x", "y")

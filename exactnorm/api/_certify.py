@@ -248,6 +248,10 @@ def certify_target(target: TargetNetwork, plan: CertifyPlan,
     """Build the construction of ``plan`` (``progress(done, total)`` in ``plan.unit``)."""
     t0 = time.perf_counter()
     c = CONSTRUCTIONS[plan.construction](target, progress=progress, **plan.options)
+    if target.source is not None:
+        # where the target came from (names and input shape of the model file): the ONNX
+        # export reuses them; descriptive only, the checker ignores provenance
+        c.provenance["source"] = target.source
     seconds = time.perf_counter() - t0
     return CertifyResult(**{f.name: getattr(c, f.name) for f in fields(Construction)},
                          plan=plan, seconds=seconds)

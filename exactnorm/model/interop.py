@@ -492,16 +492,27 @@ def target_from_onnx(model: Any, lower: Sequence[Any], upper: Sequence[Any], *,
     MissingExtraError
         Without the ``onnx`` package (``pip install 'exactnorm[onnx]'``).
     """
-    weights, biases, acts = _onnx_layers(model, max_width)
-    return TargetNetwork.from_lists(weights, biases, acts, lower=_box(lower, "lower"),
-                                    upper=_box(upper, "upper"), max_width=max_width)
+    interface: dict[str, Any] = {}
+    weights, biases, acts = _onnx_layers(model, max_width, interface)
+    return _with_source(TargetNetwork.from_lists(weights, biases, acts, lower=_box(lower, "lower"),
+                                                 upper=_box(upper, "upper"), max_width=max_width),
+                        interface)
+
+
+def _with_source(target: TargetNetwork, interface: dict[str, Any]) -> TargetNetwork:
+    # the interface is metadata, not the function: no second validation of the layers
+    object.__setattr__(target, "source", interface or None)
+    return target
 
 
 _Layers = tuple[list[list[list[Fraction]]], list[list[Fraction]], list[str]]
 
 
-def _onnx_layers(model: Any, max_width: int) -> _Layers:
-    """Walk the chain of an ONNX MLP: exact weights, biases and activations (module docstring)."""
+def _onnx_layers(model: Any, max_width: int, interface: dict[str, Any] | None = None) -> _Layers:
+    """Walk the chain of an ONNX MLP: exact weights, biases and activations (module docstring).
+
+    ``interface``, when given, receives the graph's input name and shape (``None`` for a
+    symbolic dimension) and the name of the certified output (:func:`onnx_interface`)."""
     onnx = require_extra("onnx", "reading an ONNX model")
     from onnx import numpy_helper
 
@@ -520,6 +531,9 @@ def _onnx_layers(model: Any, max_width: int) -> _Layers:
     inputs = [i.name for i in graph.input if i.name not in consts]
     if len(inputs) != 1:
         raise InputError(f"the ONNX graph has {len(inputs)} data inputs; an MLP has one")
+    if interface is not None:
+        interface.update(format="onnx", input=_value_info(
+            next(i for i in graph.input if i.name == inputs[0])))
 
     def const(name: str, node: Any) -> np.ndarray:
         if name not in consts:
@@ -612,13 +626,24 @@ def _onnx_layers(model: Any, max_width: int) -> _Layers:
                       f"certifies the logits {current!r} before it; the probabilities and labels "
                       f"are a fixed monotone post-processing of them, computed in floating point",
                       stacklevel=3)
+        if interface is not None:
+            interface["output"] = {"name": current}
         return weights, biases, acts
     if len(outputs) != 1 or current != outputs[0]:
         raise InputError(f"the ONNX graph outputs {outputs} are not the end of the chain "
                          f"{current!r}")
     if not weights:
         raise InputError("the ONNX graph has no Gemm or MatMul layer")
+    if interface is not None:
+        interface["output"] = {"name": current}
     return weights, biases, acts
+
+
+def _value_info(info: Any) -> dict[str, Any]:
+    """Name and shape of an ONNX graph input; a symbolic or unknown dimension is ``None``."""
+    dims = info.type.tensor_type.shape.dim if info.type.HasField("tensor_type") else []
+    shape = [int(d.dim_value) if d.HasField("dim_value") else None for d in dims]
+    return {"name": str(info.name)[:200], "shape": shape}
 
 
 # --------------------------------------------------------------------------- one loader
@@ -685,8 +710,10 @@ def load_target_any(path: str | os.PathLike[str], *,
     if suffix == ".onnx":
         if box is None:
             raise InputError(f"an ONNX model has no input box; pass --box LO:HI for {p}")
-        weights, biases, acts = _onnx_layers(p, max_width)
+        interface: dict[str, Any] = {}
+        weights, biases, acts = _onnx_layers(p, max_width, interface)
         d0 = len(weights[0][0])
-        return TargetNetwork.from_lists(weights, biases, acts, lower=[box[0]] * d0,
-                                        upper=[box[1]] * d0, max_width=max_width)
+        return _with_source(TargetNetwork.from_lists(weights, biases, acts, lower=[box[0]] * d0,
+                                                     upper=[box[1]] * d0, max_width=max_width),
+                            interface)
     return load_target(p, max_digits=max_digits, max_width=max_width, box=box)

@@ -113,11 +113,17 @@ class TargetLayer:
 
 @dataclass(frozen=True)
 class TargetNetwork:
-    """The network to reproduce, with its rational input box ``D = [lower, upper]``."""
+    """The network to reproduce, with its rational input box ``D = [lower, upper]``.
+
+    ``source`` optionally describes the model file it came from (``{"format": "onnx", "input":
+    {"name", "shape"}, "output": {"name"}}``): not part of the function, so not compared; a
+    certificate records it in its provenance and an ONNX export reuses the names and shape.
+    """
 
     layers: tuple[TargetLayer, ...]
     lower: Vector
     upper: Vector
+    source: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def box_text(self) -> str:
         """The input box in a few words: ``[lo, hi]^n`` for a cube, else its dimension."""

@@ -29,8 +29,10 @@ Formats
   :func:`evaluate_npz_export`.
 * ``onnx`` (:func:`onnx_model`): per layer ``MatMul(h_in, Vᵀ)``, then ``BatchNormalization``
   (inference mode; opset 15) or ``Mul(γ)`` + ``Add(β)`` (``normalization="muladd"``, one rounding
-  fewer), ``Relu``, and ``MatMul(h_s, P_sᵀ)`` + ``Add`` per skip. Input ``x`` ``(N, d_0)``, output
-  ``y``; float32 or float64 throughout. Built with the ``onnx`` helper API (no torch).
+  fewer), ``Relu``, and ``MatMul(h_s, P_sᵀ)`` + ``Add`` per skip. Input ``x`` ``(N, d_0)``,
+  output ``y`` (or the source model's names and image shape:
+  :func:`~exactnorm.outputs.export_onnx.source_interface`); float32 or float64 throughout.
+  Built with the ``onnx`` helper API (no torch).
 * ``torch`` (:func:`torch_state_dict`, :func:`torch_module`): a state dict for the module layout
   below, written with ``torch.save`` (needs torch).
 
