@@ -29,7 +29,8 @@ from exactnorm.errors import InputError
 __all__ = ["add_target_options", "console", "err_console", "target_arguments",
            "verdict_line", "approximate_fractions", "output_path", "STDOUT",
            "set_interrupt_note", "interrupt_note",
-           "PlainProgress", "PLAIN_PROGRESS_SECONDS", "progress_hook", "progress_enabled"]
+           "PlainProgress", "PLAIN_PROGRESS_SECONDS", "progress_hook", "progress_enabled",
+           "check_written_certificate"]
 
 #: seconds between two plain progress lines when stderr is not a terminal
 PLAIN_PROGRESS_SECONDS = 5.0
@@ -273,3 +274,26 @@ def interrupt_note() -> str:
     """The note of :func:`set_interrupt_note`, or the default: outputs are written atomically."""
     return _interrupt_note[0] if _interrupt_note else (
         "files are written atomically, so no partial output file was kept")
+
+
+def check_written_certificate(path: str, *, pure: bool) -> int:
+    """The check step of ``certify``: run the independent checker on the file just written,
+    print its verdict with the time, and raise when the construction's certificate is refused.
+    An interrupt here names the complete certificate that was kept."""
+    from exactnorm.api import check_file
+    from exactnorm.errors import InvalidCertificateError
+
+    set_interrupt_note(f"the complete certificate {path} was kept (written before the check); "
+                       f"check it with `exactnorm check {path}`")
+    mode = "pure" if pure else "flint"
+    if not progress_enabled():
+        print(f"checking {path} ({mode} checker)", file=sys.stderr, flush=True)
+    t0 = time.monotonic()
+    with progress_hook("check", "frozen layers") as hook:
+        verdict = check_file(path, pure=pure, progress=hook)
+    console.print(verdict_line(verdict, path, mode) + f" [{time.monotonic() - t0:.2f} s]")
+    set_interrupt_note(None)
+    if not verdict.ok:
+        raise InvalidCertificateError(f"the constructed certificate was rejected: "
+                                      f"{verdict.message}")
+    return 0

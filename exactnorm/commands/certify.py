@@ -13,7 +13,6 @@ so logs of long runs show that work goes on.
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from typing import Any
 
@@ -21,14 +20,12 @@ from exactnorm.commands._common import (
     PLAIN_PROGRESS_SECONDS,
     PlainProgress,
     add_target_options,
+    check_written_certificate,
     console,
     err_console,
     output_path,
-    progress_enabled,
     progress_hook,
-    set_interrupt_note,
     target_arguments,
-    verdict_line,
 )
 from exactnorm.commands._defaults import (
     CONSTRUCTIONS,
@@ -43,7 +40,6 @@ from exactnorm.commands._defaults import (
 )
 from exactnorm.errors import (
     InputError,
-    InvalidCertificateError,
     SingularSystemError,
     require_integer,
 )
@@ -159,7 +155,6 @@ def _flags(text: str | None) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from exactnorm.api import (
         certify_target,
-        check_file,
         factors_of,
         load_target,
         onnx_is_cnn,
@@ -218,18 +213,4 @@ def run(args: argparse.Namespace) -> int:
         console.print("not checked (--no-check): run `exactnorm check` before relying on it")
         return 0
     del c
-    set_interrupt_note(f"the complete certificate {args.out} was kept (written before the "
-                       f"check); check it with `exactnorm check {args.out}`")
-    if not progress_enabled():
-        print(f"checking {args.out} ({'pure' if args.pure else 'flint'} checker)",
-              file=sys.stderr, flush=True)
-    t2 = time.perf_counter()
-    with progress_hook("check", "frozen layers") as hook:
-        verdict = check_file(args.out, pure=args.pure, progress=hook)
-    console.print(verdict_line(verdict, args.out, "pure" if args.pure else "flint")
-                  + f" [{time.perf_counter() - t2:.2f} s]")
-    set_interrupt_note(None)
-    if not verdict.ok:
-        raise InvalidCertificateError(f"the constructed certificate was rejected: "
-                                      f"{verdict.message}")
-    return 0
+    return check_written_certificate(args.out, pure=args.pure)

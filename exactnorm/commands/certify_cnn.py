@@ -11,18 +11,16 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 from collections.abc import Callable
 from typing import Any
 
 from exactnorm.commands._common import (
+    check_written_certificate,
     console,
-    progress_enabled,
     progress_hook,
-    verdict_line,
 )
-from exactnorm.errors import InputError, InvalidCertificateError
+from exactnorm.errors import InputError
 
 __all__ = ["run_cnn"]
 
@@ -33,7 +31,7 @@ _DENSE_ONLY = (("construction", "auto"), ("block", None), ("routing", None), ("r
 
 def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
     """``exactnorm certify`` for a convolutional ``.onnx`` target (module doc)."""
-    from exactnorm.api import certify_cnn, check_file
+    from exactnorm.api import certify_cnn
     from exactnorm.certificate import load_certificate
     from exactnorm.certificate_conv import exact_agreement
     from exactnorm.constructions.choice import system_seconds
@@ -80,15 +78,4 @@ def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
     if args.no_check:
         console.print("not checked (--no-check): run `exactnorm check` before relying on it")
         return 0
-    if not progress_enabled():
-        print(f"checking {args.out} ({'pure' if args.pure else 'flint'} checker)",
-              file=sys.stderr, flush=True)
-    t2 = time.perf_counter()
-    with progress_hook("check", "frozen layers") as hook:
-        verdict = check_file(args.out, pure=args.pure, progress=hook)
-    console.print(verdict_line(verdict, args.out, "pure" if args.pure else "flint")
-                  + f" [{time.perf_counter() - t2:.2f} s]")
-    if not verdict.ok:
-        raise InvalidCertificateError(f"the constructed certificate was rejected: "
-                                      f"{verdict.message}")
-    return 0
+    return check_written_certificate(args.out, pure=args.pure)

@@ -603,8 +603,12 @@ __all__ += sorted(_HALVES)
 
 
 def __getattr__(name: str) -> Any:
-    if name in _HALVES:
-        import importlib
+    if _HALVES.get(name) == "export_onnx":
+        from exactnorm.outputs import export_onnx
 
-        return getattr(importlib.import_module(f"exactnorm.outputs.{_HALVES[name]}"), name)
+        return getattr(export_onnx, name)
+    if _HALVES.get(name) == "export_json":
+        from exactnorm.outputs import export_json
+
+        return getattr(export_json, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
