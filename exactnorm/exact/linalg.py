@@ -507,6 +507,17 @@ def from_numpy_exact(a: np.ndarray, what: str = "array") -> fmpq_mat:
 
 
 def to_numpy(M: FlintMatrix) -> np.ndarray:
-    """``fmpz_mat``/``fmpq_mat`` → float64 array (rounded; for comparison only)."""
-    return np.array([[float(Fraction(x)) for x in row] for row in to_fractions(M)],
-                    dtype=np.float64).reshape(M.nrows(), M.ncols())
+    """``fmpz_mat``/``fmpq_mat`` → float64 array, each entry correctly rounded (Python's true
+    division of integers is, as ``float(Fraction)`` is; going through ``Fraction`` objects
+    took 73 s for the 2,304 kernels of a LeNet certificate).
+
+    >>> from flint import fmpq_mat
+    >>> to_numpy(fmpq_mat([[1, 2], [3, 4]]) / 3).tolist()
+    [[0.3333333333333333, 0.6666666666666666], [1.0, 1.3333333333333333]]
+    """
+    entries = M.entries()
+    if entries and isinstance(entries[0], fmpq):
+        values = [int(x.p) / int(x.q) for x in entries]
+    else:
+        values = [float(int(x)) for x in entries]
+    return np.array(values, dtype=np.float64).reshape(M.nrows(), M.ncols())

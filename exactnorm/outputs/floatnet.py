@@ -28,6 +28,7 @@ from flint import fmpq
 
 from exactnorm.certificate import decode_compact, expand_skip
 from exactnorm.errors import ExactnormError, InputError, InvalidCertificateError
+from exactnorm.exact.linalg import to_numpy
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
 
 __all__ = ["FloatLayer", "FloatNetwork", "float_network", "matrix_array", "skip_array",
@@ -72,12 +73,7 @@ class FloatNetwork:
 
 def flint_array(M: Any) -> np.ndarray:
     """``fmpz_mat``/``fmpq_mat`` → float64 array, each entry correctly rounded."""
-    entries = M.entries()
-    if entries and isinstance(entries[0], fmpq):
-        vals = [int(x.p) / int(x.q) for x in entries]
-    else:
-        vals = [float(int(x)) for x in entries]
-    return np.array(vals, dtype=np.float64).reshape(M.nrows(), M.ncols())
+    return to_numpy(M)
 
 
 def matrix_array(rows: Sequence[Sequence[Any]], what: str = "matrix") -> np.ndarray:
