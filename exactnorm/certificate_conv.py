@@ -79,7 +79,8 @@ from exactnorm.model.conv import (
 from exactnorm.model.network import FrozenLayer, Skip, TargetLayer
 
 __all__ = ["conv_certificate_document", "write_conv_certificate", "conv_target_to_dict",
-           "conv_networks_from_dict", "exact_agreement", "is_conv_document"]
+           "conv_networks_from_dict", "conv_target_from_dict", "exact_agreement",
+           "is_conv_document"]
 
 CONV_VERSION = 2
 
@@ -203,6 +204,59 @@ def _kernel_matrix(record: Any, what: str, max_entries: int) -> Any:
     return _regenerate(record, what, max_entries)
 
 
+def _read_numbers(obj: Any, what: str, max_digits: int) -> tuple[fmpq, ...]:
+    if isinstance(obj, dict):
+        return tuple(_compact(obj, what).entries())
+    if not isinstance(obj, list):
+        raise ShapeError(f"{what} must be a list")
+    if not obj:
+        return ()
+    return tuple(to_fmpq_mat([[parse_number(x, max_digits=max_digits, where=what)
+                               for x in obj]], what).entries())
+
+
+def _read_matrix(obj: Any, what: str, max_digits: int) -> Any:
+    if isinstance(obj, dict) and set(obj) == {"den", "num"}:
+        return _compact(obj, what)
+    if not isinstance(obj, list) or not obj:
+        raise ShapeError(f"{what} must be a non-empty list of rows")
+    if all(isinstance(row, list) and all(type(x) is int for x in row) for row in obj):
+        return fmpz_mat(obj)
+    return to_fmpq_mat([[parse_number(x, max_digits=max_digits, where=what) for x in row]
+                        for row in obj], what)
+
+
+def conv_target_from_dict(doc: dict[str, Any], *,
+                          max_digits: int = DEFAULT_MAX_DIGITS) -> ConvTargetNetwork:
+    """The target of a convolutional certificate alone (domain and target sections; no frozen
+    matrix is regenerated)."""
+    try:
+        lower = _read_numbers(doc["domain"]["lower"], "domain lower", max_digits)
+        upper = _read_numbers(doc["domain"]["upper"], "domain upper", max_digits)
+        tlayers: list[AnyTargetLayer] = []
+        for i, L in enumerate(doc["target"]["layers"], 1):
+            what = f"target layer {i}"
+            kind = L.get("kind", "dense")
+            if kind == "conv":
+                W = fmpq_mat(_read_matrix(L["weight"], what, max_digits))
+                tlayers.append(ConvTargetLayer(_read_geometry(L, what), W,
+                                               _read_numbers(L["bias"], what, max_digits),
+                                               L["activation"]))
+            elif kind == "avgpool":
+                tlayers.append(PoolTargetLayer(_read_geometry(L, what), L["activation"]))
+            elif kind == "dense":
+                tlayers.append(TargetLayer(fmpq_mat(_read_matrix(L["weight"], what, max_digits)),
+                                           _read_numbers(L["bias"], what, max_digits),
+                                           L["activation"]))
+            else:
+                raise InputError(f"{what}: unknown kind {kind!r}")
+        return ConvTargetNetwork(tuple(tlayers), lower, upper)
+    except ExactnormError:
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
+        raise InputError(f"convolutional certificate is malformed: {exc!r}"[:300]) from None
+
+
 def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGITS,
                             max_entries: int = DEFAULT_MAX_ENTRIES
                             ) -> tuple[ConvTargetNetwork, ConvFrozenNetwork]:
@@ -213,24 +267,7 @@ def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MA
     certificate is read in seconds."""
 
     def nums(obj: Any, what: str) -> tuple[fmpq, ...]:
-        if isinstance(obj, dict):
-            return tuple(_compact(obj, what).entries())
-        if not isinstance(obj, list):
-            raise ShapeError(f"{what} must be a list")
-        if not obj:
-            return ()
-        return tuple(to_fmpq_mat([[parse_number(x, max_digits=max_digits, where=what)
-                                   for x in obj]], what).entries())
-
-    def mat(obj: Any, what: str) -> Any:
-        if isinstance(obj, dict) and set(obj) == {"den", "num"}:
-            return _compact(obj, what)
-        if not isinstance(obj, list) or not obj:
-            raise ShapeError(f"{what} must be a non-empty list of rows")
-        if all(isinstance(row, list) and all(type(x) is int for x in row) for row in obj):
-            return fmpz_mat(obj)
-        return to_fmpq_mat([[parse_number(x, max_digits=max_digits, where=what) for x in row]
-                            for row in obj], what)
+        return _read_numbers(obj, what, max_digits)
 
     def frozen(L: dict[str, Any], what: str, kernel: bool) -> tuple[Any, Any]:
         w = expand_skip(L["weight"])
@@ -238,27 +275,10 @@ def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MA
             if kernel:
                 return _kernel_matrix(w["random"], what, max_entries), w["random"]
             return _regenerate(w["random"], what, max_entries), w["random"]
-        return mat(w, what), L.get("source")
+        return _read_matrix(w, what, max_digits), L.get("source")
 
+    target = conv_target_from_dict(doc, max_digits=max_digits)
     try:
-        lower = nums(doc["domain"]["lower"], "domain lower")
-        upper = nums(doc["domain"]["upper"], "domain upper")
-        tlayers: list[AnyTargetLayer] = []
-        for i, L in enumerate(doc["target"]["layers"], 1):
-            what = f"target layer {i}"
-            kind = L.get("kind", "dense")
-            if kind == "conv":
-                tlayers.append(ConvTargetLayer(_read_geometry(L, what),
-                                               fmpq_mat(mat(L["weight"], what)),
-                                               nums(L["bias"], what), L["activation"]))
-            elif kind == "avgpool":
-                tlayers.append(PoolTargetLayer(_read_geometry(L, what), L["activation"]))
-            elif kind == "dense":
-                tlayers.append(TargetLayer(fmpq_mat(mat(L["weight"], what)),
-                                           nums(L["bias"], what), L["activation"]))
-            else:
-                raise InputError(f"{what}: unknown kind {kind!r}")
-        target = ConvTargetNetwork(tuple(tlayers), lower, upper)
         flayers: list[AnyFrozenLayer] = []
         for j, L in enumerate(doc["network"]["layers"], 1):
             what = f"frozen layer {j}"
@@ -282,7 +302,7 @@ def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MA
                                            tuple(skips), record=rec))
             else:
                 raise InputError(f"{what}: unknown kind {kind!r}")
-        network = ConvFrozenNetwork(len(lower), tuple(flayers),
+        network = ConvFrozenNetwork(len(target.lower), tuple(flayers),
                                     tuple(int(c) for c in doc["network"]["checkpoints"]))
     except ExactnormError:
         raise

@@ -9,7 +9,6 @@ import os
 from pathlib import Path
 from typing import Any
 
-from exactnorm import checker_flint
 from exactnorm.api._progress import Progress, progress_context
 from exactnorm.api._results import ReportResult, Verdict
 from exactnorm.certificate import (
@@ -18,13 +17,8 @@ from exactnorm.certificate import (
 from exactnorm.errors import InputError, require_integer
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.outputs.export import EXPORT_FORMATS, export_certificate
-from exactnorm.outputs.report import (
-    FLOAT_ERROR_POINTS,
-    float_error_study,
-    report_markdown,
-    write_report,
-)
-from exactnorm.outputs.stages import Stages
+from exactnorm.outputs.report import FLOAT_ERROR_POINTS, report_contents, write_report
+from exactnorm.outputs.stages import Stages, declared_depth
 
 __all__ = ["export", "report"]
 
@@ -89,7 +83,7 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
                          parameter="verify")
     if format == "onnx":
         options.update(dtype=dtype or "float64", normalization=normalization or "batchnorm")
-    depth = _depth(doc)
+    depth = declared_depth(doc)
     with progress_context(progress, f"export {format}", "steps") as hook:
         stages = Stages(hook, layers=depth, write=1, verify=1 if verify else 0)
         result: str | None = export_certificate(doc, format, out, progress=stages.hook("layers"),
@@ -152,32 +146,13 @@ def report(certificate: str | os.PathLike[str] | dict[str, Any],
            else load_certificate(certificate, max_digits=max_digits))
     with progress_context(progress, "report", "steps") as hook:
         if out is None:
-            depth = _depth(doc)
-            stages = Stages(hook, check=depth, floats=depth if float_points else 0, text=1)
-            verdict = Verdict.of(checker_flint.check_certificate(doc,
-                                                                 progress=stages.hook("check")))
-            study = None
-            if float_points:
-                from exactnorm.outputs.report import _networks
-
-                study = float_error_study(doc, _networks(doc)[0], points=float_points,
-                                          progress=stages.hook("floats"))
-            text = report_markdown(doc, verdict, plots=False, float_errors=study,
-                                   no_plots="Plots are written with --out DIR only.")
-            stages.finish("text")
-            return ReportResult(verdict=verdict, markdown=text,
-                                float_errors=None if study is None else study[0])
+            parts = report_contents(doc, float_points=float_points, progress=hook, plots=False,
+                                    no_plots="Plots are written with --out DIR only.")
+            return ReportResult(verdict=Verdict.of(parts["verdict"]), markdown=parts["markdown"],
+                                float_errors=parts["float_errors"])
         return ReportResult.from_mapping(write_report(doc, out, progress=hook,
                                                       float_points=float_points))
 
 
 #: the largest ``float_points`` of :func:`report` (each point is an exact evaluation of the target)
 MAX_FLOAT_POINTS = 100_000
-
-
-def _depth(doc: Any) -> int:
-    """The number of frozen layers a document declares (0 when it is malformed: the reader
-    names that later)."""
-    network = doc.get("network") if isinstance(doc, dict) else None
-    layers = network.get("layers") if isinstance(network, dict) else None
-    return len(layers) if isinstance(layers, list) else 0

@@ -512,7 +512,8 @@ def _onnx_layers(model: Any, max_width: int, interface: dict[str, Any] | None = 
     """Walk the chain of an ONNX MLP: exact weights, biases and activations (module docstring).
 
     ``interface``, when given, receives the graph's input name and shape (``None`` for a
-    symbolic dimension) and the name of the certified output (:func:`onnx_interface`)."""
+    symbolic dimension, :func:`_value_info`) and the name of the certified output: the graph's
+    output, or the logits before a classifier head."""
     onnx = require_extra("onnx", "reading an ONNX model")
     from onnx import numpy_helper
 
@@ -621,21 +622,19 @@ def _onnx_layers(model: Any, max_width: int, interface: dict[str, Any] | None = 
                                  f"is supported, got shape {shape}")
         current = node.output[0]
     outputs = [o.name for o in graph.output]
+    if interface is not None:
+        interface["output"] = {"name": current}
     if head is not None:
         warnings.warn(f"the ONNX graph ends in {head.op_type} ({', '.join(outputs)}): exactnorm "
                       f"certifies the logits {current!r} before it; the probabilities and labels "
                       f"are a fixed monotone post-processing of them, computed in floating point",
                       stacklevel=3)
-        if interface is not None:
-            interface["output"] = {"name": current}
         return weights, biases, acts
     if len(outputs) != 1 or current != outputs[0]:
         raise InputError(f"the ONNX graph outputs {outputs} are not the end of the chain "
                          f"{current!r}")
     if not weights:
         raise InputError("the ONNX graph has no Gemm or MatMul layer")
-    if interface is not None:
-        interface["output"] = {"name": current}
     return weights, biases, acts
 
 

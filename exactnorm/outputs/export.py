@@ -79,6 +79,7 @@ import numpy as np
 from flint import fmpq, fmpz
 
 from exactnorm.certificate import network_from_dict
+from exactnorm.certificate_conv import is_conv_document
 from exactnorm.errors import InputError, ShapeError, require_extra
 from exactnorm.exact.files import atomic_write_bytes, npz_bytes
 from exactnorm.exact.rationals import (
@@ -103,7 +104,6 @@ __all__ = [
     "torch_module",
     "evaluate_state_dict",
     "render_export",
-    "is_convolutional",
     "export_certificate",
 ]
 
@@ -495,7 +495,7 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
     """
     if format not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {format!r}; expected one of {EXPORT_FORMATS}")
-    if is_convolutional(cert_doc):
+    if is_conv_document(cert_doc):
         return _render_conv(cert_doc, format, mean=mean, scale=scale, eps=eps, dtype=dtype,
                             normalization=normalization)
     if format == "json":
@@ -513,24 +513,16 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
         model = onnx_model(cert_doc, dtype=dtype, normalization=normalization, mean=mean,
                            scale=scale, eps=e, progress=progress)
         return model.SerializeToString(), FLOAT_WARNING
+    state = torch_state_dict(cert_doc, mean=mean, scale=scale, eps=e, progress=progress)
+    return _torch_bytes(state), FLOAT_WARNING
+
+
+def _torch_bytes(state: dict[str, np.ndarray]) -> bytes:
+    """``torch.save`` of a state dict given as NumPy arrays (needs torch)."""
     torch = require_extra("torch", "the PyTorch export")
-    state = {k: torch.from_numpy(np.array(v, order="C"))
-             for k, v in torch_state_dict(cert_doc, mean=mean, scale=scale, eps=e,
-                                          progress=progress).items()}
     buf = io.BytesIO()
-    torch.save(state, buf)
-    return buf.getvalue(), FLOAT_WARNING
-
-
-def is_convolutional(doc: Any) -> bool:
-    """Whether a certificate document declares a convolution or pooling layer (§8 of the
-    format); such a certificate is exported by :mod:`exactnorm.outputs.export_cnn`."""
-    if not isinstance(doc, dict):
-        return False
-    sections = [doc.get("network"), doc.get("target")]
-    return any(isinstance(sec, dict) and isinstance(sec.get("layers"), list) and any(
-        isinstance(layer, dict) and layer.get("kind", "dense") != "dense"
-        for layer in sec["layers"]) for sec in sections)
+    torch.save({k: torch.from_numpy(np.array(v, order="C")) for k, v in state.items()}, buf)
+    return buf.getvalue()
 
 
 def _render_conv(cert_doc: dict[str, Any], format: str, *, mean: Any, scale: Any,
@@ -558,10 +550,7 @@ def _render_conv(cert_doc: dict[str, Any], format: str, *, mean: Any, scale: Any
     if format == "npz":
         arrays = dict(state, architecture=np.array(architecture))
         return npz_bytes(arrays), FLOAT_WARNING
-    torch = require_extra("torch", "the PyTorch export")
-    buf = io.BytesIO()
-    torch.save({k: torch.from_numpy(np.array(v, order="C")) for k, v in state.items()}, buf)
-    return buf.getvalue(), (f"{FLOAT_WARNING}; nn.Sequential layout: {', '.join(architecture)}")
+    return _torch_bytes(state), f"{FLOAT_WARNING}; nn.Sequential layout: {', '.join(architecture)}"
 
 
 def export_certificate(cert_doc: dict[str, Any], format: str, out: str | os.PathLike[str],

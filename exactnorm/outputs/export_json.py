@@ -100,17 +100,30 @@ def _record(entry: dict[str, Any], matrix: Any) -> dict[str, Any] | None:
     return source if isinstance(source, dict) and source.get("kind") != "fixed" else None
 
 
-def _read_fast(cert_doc: dict[str, Any]) -> list[dict[str, Any]] | None:
-    """Layers as ``{input, weight rows, gamma, beta, activation, skip, source}`` through the
-    checker's reader, or ``None`` when that reader refuses the document or it is convolutional."""
+def _read_fast(cert_doc: dict[str, Any]) -> tuple[list[dict[str, Any]], list[int]] | None:
+    """The frozen layers and checkpoints as the checker's reader returns them, or ``None`` when
+    that reader refuses the document or it is convolutional."""
     try:
         _, _, _, layers, cps, _ = read_certificate(cert_doc, DEFAULT_MAX_DIGITS)
     except (CertificateError, RecursionError):
         return None
     if any(layer["kind"] != "dense" for layer in layers):
         return None
-    return [{"layer": layer, "entry": entry, "checkpoints": cps}
-            for layer, entry in zip(layers, cert_doc["network"]["layers"])]
+    return layers, cps
+
+
+def _batchnorm_fields(gamma: Any, beta: Any, mu: Any, s: Any) -> dict[str, list[Any]]:
+    """``gamma_hat``, ``beta_hat``, ``mean``, ``scale`` of one layer, written exactly."""
+    gh, bh = to_batchnorm(gamma, beta, mu, s)
+    return {"gamma_hat": [format_number(x) for x in gh], "beta_hat": [format_number(x) for x in bh],
+            "mean": [format_number(x) for x in mu], "scale": [format_number(x) for x in s]}
+
+
+def _document(cert_doc: dict[str, Any], layers: list[dict[str, Any]],
+              checkpoints: list[int]) -> dict[str, Any]:
+    return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "convention": _CONVENTION,
+            "domain": decode_compact(cert_doc.get("domain"), "domain"), "layers": layers,
+            "checkpoints": list(checkpoints)}
 
 
 def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1, *,
@@ -130,13 +143,12 @@ def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1, *,
     fast = _read_fast(cert_doc)
     if fast is None:
         return _export_document_exact(cert_doc, mean, scale)
-    layers_in = [item["layer"] for item in fast]
+    layers_in, checkpoints = fast
     shapes = SimpleNamespace(depth=len(layers_in),
                              layers=[SimpleNamespace(width=len(x["gamma"])) for x in layers_in])
-    stats = _layer_stats(mean, scale, shapes)
     layers = []
-    for j, (item, (mu, s)) in enumerate(zip(fast, stats), 1):
-        layer, entry = item["layer"], item["entry"]
+    for j, (layer, entry, (mu, s)) in enumerate(zip(layers_in, cert_doc["network"]["layers"],
+                                                   _layer_stats(mean, scale, shapes)), 1):
         out: dict[str, Any] = {"input": layer["input"], "weight": _rows_of(layer["V"]),
                                "activation": layer["act"]}
         record = _record(entry, layer["V"])
@@ -152,16 +164,11 @@ def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1, *,
                     skip["source"] = skip_record
                 skips.append(skip)
             out["skip"] = skips
-        gh, bh = to_batchnorm(_vector(layer["gamma"]), _vector(layer["beta"]), mu, s)
-        out.update(gamma_hat=[format_number(x) for x in gh],
-                   beta_hat=[format_number(x) for x in bh],
-                   mean=[format_number(x) for x in mu], scale=[format_number(x) for x in s])
+        out.update(_batchnorm_fields(_vector(layer["gamma"]), _vector(layer["beta"]), mu, s))
         layers.append(out)
         if progress is not None:
-            progress(j, len(fast))
-    return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "convention": _CONVENTION,
-            "domain": decode_compact(cert_doc.get("domain"), "domain"), "layers": layers,
-            "checkpoints": list(fast[0]["checkpoints"]) if fast else []}
+            progress(j, len(layers_in))
+    return _document(cert_doc, layers, checkpoints)
 
 
 _CONVENTION = ("u = gamma_hat * (V h - mean) / scale + beta_hat; "
@@ -175,7 +182,6 @@ def _export_document_exact(cert_doc: dict[str, Any], mean: Any, scale: Any) -> d
     layers = []
     for layer, entry, (mu, s) in zip(net.layers, frozen["layers"],
                                      _layer_stats(mean, scale, net)):
-        gh, bh = to_batchnorm(layer.gamma, layer.beta, mu, s)
         out = {k: v for k, v in entry.items() if k not in ("gamma", "beta")}
         # provenance travels with the matrices: the export names the draw that made V
         if layer.record is not None:
@@ -183,16 +189,9 @@ def _export_document_exact(cert_doc: dict[str, Any], mean: Any, scale: Any) -> d
         for skip, sk in zip(out.get("skip", []), layer.skips):
             if sk.record is not None:
                 skip["source"] = sk.record
-        out.update({
-            "gamma_hat": [format_number(x) for x in gh],
-            "beta_hat": [format_number(x) for x in bh],
-            "mean": [format_number(x) for x in mu],
-            "scale": [format_number(x) for x in s],
-        })
+        out.update(_batchnorm_fields(layer.gamma, layer.beta, mu, s))
         layers.append(out)
-    return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "convention": _CONVENTION,
-            "domain": decode_compact(cert_doc.get("domain"), "domain"), "layers": layers,
-            "checkpoints": frozen["checkpoints"]}
+    return _document(cert_doc, layers, frozen["checkpoints"])
 
 
 def export_json(cert_doc: dict[str, Any], path: str | os.PathLike[str], mean: Any = 0,

@@ -20,7 +20,7 @@ from exactnorm.outputs.export import (
     ONNX_OPSET,
     _float_layers,
     _floats,
-    is_convolutional,
+    is_conv_document,
 )
 from exactnorm.outputs.floatnet import box_points
 from exactnorm.outputs.stages import ProgressHook
@@ -194,10 +194,10 @@ def verify_onnx(cert_doc: dict[str, Any], path: str | os.PathLike[str], points: 
     ort = require_extra("onnxruntime", "--verify")
     from exactnorm.model.targets import target_from_dict
 
-    if is_convolutional(cert_doc):
-        from exactnorm.certificate_conv import conv_networks_from_dict
+    if is_conv_document(cert_doc):
+        from exactnorm.certificate_conv import conv_target_from_dict
 
-        g: Any = conv_networks_from_dict(cert_doc)[0]
+        g: Any = conv_target_from_dict(cert_doc)
     else:
         # only the target is decoded: the network's compact numbers stay as they are
         g = target_from_dict(decode_compact({k: cert_doc.get(k) for k in ("domain", "target")}))

@@ -34,6 +34,7 @@ from typing import Any
 
 from exactnorm import checker_flint
 from exactnorm.certificate import decode_compact, network_from_dict
+from exactnorm.certificate_conv import is_conv_document
 from exactnorm.checker.numbers import CertificateError
 from exactnorm.checker.reading import Picks, read_certificate
 from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS
@@ -41,8 +42,7 @@ from exactnorm.errors import InputError, MissingExtraError, require_extra
 from exactnorm.exact.files import atomic_write
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.targets import target_from_dict
-from exactnorm.outputs.export import is_convolutional
-from exactnorm.outputs.stages import Stages
+from exactnorm.outputs.stages import Stages, declared_depth
 
 __all__ = [
     "bit_size",
@@ -51,6 +51,7 @@ __all__ = [
     "report_markdown",
     "markdown_to_html",
     "write_report",
+    "report_contents",
     "magnitudes",
     "float_error_study",
     "NO_PLOTS",
@@ -76,14 +77,19 @@ def bit_size(x: Any) -> int:
     """``max(bits(|p|), bits(q))`` of an exact number ``p/q`` (at least 1), from the integers
     themselves (never through decimal text: a 20,000-bit γ has more digits than CPython converts
     by default)."""
-    if hasattr(x, "numer"):  # fmpq
-        p, q = int(x.numer()), int(x.denom())
-    elif isinstance(x, tuple):  # (p, q) in lowest terms
-        p, q = x
-    else:
-        f = Fraction(x)
-        p, q = f.numerator, f.denominator
+    p, q = _ratio(x)
     return max(1, abs(p).bit_length(), q.bit_length())
+
+
+def _ratio(x: Any) -> tuple[int, int]:
+    """``(p, q)`` of an exact number: an fmpq, a ``(p, q)`` pair (the reader's values) or
+    anything :class:`~fractions.Fraction` takes."""
+    if hasattr(x, "numer"):  # fmpq
+        return int(x.numer()), int(x.denom())
+    if isinstance(x, tuple):  # (p, q) in lowest terms
+        return x
+    f = Fraction(x)
+    return f.numerator, f.denominator
 
 
 class _Skip:
@@ -168,7 +174,7 @@ def _networks(doc: dict[str, Any]) -> tuple[Any, Any]:
     try:
         lower, upper, target_layers, layers, cps, _ = read_certificate(doc, DEFAULT_MAX_DIGITS)
     except CertificateError as exc:
-        if is_convolutional(doc):
+        if is_conv_document(doc):
             raise InputError(f"the report reads convolutional certificates through the checker's "
                              f"reader, which refuses this one: {exc}") from None
         # only these two sections are decoded: the network's compact numbers stay as they are
@@ -229,9 +235,9 @@ def _bits(net: Any) -> tuple[list[int], list[int]]:
     return gam, bet
 
 
-def _verdict(doc: dict[str, Any]) -> Any:
+def _verdict(doc: dict[str, Any], progress: Any = None) -> Any:
     # the checker, not the api: outputs sit below the interfaces
-    return checker_flint.check_certificate(doc)
+    return checker_flint.check_certificate(doc, progress=progress)
 
 
 def _box_text(values: Any) -> str:
@@ -245,12 +251,14 @@ def _box_text(values: Any) -> str:
 def report_markdown(doc: dict[str, Any], verdict: Any | None = None, *,
                     plots: bool = True, no_plots: str = NO_PLOTS,
                     networks: tuple[TargetNetwork, Any] | None = None,
-                    float_errors: tuple[dict[str, Any] | None, str] | None = None) -> str:
+                    float_errors: tuple[dict[str, Any] | None, str] | None = None,
+                    magnitudes_of_f: dict[str, Any] | None = None) -> str:
     """The report as Markdown (the HTML version carries the same text).
 
     With ``plots=False`` the images are replaced by ``no_plots``, saying why. ``networks``
     (target and frozen network of ``doc``) avoids reading the document again; ``float_errors``
-    (from :func:`float_error_study`) adds the section on the float error of an export.
+    (from :func:`float_error_study`) adds the section on the float error of an export;
+    ``magnitudes_of_f`` (:func:`magnitudes` of the frozen network) avoids computing them again.
     """
     g, f = _networks(doc) if networks is None else networks
     v = _verdict(doc) if verdict is None else verdict
@@ -289,7 +297,7 @@ def report_markdown(doc: dict[str, Any], verdict: Any | None = None, *,
         out += ["![γ bit sizes](gamma_bits.png)", "", "![β bit sizes](beta_bits.png)", ""]
     else:
         out += [f"_{no_plots}_", ""]
-    mag = magnitudes(f)
+    mag = magnitudes(f) if magnitudes_of_f is None else magnitudes_of_f
     out += ["## Magnitudes of the tuned parameters", "",
             "How large the exact values are (a float copy must represent them; large β that "
             "cancel across layers lose digits in float32).", ""]
@@ -350,9 +358,9 @@ def _histogram_png(values: list[int], title: str) -> bytes:
     return _png(fig)
 
 
-def _log10_abs(x: tuple[int, int]) -> float | None:
+def _log10_abs(x: Any) -> float | None:
     """``log10 |p/q|`` from the integers (exact to double precision at any size), ``None`` for 0."""
-    p, q = x
+    p, q = _ratio(x)
     return None if p == 0 else math.log10(abs(p)) - math.log10(q)
 
 
@@ -412,7 +420,7 @@ def float_error_study(doc: dict[str, Any], target: TargetNetwork, *,
     from exactnorm.errors import ExactnormError
     from exactnorm.outputs.floatnet import float_errors, float_network
 
-    if is_convolutional(doc):
+    if is_conv_document(doc):
         return None, "measured for fully connected certificates only (this one has convolutions)"
     try:
         net = float_network(doc, progress=progress)
@@ -464,6 +472,48 @@ _CSS = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;
         "overflow-x:auto}img{max-width:100%}")
 
 
+def report_contents(doc: dict[str, Any], verdict: Any | None = None, *,
+                    float_points: int = FLOAT_ERROR_POINTS, progress: Any = None,
+                    plots: bool = True, no_plots: str = NO_PLOTS,
+                    steps_after: int = 0) -> dict[str, Any]:
+    """Everything a report holds, computed once: ``verdict`` (checked here unless given),
+    ``networks``, ``float_errors`` (:func:`float_error_study`; ``None`` with ``float_points=0``),
+    ``pngs`` (name → bytes; empty without ``plots`` or matplotlib) and ``markdown``.
+
+    ``progress(done, total)`` counts the check and the float copy per frozen layer, the reading
+    and the plots, plus ``steps_after`` steps that the caller finishes itself (on the returned
+    ``stages``, e.g. the write).
+    """
+    depth = declared_depth(doc)
+    stages = Stages(progress, check=depth if verdict is None else 0, read=1,
+                    floats=depth if float_points else 0, plots=1 if plots else 0,
+                    after=steps_after)
+    v = _verdict(doc, stages.hook("check")) if verdict is None else verdict
+    stages.finish("check")
+    g, f = _networks(doc)
+    stages.finish("read")
+    study = (float_error_study(doc, g, points=float_points, progress=stages.hook("floats"))
+             if float_points else None)
+    stages.finish("floats")
+    mag = magnitudes(f)
+    pngs: dict[str, bytes] = {}
+    if plots:
+        gam, bet = _bits(f)
+        try:
+            pngs = {"gamma_bits.png": _histogram_png(gam, "bit sizes of the tuned γ"),
+                    "beta_bits.png": _histogram_png(bet, "bit sizes of the tuned β"),
+                    "magnitudes.png": _magnitude_png(mag)}
+            if study is not None and study[0] is not None:
+                pngs["float_error.png"] = _float_error_png(study[0])
+        except MissingExtraError:
+            pngs = {}
+        stages.finish("plots")
+    md = report_markdown(doc, v, plots=bool(pngs), no_plots=no_plots, networks=(g, f),
+                         float_errors=study, magnitudes_of_f=mag)
+    return {"verdict": v, "networks": (g, f), "float_errors": None if study is None
+            else study[0], "pngs": pngs, "markdown": md, "stages": stages}
+
+
 def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
                  verdict: Any | None = None, *, progress: Any = None,
                  float_points: int = FLOAT_ERROR_POINTS) -> dict[str, Any]:
@@ -491,32 +541,9 @@ def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
         ``paths`` (name → path), ``verdict``, ``counts``, ``float_errors`` and ``plots``
         (``False`` when matplotlib is missing: the report then says so instead of showing them).
     """
-    layers = doc.get("network", {}).get("layers") if isinstance(doc, dict) \
-        and isinstance(doc.get("network"), dict) else None
-    depth = len(layers) if isinstance(layers, list) else 0
-    stages = Stages(progress, check=depth if verdict is None else 0, read=1,
-                    floats=depth if float_points else 0, plots=1, write=1)
-    if verdict is None:
-        v = checker_flint.check_certificate(doc, progress=stages.hook("check"))
-    else:
-        v = verdict
-    stages.finish("check")
-    g, f = _networks(doc)
-    stages.finish("read")
-    study = (float_error_study(doc, g, points=float_points, progress=stages.hook("floats"))
-             if float_points else None)
-    stages.finish("floats")
-    gam, bet = _bits(f)
-    try:
-        pngs = {"gamma_bits.png": _histogram_png(gam, "bit sizes of the tuned γ"),
-                "beta_bits.png": _histogram_png(bet, "bit sizes of the tuned β"),
-                "magnitudes.png": _magnitude_png(magnitudes(f))}
-        if study is not None and study[0] is not None:
-            pngs["float_error.png"] = _float_error_png(study[0])
-    except MissingExtraError:
-        pngs = {}
-    stages.finish("plots")
-    md = report_markdown(doc, v, plots=bool(pngs), networks=(g, f), float_errors=study)
+    parts = report_contents(doc, verdict, float_points=float_points, progress=progress,
+                            steps_after=1)
+    md, pngs = parts["markdown"], parts["pngs"]
     files: dict[str, bytes] = {"report.md": md.encode(),
                                "report.html": markdown_to_html(md).encode(), **pngs}
     out = Path(out_dir)
@@ -524,7 +551,7 @@ def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
     for name, data in files.items():
         atomic_write(out / name, data)
         paths[name] = out / name
-    stages.finish("write")
-    return {"paths": paths, "verdict": v, "counts": parameter_counts(doc, (g, f)),
-            "plots": bool(pngs), "no_plots": NO_PLOTS,
-            "float_errors": None if study is None else study[0]}
+    parts["stages"].finish("after")
+    return {"paths": paths, "verdict": parts["verdict"],
+            "counts": parameter_counts(doc, parts["networks"]), "plots": bool(pngs),
+            "no_plots": NO_PLOTS, "float_errors": parts["float_errors"]}

@@ -16,8 +16,9 @@ more. ``None`` as the hook makes every call a no-op.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
-__all__ = ["ProgressHook", "Stages"]
+__all__ = ["ProgressHook", "Stages", "declared_depth"]
 
 ProgressHook = Callable[[int, int], None]
 
@@ -49,3 +50,15 @@ class Stages:
         """Mark a stage complete (a step of size 1, or one that was skipped)."""
         if self._hook is not None:
             self._hook(self._offsets[name] + self._sizes[name], self.total)
+
+
+def declared_depth(doc: Any) -> int:
+    """The number of frozen layers a certificate document declares, for sizing the stages
+    before anything is read (0 when the document is malformed: its reader says why later).
+
+    >>> declared_depth({"network": {"layers": [{}, {}]}}), declared_depth([])
+    (2, 0)
+    """
+    network = doc.get("network") if isinstance(doc, dict) else None
+    layers = network.get("layers") if isinstance(network, dict) else None
+    return len(layers) if isinstance(layers, list) else 0
