@@ -325,3 +325,21 @@ def test_report_of_a_convolutional_certificate(tmp_path):
         line = next(ln for ln in md.splitlines() if ln.startswith(f"node {j} = layer {j}:"))
         assert (f"layer {j}: {kind}, " in line) == (kind != "dense")
     assert "fully connected certificates only" in md
+
+
+def test_report_of_a_document_the_reader_refuses_uses_the_exact_network(cert, tmp_path):
+    """A skip declared identity that is not one: the checker's reader refuses the document, the
+    report falls back to the exact network and still gives bit sizes and magnitudes (of fmpq
+    values there), with the INVALID verdict."""
+    from exactnorm.outputs.report import _networks, magnitudes
+
+    bad = expand_document(cert)
+    layer = bad["network"]["layers"][1]
+    layer["skip"] = [{"from": 0, "kind": "identity",
+                      "weight": [[2] * len(bad["domain"]["lower"])] * len(layer["gamma"])}]
+    result = api.report(bad, tmp_path / "r")
+    assert not result.verdict.ok
+    md = (tmp_path / "r" / "report.md").read_text()
+    assert "**INVALID**" in md and "## Magnitudes of the tuned parameters" in md
+    # the fallback's magnitudes equal those the reader gives for the unedited certificate
+    assert magnitudes(_networks(bad)[1]) == magnitudes(_networks(cert)[1])
