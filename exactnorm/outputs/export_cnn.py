@@ -222,7 +222,8 @@ def torch_state_dict_cnn(source: Any) -> tuple[dict[str, np.ndarray], list[str]]
     for j, layer in enumerate(net.layers, 1):
         if layer.input != j - 1 or (isinstance(layer, FrozenLayer) and layer.skips):
             raise InputError(f"frozen layer {j} is not a chain layer (it reads node "
-                             f"{layer.input} or has skips): no nn.Sequential form")
+                             f"{layer.input} or has skips): no nn.Sequential form; use the onnx "
+                             f"format")
         if isinstance(layer, FrozenPoolLayer):
             arch.append(f"avgpool(kernel={layer.geometry.kernel_shape[0]},"
                         f"stride={layer.geometry.stride[0]})")
