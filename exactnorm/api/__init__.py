@@ -322,6 +322,10 @@ def certify_cnn(target: Any, out: str | os.PathLike[str] | None = None, *,
     except TypeError as exc:
         raise InputError(f"certify_cnn: {exc}") from None
     c = certify_conv(target, **options)
+    if getattr(target, "source", None) is not None:
+        # the model's interface (names, dtype, shape, head): the ONNX export reuses it;
+        # descriptive only, the checker ignores provenance
+        c.provenance["source"] = target.source
     if out is not None:
         write_conv_certificate(c, out, frozen_weights=frozen_weights)
     return c

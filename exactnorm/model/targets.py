@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES
 from exactnorm.errors import (
     InputError,
     LimitExceededError,
@@ -32,6 +33,8 @@ from exactnorm.exact.files import (
     npz_box_arrays,
     npz_strings,
     read_npz_archive,
+    read_text_file,
+    require_file,
 )
 from exactnorm.exact.linalg import from_numpy_exact, to_fraction, to_fractions
 from exactnorm.exact.rationals import (
@@ -44,6 +47,8 @@ from exactnorm.exact.rationals import (
 from exactnorm.exact.sampling import layer_rng, sample_matrix
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 
+#: the largest JSON target read (uncompressed): the checker's default certificate limit
+DEFAULT_MAX_TARGET_BYTES = DEFAULT_MAX_BYTES
 #: suffixes of pickled Python objects (scikit-learn models are usually saved so)
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
 
@@ -226,14 +231,13 @@ def load_target(path: str | os.PathLike[str], *, max_digits: int = DEFAULT_MAX_D
                 max_width: int = DEFAULT_MAX_WIDTH,
                 box: tuple[Fraction, Fraction] | None = None) -> TargetNetwork:
     """Load a target from ``.json`` (SPEC §3 sections) or ``.npz`` (``W1, b1, …``)."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"no such target file: {p}")
+    p = require_file(path, "target file")
     if p.suffix == ".npz":
         return read_npz_archive(p, lambda data: _read_npz(data, p, max_width=max_width,
                                                               box=box))
     try:
-        text = p.read_bytes()
+        # a .json.gz target (a certificate is one too) is inflated with its own limit
+        text = read_text_file(p, "target file", DEFAULT_MAX_TARGET_BYTES)
     except OSError as exc:
         raise InputError(f"cannot read {p}: {exc}") from None
     if p.suffix.lower() in PICKLE_SUFFIXES or text[:1] == b"\x80":  # pickle protocol ≥ 2

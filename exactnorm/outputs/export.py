@@ -29,10 +29,11 @@ Formats
   :func:`evaluate_npz_export`.
 * ``onnx`` (:func:`onnx_model`): per layer ``MatMul(h_in, Vᵀ)``, then ``BatchNormalization``
   (inference mode; opset 15) or ``Mul(γ)`` + ``Add(β)`` (``normalization="muladd"``, one rounding
-  fewer), ``Relu``, and ``MatMul(h_s, P_sᵀ)`` + ``Add`` per skip. Input ``x`` ``(N, d_0)``,
-  output ``y`` (or the source model's names and image shape:
-  :func:`~exactnorm.outputs.export_onnx.source_interface`); float32 or float64 throughout.
-  Built with the ``onnx`` helper API (no torch).
+  fewer), ``Relu``, and ``MatMul(h_s, P_sᵀ)`` + ``Add`` per skip, in float64 (default) or
+  float32; around it the source model's interface — its input name, dtype and shape (a
+  leading ``Cast`` to the arithmetic dtype), its output names and classifier head
+  (:mod:`exactnorm.outputs.onnx_interface`) — or input ``x`` ``(N, d_0)`` and output ``y``
+  without a recorded source. Built with the ``onnx`` helper API (no torch).
 * ``torch`` (:func:`torch_state_dict`, :func:`torch_module`): a state dict for the module layout
   below, written with ``torch.save`` (needs torch).
 
