@@ -16,7 +16,7 @@ tables            :func:`tables`                              :class:`TablesResu
 sparse-sweep      :func:`sparse_sweep`                        :class:`SweepResult`
 detpoly           :func:`detpoly`, :func:`check_detpoly`      :class:`DetpolyResult`
 realizable        :func:`realizable`                          ``RealizabilityStudy``
-export            :func:`export`                              warning text or ``None``
+export            :func:`export`                              :class:`ExportResult`
 report            :func:`report`                              :class:`ReportResult`
 ================  ==========================================  ===============================
 
@@ -55,7 +55,7 @@ from exactnorm.api._certify import (
 )
 from exactnorm.api._detpoly import DetpolyResult, check_detpoly, detpoly
 from exactnorm.api._progress import Progress, progress_bar, progress_context
-from exactnorm.api._results import ReportResult, Verdict
+from exactnorm.api._results import ExportResult, ReportResult, Verdict
 from exactnorm.certificate import (
     DEFAULT_MAX_CERTIFICATE_BYTES,
     certificate_document,
@@ -86,6 +86,7 @@ __all__ = [
     "CertifyResult",
     "Verdict",
     "ReportResult",
+    "ExportResult",
     "progress_bar",
     "certify_cnn",
     "onnx_is_cnn",

@@ -467,7 +467,8 @@ def torch_module(cert_doc: dict[str, Any], *, mean: Any = 0, scale: Any = 1,
 def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale: Any = 1,
                   eps: float | None = None, dtype: str = "float32",
                   normalization: str = "batchnorm",
-                  progress: ProgressHook | None = None) -> tuple[bytes, str | None]:
+                  progress: ProgressHook | None = None,
+                  interface: str = "source") -> tuple[bytes, str | None]:
     """The bytes of one export format and its not-certified warning (``None`` for JSON).
 
     Parameters
@@ -482,6 +483,9 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
         Float formats only (default :data:`DEFAULT_EPS`); refused for JSON.
     dtype, normalization
         ONNX only (``torch`` is saved in float64; ``module.float()`` converts).
+    interface
+        ONNX only: ``"source"`` (the source model's input, outputs and head, when recorded) or
+        ``"plain"`` (:mod:`exactnorm.outputs.onnx_interface`).
     progress
         ``progress(done, total)`` over the frozen layers read.
 
@@ -498,7 +502,7 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
         raise InputError(f"unknown export format {format!r}; expected one of {EXPORT_FORMATS}")
     if is_conv_document(cert_doc):
         return _render_conv(cert_doc, format, mean=mean, scale=scale, eps=eps, dtype=dtype,
-                            normalization=normalization)
+                            normalization=normalization, interface=interface)
     if format == "json":
         if eps is not None:
             raise InputError("eps applies to the float formats only (the JSON export stores s)")
@@ -512,7 +516,7 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
         from exactnorm.outputs.export_onnx import onnx_model
 
         model = onnx_model(cert_doc, dtype=dtype, normalization=normalization, mean=mean,
-                           scale=scale, eps=e, progress=progress)
+                           scale=scale, eps=e, progress=progress, interface=interface)
         return model.SerializeToString(), FLOAT_WARNING
     state = torch_state_dict(cert_doc, mean=mean, scale=scale, eps=e, progress=progress)
     return _torch_bytes(state), FLOAT_WARNING
@@ -527,7 +531,8 @@ def _torch_bytes(state: dict[str, np.ndarray]) -> bytes:
 
 
 def _render_conv(cert_doc: dict[str, Any], format: str, *, mean: Any, scale: Any,
-                 eps: float | None, dtype: str, normalization: str) -> tuple[bytes, str | None]:
+                 eps: float | None, dtype: str, normalization: str,
+                 interface: str = "source") -> tuple[bytes, str | None]:
     """A convolutional certificate for a framework: ONNX (``Conv``/im2col + BatchNormalization),
     or the ``nn.Sequential`` parameters of :func:`~exactnorm.outputs.export_cnn.
     torch_state_dict_cnn` as npz (with an ``architecture`` array of layer strings) or a torch
@@ -546,7 +551,8 @@ def _render_conv(cert_doc: dict[str, Any], format: str, *, mean: Any, scale: Any
         raise InputError("a convolutional export writes BatchNormalization only",
                          parameter="normalization")
     if format == "onnx":
-        return onnx_model_cnn(cert_doc, dtype=dtype).SerializeToString(), FLOAT_WARNING
+        return (onnx_model_cnn(cert_doc, dtype=dtype, interface=interface).SerializeToString(),
+                FLOAT_WARNING)
     state, architecture = torch_state_dict_cnn(cert_doc)
     if format == "npz":
         arrays = dict(state, architecture=np.array(architecture))

@@ -10,7 +10,6 @@ from typing import Any
 
 import numpy as np
 
-from exactnorm.certificate import decode_compact
 from exactnorm.errors import InputError, require_extra
 from exactnorm.outputs.export import (
     _FLOAT_DTYPES,
@@ -18,10 +17,7 @@ from exactnorm.outputs.export import (
     FLOAT_WARNING,
     ONNX_OPSET,
     _float_layers,
-    _floats,
-    is_conv_document,
 )
-from exactnorm.outputs.floatnet import box_points
 from exactnorm.outputs.onnx_interface import Interface, assemble, interface_of
 from exactnorm.outputs.stages import ProgressHook
 
@@ -132,7 +128,9 @@ def verify_onnx(cert_doc: dict[str, Any], path: str | os.PathLike[str], points: 
     (the certificate itself is exact; its float image is not).
 
     The points are ``lower + t·(upper − lower)`` with ``t`` a multiple of 1/1000 drawn from
-    ``random.Random(seed)``, evaluated exactly by the target and as float64 inputs by the model.
+    ``random.Random(seed)``, rounded to the model's input dtype and evaluated there exactly by
+    the target and by the model (:func:`~exactnorm.outputs.onnx_runs.verify_export` also
+    compares a source model and the user's data).
 
     Returns
     -------
@@ -140,28 +138,11 @@ def verify_onnx(cert_doc: dict[str, Any], path: str | os.PathLike[str], points: 
         ``points``, ``max_abs_error``, ``max_rel_error`` (relative to the largest exact output),
         ``argmax_agree`` (points whose largest output has the same index).
     """
-    ort = require_extra("onnxruntime", "--verify")
-    from exactnorm.model.targets import target_from_dict
+    from exactnorm.outputs.onnx_runs import verify_export
 
-    if is_conv_document(cert_doc):
-        from exactnorm.certificate_conv import conv_target_from_dict
-
-        g: Any = conv_target_from_dict(cert_doc)
-    else:
-        # only the target is decoded: the network's compact numbers stay as they are
-        g = target_from_dict(decode_compact({k: cert_doc.get(k) for k in ("domain", "target")}))
-    xs = box_points(g.lower, g.upper, points, seed)
-    exact = np.array([_floats(g.evaluate(x)) for x in xs])
-    session = ort.InferenceSession(os.fspath(path), providers=["CPUExecutionProvider"])
-    inp = session.get_inputs()[0]
-    np_dtype = np.float32 if "float)" in inp.type and "double" not in inp.type else np.float64
-    X = np.array([_floats(x) for x in xs], dtype=np_dtype)
-    dims = [d for d in inp.shape[1:] if isinstance(d, int)]
-    if len(dims) == len(inp.shape) - 1 > 1:  # (N, C, H, W): the box is the flattened image
-        X = X.reshape(points, *dims)
-    Y = np.asarray(session.run(None, {inp.name: X})[0], dtype=np.float64)
-    err = float(np.max(np.abs(Y - exact))) if points else 0.0
-    scale = float(np.max(np.abs(exact))) if points else 1.0
-    agree = int(np.sum(np.argmax(Y, axis=1) == np.argmax(exact, axis=1))) if points else 0
-    return {"points": points, "max_abs_error": err,
-            "max_rel_error": err / scale if scale else err, "argmax_agree": agree}
+    m = verify_export(cert_doc, path, points, seed=seed, timing=False).get("box")
+    if m is None:
+        return {"points": 0, "max_abs_error": 0.0, "max_rel_error": 0.0, "argmax_agree": 0}
+    e = m["export"]
+    return {"points": points, "max_abs_error": e["max_abs"], "max_rel_error": e["max_rel"],
+            "argmax_agree": points - e["changed"]}

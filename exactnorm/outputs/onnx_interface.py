@@ -211,6 +211,12 @@ def _type_proto(t: dict[str, Any]) -> Any:
     return helper.make_map_type_proto(_ELEM[t["map"][0]], _type_proto(t["map"][1]))
 
 
+def _any_batch(t: dict[str, Any]) -> dict[str, Any]:
+    """A recorded tensor type with its first (batch) dimension symbolic."""
+    shape = t.get("shape") if "tensor" in t else None
+    return dict(t, shape=["N", *shape[1:]]) if shape else t
+
+
 def _rename(nodes: list[Any], inits: list[Any]) -> None:
     """Prefix every tensor and node name of the body (module doc)."""
     for node in nodes:
@@ -278,7 +284,8 @@ def assemble(body: list[Any], inits: list[Any], *, elem: int, body_input: list[A
         inputs = [helper.make_tensor_value_info(interface.input_name, _ELEM[in_dtype],
                                                 in_shape)]
         if interface.outputs:
-            outputs = [helper.make_value_info(name, _type_proto(t))
+            # the batch is free, as on the input: a source exported with batch 1 declares it
+            outputs = [helper.make_value_info(name, _type_proto(_any_batch(t)))
                        for name, t in interface.outputs]
         else:
             outputs = [helper.make_tensor_value_info(interface.logits_name, _ELEM[out_dtype],
