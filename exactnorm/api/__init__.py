@@ -68,7 +68,7 @@ from exactnorm.checker.vocabulary import DEFAULT_MAX_WORK, MAX_DIGITS_CAP, MAX_W
 from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
 from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError, NotACertificateError, require_integer
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_option_number
 from exactnorm.model.interop import load_target_any
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.targets import demo_target
@@ -315,8 +315,8 @@ def certify_cnn(target: Any, out: str | os.PathLike[str] | None = None, *,
     from exactnorm.model.interop_cnn import load_cnn_target
 
     if isinstance(target, (str, os.PathLike)):
-        exact_box = None if box is None else (parse_number(box[0], where="box lower end"),
-                                              parse_number(box[1], where="box upper end"))
+        exact_box = None if box is None else (parse_option_number(box[0], where="box lower end"),
+                                              parse_option_number(box[1], where="box upper end"))
         target = load_cnn_target(target, exact_box)
     try:
         inspect.signature(certify_conv).bind(target, **options)

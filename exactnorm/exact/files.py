@@ -49,15 +49,16 @@ def require_file(path: str | os.PathLike[str], what: str, *,
     a folder, not a target file
     """
     p = Path(path)
+    a = "an" if what[:1].lower() in "aeio" or what.startswith("ONNX") else "a"
     if p.is_dir():
-        raise InputError(f"{p} is a folder, not a {what}", parameter=parameter)
+        raise InputError(f"{p} is a folder, not {a} {what}", parameter=parameter)
     if not p.exists():
         raise InputError(f"no such {what}: {p}", parameter=parameter)
     if not p.is_file():
-        raise InputError(f"{p} is not a regular file (a {what} is read from a file)",
+        raise InputError(f"{p} is not a regular file ({a} {what} is read from a file)",
                          parameter=parameter)
     if p.stat().st_size == 0:
-        raise InputError(f"{p} is empty (0 bytes), not a {what}", parameter=parameter)
+        raise InputError(f"{p} is empty (0 bytes), not {a} {what}", parameter=parameter)
     return p
 
 

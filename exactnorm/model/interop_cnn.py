@@ -156,7 +156,8 @@ def _affine_after(chain: _Chain, node: Any, consts: dict[str, Any]) -> None:
         raise InputError(f"{node_label(node)} does not continue the chain with one stored "
                          f"constant")
     W, b = fold_after(to_fractions(last.weight), [Fraction(str(x)) for x in last.bias], affine)
-    chain.layers[-1] = (ConvTargetLayer(last.geometry, to_fmpq_mat(W), _q(b), "identity") if conv
+    chain.layers[-1] = (ConvTargetLayer(last.geometry, to_fmpq_mat(W), _q(b), "identity")
+                        if isinstance(last, ConvTargetLayer)
                         else TargetLayer(to_fmpq_mat(W), _q(b), "identity"))
 
 
@@ -238,10 +239,10 @@ def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> ConvTargetNetwor
             if op == "Flatten" and attrs.get("axis", 1) != 1:
                 raise InputError(f"{what}: only axis = 1 is supported")
             if op == "Reshape":
-                target = [int(v) for v in const(1).reshape(-1)]
-                if len(target) != 2 or target[1] not in (-1, chain.size):
+                to = [int(v) for v in const(1).reshape(-1)]
+                if len(to) != 2 or to[1] not in (-1, chain.size):
                     raise InputError(f"{what}: only a reshape to [N, -1] (a flatten) is "
-                                     f"supported, got {target}")
+                                     f"supported, got {to}")
             chain.shape = (chain.size,)
         elif op == "Gemm":
             if attrs.get("transA", 0):

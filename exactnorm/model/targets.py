@@ -41,6 +41,7 @@ from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
     format_number,
     parse_number,
+    parse_option_number,
     strict_json_loads,
     unlimited_int_digits,
 )
@@ -158,12 +159,16 @@ def target_from_dict(doc: Any, *, max_digits: int = DEFAULT_MAX_DIGITS,
 
 
 def parse_box(text: str) -> tuple[Fraction, Fraction]:
-    """``"LO:HI"`` (exact numbers, e.g. ``-1:1`` or ``-1/2:3/2``) → ``(lo, hi)``."""
+    """``"LO:HI"`` (exact numbers, e.g. ``-1:1``, ``-1/2:3/2`` or ``0:1e-3``) → ``(lo, hi)``.
+
+    >>> parse_box("0:1e-3")
+    (Fraction(0, 1), Fraction(1, 1000))
+    """
     if not isinstance(text, str) or text.count(":") != 1:
         raise InputError(f"box must look like LO:HI, got {text!r}", parameter="box")
     lo_s, hi_s = text.split(":")
-    lo = parse_number(lo_s, where="box LO")
-    hi = parse_number(hi_s, where="box HI")
+    lo = parse_option_number(lo_s, where="box LO")
+    hi = parse_option_number(hi_s, where="box HI")
     if lo > hi:
         raise InputError(f"inverted box: {lo} > {hi}", parameter="box")
     return lo, hi

@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 from flint import fmpq, fmpq_mat
 
+from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.files import require_file
 from exactnorm.exact.linalg import from_numpy_exact, to_numpy
@@ -38,16 +39,16 @@ __all__ = ["load_data", "exact_outputs", "float_copy", "compare", "inside_box",
            "MAX_DATA_BYTES", "CHUNK"]
 
 #: the largest data file read (the checker's default certificate limit)
-MAX_DATA_BYTES = 2 * 1024**3
+MAX_DATA_BYTES = DEFAULT_MAX_BYTES
 #: samples per batch of a float evaluation (bounds the memory of a wide frozen network)
 CHUNK = 256
 
 Hook = Callable[[int, int], None] | None
 
 
-def load_data(path: str | os.PathLike[str], d0: int, *, parameter: str = "data",
-              what: str = "data") -> np.ndarray:
-    """An ``.npy`` array of samples as ``(n, d0)`` (its own dtype kept).
+def load_data(path: str | os.PathLike[str] | np.ndarray, d0: int, *,
+              parameter: str = "data", what: str = "data") -> np.ndarray:
+    """An ``.npy`` array of samples (or the array itself) as ``(n, d0)``, its dtype kept.
 
     Raises
     ------
@@ -55,6 +56,8 @@ def load_data(path: str | os.PathLike[str], d0: int, *, parameter: str = "data",
         Not an ``.npy`` array, a pickle, empty, NaN or infinite entries, or samples of another
         size (naming ``parameter``).
     """
+    if isinstance(path, np.ndarray):
+        return _samples(path, d0, "the data array", parameter)
     p = require_file(path, f"{what} file", parameter=parameter)
     if p.suffix.lower() != ".npy":
         raise InputError(f"{what} file {p}: expected an .npy array", parameter=parameter)
@@ -65,6 +68,10 @@ def load_data(path: str | os.PathLike[str], d0: int, *, parameter: str = "data",
     except ValueError as exc:
         raise InputError(f"{p} is not a plain .npy array ({str(exc).splitlines()[0]}); pickles "
                          f"are refused", parameter=parameter) from None
+    return _samples(arr, d0, str(p), parameter)
+
+
+def _samples(arr: np.ndarray, d0: int, p: str, parameter: str) -> np.ndarray:
     if arr.dtype.kind not in "iuf" or arr.ndim < 1 or arr.shape[0] == 0:
         raise InputError(f"{p} must hold numbers, one sample per row; got dtype {arr.dtype} and "
                          f"shape {arr.shape}", parameter=parameter)
@@ -283,7 +290,7 @@ def data_study(doc: dict[str, Any], target: Any, data: str | os.PathLike[str] | 
     (module doc): per dtype :func:`compare`'s numbers, the exact target's accuracy, and how
     many samples lie outside the certified box."""
     d0 = len(target.lower)
-    X = data if isinstance(data, np.ndarray) else load_data(data, d0)
+    X = load_data(data, d0)
     y = None if labels is None else (labels if isinstance(labels, np.ndarray)
                                      else load_labels(labels, len(X)))
     if y is not None and len(y) != len(X):

@@ -83,9 +83,7 @@ from exactnorm.certificate import network_from_dict
 from exactnorm.certificate_conv import is_conv_document
 from exactnorm.errors import InputError, ShapeError, require_extra
 from exactnorm.exact.files import atomic_write_bytes, npz_bytes
-from exactnorm.exact.rationals import (
-    parse_number,
-)
+from exactnorm.exact.rationals import parse_option_number
 from exactnorm.model.network import FrozenNetwork
 from exactnorm.outputs.floatnet import FloatNetwork, float_network
 from exactnorm.outputs.stages import ProgressHook
@@ -126,7 +124,7 @@ def _q(x: Any, what: str) -> fmpq:
         return fmpq(x)
     if isinstance(x, float):
         raise InputError(f"{what}: float {x!r} is not exact; pass an int, Fraction or 'p/q'")
-    f = parse_number(x, where=what)
+    f = parse_option_number(x, where=what)  # "1e-3" is 1/1000 here, as on the command line
     return fmpq(f.numerator, f.denominator)
 
 

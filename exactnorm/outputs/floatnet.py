@@ -205,10 +205,10 @@ def float_forward(net: FloatNetwork, X: np.ndarray, dtype: Any = np.float64) -> 
     for j, layer in enumerate(net.layers, 1):
         g64, b64 = layer.float_gamma_beta
         g, b = g64.astype(dtype), b64.astype(dtype)
-        u = (nodes[layer.input] @ layer.weight.astype(dtype).T) * g + b  # type: ignore[operator]
+        u = (nodes[layer.input] @ layer.weight.astype(dtype).T) * g + b
         h = np.maximum(u, dtype(0)) if layer.activation == "relu" else u
         for source, P in layer.skips:
-            h = h + nodes[source] @ P.astype(dtype).T  # type: ignore[operator]
+            h = h + nodes[source] @ P.astype(dtype).T
         nodes.append(h)
         for k in {layer.input, *(s for s, _ in layer.skips)}:
             if last.get(k, 0) <= j and k != len(nodes) - 1:

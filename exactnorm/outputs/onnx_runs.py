@@ -212,7 +212,7 @@ def verify_export(doc: dict[str, Any], path: str | os.PathLike[str], points: int
     n_data = 0
     X_data = y = None
     if data is not None:
-        X_data = data if isinstance(data, np.ndarray) else load_data(data, d0)
+        X_data = load_data(data, d0)
         n_data = len(X_data)
         y = None if labels is None else (labels if isinstance(labels, np.ndarray)
                                          else load_labels(labels, n_data))

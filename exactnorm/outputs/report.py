@@ -501,8 +501,7 @@ def float_error_study(doc: dict[str, Any], target: Any, *,
         values = [target.evaluate(x) for x in xs]
         exact = np.array([[int(v.p) / int(v.q) for v in y] for y in values]).reshape(
             points, -1)
-        best = np.array([max(range(len(y)), key=lambda k, y=y: (y[k], -k)) for y in values],
-                        dtype=np.int64)
+        best = np.array([_argmax(y) for y in values], dtype=np.int64)
         X = np.array([[int(v.p) / int(v.q) for v in x] for x in xs]).reshape(points, -1)
         copy = float_copy(doc, progress=progress)
         out = {}
@@ -513,6 +512,15 @@ def float_error_study(doc: dict[str, Any], target: Any, *,
         return out, ""
     except (ExactnormError, ValueError) as exc:
         return None, f"not measured: {str(exc)[:200]}"
+
+
+def _argmax(values: Sequence[Any]) -> int:
+    """The index of the largest exact value (the lowest such index on a tie)."""
+    k = 0
+    for i in range(1, len(values)):
+        if values[i] > values[k]:
+            k = i
+    return k
 
 
 def _float_error_lines(errors: dict[str, dict[str, Any]] | None, why: str) -> list[str]:
