@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import time
 from pathlib import Path
 from typing import Any
 
@@ -165,7 +166,10 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
     with progress_context(progress, f"export {format}", "steps") as hook:
         stages = Stages(hook, check=depth if check and checked is None else 0, layers=depth,
                         write=1, verify=samples, timing=1 if measure and timing else 0)
+        t0 = time.perf_counter()
         verdict = checked_verdict(doc, check, checked, stages.hook("check"))
+        check_seconds = time.perf_counter() - t0 if verdict is not None and checked is None \
+            else None
         stages.finish("check")
         warning: str | None = export_certificate(doc, format, out,
                                                  progress=stages.hook("layers"), **options)
@@ -195,7 +199,7 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
     return ExportResult(path=None if os.fspath(out) == "-" else Path(out), format=format,
                         bytes=size, warning=warning, verdict=verdict, verification=m,
                         text=text, frozen_numbers=None if m is None else m.get("numbers"),
-                        depth=depth)
+                        depth=depth, check_seconds=check_seconds)
 
 
 def report(certificate: str | os.PathLike[str] | dict[str, Any],

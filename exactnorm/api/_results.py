@@ -74,7 +74,9 @@ class ExportResult:
     (:func:`~exactnorm.outputs.onnx_runs.verify_export`: ``box`` and ``data`` studies against
     the exact target and the source model, ``latency``, ``source_latency``, ``source_bytes``),
     ``None`` when not run; ``text``: the warning and the measured error in one text (what
-    ``export`` returned before it returned this object; ``"…" in result`` searches it).
+    ``export`` returned before it returned this object; ``"…" in result`` searches it);
+    ``frozen_numbers``: the numbers an ONNX export stores; ``depth``: frozen layers;
+    ``check_seconds``: the time of the check before the export (``None`` when not run here).
     """
 
     path: Path | None
@@ -85,8 +87,8 @@ class ExportResult:
     verification: dict[str, Any] | None = None
     text: str = ""
     frozen_numbers: int | None = None
-    target_parameters: int | None = None
     depth: int | None = None
+    check_seconds: float | None = None  #: wall time of the check before the export
 
     def __contains__(self, part: str) -> bool:
         return part in self.text

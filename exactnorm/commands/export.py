@@ -172,7 +172,9 @@ def run(args: argparse.Namespace) -> int:
         status.print("not checked (--no-check): run `exactnorm check` before relying on the "
                      "export", markup=False)
     else:
-        status.print(verdict_line(result.verdict, str(args.certificate), "flint"), markup=False)
+        took = "" if result.check_seconds is None else f" [{result.check_seconds:.2f} s]"
+        status.print(verdict_line(result.verdict, str(args.certificate), "flint") + took,
+                     markup=False)
     what = "exact BatchNorm-style parameters" if result.warning is None \
         else "floats, not certified"
     status.print(f"wrote {'standard output' if path is None else path} ({args.format}: {what})",
