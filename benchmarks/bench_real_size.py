@@ -55,9 +55,9 @@ _WRAPPER = textwrap.dedent("""
 """)
 
 
-def run_measured(cmd: list[str], limit_bytes: int = 0) -> dict:
+def run_measured(cmd: list[str], limit_bytes: int = 0, cwd: Path | None = None) -> dict:
     out = subprocess.run([sys.executable, "-c", _WRAPPER, str(limit_bytes), *cmd],
-                         capture_output=True, text=True, check=True)
+                         capture_output=True, text=True, check=True, cwd=cwd)
     return json.loads(out.stdout)
 
 

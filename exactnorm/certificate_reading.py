@@ -68,8 +68,8 @@ def read_certificate_bytes(path: str | os.PathLike[str], *,
         Above ``max_bytes`` (or a limit outside ``0..MAX_CERTIFICATE_BYTES_CAP``).
     InputError
         Missing, not a regular file, unreadable.
-    InvalidCertificateError
-        A corrupt gzip stream.
+    InputError
+        Also a truncated or corrupt gzip stream (unreadable input, not an invalid proof).
     """
     from exactnorm.checker import ReadError, read_file_bytes
 
@@ -77,11 +77,18 @@ def read_certificate_bytes(path: str | os.PathLike[str], *,
         raise LimitExceededError(f"--max-bytes must be between 0 and {MAX_CERTIFICATE_BYTES_CAP} "
                                  f"(1 TiB), got {max_bytes}")
     try:
-        return read_file_bytes(path, max_bytes)  # type: ignore[return-value]
+        raw = read_file_bytes(path, max_bytes)
     except ReadError as exc:
-        error = {"limit": LimitExceededError, "corrupt": InvalidCertificateError}.get(exc.kind,
-                                                                                  InputError)
+        if exc.kind == "corrupt":
+            # unreadable input (exit 2), named as what it is, not as bad JSON or an invalid proof
+            detail = str(exc).split(": ", 1)[-1]
+            raise InputError(f"certificate {os.fspath(path)} is a truncated or corrupt gzip file "
+                             f"({detail})") from None
+        error = LimitExceededError if exc.kind == "limit" else InputError
         raise error(str(exc)) from None
+    if not raw:
+        raise InputError(f"certificate {os.fspath(path)} is empty (0 bytes)")
+    return raw  # type: ignore[return-value]
 
 
 def load_certificate(path: str | os.PathLike[str], *,

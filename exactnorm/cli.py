@@ -5,7 +5,8 @@ comparison (``tables --check``) or, for ``realizable``, a target that is not rea
 input error (including a missing optional package, named with its extra); 3 internal error (a bug:
 one line, rerun with ``--debug`` for the traceback); 130 interrupted (Ctrl-C); 141 standard output
 closed before the verdict was written (neither 0 nor 1: nobody read it). Errors are one line
-on stderr; ``--debug`` (before or after the subcommand) shows the traceback.
+on stderr; ``--debug`` (before or after the subcommand) shows the traceback before it and keeps
+the exit code.
 
 Each subcommand lives in ``exactnorm.commands.<name>`` and provides ``register(subparsers)``,
 which adds its parser and sets ``func`` (``args → exit code``).
@@ -18,6 +19,7 @@ import importlib
 import os
 import re
 import sys
+import traceback
 import warnings
 from collections.abc import Sequence
 
@@ -113,28 +115,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"exactnorm: interrupted; {interrupt_note()}\n")
         return 130
     except ExactnormError as exc:
-        if debug:
-            raise
+        _traceback(debug)
         sys.stderr.write(f"exactnorm: error: {render_error(exc)}\n")
         return exc.exit_code
     except (MemoryError, RecursionError) as exc:
-        if debug:
-            raise
+        _traceback(debug)
         sys.stderr.write(f"exactnorm: error: input too large or too deeply nested "
                          f"({type(exc).__name__})\n")
         return 2
     except OSError as exc:  # unreadable input, unwritable --out, disk full: the user's to fix
-        if debug:
-            raise
+        _traceback(debug)
         where = f": {exc.filename}" if exc.filename else ""
         sys.stderr.write(f"exactnorm: error: {exc.strerror or _first_line(exc)}{where}\n")
         return 2
     except Exception as exc:  # a bug: still one line, the traceback behind --debug
-        if debug:
-            raise
+        _traceback(debug)
         sys.stderr.write(f"exactnorm: internal error: {type(exc).__name__}: {_first_line(exc)} "
                          f"(rerun with --debug and report it)\n")
         return 3
+
+
+def _traceback(debug: bool) -> None:
+    """With ``--debug``, the traceback of the exception being handled, before its one-line
+    message: the exit code stays the documented one (2 for bad input, with or without
+    ``--debug``)."""
+    if debug:
+        traceback.print_exc(file=sys.stderr)
 
 
 def render_error(exc: ExactnormError) -> str:

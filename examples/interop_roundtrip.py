@@ -180,7 +180,9 @@ def main(n_features: int = 3, hidden: int = 6, seed: int = 0, max_iter: int = 20
             # ---- out: ONNX through onnxruntime, PyTorch through torch.nn (or numpy)
             errors = {}
             for dtype in ("float32", "float64"):
-                sess = ort.InferenceSession(onnx_model(doc, dtype=dtype).SerializeToString(),
+                # plain x/y: the arithmetic of dtype itself, not the source's interface
+                sess = ort.InferenceSession(onnx_model(doc, dtype=dtype, interface="plain")
+                                            .SerializeToString(),
                                             providers=["CPUExecutionProvider"])
                 errors[f"onnx_{dtype}"] = _max_error(
                     sess.run(None, {"x": points.astype(dtype)})[0], exact)

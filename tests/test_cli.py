@@ -162,8 +162,10 @@ def test_debug_flag_before_or_after_the_subcommand(tmp_path, capsys):
     assert run(["check", str(tmp_path / "missing.json")], capsys)[0] == 2
     for argv in (["--debug", "check", str(tmp_path / "missing.json")],
                  ["check", str(tmp_path / "missing.json"), "--debug"]):
-        with pytest.raises(InputError):
-            main(argv)
+        # the traceback, then the one-line error, and the documented exit code (2, not 1)
+        code, _, err = run(argv, capsys)
+        assert code == 2 and "Traceback" in err and InputError.__name__ in err
+        assert err.strip().splitlines()[-1].startswith("exactnorm: error: no such")
 
 
 def test_pure_and_both_are_mutually_exclusive(tmp_path, capsys):

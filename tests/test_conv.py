@@ -345,8 +345,17 @@ def test_onnx_cnn_import_certifies_and_export_reproduces_it(tmp_path, bn):
                              .SerializeToString())
         mine = _ort_outputs(exported, X)
         assert np.abs(mine - original).max() <= 1e-4 * np.abs(original).max()
+        # the source's interface: its input and output names, float32 in and out
+        ort = pytest.importorskip("onnxruntime")
+        s = ort.InferenceSession(str(exported))
+        assert [(i.name, i.type) for i in s.get_inputs()] == [("x", "tensor(float)")]
+        assert [(o.name, o.type) for o in s.get_outputs()] == [("y", "tensor(float)")]
         if conv_op == "im2col":  # double precision: the float64 target itself, closely
+            plain = tmp_path / "plain.onnx"
+            plain.write_bytes(onnx_model_cnn(doc, dtype=dtype, conv_op=conv_op,
+                                             interface="plain").SerializeToString())
             exact = c.target.evaluate_float(X)
+            mine = _ort_outputs(plain, X)
             assert np.abs(mine - exact).max() <= 1e-9 * np.abs(exact).max()
 
 

@@ -125,13 +125,17 @@ def test_internal_error_is_one_line_and_asks_for_debug(monkeypatch, capsys):
     assert "--debug" in line and len(line) < 450
 
 
-def test_debug_reraises_in_process(monkeypatch):
+def test_debug_shows_the_traceback_and_keeps_the_exit_code(monkeypatch, capsys):
+    """--debug adds the traceback; the exit code stays the documented one (3 for a bug, 2 for
+    bad input), so a script sees the same code with or without it."""
     monkeypatch.setattr(check_command, "run", _raiser(RuntimeError("boom")))
-    with pytest.raises(RuntimeError, match="boom"):
-        main(["--debug", "check", "c.json"])
+    assert main(["--debug", "check", "c.json"]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "RuntimeError: boom" in err
     monkeypatch.setattr(check_command, "run", _raiser(ShapeError("ragged")))
-    with pytest.raises(ShapeError):
-        main(["--debug", "check", "c.json"])
+    assert main(["--debug", "check", "c.json"]) == 2 == main(["check", "c.json"])
+    err = capsys.readouterr().err
+    assert err.count("Traceback") == 1 and err.count("exactnorm: error: ragged") == 2
 
 
 def test_debug_shows_traceback_in_a_real_process(tmp_path):

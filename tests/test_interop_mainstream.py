@@ -114,8 +114,10 @@ def test_export_keeps_the_source_models_names_and_input_shape(tmp_path):
     cert = tmp_path / "c.json"
     assert main(["certify", str(tmp_path / "t.onnx"), "--box", "-1:1", "--out", str(cert)]) == 0
     doc = api.load_certificate(cert)
-    assert doc["provenance"]["source"] == {"format": "onnx", "output": {"name": "output"},
-                                           "input": {"name": "input", "shape": [1, 2, 2]}}
+    assert doc["provenance"]["source"] == {
+        "format": "onnx", "output": {"name": "output", "dtype": "float32"},
+        "input": {"name": "input", "shape": [1, 2, 2], "dtype": "float32"},
+        "outputs": [{"name": "output", "type": {"tensor": "float32", "shape": [1, 3]}}]}
     # the API certifies the same file to the same bytes
     api.save_certificate(api.certificate_document(api.certify(
         api.load_target(tmp_path / "t.onnx", box="-1:1"))), tmp_path / "api.json")
@@ -127,7 +129,8 @@ def test_export_keeps_the_source_models_names_and_input_shape(tmp_path):
     assert (inp.name, inp.shape[1:], outp.name) == ("input", [2, 2], "output")
     source = ort.InferenceSession(str(tmp_path / "t.onnx"), providers=["CPUExecutionProvider"])
     x = np.array([[[0.5, -0.25], [1.0, 0.0]]])
-    ours = session.run(None, {"input": x})[0]
+    assert (inp.type, outp.type) == ("tensor(float)", "tensor(float)")  # as the source's
+    ours = session.run(None, {"input": x.astype(np.float32)})[0]
     theirs = source.run(None, {"input": x.astype(np.float32)})[0]
     assert np.allclose(ours, theirs, rtol=1e-5, atol=1e-5)
     # without a recorded source (a target from lists), the export keeps x and y

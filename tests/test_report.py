@@ -8,6 +8,7 @@ import math
 import re
 import sys
 
+import numpy as np
 import pytest
 
 from exactnorm import api
@@ -19,7 +20,7 @@ from exactnorm.certificate import (
 )
 from exactnorm.cli import main
 from exactnorm.constructions.theorem1 import certify_theorem1
-from exactnorm.errors import MissingExtraError
+from exactnorm.errors import InvalidCertificateError, MissingExtraError
 from exactnorm.model.targets import demo_target, random_target
 from exactnorm.outputs.report import (
     FLOAT_ERROR_POINTS,
@@ -119,8 +120,21 @@ def test_cli_report_exit_codes(cert, tmp_path, capsys):
     g0 = bad["network"]["layers"][0]["gamma"][0]
     bad["network"]["layers"][0]["gamma"][0] = f"{g0}1" if isinstance(g0, str) else g0 + 1
     save_certificate(bad, tmp_path / "bad.json")
+    capsys.readouterr()
+    # nothing uncertified leaves: the checker runs first and an INVALID certificate gets no
+    # report, exit 1 with the checker's reason
     assert main(["report", str(tmp_path / "bad.json"), "--out", str(tmp_path / "bad")]) == 1
-    bad_md = (tmp_path / "bad" / "report.md").read_text()
+    err = capsys.readouterr().err
+    assert "INVALID (rule" in err and "nothing was written" in err
+    assert not (tmp_path / "bad").exists()
+    # --no-check writes it and says so; the outputs layer still reports the INVALID verdict
+    assert main(["report", str(tmp_path / "bad.json"), "--out", str(tmp_path / "bad"),
+                 "--no-check"]) == 0
+    assert "not checked (--no-check)" in capsys.readouterr().out
+    unchecked = (tmp_path / "bad" / "report.md").read_text()
+    assert "NOT CHECKED" in unchecked and "What is proven" not in unchecked
+    write_report(bad, tmp_path / "direct")
+    bad_md = (tmp_path / "direct" / "report.md").read_text()
     assert "**INVALID**" in bad_md and "NOT proven" in bad_md and "What is proven" not in bad_md
     assert main(["report", str(tmp_path / "missing.json"), "--out", str(tmp_path / "x")]) == 2
     capsys.readouterr()
@@ -298,7 +312,9 @@ def test_report_rejects_bad_float_points(cert):
 
 def test_report_of_a_convolutional_certificate(tmp_path):
     """Counts against the JSON itself (γ, β per channel; a kernel counted once; pooling free),
-    the layer kinds in the architecture, and the float error said to be not measured."""
+    the layer kinds in the architecture, and the float error of a convolutional export,
+    measured by the report's float copy and cross-checked with the exact network's own float64
+    evaluation (another code path) at the same points."""
     from exactnorm.certificate import decode_compact
     from exactnorm.exact.rationals import strict_json_loads
     from tests.test_fuzz import conv_certificate_pool
@@ -318,13 +334,25 @@ def test_report_of_a_convolutional_certificate(tmp_path):
     target = sum(entries(T["weight"]) + len(T["bias"]) for T in plain["target"]["layers"]
                  if "weight" in T)
     assert result.counts == {"tuned": tuned, "frozen": frozen, "target": target}
-    assert result.verdict.ok and result.float_errors is None
+    assert result.verdict.ok
+    errs = result.float_errors
+    assert errs["float64"]["argmax_agree"] == FLOAT_ERROR_POINTS
+    from exactnorm.certificate_conv import conv_networks_from_dict
+    from exactnorm.outputs.floatnet import box_points
+
+    g, f = conv_networks_from_dict(doc)
+    pts = box_points(g.lower, g.upper, FLOAT_ERROR_POINTS, 0)
+    X = np.array([[float(v) for v in x] for x in pts])
+    exact = np.array([[float(v) for v in g.evaluate(x)] for x in pts])
+    reference = np.max(np.abs(f.evaluate_float(X) - exact))
+    assert errs["float64"]["max_abs"] <= max(4 * reference, 1e-12) < 1e-6
+    assert errs["float32"]["max_abs"] > errs["float64"]["max_abs"]
     md = (tmp_path / "r" / "report.md").read_text()
     kinds = [L.get("kind", "dense") for L in layers]
     for j, kind in enumerate(kinds, 1):
         line = next(ln for ln in md.splitlines() if ln.startswith(f"node {j} = layer {j}:"))
         assert (f"layer {j}: {kind}, " in line) == (kind != "dense")
-    assert "fully connected certificates only" in md
+    assert "fully connected certificates only" not in md and "| float32 |" in md
 
 
 def test_report_of_a_document_the_reader_refuses_uses_the_exact_network(cert, tmp_path):
@@ -337,8 +365,11 @@ def test_report_of_a_document_the_reader_refuses_uses_the_exact_network(cert, tm
     layer = bad["network"]["layers"][1]
     layer["skip"] = [{"from": 0, "kind": "identity",
                       "weight": [[2] * len(bad["domain"]["lower"])] * len(layer["gamma"])}]
-    result = api.report(bad, tmp_path / "r")
-    assert not result.verdict.ok
+    with pytest.raises(InvalidCertificateError, match="INVALID"):
+        api.report(bad, tmp_path / "refused")  # the API refuses it: nothing uncertified leaves
+    assert not (tmp_path / "refused").exists()
+    result = write_report(bad, tmp_path / "r")
+    assert not result["verdict"].ok
     md = (tmp_path / "r" / "report.md").read_text()
     assert "**INVALID**" in md and "## Magnitudes of the tuned parameters" in md
     # the fallback's magnitudes equal those the reader gives for the unedited certificate

@@ -16,7 +16,7 @@ tables            :func:`tables`                              :class:`TablesResu
 sparse-sweep      :func:`sparse_sweep`                        :class:`SweepResult`
 detpoly           :func:`detpoly`, :func:`check_detpoly`      :class:`DetpolyResult`
 realizable        :func:`realizable`                          ``RealizabilityStudy``
-export            :func:`export`                              warning text or ``None``
+export            :func:`export`                              :class:`ExportResult`
 report            :func:`report`                              :class:`ReportResult`
 ================  ==========================================  ===============================
 
@@ -55,7 +55,7 @@ from exactnorm.api._certify import (
 )
 from exactnorm.api._detpoly import DetpolyResult, check_detpoly, detpoly
 from exactnorm.api._progress import Progress, progress_bar, progress_context
-from exactnorm.api._results import ReportResult, Verdict
+from exactnorm.api._results import ExportResult, ReportResult, Verdict
 from exactnorm.certificate import (
     DEFAULT_MAX_CERTIFICATE_BYTES,
     certificate_document,
@@ -68,7 +68,7 @@ from exactnorm.checker.vocabulary import DEFAULT_MAX_WORK, MAX_DIGITS_CAP, MAX_W
 from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
 from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError, NotACertificateError, require_integer
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_option_number
 from exactnorm.model.interop import load_target_any
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.targets import demo_target
@@ -86,6 +86,7 @@ __all__ = [
     "CertifyResult",
     "Verdict",
     "ReportResult",
+    "ExportResult",
     "progress_bar",
     "certify_cnn",
     "onnx_is_cnn",
@@ -314,14 +315,18 @@ def certify_cnn(target: Any, out: str | os.PathLike[str] | None = None, *,
     from exactnorm.model.interop_cnn import load_cnn_target
 
     if isinstance(target, (str, os.PathLike)):
-        exact_box = None if box is None else (parse_number(box[0], where="box lower end"),
-                                              parse_number(box[1], where="box upper end"))
+        exact_box = None if box is None else (parse_option_number(box[0], where="box lower end"),
+                                              parse_option_number(box[1], where="box upper end"))
         target = load_cnn_target(target, exact_box)
     try:
         inspect.signature(certify_conv).bind(target, **options)
     except TypeError as exc:
         raise InputError(f"certify_cnn: {exc}") from None
     c = certify_conv(target, **options)
+    if getattr(target, "source", None) is not None:
+        # the model's interface (names, dtype, shape, head): the ONNX export reuses it;
+        # descriptive only, the checker ignores provenance
+        c.provenance["source"] = target.source
     if out is not None:
         write_conv_certificate(c, out, frozen_weights=frozen_weights)
     return c

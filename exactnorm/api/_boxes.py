@@ -32,8 +32,13 @@ from flint import fmpq
 
 from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES as MAX_DATA_BYTES
 from exactnorm.errors import InputError, ShapeError
-from exactnorm.exact.files import read_npz_archive
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number, strict_json_loads
+from exactnorm.exact.files import read_npz_archive, require_file
+from exactnorm.exact.rationals import (
+    DEFAULT_MAX_DIGITS,
+    parse_number,
+    parse_option_number,
+    strict_json_loads,
+)
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.targets import parse_box
 
@@ -100,9 +105,7 @@ def _load_npy(path: Path) -> Any:
 def box_from_file(path: str | os.PathLike[str], *,
                   max_digits: int = DEFAULT_MAX_DIGITS) -> Bounds:
     """Per-feature bounds from a ``.json``, ``.npz`` or ``.npy`` file (module doc)."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"no such box file: {p}", parameter="box_file")
+    p = require_file(path, "box file", parameter="box_file")
     suffix = p.suffix.lower()
     if suffix == ".json":
         doc = strict_json_loads(p.read_bytes(), what=str(p))
@@ -134,9 +137,7 @@ def box_from_file(path: str | os.PathLike[str], *,
 
 def box_from_samples(path: str | os.PathLike[str]) -> Bounds:
     """Per-feature minimum and maximum of an ``.npy`` sample array of shape ``(n, d)``."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"no such data file: {p}", parameter="box_from_data")
+    p = require_file(path, "data file", parameter="box_from_data")
     if p.suffix.lower() != ".npy":
         raise InputError(f"data file {p}: expected an .npy array of shape (n, d)",
                          parameter="box_from_data")
@@ -175,8 +176,8 @@ def resolve_box(*, box: Any = None, box_file: str | os.PathLike[str] | None = No
     if isinstance(box, (tuple, list)) and len(box) == 2:
         lo, hi = box
         if isinstance(lo, (str, int, Fraction)) and isinstance(hi, (str, int, Fraction)):
-            cube = (parse_number(lo, max_digits=max_digits, where="box lower end"),
-                    parse_number(hi, max_digits=max_digits, where="box upper end"))
+            cube = (parse_option_number(lo, max_digits=max_digits, where="box lower end"),
+                    parse_option_number(hi, max_digits=max_digits, where="box upper end"))
             if cube[0] > cube[1]:
                 raise InputError(f"inverted box: {cube[0]} > {cube[1]}", parameter="box")
             return cube

@@ -54,12 +54,12 @@ def progress_bar(what: str, unit: str = "steps") -> Iterator[ProgressHook]:
     from rich.progress import Progress as RichProgress
 
     with RichProgress(TextColumn("{task.description}"), BarColumn(),
-                      TextColumn("{task.completed}/{task.total} " + unit),
+                      TextColumn("{task.completed}/{task.fields[shown]} " + unit),
                       TimeElapsedColumn(), TimeRemainingColumn()) as progress:
-        task = progress.add_task(what, total=None)
+        task = progress.add_task(what, total=None, shown="?")  # never "None" for a total
 
         def rich_hook(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
+            progress.update(task, completed=done, total=total, shown=str(total))
         yield rich_hook
 
 

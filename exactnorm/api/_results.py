@@ -18,7 +18,7 @@ from typing import Any
 
 from exactnorm import checker as _checker
 
-__all__ = ["ReportResult", "Verdict"]
+__all__ = ["ReportResult", "ExportResult", "Verdict"]
 
 
 @dataclass(frozen=True)
@@ -30,7 +30,9 @@ class ReportResult:
     ``plots``: whether the plots were drawn, ``no_plots`` the reason when not; ``float_errors``:
     per precision (``float32``, ``float64``) the measured error of a float copy of the network
     (``max_abs``, ``max_rel``, ``argmax_agree``, ``points``, ``abs``), ``None`` when not measured;
-    ``markdown``: the report text when nothing was written; ``extra``: anything else.
+    ``markdown``: the report text when nothing was written; ``data``: the study of the user's
+    samples (:func:`~exactnorm.outputs.data_eval.data_study`), ``None`` without data;
+    ``extra``: anything else.
     """
 
     verdict: Any
@@ -40,6 +42,7 @@ class ReportResult:
     no_plots: str | None = None
     markdown: str | None = None
     float_errors: dict[str, dict[str, Any]] | None = None
+    data: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
@@ -58,6 +61,40 @@ class ReportResult:
     def __repr__(self) -> str:
         ok = None if self.verdict is None else getattr(self.verdict, "ok", None)
         return (f"ReportResult(valid={ok}, files={sorted(self.paths)}, plots={self.plots})")
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    """What :func:`exactnorm.api.export` wrote and measured.
+
+    ``path``: the file written (``None`` for standard output); ``format``; ``bytes``: its size;
+    ``warning``: the not-certified warning of a float format (``None`` for JSON); ``verdict``:
+    the checker's verdict on the certificate before the export (``None`` with ``check=False``);
+    ``verification``: an ONNX export run under onnxruntime
+    (:func:`~exactnorm.outputs.onnx_runs.verify_export`: ``box`` and ``data`` studies against
+    the exact target and the source model, ``latency``, ``source_latency``, ``source_bytes``),
+    ``None`` when not run; ``text``: the warning and the measured error in one text (what
+    ``export`` returned before it returned this object; ``"…" in result`` searches it);
+    ``frozen_numbers``: the numbers an ONNX export stores; ``depth``: frozen layers;
+    ``check_seconds``: the time of the check before the export (``None`` when not run here).
+    """
+
+    path: Path | None
+    format: str
+    bytes: int
+    warning: str | None = None
+    verdict: Any = None
+    verification: dict[str, Any] | None = None
+    text: str = ""
+    frozen_numbers: int | None = None
+    depth: int | None = None
+    check_seconds: float | None = None  #: wall time of the check before the export
+
+    def __contains__(self, part: str) -> bool:
+        return part in self.text
+
+    def __str__(self) -> str:
+        return self.text
 
 
 class Verdict(_checker.Verdict):

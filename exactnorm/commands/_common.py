@@ -18,10 +18,12 @@ from rich.console import Console
 from rich.progress import (
     BarColumn,
     Progress,
+    ProgressColumn,
+    Task,
     TextColumn,
     TimeElapsedColumn,
-    TimeRemainingColumn,
 )
+from rich.text import Text
 
 from exactnorm.commands._defaults import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WIDTH
 from exactnorm.errors import InputError
@@ -30,6 +32,7 @@ __all__ = ["add_target_options", "console", "err_console", "target_arguments",
            "verdict_line", "approximate_fractions", "output_path", "STDOUT",
            "set_interrupt_note", "interrupt_note",
            "PlainProgress", "PLAIN_PROGRESS_SECONDS", "progress_hook", "progress_enabled",
+           "eta_text",
            "check_written_certificate"]
 
 #: seconds between two plain progress lines when stderr is not a terminal
@@ -62,16 +65,17 @@ err_console = _Console(stderr=True, highlight=False, soft_wrap=True, markup=Fals
 
 def add_target_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("target_file", metavar="TARGET", nargs="?", default=None,
-                   help="target network: .json with domain/target, .npz with W1,b1,..., a "
-                        "PyTorch nn.Sequential state dict (.npz or .pt, with --activations), "
-                        "or an ONNX MLP (.onnx, with a box); without it (or with --demo) the "
-                        "embedded demo target")
+                   help="target network: .json (or .json.gz) with domain/target, .npz with "
+                        "W1,b1,..., a PyTorch nn.Sequential state dict (.npz or .pt, with "
+                        "--activations), or an ONNX model, MLP or CNN (.onnx, with a box); "
+                        "without it (or with --demo) the embedded demo target")
     p.add_argument("--target", metavar="FILE", default=None,
                    help="the same as TARGET (kept for scripts)")
     p.add_argument("--demo", action="store_true",
                    help="certify the embedded demo target (3 → 4 → 3 → 2)")
     p.add_argument("--box", metavar="LO:HI",
-                   help="input cube for a file without its own box (refused when it has one)")
+                   help="input cube for a file without its own box (refused when it has one); "
+                        "exact numbers such as 0:1, -1/2:1/2 or 0:1e-3")
     p.add_argument("--box-file", metavar="FILE",
                    help="per-feature input box: .json {lower, upper}, .npz with arrays lower "
                         "and upper, or .npy of shape (2, d)")
@@ -106,12 +110,30 @@ def target_arguments(args: argparse.Namespace) -> tuple[str | None, dict[str, An
     return path, box
 
 
+def eta_text(done: int, total: int | None, elapsed_then: float, elapsed_now: float) -> str:
+    """The time left: linear in the work done at the last update (``elapsed_then`` seconds for
+    ``done`` of ``total``), counting down since then (so it moves while one long step runs), and
+    "overdue" once that estimate has passed.
+
+    >>> eta_text(1, 4, 10, 10), eta_text(1, 4, 10, 25), eta_text(1, 4, 10, 50)
+    ('30 s', '15 s', 'overdue (longer than estimated)')
+    >>> eta_text(0, 4, 3, 6), eta_text(1, None, 3, 6)
+    ('unknown', 'unknown')
+    """
+    if not done or not total:
+        return "unknown"
+    left = elapsed_then * (total - done) / done - (elapsed_now - elapsed_then)
+    if total - done > 0 and left <= 0:
+        return "overdue (longer than estimated)"
+    return f"{max(left, 0.0):.0f} s"
+
+
 class PlainProgress:
     """``done/total`` lines with elapsed time and ETA, at most one per ``every`` seconds.
 
     Nothing is printed before ``every`` seconds have passed, so short runs stay quiet (their
     output is the summary); once a line was printed, the final ``total/total`` line is printed
-    too. ETA is linear in the work done so far.
+    too. ETA is linear in the work done so far, and counts down between updates.
 
     >>> import io
     >>> out = io.StringIO()
@@ -123,41 +145,45 @@ class PlainProgress:
     """
 
     def __init__(self, what: str, stream: TextIO | None = None, every: float | None = None,
-                 clock: Callable[[], float] = time.monotonic, unit: str = "blocks") -> None:
+                 clock: Callable[[], float] = time.monotonic, unit: str = "blocks",
+                 total: int | None = None) -> None:
         self.what, self.clock, self.unit = what, clock, unit
         self.every = PLAIN_PROGRESS_SECONDS if every is None else every
         self.stream = stream if stream is not None else sys.stderr
         self.start = clock()
         self.last = self.start
+        self.updated = 0.0  # elapsed seconds at the last change of the state
         self.printed = False
-        self.state: tuple[int, int | None] = (0, None)
+        self.state: tuple[int, int | None] = (0, total)
         self._lock = threading.Lock()
 
     def __call__(self, done: int, total: int) -> None:
         with self._lock:
-            self.state = (done, total)
             now = self.clock()
+            if (done, total) != self.state:
+                self.updated = now - self.start
+            self.state = (done, total)
             final = done >= total and self.printed
             if now - self.last < self.every and not final:
                 return
             self.last, self.printed = now, True
             elapsed = now - self.start
-            eta = f"{elapsed * (total - done) / done:.0f} s" if done else "unknown"
-            print(f"{self.what}: {done}/{total} {self.unit}, {elapsed:.0f} s elapsed, ETA {eta}",
-                  file=self.stream, flush=True)
+            print(f"{self.what}: {done}/{total} {self.unit}, {elapsed:.0f} s elapsed, ETA "
+                  f"{eta_text(done, total, elapsed, elapsed)}", file=self.stream, flush=True)
 
     def tick(self) -> None:
         """A line with the last known state when ``every`` seconds passed without one: a long
-        step (one Theorem 1 layer can take minutes) still shows, in a log, that work goes on.
+        step (one Theorem 1 layer can take minutes) still shows, in a log, that work goes on,
+        with the ETA counting down.
 
         >>> import io
         >>> out = io.StringIO()
-        >>> p = PlainProgress("theorem1", out, every=5, clock=iter([0, 3, 6, 8, 12]).__next__,
-        ...                   unit="target layers")
+        >>> p = PlainProgress("theorem1", out, every=5, clock=iter([0, 3, 6, 8, 14]).__next__,
+        ...                   unit="target layers", total=2)
         >>> p.tick(); p.tick(); p(1, 2); p.tick()
         >>> print(out.getvalue(), end="")
-        theorem1: 0/? target layers, 6 s elapsed, working
-        theorem1: 1/2 target layers, 12 s elapsed, working
+        theorem1: 0/2 target layers, 6 s elapsed, working, ETA unknown
+        theorem1: 1/2 target layers, 14 s elapsed, working, ETA 2 s
         """
         with self._lock:
             now = self.clock()
@@ -165,23 +191,52 @@ class PlainProgress:
                 return
             self.last, self.printed = now, True
             done, total = self.state
+            elapsed = now - self.start
             print(f"{self.what}: {done}/{'?' if total is None else total} {self.unit}, "
-                  f"{now - self.start:.0f} s elapsed, working", file=self.stream, flush=True)
+                  f"{elapsed:.0f} s elapsed, working, ETA "
+                  f"{eta_text(done, total, self.updated, elapsed)}",
+                  file=self.stream, flush=True)
+
+
+class _CountColumn(ProgressColumn):
+    """``done/total unit``, with ``?`` while the total is not known (never ``None``)."""
+
+    def __init__(self, unit: str) -> None:
+        super().__init__()
+        self.unit = unit
+
+    def render(self, task: Task) -> Text:
+        total = "?" if task.total is None else f"{task.total:.0f}"
+        return Text(f"{task.completed:.0f}/{total} {self.unit}")
+
+
+class _EtaColumn(ProgressColumn):
+    """The ETA of :func:`eta_text`: it counts down between updates instead of standing still."""
+
+    def render(self, task: Task) -> Text:
+        now = task.elapsed or 0.0
+        total = None if task.total is None else int(task.total)
+        then = float(task.fields.get("updated", now))
+        return Text(f"ETA {eta_text(int(task.completed), total, then, now)}")
 
 
 @contextlib.contextmanager
-def progress_hook(what: str, unit: str) -> Iterator[Callable[[int, int], None]]:
+def progress_hook(what: str, unit: str,
+                  total: int | None = None) -> Iterator[Callable[[int, int], None]]:
     """A ``hook(done, total)`` for long work: a rich bar on a terminal (stderr), otherwise
-    :class:`PlainProgress` lines."""
+    :class:`PlainProgress` lines; ``total``, when known before the work, shows from the start."""
     with Progress(TextColumn("[progress.description]{task.description}"), BarColumn(),
-                  TextColumn("{task.completed}/{task.total} " + unit),
-                  TimeElapsedColumn(), TimeRemainingColumn(), console=err_console,
+                  _CountColumn(unit), TimeElapsedColumn(), _EtaColumn(), console=err_console,
                   transient=True, disable=not progress_enabled()) as progress:
-        task = progress.add_task(what, total=None)
-        plain = None if progress_enabled() else PlainProgress(what, unit=unit)
+        task = progress.add_task(what, total=total, updated=0.0)
+        plain = None if progress_enabled() else PlainProgress(what, unit=unit, total=total)
+        state: list[Any] = [0, total]
 
         def hook(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
+            if [done, total] != state:
+                state[:] = [done, total]
+                elapsed = progress.tasks[0].elapsed if progress.tasks else None
+                progress.update(task, completed=done, total=total, updated=elapsed or 0.0)
             if plain is not None:
                 plain(done, total)
 

@@ -46,6 +46,8 @@ from exactnorm.errors import (
 
 __all__ = ["register", "PlainProgress", "PLAIN_PROGRESS_SECONDS", "summary_table", "LEGEND"]
 
+#: estimated seconds from which the plan and its estimate are printed before the work
+ESTIMATE_SECONDS = 1.0
 #: what the columns of the summary table mean (printed under it)
 LEGEND = ("systems: Khatri–Rao systems solved (m: size; exact rank: rank/m); γ, β bits: largest "
           "numerator or denominator; draws: frozen draws incl. redraws of a singular system; "
@@ -188,10 +190,13 @@ def run(args: argparse.Namespace) -> int:
                         mask_side=args.mask_side, jobs=args.jobs, scheduler=args.scheduler,
                         solver=args.solver, factors=factors)
     chosen = _flags(plan.summary)
-    if plan.note is not None and plan.construction == "tradeoff":
-        # a long run: say at once what will be built (the summary repeats it)
-        err_console.print(chosen, markup=False)
-    with progress_hook(plan.construction, plan.unit) as hook:
+    if plan.estimate.seconds >= ESTIMATE_SECONDS or plan.construction == "tradeoff":
+        # a long run: say at once what will be built and what it costs, before the work (the
+        # summary repeats it); an explicit choice gets its estimate too
+        err_console.print(chosen or f"{plan.construction}: {plan.estimate.describe()} "
+                                    f"(estimated)", markup=False)
+    total = target.depth if plan.unit == "target layers" else None
+    with progress_hook(plan.construction, plan.unit, total=total) as hook:
         try:
             c = certify_target(target, plan, hook)
         except SingularSystemError as exc:

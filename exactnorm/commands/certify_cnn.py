@@ -18,6 +18,7 @@ from typing import Any
 from exactnorm.commands._common import (
     check_written_certificate,
     console,
+    err_console,
     progress_hook,
 )
 from exactnorm.errors import InputError
@@ -34,7 +35,7 @@ def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
     from exactnorm.api import certify_cnn
     from exactnorm.certificate import load_certificate
     from exactnorm.certificate_conv import exact_agreement
-    from exactnorm.constructions.choice import system_seconds
+    from exactnorm.constructions.choice import estimate_systems, human_seconds, system_seconds
     from exactnorm.constructions.parallel import auto_jobs
     from exactnorm.model.conv import ConvTargetLayer
     from exactnorm.model.interop_cnn import load_cnn_target
@@ -50,13 +51,18 @@ def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
         raise InputError("convolutional certificates exist in version 2 only")
     box = parse_box(args.box) if args.box else None
     target = load_cnn_target(args.target, box)
-    if args.jobs == "auto":
-        # the convolutions' Khatri–Rao systems dominate (a LeNet's second one: m = 2400)
-        work = sum(system_seconds(layer.weight.nrows() * layer.weight.ncols())
-                   for layer in target.layers if isinstance(layer, ConvTargetLayer))
-        jobs = auto_jobs(work)
-    else:
-        jobs = args.jobs
+    sizes = [layer.weight.nrows() * layer.weight.ncols() for layer in target.layers
+             if isinstance(layer, ConvTargetLayer)]
+    # the convolutions' Khatri–Rao systems dominate (a LeNet's second one: m = 2400)
+    jobs = auto_jobs(sum(system_seconds(m) for m in sizes)) if args.jobs == "auto" \
+        else args.jobs
+    # the estimate before the work, not after it
+    e = estimate_systems(sizes, jobs)
+    err_console.print(f"convolutional target: Theorem 1 over channels; the convolutions: "
+                      f"{e.systems} system(s) of size ≤ {e.system_size}, ≈ "
+                      f"{human_seconds(e.seconds)}, peak ≈ {e.peak_bytes / 2**30:.1f} GiB "
+                      f"(estimated); then the dense head, chosen as for an MLP; --jobs {jobs}",
+                      markup=False)
     opts = {"seed": args.seed, "retry": args.retry, "jobs": jobs, "solver": args.solver,
             "max_system": args.max_system, "scheduler": args.scheduler}
     if args.distribution is not None:
@@ -64,7 +70,7 @@ def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
     if args.shift_mode is not None:
         opts["shift_mode"] = args.shift_mode
     t0 = time.perf_counter()
-    with progress_hook("conv", "target layers") as hook:
+    with progress_hook("conv", "target layers", total=target.depth) as hook:
         c = certify_cnn(target, args.out, frozen_weights=args.frozen_weights,
                         progress=hook, **opts)
     build = time.perf_counter() - t0

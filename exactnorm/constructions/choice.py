@@ -144,6 +144,21 @@ def estimate_theorem1(target: TargetNetwork, jobs: int = 1) -> Estimate:
                     2 * len(sizes), len(sizes), max(sizes))
 
 
+def estimate_systems(sizes: list[int], jobs: int = 1) -> Estimate:
+    """Cost of independent Theorem 1 systems of the given sizes, two frozen layers each (the
+    convolutions of a CNN: one system of size ``C·kh·kw·c_out`` per convolution).
+
+    >>> e = estimate_systems([150, 2400])
+    >>> e.systems, e.system_size, e.depth
+    (2, 2400, 4)
+    """
+    sizes = [m for m in sizes if m] or [0]
+    seconds = sum(system_seconds(m) for m in sizes) / max(1, min(jobs, 2))
+    return Estimate(seconds, _BASE_BYTES + _PEAK_BYTES_PER_M2 * max(sizes) ** 2,
+                    sum(_system_bytes(m, 2, 0) for m in sizes), 2 * len(sizes), len(sizes),
+                    max(sizes))
+
+
 def estimate_tradeoff(target: TargetNetwork, block: int, jobs: int = 1,
                       routing: str = "selection") -> Estimate:
     """Cost of the trade-off with block size ``block``: ``⌈d_in/k⌉`` systems per layer."""

@@ -196,6 +196,8 @@ def certify_conv(target: ConvTargetNetwork, *, seed: int = 0,
     reports: list[LayerReport] = []
     heads: list[dict[str, Any]] = []
     witnesses: list[Any] = []
+    if progress is not None:
+        progress(0, target.depth)  # the total from the start, before the first long layer
     i = 1
     while i <= target.depth:
         tl = target.layers[i - 1]

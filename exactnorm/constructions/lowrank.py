@@ -188,6 +188,8 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []
     checkpoints = []
+    if progress is not None:
+        progress(0, target.depth)  # the total from the start
     for i, tl in enumerate(target.layers, 1):
         t0 = time.perf_counter()
         given = _factor_pair(factors[i - 1], i) if factors is not None else None

@@ -344,6 +344,8 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
     require_integer(jobs, "jobs", minimum=1)
     boxes = target.interval_boxes()
     layers: list[FrozenLayer] = []
+    if progress is not None:
+        progress(0, target.depth)  # the total from the start, before the first long layer
     reports: list[LayerReport] = []
     options = dict(distribution=dist.spec, retry=retry, shift_mode=shift_mode, sparsity=sparsity,
                    mask_side=mask_side, solver=solver, witness_prime=witness_prime)

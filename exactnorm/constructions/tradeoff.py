@@ -207,6 +207,8 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                                                       for r in range(d_out)])),
                           "lo": [_pack_q(lo[c]) for c in S], "hi": [_pack_q(hi[c]) for c in S],
                           **options})
+    if progress is not None:
+        progress(0, len(tasks))  # the total from the start, before the first block
     results = map_tasks(_realize_block, tasks, jobs=jobs, scheduler=scheduler)
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []

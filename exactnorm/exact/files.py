@@ -29,7 +29,68 @@ from exactnorm.errors import (
 )
 
 __all__ = ["atomic_write", "atomic_write_bytes", "read_npz_archive", "npz_header", "npz_array",
-           "npz_strings", "npz_box_arrays", "npz_bytes", "ZIP_EPOCH"]
+           "npz_strings", "npz_box_arrays", "npz_bytes", "ZIP_EPOCH", "require_file",
+           "read_text_file", "GZIP_MAGIC"]
+
+#: the first two bytes of every gzip stream
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+def require_file(path: str | os.PathLike[str], what: str, *,
+                 parameter: str | None = None) -> Path:
+    """``path`` if it is a non-empty regular file, else a one-line :class:`InputError` that says
+    what it is instead: missing, a folder, not a regular file, or empty.
+
+    >>> import tempfile
+    >>> try:
+    ...     require_file(tempfile.gettempdir(), "target file")
+    ... except InputError as exc:
+    ...     print(str(exc).split(" is ")[1])
+    a folder, not a target file
+    """
+    p = Path(path)
+    a = "an" if what[:1].lower() in "aeio" or what.startswith("ONNX") else "a"
+    if p.is_dir():
+        raise InputError(f"{p} is a folder, not {a} {what}", parameter=parameter)
+    if not p.exists():
+        raise InputError(f"no such {what}: {p}", parameter=parameter)
+    if not p.is_file():
+        raise InputError(f"{p} is not a regular file ({a} {what} is read from a file)",
+                         parameter=parameter)
+    if p.stat().st_size == 0:
+        raise InputError(f"{p} is empty (0 bytes), not {a} {what}", parameter=parameter)
+    return p
+
+
+def read_text_file(path: Path, what: str, max_bytes: int) -> bytes:
+    """The bytes of a text file, gunzipped when it is gzip (by its magic bytes or a ``.gz``
+    name), at most ``max_bytes`` of them; a truncated or corrupt gzip file is said to be one."""
+    p = require_file(path, what)
+    with open(p, "rb") as fh:
+        head = fh.read(2)
+        fh.seek(0)
+        if head != GZIP_MAGIC and not p.name.endswith(".gz"):
+            data = fh.read(max_bytes + 1)
+            if len(data) > max_bytes:
+                raise LimitExceededError(f"{p} is larger than {max_bytes} bytes")
+            return data
+        inflater = zlib.decompressobj(31)
+        out = bytearray()
+        try:
+            while chunk := fh.read(1 << 16):
+                out += inflater.decompress(chunk, max_bytes + 1 - len(out))
+                if len(out) > max_bytes or inflater.unconsumed_tail:
+                    raise LimitExceededError(f"{p} is larger than {max_bytes} bytes "
+                                             f"uncompressed")
+                if inflater.eof:
+                    break
+        except zlib.error as exc:
+            raise InputError(f"{p} is a corrupt gzip file ({exc})") from None
+        if not inflater.eof:
+            raise InputError(f"{p} is a truncated gzip file (it ends before the end of its "
+                             f"compressed stream)")
+        return bytes(out)
+
 
 T = TypeVar("T")
 

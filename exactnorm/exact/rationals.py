@@ -38,6 +38,7 @@ __all__ = [
     "float_to_fraction",
     "strict_json_loads",
     "unlimited_int_digits",
+    "parse_option_number",
 ]
 
 #: Integers of smaller magnitude are written as JSON numbers, larger ones as decimal strings: many
@@ -135,6 +136,31 @@ def parse_number(value: Any, *, max_digits: int = DEFAULT_MAX_DIGITS, where: str
             num = int(ip + fp) if (ip + fp) else 0
             return Fraction(-num if sign else num, 10 ** len(fp))
     raise NumberFormatError(f"not an exact number{loc}: {value[:40]!r}")
+
+
+_SCIENTIFIC = re.compile(r"^\s*([+-]?)(\d*)(?:\.(\d*))?[eE]([+-]?\d+)\s*$", re.ASCII)
+
+
+def parse_option_number(value: Any, *, max_digits: int = DEFAULT_MAX_DIGITS,
+                        where: str = "") -> Fraction:
+    """A number typed on the command line (``--box``, ``--mean``, ``--scale``): everything
+    :func:`parse_number` reads, and decimal exponents, exactly (``1e-3`` is 1/1000, not the
+    float nearest to it). Files keep the stricter :func:`parse_number` vocabulary.
+
+    >>> parse_option_number("1e-3"), parse_option_number("-2.5E2"), parse_option_number("1/3")
+    (Fraction(1, 1000), Fraction(-250, 1), Fraction(1, 3))
+    """
+    if isinstance(value, str):
+        m = _SCIENTIFIC.match(value)
+        if m and (m.group(2) or m.group(3)):
+            sign, ip, fp, exp = m.group(1), m.group(2) or "", m.group(3) or "", int(m.group(4))
+            if len(ip) + len(fp) + abs(exp) > max_digits:
+                raise LimitExceededError(f"number at {where or 'option'} has more than "
+                                         f"{max_digits} digits")
+            mantissa = Fraction(int(ip + fp or "0"), 10 ** len(fp))
+            value10 = mantissa * Fraction(10) ** exp
+            return -value10 if sign == "-" else value10
+    return parse_number(value, max_digits=max_digits, where=where)
 
 
 def _check_int_digits(value: int, max_digits: int, loc: str) -> None:

@@ -305,6 +305,8 @@ class ConvTargetNetwork:
     layers: tuple[AnyTargetLayer, ...]
     lower: Vector
     upper: Vector
+    #: the model file it came from (ONNX interface and head), as on TargetNetwork; not compared
+    source: dict[str, Any] | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         if not self.layers:

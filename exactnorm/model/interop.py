@@ -12,14 +12,14 @@ declaration, never from a guess. What cannot be represented exactly as
 
 Correctness argument
 --------------------
-* **ONNX** (:func:`target_from_onnx`): the graph is walked as a chain from its single input to its
-  single output. ``Gemm(A, B, C)`` computes ``α·A·op(B) + β·C`` with ``op(B) = Bᵀ`` iff
-  ``transB = 1``; in our ``(out, in)`` convention that is ``W = α·op(B)ᵀ``, ``b = β·C``, both
-  exact (``α, β`` are float32 attributes, converted exactly). ``MatMul(X, B)`` is ``W = Bᵀ`` and
-  a directly following ``Add`` with a constant is its bias. ``Relu`` sets the activation of the
-  linear layer it follows; ``Identity`` and ``Flatten(axis=1)`` of a batch of vectors change no
-  value. Any other operator (``Tanh``, ``Sigmoid``, ``Conv``, ``Constant`` …) is refused with its
-  op type and node name, since it is either not piecewise linear or not an MLP.
+* **ONNX** (:func:`target_from_onnx`, :mod:`exactnorm.model.interop_onnx`): the graph is walked
+  as a chain from its single input to its single output, or to the logits before a classifier
+  head (``Softmax``, ``LogSoftmax``, ``Sigmoid`` and post-processing such as ``ArgMax`` and
+  ``ZipMap``, recorded for the export). ``Gemm``/``MatMul`` are the linear layers; element-wise
+  affine operators with stored constants (``Add``, ``Sub``, ``Mul``, ``Div``,
+  ``BatchNormalization``, ``ai.onnx.ml`` ``Scaler``) fold exactly into a neighbouring linear
+  layer; ``Relu`` sets the activation; ``Identity``, ``Cast`` and flattens change no value. Any
+  other operator is refused with its op type, node name and what would work instead.
 * **State dicts** (``.npz`` or ``.pt``, :func:`target_from_state_dict`): a state dict holds the
   ``Linear`` parameters only; the activations between them are modules without parameters, so a
   state dict does not say what they are. They must be declared: a string array ``activations``
@@ -71,7 +71,6 @@ from __future__ import annotations
 
 import os
 import re
-import warnings
 import zipfile
 import zlib
 from collections.abc import Mapping, Sequence
@@ -88,9 +87,11 @@ from exactnorm.errors import (
     ShapeError,
     require_extra,
 )
-from exactnorm.exact.files import npz_array, npz_box_arrays, read_npz_archive
+from exactnorm.exact.files import npz_array, npz_box_arrays, read_npz_archive, require_file
 from exactnorm.exact.linalg import from_numpy_exact, to_fractions
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.model.interop_onnx import ONNX_OPS, onnx_layers, target_from_onnx
+from exactnorm.model.interop_onnx import with_source as _with_source
 from exactnorm.model.network import ACTIVATIONS, DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.targets import load_target, npz_activations
 
@@ -115,12 +116,6 @@ _PARAMETER_KEY = re.compile(r"\.(weight|bias|running_mean|running_var|num_batche
 STATE_DICT_RESERVED = ("lower", "upper", "activations")
 #: File suffixes read with ``torch.load(weights_only=True)``.
 STATE_DICT_SUFFIXES = (".pt", ".pth")
-#: ONNX operators a target graph may use (module docstring).
-ONNX_OPS = ("Gemm", "MatMul", "Add", "Relu", "Identity", "Flatten", "Reshape", "Cast",
-            "Constant")
-#: output post-processing of classifiers (skl2onnx, torch): the certified output is the logits
-#: before it, and the reader says so
-ONNX_HEADS = ("Softmax", "LogSoftmax", "Sigmoid")
 
 _DECLARE_HINT = ("declare them with an 'activations' array in the file (one of relu/identity per "
                  "Linear layer) or --activations relu,...,identity")
@@ -458,193 +453,6 @@ def _read_state_dict_pt(path: Path, **kw: Any) -> TargetNetwork:
     return _state_dict_target(arrays, path, file_acts=file_acts, **kw)
 
 
-# --------------------------------------------------------------------------- ONNX
-
-
-def _onnx_attrs(node: Any, onnx: Any) -> dict[str, Any]:
-    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-
-
-def target_from_onnx(model: Any, lower: Sequence[Any], upper: Sequence[Any], *,
-                     max_width: int = DEFAULT_MAX_WIDTH) -> TargetNetwork:
-    """An ONNX MLP (``ModelProto`` or path) as an exact target network.
-
-    Parameters
-    ----------
-    model
-        An ``onnx.ModelProto`` or the path of an ``.onnx`` file: a chain of ``Gemm`` (any
-        ``alpha``, ``beta``, ``transB``; ``transA = 0``), ``MatMul`` (+ ``Add`` of a constant),
-        ``Relu``, ``Identity`` and ``Flatten`` (``axis = 1``) from one input to one output, with
-        every weight an initializer.
-    lower, upper
-        The input box ``D``.
-
-    Returns
-    -------
-    TargetNetwork
-        The graph's function, exactly (module docstring).
-
-    Raises
-    ------
-    InputError
-        Any other operator (named with its op type and node name), a graph that is not a chain,
-        a weight that is computed rather than stored, a ``Relu`` that follows no linear layer.
-    MissingExtraError
-        Without the ``onnx`` package (``pip install 'exactnorm[onnx]'``).
-    """
-    interface: dict[str, Any] = {}
-    weights, biases, acts = _onnx_layers(model, max_width, interface)
-    return _with_source(TargetNetwork.from_lists(weights, biases, acts, lower=_box(lower, "lower"),
-                                                 upper=_box(upper, "upper"), max_width=max_width),
-                        interface)
-
-
-def _with_source(target: TargetNetwork, interface: dict[str, Any]) -> TargetNetwork:
-    # the interface is metadata, not the function: no second validation of the layers
-    object.__setattr__(target, "source", interface or None)
-    return target
-
-
-_Layers = tuple[list[list[list[Fraction]]], list[list[Fraction]], list[str]]
-
-
-def _onnx_layers(model: Any, max_width: int, interface: dict[str, Any] | None = None) -> _Layers:
-    """Walk the chain of an ONNX MLP: exact weights, biases and activations (module docstring).
-
-    ``interface``, when given, receives the graph's input name and shape (``None`` for a
-    symbolic dimension, :func:`_value_info`) and the name of the certified output: the graph's
-    output, or the logits before a classifier head."""
-    onnx = require_extra("onnx", "reading an ONNX model")
-    from onnx import numpy_helper
-
-    if isinstance(model, (str, os.PathLike)):
-        try:
-            model = onnx.load(os.fspath(model))
-        except Exception as exc:  # protobuf DecodeError and friends
-            raise InputError(f"cannot read {model} as ONNX: {type(exc).__name__}") from None
-    graph = model.graph
-    consts = {t.name: t for t in graph.initializer}
-    for node in graph.node:  # Constant nodes and Identity chains of constants are constants too
-        if node.op_type == "Constant" and node.output and "value" in _onnx_attrs(node, onnx):
-            consts[node.output[0]] = _onnx_attrs(node, onnx)["value"]
-        elif node.op_type == "Identity" and node.input and node.input[0] in consts:
-            consts[node.output[0]] = consts[node.input[0]]
-    inputs = [i.name for i in graph.input if i.name not in consts]
-    if len(inputs) != 1:
-        raise InputError(f"the ONNX graph has {len(inputs)} data inputs; an MLP has one")
-    if interface is not None:
-        interface.update(format="onnx", input=_value_info(
-            next(i for i in graph.input if i.name == inputs[0])))
-
-    def const(name: str, node: Any) -> np.ndarray:
-        if name not in consts:
-            raise InputError(f"ONNX node {node.name!r} ({node.op_type}): input {name!r} is not an "
-                             f"initializer; weights must be stored constants")
-        t = consts[name]
-        if any(d > max_width for d in t.dims):
-            raise LimitExceededError(f"ONNX initializer {name!r} has shape {tuple(t.dims)}, above "
-                                     f"the width limit {max_width} (raise it with --max-width)")
-        return np.asarray(numpy_helper.to_array(t))
-
-    weights: list[list[list[Fraction]]] = []
-    biases: list[list[Fraction]] = []
-    acts: list[str] = []
-    current = inputs[0]
-    open_matmul = False  # the last layer is a MatMul that an Add may still complete
-    head = None
-    for node in graph.node:
-        label = f"ONNX node {node.name or '(unnamed)'!r} ({node.op_type})"
-        if node.output and node.output[0] in consts:
-            continue  # a Constant, or an Identity of a constant
-        if node.op_type in ONNX_HEADS and list(node.input) == [current] and weights \
-                and len(graph.output) > 1:
-            # a classifier's label and probabilities (skl2onnx): certify the logits before them;
-            # a single output that is a probability is the model's function and is refused
-            head = node
-            break
-        if node.op_type not in ONNX_OPS or node.domain not in ("", "ai.onnx"):
-            raise InputError(f"{label} is not supported; an exact target may use "
-                             f"{', '.join(ONNX_OPS)}")
-        data = [i for i in node.input if i and i not in consts]
-        if data != [current] or len(node.output) != 1:
-            raise InputError(f"{label} does not continue the chain from {current!r}; only a "
-                             f"sequential MLP (one path from input to output) is supported")
-        attrs = _onnx_attrs(node, onnx)
-        op = node.op_type
-        if op == "Add" and open_matmul:
-            (cname,) = [i for i in node.input if i in consts]
-            biases[-1] = _exact_vector(const(cname, node), f"{label} bias")
-            open_matmul = False
-        elif op == "Add":
-            raise InputError(f"{label}: an Add must directly follow a MatMul (its bias)")
-        elif op == "Gemm":
-            if attrs.get("transA", 0):
-                raise InputError(f"{label}: transA = 1 is not an MLP layer on a batch")
-            B = const(node.input[1], node)
-            if B.ndim != 2:
-                raise ShapeError(f"{label}: weight has shape {B.shape}, expected 2-D")
-            alpha = Fraction(float(np.float32(attrs.get("alpha", 1.0))))
-            beta = Fraction(float(np.float32(attrs.get("beta", 1.0))))
-            W = _exact_matrix(B if attrs.get("transB", 0) else B.T, f"{label} weight")
-            weights.append([[alpha * w for w in row] for row in W])
-            if len(node.input) > 2 and node.input[2]:
-                c = _exact_vector(const(node.input[2], node), f"{label} bias")
-                if len(c) == 1:
-                    c = c * len(W)  # ONNX broadcasts a scalar C
-                biases.append([beta * x for x in c])
-            else:
-                biases.append([Fraction(0)] * len(W))
-            acts.append("identity")
-            open_matmul = False
-        elif op == "MatMul":
-            B = const(node.input[1], node)
-            if B.ndim != 2:
-                raise ShapeError(f"{label}: weight has shape {B.shape}, expected 2-D")
-            W = _exact_matrix(B.T, f"{label} weight")
-            weights.append(W)
-            biases.append([Fraction(0)] * len(W))
-            acts.append("identity")
-            open_matmul = True
-        elif op == "Relu":
-            if not acts or acts[-1] != "identity":
-                raise InputError(f"{label} does not directly follow a linear layer")
-            acts[-1] = "relu"
-            open_matmul = False
-        elif op == "Flatten" and attrs.get("axis", 1) != 1:
-            raise InputError(f"{label}: only axis = 1 (flatten each sample) is supported")
-        elif op == "Cast" and attrs.get("to") not in (1, 11):  # FLOAT, DOUBLE
-            raise InputError(f"{label}: only a cast to float or double is a no-op on exact "
-                             f"values")
-        elif op == "Reshape":
-            shape = [int(x) for x in np.asarray(const(node.input[1], node)).ravel()]
-            if len(shape) != 2 or shape[0] not in (-1, 0, 1) and shape[1] != -1:
-                raise InputError(f"{label}: only a reshape to (batch, features) — a flatten — "
-                                 f"is supported, got shape {shape}")
-        current = node.output[0]
-    outputs = [o.name for o in graph.output]
-    if interface is not None:
-        interface["output"] = {"name": current}
-    if head is not None:
-        warnings.warn(f"the ONNX graph ends in {head.op_type} ({', '.join(outputs)}): exactnorm "
-                      f"certifies the logits {current!r} before it; the probabilities and labels "
-                      f"are a fixed monotone post-processing of them, computed in floating point",
-                      stacklevel=3)
-        return weights, biases, acts
-    if len(outputs) != 1 or current != outputs[0]:
-        raise InputError(f"the ONNX graph outputs {outputs} are not the end of the chain "
-                         f"{current!r}")
-    if not weights:
-        raise InputError("the ONNX graph has no Gemm or MatMul layer")
-    return weights, biases, acts
-
-
-def _value_info(info: Any) -> dict[str, Any]:
-    """Name and shape of an ONNX graph input; a symbolic or unknown dimension is ``None``."""
-    dims = info.type.tensor_type.shape.dim if info.type.HasField("tensor_type") else []
-    shape = [int(d.dim_value) if d.HasField("dim_value") else None for d in dims]
-    return {"name": str(info.name)[:200], "shape": shape}
-
-
 # --------------------------------------------------------------------------- one loader
 
 
@@ -690,9 +498,7 @@ def load_target_any(path: str | os.PathLike[str], *,
         given box or activations; :class:`~exactnorm.errors.MissingExtraError` when reading the
         format needs ``onnx`` or ``torch``.
     """
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"no such target file: {p}")
+    p = require_file(path, "target file")
     kw = {"box": box, "activations": activations, "max_width": max_width}
     suffix = p.suffix.lower()
     if suffix in STATE_DICT_SUFFIXES:
@@ -709,10 +515,10 @@ def load_target_any(path: str | os.PathLike[str], *,
     if suffix == ".onnx":
         if box is None:
             raise InputError(f"an ONNX model has no input box; pass --box LO:HI for {p}")
-        interface: dict[str, Any] = {}
-        weights, biases, acts = _onnx_layers(p, max_width, interface)
+        source: dict[str, Any] = {}
+        weights, biases, acts = onnx_layers(p, max_width, source)
         d0 = len(weights[0][0])
         return _with_source(TargetNetwork.from_lists(weights, biases, acts, lower=[box[0]] * d0,
                                                      upper=[box[1]] * d0, max_width=max_width),
-                            interface)
+                            source)
     return load_target(p, max_digits=max_digits, max_width=max_width, box=box)

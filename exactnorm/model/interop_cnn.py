@@ -2,17 +2,22 @@
 
 Every stored float is converted to the dyadic rational it denotes (as for MLPs,
 :mod:`exactnorm.model.interop`). A ``BatchNormalization``/``BatchNorm2d`` of the target (eval
-mode) is folded into the preceding convolution: ``W' = s·W``, ``b' = s·(b − μ) + β`` per output
-channel with ``s = γ / √(var + ε)``. The square root is the one rounding: ``s`` is the float64
-value of that expression, converted exactly; the products and sums of the fold are exact
-rational arithmetic, so the exact target is the float64-folded network, nothing else rounded.
+mode) is folded into the preceding convolution or linear layer: ``W' = s·W``,
+``b' = s·(b − μ) + β`` per output channel (feature) with ``s = γ / √(var + ε)``. The square
+root is the one rounding: ``s`` is the float64 value of that expression, converted exactly;
+the products and sums of the fold are exact rational arithmetic, so the exact target is the
+float64-folded network, nothing else rounded.
 
 ONNX operators read (one chain from the input to the output, NCHW, batch 1 implied): ``Conv``
 (symmetric ``pads``, ``strides``, ``dilations``, ``group = 1``), ``Relu``, ``AveragePool``
 (``pads`` 0, ``ceil_mode`` 0), ``Flatten`` (``axis = 1``) and ``Reshape`` to ``[N, −1]`` (the
-identity on C-order vectors), ``Gemm``, ``MatMul`` + ``Add``, ``BatchNormalization`` (after a
-``Conv``), ``Identity`` and ``Constant``. Anything else (``MaxPool`` included) is refused with
-its op type and node name.
+identity on C-order vectors), ``Gemm``, ``MatMul``, element-wise affine operators with stored
+constants directly after a ``Conv`` (per channel) or a linear layer (per feature) —
+``BatchNormalization``, ``Add`` (a bias), ``Sub``, ``Mul``, ``Div`` — folded exactly
+(:mod:`exactnorm.model.onnx_common`), ``Identity`` and ``Constant``, and a final classifier head
+(``Softmax``, ``LogSoftmax``, ``Sigmoid`` with post-processing after it; the logits are
+certified, the head is recorded for the export). Anything else (``MaxPool`` included) is refused
+with its op type, node name and what would work instead.
 
 >>> onnx_is_cnn("model.json")
 False
@@ -24,6 +29,7 @@ import dataclasses
 import math
 import os
 import re
+import warnings
 from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -32,7 +38,7 @@ from typing import Any
 import numpy as np
 from flint import fmpq
 
-from exactnorm.errors import InputError, ShapeError, require_extra
+from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import from_numpy_exact, to_fmpq_mat, to_fractions
 from exactnorm.model.conv import (
     AnyTargetLayer,
@@ -42,12 +48,29 @@ from exactnorm.model.conv import (
     PoolTargetLayer,
 )
 from exactnorm.model.network import TargetLayer
+from exactnorm.model.onnx_common import (
+    DTYPES,
+    HEAD_OPS,
+    affine_of,
+    array,
+    attributes,
+    classifier_head,
+    constants,
+    fold_after,
+    fold_batchnorm,
+    head_note,
+    interface,
+    load_model,
+    node_label,
+    refuse,
+)
 
 __all__ = ["CNN_ONNX_OPS", "onnx_is_cnn", "target_from_onnx_cnn", "target_from_state_dict_cnn",
            "fold_batchnorm", "load_cnn_target", "parse_architecture"]
 
-CNN_ONNX_OPS = ("Conv", "Relu", "AveragePool", "Flatten", "Reshape", "Gemm", "MatMul", "Add",
-                "BatchNormalization", "Identity", "Constant")
+CNN_ONNX_OPS = ("Conv", "Relu", "AveragePool", "Flatten", "Reshape", "Gemm", "MatMul",
+                "BatchNormalization", "Add", "Sub", "Mul", "Div", "Identity", "Constant",
+                "a final Softmax/LogSoftmax/Sigmoid head")
 #: operators that make a graph convolutional (so the CNN reader, not the MLP reader, answers)
 _SPATIAL = {"Conv", "AveragePool", "MaxPool", "GlobalAveragePool", "BatchNormalization",
             "ConvTranspose", "Pad"}
@@ -59,29 +82,6 @@ def _exact(a: Any, what: str) -> list[Fraction]:
         raise InputError(f"{what} has dtype {arr.dtype}; save it as float64 or integers")
     flat = arr.reshape(1, -1) if arr.size else np.zeros((1, 0))
     return to_fractions(from_numpy_exact(flat, what))[0] if arr.size else []
-
-
-def fold_batchnorm(weight: Sequence[Sequence[Fraction]], bias: Sequence[Fraction],
-                   gamma: Any, beta: Any, mean: Any, var: Any, eps: float
-                   ) -> tuple[list[list[Fraction]], list[Fraction]]:
-    """Fold an eval-mode batch normalization into the rows of ``weight`` (module doc).
-
-    >>> W, b = fold_batchnorm([[Fraction(1), Fraction(2)]], [Fraction(1)], [2.0], [0.5], [1.0],
-    ...                       [3.0], 1.0)
-    >>> W, b
-    ([[Fraction(1, 1), Fraction(2, 1)]], [Fraction(1, 2)])
-    """
-    g = np.asarray(gamma, dtype=np.float64).reshape(-1)
-    v = np.asarray(var, dtype=np.float64).reshape(-1)
-    scale = _exact(g / np.sqrt(v + np.float64(eps)), "batch-normalization scale")
-    mu = _exact(np.asarray(mean, dtype=np.float64), "batch-normalization mean")
-    be = _exact(np.asarray(beta, dtype=np.float64), "batch-normalization shift")
-    if not len(scale) == len(mu) == len(be) == len(weight):
-        raise ShapeError(f"batch normalization has {len(scale)} channels, the convolution "
-                         f"{len(weight)}")
-    W = [[s * w for w in row] for s, row in zip(scale, weight)]
-    b = [s * (c - m) + t for s, c, m, t in zip(scale, bias, mu, be)]
-    return W, b
 
 
 def onnx_is_cnn(path: str | os.PathLike[str]) -> bool:
@@ -143,42 +143,54 @@ class _Chain:
         self.layers[-1] = dataclasses.replace(self.layers[-1], activation="relu")
 
 
+def _affine_after(chain: _Chain, node: Any, consts: dict[str, Any]) -> None:
+    """An element-wise affine operator after a convolution (per channel) or a linear layer (per
+    feature) with identity activation, folded into its rows exactly (onnx_common)."""
+    last = chain.layers[-1] if chain.layers else None
+    if isinstance(last, PoolTargetLayer) or last is None or last.activation != "identity":
+        raise InputError(f"{node_label(node)}: only an element-wise affine map directly after "
+                         f"a Conv or a linear layer (before its Relu) is folded")
+    conv = isinstance(last, ConvTargetLayer)
+    affine = affine_of(node, consts, last.weight.nrows(), channels=conv)
+    if affine is None:
+        raise InputError(f"{node_label(node)} does not continue the chain with one stored "
+                         f"constant")
+    W, b = fold_after(to_fractions(last.weight), [Fraction(str(x)) for x in last.bias], affine)
+    chain.layers[-1] = (ConvTargetLayer(last.geometry, to_fmpq_mat(W), _q(b), "identity")
+                        if isinstance(last, ConvTargetLayer)
+                        else TargetLayer(to_fmpq_mat(W), _q(b), "identity"))
+
+
 def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> ConvTargetNetwork:
     """A convolutional ONNX model (``ModelProto`` or path) as an exact target on the cube
-    ``[lower, upper]`` (scalars) of its input (module doc)."""
-    onnx = require_extra("onnx", "reading an ONNX model")
-    from onnx import numpy_helper
-
-    if isinstance(model, (str, os.PathLike)):
-        try:
-            model = onnx.load(os.fspath(model))
-        except Exception as exc:
-            raise InputError(f"cannot read {model} as ONNX: {type(exc).__name__}") from None
-    graph = model.graph
-    consts: dict[str, np.ndarray] = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    ``[lower, upper]`` (scalars) of its input (module doc); a classifier head after the logits
+    is recorded in ``source`` with the input's name, dtype and shape."""
+    proto = load_model(model)
+    graph = proto.graph
+    consts = constants(graph)
     inputs = [i for i in graph.input if i.name not in consts]
-    if len(inputs) != 1 or len(graph.output) != 1:
-        raise InputError(f"the ONNX graph has {len(inputs)} data inputs and "
-                         f"{len(graph.output)} outputs; a target has one of each")
+    if len(inputs) != 1:
+        raise InputError(f"the ONNX graph has {len(inputs)} data inputs; a target has one")
     dims = [d.dim_value for d in inputs[0].type.tensor_type.shape.dim]
     if len(dims) not in (2, 4) or any(d < 1 for d in dims[1:]):
         raise ShapeError(f"ONNX input {inputs[0].name!r} has shape {dims}; expected [N, C, H, W] "
                          f"or [N, d] with known sizes")
     chain = _Chain(tuple(dims[1:]))
     current = inputs[0].name
-    open_matmul = False
-    for node in graph.node:
-        what = f"ONNX node {node.name or '(unnamed)'!r} ({node.op_type})"
+    head: list[Any] = []
+    dtype = None
+    for index, node in enumerate(graph.node):
+        if node.output and all(o in consts for o in node.output if o):
+            continue  # a Constant, or an Identity of a constant
+        what = node_label(node)
         op = node.op_type
+        if op in HEAD_OPS and node.domain in ("", "ai.onnx") and list(node.input) == [current] \
+                and chain.layers:
+            head = classifier_head(graph, index, current, consts, CNN_ONNX_OPS)
+            break
         if op not in CNN_ONNX_OPS or node.domain not in ("", "ai.onnx"):
-            raise InputError(f"{what} is not supported; a convolutional target may use "
-                             f"{', '.join(CNN_ONNX_OPS)}")
-        attrs = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
-        if op == "Constant":
-            if "value" not in attrs:
-                raise InputError(f"{what}: only a tensor 'value' is supported")
-            consts[node.output[0]] = numpy_helper.to_array(attrs["value"])
-            continue
+            raise refuse(node, CNN_ONNX_OPS, "a convolutional target")
+        attrs = attributes(node)
         data = [i for i in node.input if i and i not in consts]
         if data != [current] or len(node.output) != 1:
             raise InputError(f"{what} does not continue the chain from {current!r}; only a "
@@ -187,8 +199,11 @@ def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> ConvTargetNetwor
         def const(k: int, node: Any = node, what: str = what) -> np.ndarray:
             if len(node.input) <= k or node.input[k] not in consts:
                 raise InputError(f"{what}: input {k} must be a stored constant")
-            return np.asarray(consts[node.input[k]])
+            return array(consts[node.input[k]])
 
+        if op in ("Conv", "Gemm", "MatMul"):
+            dtype = DTYPES.get(consts[node.input[1]].data_type) if node.input[1] in consts \
+                else dtype
         if op == "Conv":
             if len(chain.shape) != 3:
                 raise ShapeError(f"{what} reads a flat vector")
@@ -206,17 +221,8 @@ def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> ConvTargetNetwor
                                   attrs.get("kernel_shape", list(W4.shape[2:])),
                                   attrs.get("strides", [1, 1]), pads[:2],
                                   attrs.get("dilations", [1, 1]), what))
-        elif op == "BatchNormalization":
-            last = chain.layers[-1] if chain.layers else None
-            if not isinstance(last, ConvTargetLayer) or last.activation != "identity":
-                raise InputError(f"{what}: only a batch normalization directly after a Conv is "
-                                 f"folded")
-            gamma, beta, mean, var = (const(k) for k in (1, 2, 3, 4))
-            W, b2 = fold_batchnorm(to_fractions(last.weight), [Fraction(str(x)) for x in
-                                                                last.bias],
-                                   gamma, beta, mean, var, float(attrs.get("epsilon", 1e-5)))
-            chain.layers[-1] = ConvTargetLayer(last.geometry, to_fmpq_mat(W), _q(b2),
-                                               "identity")
+        elif op in ("BatchNormalization", "Add", "Sub", "Mul", "Div"):
+            _affine_after(chain, node, consts)
         elif op == "Relu":
             chain.relu(what)
         elif op == "AveragePool":
@@ -233,10 +239,10 @@ def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> ConvTargetNetwor
             if op == "Flatten" and attrs.get("axis", 1) != 1:
                 raise InputError(f"{what}: only axis = 1 is supported")
             if op == "Reshape":
-                target = [int(v) for v in const(1).reshape(-1)]
-                if len(target) != 2 or target[1] not in (-1, chain.size):
+                to = [int(v) for v in const(1).reshape(-1)]
+                if len(to) != 2 or to[1] not in (-1, chain.size):
                     raise InputError(f"{what}: only a reshape to [N, -1] (a flatten) is "
-                                     f"supported, got {target}")
+                                     f"supported, got {to}")
             chain.shape = (chain.size,)
         elif op == "Gemm":
             if attrs.get("transA", 0):
@@ -250,29 +256,21 @@ def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> ConvTargetNetwor
                 else [Fraction(0)]
             c = c * len(W) if len(c) == 1 else c
             chain.add(TargetLayer(to_fmpq_mat(W), _q([beta_ * x for x in c]), "identity"))
-            open_matmul = False
         elif op == "MatMul":
             W = [_exact(row, f"{what} weight") for row in const(1).T]
             chain.add(TargetLayer(to_fmpq_mat(W), _q([0] * len(W)), "identity"))
-            open_matmul = True
-            current = node.output[0]
-            continue
-        elif op == "Add":
-            if not open_matmul:
-                raise InputError(f"{what}: an Add must directly follow a MatMul (its bias)")
-            last = chain.layers[-1]
-            cname = [i for i in node.input if i in consts]
-            bias = _exact(consts[cname[0]], f"{what} bias")
-            if not isinstance(last, TargetLayer):
-                raise InputError(f"{what}: an Add must directly follow a MatMul (its bias)")
-            chain.layers[-1] = TargetLayer(last.weight, _q(bias), "identity")
-        open_matmul = False
         current = node.output[0]
-    if current != graph.output[0].name:
-        raise InputError(f"the ONNX graph output {graph.output[0].name!r} is not the end of the "
-                         f"chain {current!r}")
+    if not head and (len(graph.output) != 1 or current != graph.output[0].name):
+        raise InputError(f"the ONNX graph outputs {[o.name for o in graph.output]} are not the "
+                         f"end of the chain {current!r}")
     d0 = math.prod(dims[1:])
-    return ConvTargetNetwork(tuple(chain.layers), _q([lower] * d0), _q([upper] * d0))
+    target = ConvTargetNetwork(tuple(chain.layers), _q([lower] * d0), _q([upper] * d0))
+    source = interface(proto, inputs[0], current, head, consts, dtype)
+    note = head_note(source)
+    if note:
+        warnings.warn(note, stacklevel=2)
+    object.__setattr__(target, "source", source)  # metadata, not the function
+    return target
 
 
 _ENTRY = re.compile(r"^(conv|bn|batchnorm|relu|avgpool|flatten|linear)(?:\((.*)\))?$")

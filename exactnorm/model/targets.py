@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES
 from exactnorm.errors import (
     InputError,
     LimitExceededError,
@@ -32,18 +33,23 @@ from exactnorm.exact.files import (
     npz_box_arrays,
     npz_strings,
     read_npz_archive,
+    read_text_file,
+    require_file,
 )
 from exactnorm.exact.linalg import from_numpy_exact, to_fraction, to_fractions
 from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
     format_number,
     parse_number,
+    parse_option_number,
     strict_json_loads,
     unlimited_int_digits,
 )
 from exactnorm.exact.sampling import layer_rng, sample_matrix
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 
+#: the largest JSON target read (uncompressed): the checker's default certificate limit
+DEFAULT_MAX_TARGET_BYTES = DEFAULT_MAX_BYTES
 #: suffixes of pickled Python objects (scikit-learn models are usually saved so)
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
 
@@ -153,12 +159,16 @@ def target_from_dict(doc: Any, *, max_digits: int = DEFAULT_MAX_DIGITS,
 
 
 def parse_box(text: str) -> tuple[Fraction, Fraction]:
-    """``"LO:HI"`` (exact numbers, e.g. ``-1:1`` or ``-1/2:3/2``) → ``(lo, hi)``."""
+    """``"LO:HI"`` (exact numbers, e.g. ``-1:1``, ``-1/2:3/2`` or ``0:1e-3``) → ``(lo, hi)``.
+
+    >>> parse_box("0:1e-3")
+    (Fraction(0, 1), Fraction(1, 1000))
+    """
     if not isinstance(text, str) or text.count(":") != 1:
         raise InputError(f"box must look like LO:HI, got {text!r}", parameter="box")
     lo_s, hi_s = text.split(":")
-    lo = parse_number(lo_s, where="box LO")
-    hi = parse_number(hi_s, where="box HI")
+    lo = parse_option_number(lo_s, where="box LO")
+    hi = parse_option_number(hi_s, where="box HI")
     if lo > hi:
         raise InputError(f"inverted box: {lo} > {hi}", parameter="box")
     return lo, hi
@@ -226,14 +236,13 @@ def load_target(path: str | os.PathLike[str], *, max_digits: int = DEFAULT_MAX_D
                 max_width: int = DEFAULT_MAX_WIDTH,
                 box: tuple[Fraction, Fraction] | None = None) -> TargetNetwork:
     """Load a target from ``.json`` (SPEC §3 sections) or ``.npz`` (``W1, b1, …``)."""
-    p = Path(path)
-    if not p.is_file():
-        raise InputError(f"no such target file: {p}")
+    p = require_file(path, "target file")
     if p.suffix == ".npz":
         return read_npz_archive(p, lambda data: _read_npz(data, p, max_width=max_width,
                                                               box=box))
     try:
-        text = p.read_bytes()
+        # a .json.gz target (a certificate is one too) is inflated with its own limit
+        text = read_text_file(p, "target file", DEFAULT_MAX_TARGET_BYTES)
     except OSError as exc:
         raise InputError(f"cannot read {p}: {exc}") from None
     if p.suffix.lower() in PICKLE_SUFFIXES or text[:1] == b"\x80":  # pickle protocol ≥ 2

@@ -29,10 +29,11 @@ Formats
   :func:`evaluate_npz_export`.
 * ``onnx`` (:func:`onnx_model`): per layer ``MatMul(h_in, Vᵀ)``, then ``BatchNormalization``
   (inference mode; opset 15) or ``Mul(γ)`` + ``Add(β)`` (``normalization="muladd"``, one rounding
-  fewer), ``Relu``, and ``MatMul(h_s, P_sᵀ)`` + ``Add`` per skip. Input ``x`` ``(N, d_0)``,
-  output ``y`` (or the source model's names and image shape:
-  :func:`~exactnorm.outputs.export_onnx.source_interface`); float32 or float64 throughout.
-  Built with the ``onnx`` helper API (no torch).
+  fewer), ``Relu``, and ``MatMul(h_s, P_sᵀ)`` + ``Add`` per skip, in float64 (default) or
+  float32; around it the source model's interface — its input name, dtype and shape (a
+  leading ``Cast`` to the arithmetic dtype), its output names and classifier head
+  (:mod:`exactnorm.outputs.onnx_interface`) — or input ``x`` ``(N, d_0)`` and output ``y``
+  without a recorded source. Built with the ``onnx`` helper API (no torch).
 * ``torch`` (:func:`torch_state_dict`, :func:`torch_module`): a state dict for the module layout
   below, written with ``torch.save`` (needs torch).
 
@@ -82,9 +83,7 @@ from exactnorm.certificate import network_from_dict
 from exactnorm.certificate_conv import is_conv_document
 from exactnorm.errors import InputError, ShapeError, require_extra
 from exactnorm.exact.files import atomic_write_bytes, npz_bytes
-from exactnorm.exact.rationals import (
-    parse_number,
-)
+from exactnorm.exact.rationals import parse_option_number
 from exactnorm.model.network import FrozenNetwork
 from exactnorm.outputs.floatnet import FloatNetwork, float_network
 from exactnorm.outputs.stages import ProgressHook
@@ -125,7 +124,7 @@ def _q(x: Any, what: str) -> fmpq:
         return fmpq(x)
     if isinstance(x, float):
         raise InputError(f"{what}: float {x!r} is not exact; pass an int, Fraction or 'p/q'")
-    f = parse_number(x, where=what)
+    f = parse_option_number(x, where=what)  # "1e-3" is 1/1000 here, as on the command line
     return fmpq(f.numerator, f.denominator)
 
 
@@ -466,7 +465,8 @@ def torch_module(cert_doc: dict[str, Any], *, mean: Any = 0, scale: Any = 1,
 def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale: Any = 1,
                   eps: float | None = None, dtype: str = "float32",
                   normalization: str = "batchnorm",
-                  progress: ProgressHook | None = None) -> tuple[bytes, str | None]:
+                  progress: ProgressHook | None = None,
+                  interface: str = "source") -> tuple[bytes, str | None]:
     """The bytes of one export format and its not-certified warning (``None`` for JSON).
 
     Parameters
@@ -481,6 +481,9 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
         Float formats only (default :data:`DEFAULT_EPS`); refused for JSON.
     dtype, normalization
         ONNX only (``torch`` is saved in float64; ``module.float()`` converts).
+    interface
+        ONNX only: ``"source"`` (the source model's input, outputs and head, when recorded) or
+        ``"plain"`` (:mod:`exactnorm.outputs.onnx_interface`).
     progress
         ``progress(done, total)`` over the frozen layers read.
 
@@ -497,7 +500,7 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
         raise InputError(f"unknown export format {format!r}; expected one of {EXPORT_FORMATS}")
     if is_conv_document(cert_doc):
         return _render_conv(cert_doc, format, mean=mean, scale=scale, eps=eps, dtype=dtype,
-                            normalization=normalization)
+                            normalization=normalization, interface=interface)
     if format == "json":
         if eps is not None:
             raise InputError("eps applies to the float formats only (the JSON export stores s)")
@@ -511,7 +514,7 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
         from exactnorm.outputs.export_onnx import onnx_model
 
         model = onnx_model(cert_doc, dtype=dtype, normalization=normalization, mean=mean,
-                           scale=scale, eps=e, progress=progress)
+                           scale=scale, eps=e, progress=progress, interface=interface)
         return model.SerializeToString(), FLOAT_WARNING
     state = torch_state_dict(cert_doc, mean=mean, scale=scale, eps=e, progress=progress)
     return _torch_bytes(state), FLOAT_WARNING
@@ -526,7 +529,8 @@ def _torch_bytes(state: dict[str, np.ndarray]) -> bytes:
 
 
 def _render_conv(cert_doc: dict[str, Any], format: str, *, mean: Any, scale: Any,
-                 eps: float | None, dtype: str, normalization: str) -> tuple[bytes, str | None]:
+                 eps: float | None, dtype: str, normalization: str,
+                 interface: str = "source") -> tuple[bytes, str | None]:
     """A convolutional certificate for a framework: ONNX (``Conv``/im2col + BatchNormalization),
     or the ``nn.Sequential`` parameters of :func:`~exactnorm.outputs.export_cnn.
     torch_state_dict_cnn` as npz (with an ``architecture`` array of layer strings) or a torch
@@ -545,7 +549,8 @@ def _render_conv(cert_doc: dict[str, Any], format: str, *, mean: Any, scale: Any
         raise InputError("a convolutional export writes BatchNormalization only",
                          parameter="normalization")
     if format == "onnx":
-        return onnx_model_cnn(cert_doc, dtype=dtype).SerializeToString(), FLOAT_WARNING
+        return (onnx_model_cnn(cert_doc, dtype=dtype, interface=interface).SerializeToString(),
+                FLOAT_WARNING)
     state, architecture = torch_state_dict_cnn(cert_doc)
     if format == "npz":
         arrays = dict(state, architecture=np.array(architecture))

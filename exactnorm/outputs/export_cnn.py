@@ -58,9 +58,13 @@ def _kernel(layer: FrozenConvLayer) -> np.ndarray:
 
 
 def onnx_model_cnn(source: Any, *, input_shape: tuple[int, int, int] | None = None,
-                   dtype: str = "float64", conv_op: str | None = None) -> Any:
+                   dtype: str = "float64", conv_op: str | None = None,
+                   interface: str = "source") -> Any:
     """The frozen network as an ``onnx.ModelProto``: input ``x`` of shape ``(N, C, H, W)`` (the
-    first layer's ``input_shape``, or ``input_shape``), output ``y`` of shape ``(N, d_L)``.
+    first layer's ``input_shape``, or ``input_shape``), output ``y`` of shape ``(N, d_L)``; for
+    a certificate document with a recorded source (and ``interface="source"``), the source
+    model's input, outputs and classifier head around it
+    (:mod:`exactnorm.outputs.onnx_interface`).
 
     ``conv_op="Conv"`` writes each convolution as ``Conv`` + ``BatchNormalization`` on NCHW
     and each pooling as ``AveragePool``; ``"im2col"`` as ``Gather`` of the patches (padding
@@ -69,7 +73,7 @@ def onnx_model_cnn(source: Any, *, input_shape: tuple[int, int, int] | None = No
     Default: ``Conv`` for ``float32``; ``im2col`` for ``float64``, because onnxruntime has no
     double-precision ``Conv`` kernel. The construction's integer shifts cancel over thousands
     of channels, so float32 loses about 4 digits on a LeNet-sized network (benchmarks)."""
-    onnx = require_extra("onnx", "the ONNX export")
+    require_extra("onnx", "the ONNX export")
     from onnx import TensorProto, helper, numpy_helper
 
     if dtype not in ("float32", "float64"):
@@ -162,15 +166,12 @@ def onnx_model_cnn(source: Any, *, input_shape: tuple[int, int, int] | None = No
     nodes.append(helper.make_node("Identity", [last], ["y"], name="output"))
     in_dims: list[str | int | None] = ["N", *shape] if shape is not None \
         else ["N", net.input_dim]
-    graph = helper.make_graph(nodes, "exactnorm_cnn",
-                              [helper.make_tensor_value_info("x", elem, in_dims)],
-                              [helper.make_tensor_value_info("y", elem, ["N", net.node_dims[-1]])],
-                              inits)
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)],
-                              producer_name="exactnorm")
-    model.ir_version = 8
-    onnx.checker.check_model(model)
-    return model
+    from exactnorm.outputs.onnx_interface import Interface, assemble, interface_of
+
+    face = interface_of(source, net.input_dim) if interface == "source" \
+        and isinstance(source, dict) else Interface()
+    return assemble(nodes, inits, elem=elem, body_input=in_dims, width=net.node_dims[-1],
+                    interface=face, opset=13, graph_name="exactnorm_cnn")
 
 
 def _im2col_layer(j: int, layer: Any, src: str, nodes: list[Any], const: Any, batchnorm: Any,

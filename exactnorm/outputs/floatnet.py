@@ -195,8 +195,14 @@ def float_network(doc: dict[str, Any], *,
 def float_forward(net: FloatNetwork, X: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
     """The network in ``dtype`` arithmetic, every parameter rounded once to ``dtype``:
     ``u = (V h) · γ + β`` per layer (the ``muladd`` form of an export)."""
-    nodes = [np.asarray(X, dtype=dtype)]
-    for layer in net.layers:
+    # a node is dropped after the last layer that reads it: a real-size network has thousands
+    # of nodes, and a batch of them all would not fit in memory
+    last = {0: 0}
+    for j, layer in enumerate(net.layers, 1):
+        for source in (layer.input, *(s for s, _ in layer.skips)):
+            last[source] = j
+    nodes: list[np.ndarray | None] = [np.asarray(X, dtype=dtype)]
+    for j, layer in enumerate(net.layers, 1):
         g64, b64 = layer.float_gamma_beta
         g, b = g64.astype(dtype), b64.astype(dtype)
         u = (nodes[layer.input] @ layer.weight.astype(dtype).T) * g + b
@@ -204,7 +210,10 @@ def float_forward(net: FloatNetwork, X: np.ndarray, dtype: Any = np.float64) -> 
         for source, P in layer.skips:
             h = h + nodes[source] @ P.astype(dtype).T
         nodes.append(h)
-    return nodes[-1]
+        for k in {layer.input, *(s for s, _ in layer.skips)}:
+            if last.get(k, 0) <= j and k != len(nodes) - 1:
+                nodes[k] = None
+    return nodes[-1]  # type: ignore[return-value]
 
 
 def box_points(lower: Sequence[Any], upper: Sequence[Any], points: int,

@@ -28,6 +28,7 @@ import html
 import io as _stdio
 import math
 import os
+from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -42,7 +43,7 @@ from exactnorm.errors import InputError, MissingExtraError, require_extra
 from exactnorm.exact.files import atomic_write
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.targets import target_from_dict
-from exactnorm.outputs.stages import Stages, declared_depth
+from exactnorm.outputs.stages import Stages, declared_depth, refuse_invalid
 
 __all__ = [
     "bit_size",
@@ -248,38 +249,97 @@ def _box_text(values: Any) -> str:
     return ", ".join(shown) + (f", … ({len(values)} coordinates)" if len(values) > 8 else "")
 
 
+#: Markdown lines longer than this (outside tables and code) are wrapped
+LINE_WIDTH = 100
+#: a list of widths longer than this is summarised
+LIST_ITEMS = 12
+
+
+def _list_text(values: Sequence[Any], sep: str = ", ") -> str:
+    """A list for a reader: whole up to :data:`LIST_ITEMS` items, else its ends and a count.
+
+    >>> _list_text(list(range(30)))
+    '0, 1, 2, 3, 4, 5, …, 24, 25, 26, 27, 28, 29 (30 values, from 0 to 29)'
+    """
+    items = [str(v) for v in values]
+    if len(items) <= LIST_ITEMS:
+        return sep.join(items)
+    half = LIST_ITEMS // 2
+    nums = [v for v in values if isinstance(v, int)]
+    span = f", from {min(nums)} to {max(nums)}" if len(nums) == len(items) else ""
+    return (f"{sep.join(items[:half])}{sep}…{sep}{sep.join(items[-half:])} "
+            f"({len(items)} values{span})")
+
+
+def wrap_markdown(md: str, width: int = LINE_WIDTH) -> str:
+    """Wrap long prose lines (list items keep their marker's indentation); tables, code blocks
+    and headings stay as they are (Markdown joins wrapped lines, so the rendering is the same).
+
+    >>> print(wrap_markdown("* " + "word " * 16, width=40))
+    * word word word word word word word
+      word word word word word word word
+      word word
+    """
+    import textwrap
+
+    out: list[str] = []
+    code = False
+    for line in md.split("\n"):
+        if line.startswith("```"):
+            code = not code
+        if code or len(line) <= width or line.lstrip().startswith(("|", "#", "![")):
+            out.append(line)
+            continue
+        indent = "  " if line.startswith(("* ", "- ")) else ""
+        out += textwrap.wrap(line, width, subsequent_indent=indent, break_long_words=False,
+                             break_on_hyphens=False) or [line]
+    return "\n".join(out)
+
+
 def report_markdown(doc: dict[str, Any], verdict: Any | None = None, *,
                     plots: bool = True, no_plots: str = NO_PLOTS,
                     networks: tuple[TargetNetwork, Any] | None = None,
                     float_errors: tuple[dict[str, Any] | None, str] | None = None,
-                    magnitudes_of_f: dict[str, Any] | None = None) -> str:
+                    magnitudes_of_f: dict[str, Any] | None = None, checked: bool = True,
+                    data: dict[str, Any] | None = None) -> str:
     """The report as Markdown (the HTML version carries the same text).
 
     With ``plots=False`` the images are replaced by ``no_plots``, saying why. ``networks``
     (target and frozen network of ``doc``) avoids reading the document again; ``float_errors``
     (from :func:`float_error_study`) adds the section on the float error of an export;
-    ``magnitudes_of_f`` (:func:`magnitudes` of the frozen network) avoids computing them again.
+    ``magnitudes_of_f`` (:func:`magnitudes` of the frozen network) avoids computing them again;
+    ``checked=False`` reports without a verdict (said so); ``data`` (from
+    :func:`~exactnorm.outputs.data_eval.data_study`) adds the section on the user's data.
     """
     g, f = _networks(doc) if networks is None else networks
-    v = _verdict(doc) if verdict is None else verdict
+    v = (_verdict(doc) if verdict is None else verdict) if checked else None
     counts = parameter_counts(doc, (g, f))
     gam, bet = _bits(f)
     lo = _box_text(g.lower)
     hi = _box_text(g.upper)
     prov = doc.get("provenance", {}) if isinstance(doc.get("provenance"), dict) else {}
-    out = ["# exactnorm certificate report", "",
-           "## What is proven" if v.ok else "## What is claimed (NOT proven: the check failed)",
-           "",
+    title = ("## What is claimed (NOT checked: the report was written with --no-check)"
+             if v is None else "## What is proven" if v.ok
+             else "## What is claimed (NOT proven: the check failed)")
+    source = prov.get("source") if isinstance(prov.get("source"), dict) else None
+    out = ["# exactnorm certificate report", "", title, "",
            "For all x in the box D, f(x) = g(x), in exact rational arithmetic.", "",
            f"* D = {{x : lower ≤ x ≤ upper}}, lower = {lo}; upper = {hi}",
-           f"* target g: widths {' → '.join(map(str, g.widths))}, activations "
-           f"{', '.join(layer.activation for layer in g.layers)}",
-           f"* frozen f: {f.depth} layers, widths {', '.join(map(str, f.widths))}",
+           f"* target g: widths {_list_text(g.widths, ' → ')}, activations "
+           f"{_list_text([layer.activation for layer in g.layers])}",
+           f"* frozen f: {f.depth} layers, widths {_list_text(f.widths)}",
            f"* construction: {prov.get('construction', 'unknown')}, seed "
-           f"{prov.get('seed', 'unknown')}, distribution {prov.get('distribution', 'unknown')}",
-           "", "## Assumptions", ""]
+           f"{prov.get('seed', 'unknown')}, distribution {prov.get('distribution', 'unknown')}"]
+    if source is not None and isinstance(source.get("head"), dict):
+        heads = [str(n.get("op")) for n in source["head"].get("nodes", [])
+                 if isinstance(n, dict)][:1]
+        out.append(f"* g is the logits of the source model, before its classifier head "
+                   f"({', '.join(heads)}); the head is a fixed map of them, kept by the export")
+    out += ["", "## Assumptions", ""]
     out += [f"* {a}" for a in ASSUMPTIONS]
     out += ["", "## Verdict (python-flint checker)", "",
+            "**NOT CHECKED** (--no-check): run `exactnorm check` before relying on it"
+            if v is None else
             f"**{'VALID' if v.ok else 'INVALID'}** — rule `{v.rule}`: {v.message}", "",
             "## Architecture", "", "```"]
     out += architecture_lines(f)
@@ -313,7 +373,11 @@ def report_markdown(doc: dict[str, Any], verdict: Any | None = None, *,
         out += _float_error_lines(*float_errors)
         if plots and float_errors[0] is not None:
             out += ["![float error](float_error.png)", ""]
-    return "\n".join(out)
+    if data is not None:
+        from exactnorm.outputs.data_eval import data_lines
+
+        out += data_lines(data)
+    return wrap_markdown("\n".join(out))
 
 
 def _figure(title: str, panels: int = 1) -> tuple[Any, Any]:
@@ -412,21 +476,51 @@ def _float_error_png(errors: dict[str, dict[str, Any]]) -> bytes:
 FLOAT_ERROR_POINTS = 64
 
 
-def float_error_study(doc: dict[str, Any], target: TargetNetwork, *,
+def float_error_study(doc: dict[str, Any], target: Any, *,
                       points: int = FLOAT_ERROR_POINTS,
                       progress: Any = None) -> tuple[dict[str, dict[str, Any]] | None, str]:
-    """The float32/float64 error an export would have (:func:`~exactnorm.outputs.floatnet.
-    float_errors`), or ``None`` and the reason when the network cannot be read as floats."""
-    from exactnorm.errors import ExactnormError
-    from exactnorm.outputs.floatnet import float_errors, float_network
+    """The float32/float64 error an export would have, measured at ``points`` seeded points of
+    the box (:func:`~exactnorm.outputs.floatnet.box_points`) against the exact target, for
+    dense and convolutional certificates alike (:mod:`exactnorm.outputs.data_eval`); or
+    ``None`` and the reason when the network cannot be read as floats.
 
-    if is_conv_document(doc):
-        return None, "measured for fully connected certificates only (this one has convolutions)"
+    Per precision: ``abs`` (every output's error), ``max_abs``, ``max_rel``, ``argmax_agree``
+    (points whose largest output keeps its index) and ``points``."""
+    import numpy as np
+
+    from exactnorm.errors import ExactnormError
+    from exactnorm.outputs.data_eval import compare, float_copy, run_float
+    from exactnorm.outputs.floatnet import box_points
+
     try:
-        net = float_network(doc, progress=progress)
-        return float_errors(net, target, points), ""
+        if is_conv_document(doc):
+            from exactnorm.certificate_conv import conv_target_from_dict
+
+            target = conv_target_from_dict(doc)
+        xs = box_points(target.lower, target.upper, points, 0)
+        values = [target.evaluate(x) for x in xs]
+        exact = np.array([[int(v.p) / int(v.q) for v in y] for y in values]).reshape(
+            points, -1)
+        best = np.array([_argmax(y) for y in values], dtype=np.int64)
+        X = np.array([[int(v.p) / int(v.q) for v in x] for x in xs]).reshape(points, -1)
+        copy = float_copy(doc, progress=progress)
+        out = {}
+        for name in ("float32", "float64"):
+            e = compare(run_float(copy, X, np.dtype(name).type), exact, best)
+            out[name] = {"abs": e["abs"], "max_abs": e["max_abs"], "max_rel": e["max_rel"],
+                         "argmax_agree": points - e["changed"], "points": points}
+        return out, ""
     except (ExactnormError, ValueError) as exc:
         return None, f"not measured: {str(exc)[:200]}"
+
+
+def _argmax(values: Sequence[Any]) -> int:
+    """The index of the largest exact value (the lowest such index on a tie)."""
+    k = 0
+    for i in range(1, len(values)):
+        if values[i] > values[k]:
+            k = i
+    return k
 
 
 def _float_error_lines(errors: dict[str, dict[str, Any]] | None, why: str) -> list[str]:
@@ -475,26 +569,48 @@ _CSS = ("body{font-family:system-ui,sans-serif;max-width:60rem;margin:2rem auto;
 def report_contents(doc: dict[str, Any], verdict: Any | None = None, *,
                     float_points: int = FLOAT_ERROR_POINTS, progress: Any = None,
                     plots: bool = True, no_plots: str = NO_PLOTS,
-                    steps_after: int = 0) -> dict[str, Any]:
-    """Everything a report holds, computed once: ``verdict`` (checked here unless given),
-    ``networks``, ``float_errors`` (:func:`float_error_study`; ``None`` with ``float_points=0``),
-    ``pngs`` (name → bytes; empty without ``plots`` or matplotlib) and ``markdown``.
+                    steps_after: int = 0, checked: bool = True,
+                    data: Any = None, labels: Any = None,
+                    refuse: bool = False) -> dict[str, Any]:
+    """Everything a report holds, computed once: ``verdict`` (checked here unless given, or
+    ``None`` with ``checked=False``), ``networks``, ``float_errors`` (:func:`float_error_study`;
+    ``None`` with ``float_points=0``), ``data`` (the study of ``data``/``labels``,
+    :func:`~exactnorm.outputs.data_eval.data_study`), ``pngs`` (name → bytes; empty without
+    ``plots`` or matplotlib) and ``markdown``.
 
-    ``progress(done, total)`` counts the check and the float copy per frozen layer, the reading
-    and the plots, plus ``steps_after`` steps that the caller finishes itself (on the returned
-    ``stages``, e.g. the write).
+    ``progress(done, total)`` counts the check and the float copy per frozen layer, the reading,
+    the data (per sample, exact target and both copies), the plots, plus ``steps_after`` steps
+    that the caller finishes itself (on the returned ``stages``, e.g. the write). With
+    ``refuse``, an INVALID verdict stops here (:func:`~exactnorm.outputs.stages.refuse_invalid`).
     """
+    from exactnorm.outputs.data_eval import data_samples
+
     depth = declared_depth(doc)
-    stages = Stages(progress, check=depth if verdict is None else 0, read=1,
-                    floats=depth if float_points else 0, plots=1 if plots else 0,
-                    after=steps_after)
-    v = _verdict(doc, stages.hook("check")) if verdict is None else verdict
+    samples = data_samples(data) if data is not None else 0
+    stages = Stages(progress, check=depth if verdict is None and checked else 0, read=1,
+                    floats=depth if float_points else 0, data=3 * samples,
+                    plots=1 if plots else 0, after=steps_after)
+    v = (_verdict(doc, stages.hook("check")) if verdict is None else verdict) if checked \
+        else None
+    if refuse:
+        refuse_invalid(v)
     stages.finish("check")
     g, f = _networks(doc)
     stages.finish("read")
     study = (float_error_study(doc, g, points=float_points, progress=stages.hook("floats"))
              if float_points else None)
     stages.finish("floats")
+    on_data = None
+    if data is not None:
+        from exactnorm.outputs.data_eval import data_study
+
+        exact_target = g
+        if is_conv_document(doc):
+            from exactnorm.certificate_conv import conv_target_from_dict
+
+            exact_target = conv_target_from_dict(doc)
+        on_data = data_study(doc, exact_target, data, labels, progress=stages.hook("data"))
+    stages.finish("data")
     mag = magnitudes(f)
     pngs: dict[str, bytes] = {}
     if plots:
@@ -509,14 +625,16 @@ def report_contents(doc: dict[str, Any], verdict: Any | None = None, *,
             pngs = {}
         stages.finish("plots")
     md = report_markdown(doc, v, plots=bool(pngs), no_plots=no_plots, networks=(g, f),
-                         float_errors=study, magnitudes_of_f=mag)
+                         float_errors=study, magnitudes_of_f=mag, checked=checked,
+                         data=on_data)
     return {"verdict": v, "networks": (g, f), "float_errors": None if study is None
-            else study[0], "pngs": pngs, "markdown": md, "stages": stages}
+            else study[0], "pngs": pngs, "markdown": md, "stages": stages, "data": on_data}
 
 
 def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
                  verdict: Any | None = None, *, progress: Any = None,
-                 float_points: int = FLOAT_ERROR_POINTS) -> dict[str, Any]:
+                 float_points: int = FLOAT_ERROR_POINTS, checked: bool = True,
+                 data: Any = None, labels: Any = None, refuse: bool = False) -> dict[str, Any]:
     """Write ``report.md``, ``report.html`` and, with matplotlib, the plots (``gamma_bits.png``,
     ``beta_bits.png``, ``magnitudes.png``, ``float_error.png``) into ``out_dir`` (atomically, file
     by file).
@@ -534,15 +652,24 @@ def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
         copy (one per frozen layer), the plots and the write.
     float_points
         Points of the box at which the float error of an export is measured (0: not measured).
+    checked
+        ``False``: no check, the report says it is not checked.
+    data, labels
+        Samples (``.npy`` path or array) and optional integer labels: the float copies on the
+        user's data (:func:`~exactnorm.outputs.data_eval.data_study`).
+    refuse
+        Stop at an INVALID verdict before anything is written.
 
     Returns
     -------
     dict
-        ``paths`` (name → path), ``verdict``, ``counts``, ``float_errors`` and ``plots``
-        (``False`` when matplotlib is missing: the report then says so instead of showing them).
+        ``paths`` (name → path), ``verdict``, ``counts``, ``float_errors``, ``data`` and
+        ``plots`` (``False`` when matplotlib is missing: the report then says so instead of
+        showing them).
     """
     parts = report_contents(doc, verdict, float_points=float_points, progress=progress,
-                            steps_after=1)
+                            steps_after=1, checked=checked, data=data, labels=labels,
+                            refuse=refuse)
     md, pngs = parts["markdown"], parts["pngs"]
     files: dict[str, bytes] = {"report.md": md.encode(),
                                "report.html": markdown_to_html(md).encode(), **pngs}
@@ -554,4 +681,4 @@ def write_report(doc: dict[str, Any], out_dir: str | os.PathLike[str],
     parts["stages"].finish("after")
     return {"paths": paths, "verdict": parts["verdict"],
             "counts": parameter_counts(doc, parts["networks"]), "plots": bool(pngs),
-            "no_plots": NO_PLOTS, "float_errors": parts["float_errors"]}
+            "no_plots": NO_PLOTS, "float_errors": parts["float_errors"], "data": parts["data"]}

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["ProgressHook", "Stages", "declared_depth"]
+__all__ = ["ProgressHook", "Stages", "declared_depth", "refuse_invalid"]
 
 ProgressHook = Callable[[int, int], None]
 
@@ -62,3 +62,14 @@ def declared_depth(doc: Any) -> int:
     network = doc.get("network") if isinstance(doc, dict) else None
     layers = network.get("layers") if isinstance(network, dict) else None
     return len(layers) if isinstance(layers, list) else 0
+
+
+def refuse_invalid(verdict: Any) -> None:
+    """Nothing uncertified leaves: an output verb (export, report) stops at an INVALID verdict
+    with the checker's reason (exit code 1 on the command line)."""
+    from exactnorm.errors import InvalidCertificateError
+
+    if verdict is not None and not verdict.ok:
+        raise InvalidCertificateError(
+            f"the certificate is INVALID (rule {verdict.rule}): {verdict.message}; nothing was "
+            f"written (--no-check, or check=False in Python, skips the check)")

@@ -1,0 +1,344 @@
+"""The certified network on the user's data: exact target outputs, float copies in float32 and
+float64, and what they change (the report's and the export's data sections).
+
+Contract
+--------
+* :func:`load_data` reads an ``.npy`` sample array of shape ``(n, d_0)`` or ``(n, …)`` with
+  ``d_0`` entries per sample (an image batch) and optional integer labels; pickles are refused.
+* :func:`exact_outputs` evaluates the **exact** target at every sample (each float sample is the
+  dyadic rational it denotes): batches of rational matrix products for a dense target, one
+  exact evaluation per sample for a convolutional one. It returns the outputs rounded once to
+  float64 and the index of the largest output decided **exactly** (ties: the lowest index).
+* :func:`float_copy` is the certified frozen network with every parameter rounded to a float
+  dtype, evaluated in that dtype (dense: :func:`~exactnorm.outputs.floatnet.float_forward`;
+  convolutional: patches and matrix products, the same rounding as the ONNX export's im2col
+  form) — what an export computes, without a framework.
+* :func:`compare` turns float outputs and the exact ones into the numbers a report shows: the
+  largest absolute and relative error, the predictions that change, and accuracies.
+
+The certificate proves ``f = g`` on its box only: samples outside it are counted and named, and
+there the exact frozen network may differ from the target (nothing is claimed).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from flint import fmpq, fmpq_mat
+
+from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES
+from exactnorm.errors import InputError, ShapeError
+from exactnorm.exact.files import require_file
+from exactnorm.exact.linalg import from_numpy_exact, to_numpy
+
+__all__ = ["load_data", "exact_outputs", "float_copy", "compare", "inside_box",
+           "MAX_DATA_BYTES", "CHUNK"]
+
+#: the largest data file read (the checker's default certificate limit)
+MAX_DATA_BYTES = DEFAULT_MAX_BYTES
+#: samples per batch of a float evaluation (bounds the memory of a wide frozen network)
+CHUNK = 256
+
+Hook = Callable[[int, int], None] | None
+
+
+def load_data(path: str | os.PathLike[str] | np.ndarray, d0: int, *,
+              parameter: str = "data", what: str = "data") -> np.ndarray:
+    """An ``.npy`` array of samples (or the array itself) as ``(n, d0)``, its dtype kept.
+
+    Raises
+    ------
+    InputError
+        Not an ``.npy`` array, a pickle, empty, NaN or infinite entries, or samples of another
+        size (naming ``parameter``).
+    """
+    if isinstance(path, np.ndarray):
+        return _samples(path, d0, "the data array", parameter)
+    p = require_file(path, f"{what} file", parameter=parameter)
+    if p.suffix.lower() != ".npy":
+        raise InputError(f"{what} file {p}: expected an .npy array", parameter=parameter)
+    if p.stat().st_size > MAX_DATA_BYTES:
+        raise InputError(f"{p} is larger than {MAX_DATA_BYTES} bytes", parameter=parameter)
+    try:
+        arr = np.load(p, allow_pickle=False)
+    except ValueError as exc:
+        raise InputError(f"{p} is not a plain .npy array ({str(exc).splitlines()[0]}); pickles "
+                         f"are refused", parameter=parameter) from None
+    return _samples(arr, d0, str(p), parameter)
+
+
+def _samples(arr: np.ndarray, d0: int, p: str, parameter: str) -> np.ndarray:
+    if arr.dtype.kind not in "iuf" or arr.ndim < 1 or arr.shape[0] == 0:
+        raise InputError(f"{p} must hold numbers, one sample per row; got dtype {arr.dtype} and "
+                         f"shape {arr.shape}", parameter=parameter)
+    X = arr.reshape(arr.shape[0], -1)
+    if X.shape[1] != d0:
+        raise ShapeError(f"{p} has {X.shape[1]} values per sample (shape {arr.shape}); the "
+                         f"certificate's input has {d0}", parameter=parameter)
+    if arr.dtype.kind == "f" and not np.all(np.isfinite(X)):
+        raise InputError(f"{p} has NaN or infinite entries", parameter=parameter)
+    return X
+
+
+def data_samples(data: Any) -> int:
+    """The number of samples of ``data`` (an array or an ``.npy`` path), read from the header
+    only: progress knows its total before any work."""
+    if isinstance(data, np.ndarray):
+        return len(data)
+    try:
+        with open(require_file(data, "data file", parameter="data"), "rb") as fh:
+            version = np.lib.format.read_magic(fh)
+            shape = (np.lib.format.read_array_header_1_0(fh) if version == (1, 0)
+                     else np.lib.format.read_array_header_2_0(fh))[0]
+        return int(shape[0]) if shape else 0
+    except (OSError, ValueError):
+        return 0  # load_data names the problem
+
+
+def load_labels(path: str | os.PathLike[str], n: int) -> np.ndarray:
+    """Integer labels, one per sample, from an ``.npy`` file."""
+    p = require_file(path, "labels file", parameter="labels")
+    try:
+        y = np.load(p, allow_pickle=False)
+    except ValueError as exc:
+        raise InputError(f"{p} is not a plain .npy array ({str(exc).splitlines()[0]})",
+                         parameter="labels") from None
+    if y.dtype.kind not in "iu" or y.shape != (n,):
+        raise InputError(f"{p} must hold {n} integer labels (shape ({n},)), got dtype {y.dtype} "
+                         f"and shape {y.shape}", parameter="labels")
+    return y.astype(np.int64)
+
+
+def inside_box(X: np.ndarray, lower: Sequence[Any], upper: Sequence[Any]) -> np.ndarray:
+    """Which samples lie in the box (compared exactly: floats are dyadic rationals)."""
+    lo = [fmpq(x) if not isinstance(x, fmpq) else x for x in lower]
+    hi = [fmpq(x) if not isinstance(x, fmpq) else x for x in upper]
+    out = np.ones(len(X), dtype=bool)
+    for k, (a, b) in enumerate(zip(lo, hi)):
+        col = X[:, k]
+        # a float64 comparison decides it unless the bound itself is not a float64
+        fa, fb = int(a.p) / int(a.q), int(b.p) / int(b.q)
+        exact = fmpq(*fa.as_integer_ratio()) == a and fmpq(*fb.as_integer_ratio()) == b
+        if exact:
+            out &= (col >= fa) & (col <= fb)
+        else:
+            out &= np.array([a <= fmpq(*float(v).as_integer_ratio()) <= b for v in col])
+    return out
+
+
+def _argmax_exact(columns: list[list[fmpq]]) -> list[int]:
+    best = []
+    for col in columns:
+        k = 0
+        for i in range(1, len(col)):
+            if col[i] > col[k]:
+                k = i
+        best.append(k)
+    return best
+
+
+def exact_outputs(target: Any, X: np.ndarray, progress: Hook = None
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """The exact target at every row of ``X``: outputs rounded to float64 and the exact argmax
+    (module doc). ``progress(done, n)`` counts samples."""
+    from exactnorm.model.network import TargetNetwork
+
+    n = len(X)
+    values = np.zeros((n, target.widths[-1]))
+    best = np.zeros(n, dtype=np.int64)
+    if isinstance(target, TargetNetwork):
+        for start in range(0, n, CHUNK):
+            A = from_numpy_exact(np.asarray(X[start:start + CHUNK], dtype=np.float64)
+                                 ).transpose()
+            for layer in target.layers:
+                Z = layer.weight * A
+                m = Z.ncols()
+                flat = Z.entries()
+                vals = [flat[r * m + c] + b for r, b in enumerate(layer.bias) for c in range(m)]
+                if layer.activation == "relu":
+                    zero = fmpq(0)
+                    vals = [v if v > 0 else zero for v in vals]
+                A = fmpq_mat(Z.nrows(), m, vals)
+            values[start:start + m] = to_numpy(A).T
+            flat = A.entries()
+            cols = [[flat[r * m + c] for r in range(A.nrows())] for c in range(m)]
+            best[start:start + m] = _argmax_exact(cols)
+            if progress is not None:
+                progress(start + m, n)
+        return values, best
+    for i in range(n):
+        y = target.evaluate([fmpq(*float(v).as_integer_ratio()) for v in X[i]])
+        values[i] = [int(v.p) / int(v.q) for v in y]
+        best[i] = _argmax_exact([list(y)])[0]
+        if progress is not None and (i % 16 == 15 or i == n - 1):
+            progress(i + 1, n)
+    return values, best
+
+
+class _ConvCopy:
+    """A convolutional frozen network with every parameter rounded once to float64 (the copy
+    keeps float64 arrays and rounds again to the evaluation dtype, as an export does)."""
+
+    def __init__(self, net: Any) -> None:
+        from exactnorm.model.conv import FrozenConvLayer, FrozenPoolLayer
+
+        self.layers: list[tuple[str, Any]] = []
+        for layer in net.layers:
+            if isinstance(layer, FrozenPoolLayer):
+                from exactnorm.model.conv import PoolTargetLayer
+
+                win = PoolTargetLayer(layer.geometry)._windows()
+                self.layers.append(("pool", (layer.input, win)))
+                continue
+            g = np.array([int(x.p) / int(x.q) for x in layer.gamma])
+            b = np.array([int(x.p) / int(x.q) for x in layer.beta])
+            relu = layer.activation == "relu"
+            if isinstance(layer, FrozenConvLayer):
+                idx = layer.geometry.patch_index
+                self.layers.append(("conv", (layer.input, to_numpy(layer.weight), g, b, relu,
+                                             np.where(idx >= 0, idx, -1))))
+            else:
+                skips = [(s.source, to_numpy(s.weight)) for s in layer.skips]
+                self.layers.append(("dense", (layer.input, to_numpy(layer.weight), g, b, relu,
+                                              skips)))
+
+    def forward(self, X: np.ndarray, dtype: Any) -> np.ndarray:
+        t = np.dtype(dtype).type
+        nodes: list[np.ndarray] = [np.asarray(X, dtype=t)]
+        for kind, spec in self.layers:
+            src = nodes[spec[0]]
+            if kind == "pool":
+                h = src[:, spec[1]].mean(axis=2, dtype=t).reshape(len(src), -1)
+            elif kind == "conv":
+                _, V, g, b, relu, idx = spec
+                padded = np.concatenate([src, np.zeros((len(src), 1), dtype=t)], axis=1)
+                P = padded[:, idx]  # (n, patch, positions); -1 reads the appended zero
+                u = np.matmul(V.astype(t), P) * g.astype(t)[:, None] + b.astype(t)[:, None]
+                h = (np.maximum(u, t(0)) if relu else u).reshape(len(src), -1)
+            else:
+                _, V, g, b, relu, skips = spec
+                u = (src @ V.astype(t).T) * g.astype(t) + b.astype(t)
+                h = np.maximum(u, t(0)) if relu else u
+                for s, P in skips:
+                    h = h + nodes[s] @ P.astype(t).T
+            nodes.append(h)
+        return nodes[-1]
+
+
+class _DenseCopy:
+    def __init__(self, net: Any) -> None:
+        self.net = net
+
+    def forward(self, X: np.ndarray, dtype: Any) -> np.ndarray:
+        from exactnorm.outputs.floatnet import float_forward
+
+        return float_forward(self.net, X, np.dtype(dtype).type)
+
+
+def float_copy(doc: dict[str, Any], progress: Hook = None) -> Any:
+    """The frozen network of a certificate, every parameter rounded, with ``forward(X, dtype)``
+    (module doc); ``progress(done, total)`` counts the frozen layers read."""
+    from exactnorm.certificate_conv import conv_networks_from_dict, is_conv_document
+    from exactnorm.outputs.floatnet import float_network
+
+    if is_conv_document(doc):
+        net = conv_networks_from_dict(doc)[1]
+        if progress is not None:
+            progress(len(net.layers), len(net.layers))
+        return _ConvCopy(net)
+    return _DenseCopy(float_network(doc, progress=progress))
+
+
+def run_float(copy: Any, X: np.ndarray, dtype: Any, progress: Hook = None) -> np.ndarray:
+    """``copy.forward`` in batches of :data:`CHUNK` samples, as float64 results."""
+    out = []
+    with np.errstate(all="ignore"):
+        for start in range(0, len(X), CHUNK):
+            out.append(np.asarray(copy.forward(X[start:start + CHUNK], dtype), dtype=np.float64))
+            if progress is not None:
+                progress(min(start + CHUNK, len(X)), len(X))
+    return np.concatenate(out) if out else np.zeros((0, 0))
+
+
+def compare(Y: np.ndarray, exact: np.ndarray, best: np.ndarray,
+            labels: np.ndarray | None = None) -> dict[str, Any]:
+    """Float outputs ``Y`` against the exact outputs: ``max_abs``, ``max_rel`` (relative to the
+    largest exact output), ``changed`` (samples whose largest output moved), ``points`` and,
+    with labels, ``accuracy``."""
+    n = len(Y)
+    err = np.abs(Y - exact) if n else np.zeros((0, 0))
+    worst = float(np.max(err)) if n else 0.0
+    scale = float(np.max(np.abs(exact))) if n else 0.0
+    pred = np.argmax(Y, axis=1) if n else np.zeros(0, dtype=np.int64)
+    out: dict[str, Any] = {"points": n, "max_abs": worst,
+                           "max_rel": worst / scale if scale else worst,
+                           "changed": int(np.sum(pred != best)), "abs": err}
+    if labels is not None:
+        out["accuracy"] = float(np.mean(pred == labels)) if n else 0.0
+    return out
+
+
+def data_study(doc: dict[str, Any], target: Any, data: str | os.PathLike[str] | np.ndarray,
+               labels: str | os.PathLike[str] | np.ndarray | None = None, *,
+               copy: Any = None, dtypes: Sequence[str] = ("float32", "float64"),
+               progress: Hook = None) -> dict[str, Any]:
+    """The float copies (or the given ``copy``) on the user's data against the exact target
+    (module doc): per dtype :func:`compare`'s numbers, the exact target's accuracy, and how
+    many samples lie outside the certified box."""
+    d0 = len(target.lower)
+    X = load_data(data, d0)
+    y = None if labels is None else (labels if isinstance(labels, np.ndarray)
+                                     else load_labels(labels, len(X)))
+    if y is not None and len(y) != len(X):
+        raise ShapeError(f"{len(y)} labels for {len(X)} samples", parameter="labels")
+    X64 = np.asarray(X, dtype=np.float64)
+    n = len(X)
+    steps = n * (1 + len(dtypes))
+
+    def stage(k: int) -> Hook:
+        return None if progress is None else (lambda d, t: progress(k * n + d, steps))
+
+    exact, best = exact_outputs(target, X64, stage(0))
+    copy = float_copy(doc) if copy is None else copy
+    result: dict[str, Any] = {"samples": n, "outside": int(np.sum(~inside_box(
+        X64, target.lower, target.upper))), "data": str(data) if not isinstance(
+        data, np.ndarray) else "array"}
+    if y is not None:
+        result["exact_accuracy"] = float(np.mean(best == y))
+    for k, name in enumerate(dtypes, 1):
+        Y = run_float(copy, X64, np.dtype(name).type, stage(k))
+        result[name] = compare(Y, exact, best, y)
+    return result
+
+
+def data_lines(study: dict[str, Any]) -> list[str]:
+    """The data section of a report, in Markdown."""
+    n = study["samples"]
+    out = ["## On your data", "",
+           f"{n} samples from `{Path(study['data']).name}`; the certified network's float "
+           f"copies (every parameter rounded once, evaluated in that precision) against the "
+           f"exact target, whose largest output is decided exactly.", ""]
+    if study["outside"]:
+        out += [f"**{study['outside']} of {n} samples lie outside the certified box**: there "
+                f"the certificate claims nothing (the frozen network may differ from the "
+                f"target).", ""]
+    acc = "exact_accuracy" in study
+    out += ["| copy | max abs error | max rel error | predictions changed |"
+            + (" accuracy |" if acc else ""),
+            "|---|---|---|---|" + ("---|" if acc else "")]
+    if acc:
+        out.append(f"| exact target (the source) | 0 | 0 | 0 | {study['exact_accuracy']:.2%} |")
+    for name in ("float32", "float64"):
+        if name in study:
+            e = study[name]
+            out.append(f"| {name} | {e['max_abs']:.3g} | {e['max_rel']:.3g} | "
+                       f"{e['changed']}/{n} |" + (f" {e['accuracy']:.2%} |" if acc else ""))
+    f32 = study.get("float32")
+    if f32 is not None and f32["changed"]:
+        out += ["", f"**float32 changes {f32['changed']} of {n} predictions: export float64 "
+                f"(the default).**"]
+    return out + [""]
