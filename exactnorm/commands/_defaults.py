@@ -30,7 +30,7 @@ DEFAULT_RETRY = 8
 #: exactnorm.constructions.common.SHIFT_MODES
 SHIFT_MODES = ("neuron", "layer", "integer")
 #: exactnorm.api.CONSTRUCTIONS (its keys, sorted)
-CONSTRUCTIONS = ("lowrank", "theorem1", "tradeoff")
+CONSTRUCTIONS = ("burkholz", "lowrank", "theorem1", "tradeoff")
 #: exactnorm.certificate.DEFAULT_VERSION
 DEFAULT_VERSION = 2
 #: exactnorm.certificate.FROZEN_WEIGHTS
@@ -43,6 +43,10 @@ EXPORT_FORMATS = ("json", "npz", "onnx", "torch")
 MASK_SIDES = ("input", "output", "both")
 #: exactnorm.outputs.report.FLOAT_ERROR_POINTS
 FLOAT_ERROR_POINTS = 64
+#: exactnorm.analysis.capacity.OUTPUT_SCALES
+OUTPUT_SCALES = ("tuned", "fixed")
+#: exactnorm.api._capacity.EXIT_UNDECIDED
+EXIT_UNDECIDED = 4
 
 #: name here → (module, name there); the test compares every pair
 MIRRORS = {
@@ -61,4 +65,6 @@ MIRRORS = {
     "EXPORT_FORMATS": ("exactnorm.outputs.export", "EXPORT_FORMATS"),
     "MASK_SIDES": ("exactnorm.analysis.sweeps", "MASK_SIDES"),
     "FLOAT_ERROR_POINTS": ("exactnorm.outputs.report", "FLOAT_ERROR_POINTS"),
+    "OUTPUT_SCALES": ("exactnorm.analysis.capacity", "OUTPUT_SCALES"),
+    "EXIT_UNDECIDED": ("exactnorm.api._capacity", "EXIT_UNDECIDED"),
 }
