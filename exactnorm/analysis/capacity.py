@@ -50,6 +50,7 @@ from exactnorm.analysis.capacity_witness import (
     with_point,
 )
 from exactnorm.certificate import certificate_document
+from exactnorm.checker.vocabulary import OUTPUT_SCALES as FORMAT_OUTPUT_SCALES
 from exactnorm.constructions.burkholz import (
     PairSolution,
     free_coordinates,
@@ -75,8 +76,9 @@ from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork
 __all__ = ["OUTPUT_SCALES", "VERDICTS", "ProfileRow", "Decision", "capacity_profile", "decide",
            "given_sources"]
 
-#: ``tuned``: the output layer's γ is tuned like every other; ``fixed``: held at 1
-OUTPUT_SCALES = ("tuned", "fixed")
+#: ``tuned``: the output layer's γ is tuned like every other; ``fixed``: held at 1 (the format's
+#: words for the Fredholm witness, docs/certificate-format.md §9)
+OUTPUT_SCALES = FORMAT_OUTPUT_SCALES
 VERDICTS = ("REACHABLE", "UNREACHABLE", "UNDECIDED")
 
 

@@ -74,12 +74,12 @@ from .regenerate import RecordError, regenerate, regenerate_integers, validate_r
 from .vocabulary import (
     DEFAULT_MAX_DIGITS,
     DEFAULT_MAX_WORK,
-    FREDHOLM_SCALES,
+    OUTPUT_SCALES,
     IMPOSSIBILITY_FORMAT,
     IMPOSSIBILITY_VERSIONS,
     MAX_MAP_ENTRIES,
-    MAX_WITNESS_PRIME,
     WITNESS_KINDS,
+    WITNESS_PRIME_BITS,
 )
 
 __all__ = ["check_impossibility", "CLASSES"]
@@ -403,6 +403,19 @@ def _local(w: dict, d: _Document, ops: Any, budget: _Budget, max_digits: int,
 # ---------------------------------------------------------------- the witnesses
 
 
+def _prime_to(M: IntMatrix, p: int, what: str) -> IntMatrix:
+    """``M`` over a denominator prime to ``p``: the factors ``p`` shared by the denominator and
+    every numerator are divided out (numbers need not be in lowest terms, §1.1); a ``p`` left in
+    the denominator divides the lowest-terms denominator of an entry (rule ``witness``)."""
+    rows, den = M.rows, M.den
+    while den % p == 0 and all(x % p == 0 for row in rows for x in row):
+        rows, den = [[x // p for x in row] for row in rows], den // p
+    if den % p == 0:
+        raise CertificateError("witness", f"witness.prime {p} divides the denominator of an "
+                                          f"entry of {what}")
+    return IntMatrix(rows, den)
+
+
 def _rule_rank(w: dict, d: _Document, ops: Any, budget: _Budget, max_digits: int) -> str:
     _exact_keys(w, {"kind", "point", "values", "outputs", "prime", "rows", "determinant"},
                 "rank")
@@ -412,13 +425,11 @@ def _rule_rank(w: dict, d: _Document, ops: Any, budget: _Budget, max_digits: int
     c0, c1 = V1.ncols, V1.nrows
     n = c1 + len(I)
     p = w["prime"]
-    if type(p) is not int or not 3 <= p < MAX_WITNESS_PRIME or not is_prime(p):
+    if type(p) is not int or not 3 <= p < 1 << WITNESS_PRIME_BITS or not is_prime(p):
         raise CertificateError("witness", f"witness.prime {show(p)} is not a prime from 3 below "
                                           f"2^62")
-    for what, den in (("V_1", V1.den), ("V_2", V2.den), ("the Jacobian", J.den)):
-        if den % p == 0:
-            raise CertificateError("witness", f"witness.prime {p} divides a denominator of "
-                                              f"{what}")
+    V1, V2, J = (_prime_to(M, p, what) for M, what in ((V1, "V_1"), (V2, "V_2"),
+                                                          (J, "the Jacobian")))
     rows = w["rows"]
     if not isinstance(rows, list) or len(rows) != n:
         raise CertificateError("witness", f"witness.rows must list {n} rows of [K | -B] (its "
@@ -460,9 +471,9 @@ def _rule_rank(w: dict, d: _Document, ops: Any, budget: _Budget, max_digits: int
 def _rule_fredholm(w: dict, d: _Document, ops: Any, budget: _Budget,
                    max_digits: int) -> tuple[str, str]:
     scale = w.get("scale")
-    if scale not in FREDHOLM_SCALES:
+    if scale not in OUTPUT_SCALES:
         raise CertificateError("format", f"witness.scale {show(scale)} is not one of "
-                                         f"{show(list(FREDHOLM_SCALES))}")
+                                         f"{show(list(OUTPUT_SCALES))}")
     keys = {"kind", "scale", "point", "values", "outputs", "y"}
     _exact_keys(w, keys | ({"output"} if scale == "tuned" else set()), "fredholm")
     _one_hidden_layer(d, "fredholm")

@@ -14,8 +14,8 @@ from __future__ import annotations
 __all__ = ["FORMAT", "VERSIONS", "ACTIVATIONS", "SKIP_KINDS", "LAYER_KINDS", "GENERATOR",
            "DEFAULT_MAX_DIGITS", "MAX_DIGITS_CAP", "DEFAULT_MAX_BYTES", "MAX_BYTES_CAP",
            "MAX_MAP_ENTRIES", "DEFAULT_MAX_WORK", "MAX_WORK_CAP", "EXIT_BROKEN_PIPE",
-           "IMPOSSIBILITY_FORMAT", "IMPOSSIBILITY_VERSIONS", "WITNESS_KINDS", "FREDHOLM_SCALES",
-           "MAX_WITNESS_PRIME"]
+           "IMPOSSIBILITY_FORMAT", "IMPOSSIBILITY_VERSIONS", "WITNESS_KINDS", "OUTPUT_SCALES",
+           "WITNESS_PRIME_BITS"]
 
 #: the ``format`` field of every certificate
 FORMAT = "exactnorm.certificate"
@@ -56,7 +56,8 @@ IMPOSSIBILITY_FORMAT = "exactnorm.impossibility"
 IMPOSSIBILITY_VERSIONS = (1,)
 #: ``witness.kind`` of an impossibility document, in the order §9 states them
 WITNESS_KINDS = ("rank", "fredholm", "kink", "aligned")
-#: ``witness.scale`` of a Fredholm witness: the output scale tuned, or held at 1
-FREDHOLM_SCALES = ("tuned", "fixed")
-#: the moduli of a rank witness are primes below this bound (FLINT's word-size arithmetic)
-MAX_WITNESS_PRIME = 1 << 62
+#: ``witness.scale`` of a Fredholm witness (and ``exactnorm capacity --output-scale``): the output
+#: layer's scale tuned like every other, or held at 1
+OUTPUT_SCALES = ("tuned", "fixed")
+#: the moduli of a rank witness are primes below 2 to this power (FLINT's word-size arithmetic)
+WITNESS_PRIME_BITS = 62

@@ -11,11 +11,12 @@ from __future__ import annotations
 from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES as DEFAULT_MAX_CERTIFICATE_BYTES
 from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WORK
 from exactnorm.checker.vocabulary import MAX_BYTES_CAP as MAX_CERTIFICATE_BYTES_CAP
+from exactnorm.checker.vocabulary import OUTPUT_SCALES
 
 # the format's limits come from its one vocabulary (standard library only, light to import);
 # the other defaults below mirror the library and are compared with it by a test
 __all__ = ["MIRRORS", "DEFAULT_MAX_CERTIFICATE_BYTES", "DEFAULT_MAX_DIGITS", "DEFAULT_MAX_WORK",
-           "MAX_CERTIFICATE_BYTES_CAP"]
+           "MAX_CERTIFICATE_BYTES_CAP", "OUTPUT_SCALES"]
 
 #: exactnorm.model.network.DEFAULT_MAX_WIDTH
 DEFAULT_MAX_WIDTH = 4096
@@ -43,8 +44,6 @@ EXPORT_FORMATS = ("json", "npz", "onnx", "torch")
 MASK_SIDES = ("input", "output", "both")
 #: exactnorm.outputs.report.FLOAT_ERROR_POINTS
 FLOAT_ERROR_POINTS = 64
-#: exactnorm.analysis.capacity.OUTPUT_SCALES
-OUTPUT_SCALES = ("tuned", "fixed")
 #: exactnorm.api._capacity.EXIT_UNDECIDED
 EXIT_UNDECIDED = 4
 
@@ -65,6 +64,5 @@ MIRRORS = {
     "EXPORT_FORMATS": ("exactnorm.outputs.export", "EXPORT_FORMATS"),
     "MASK_SIDES": ("exactnorm.analysis.sweeps", "MASK_SIDES"),
     "FLOAT_ERROR_POINTS": ("exactnorm.outputs.report", "FLOAT_ERROR_POINTS"),
-    "OUTPUT_SCALES": ("exactnorm.analysis.capacity", "OUTPUT_SCALES"),
     "EXIT_UNDECIDED": ("exactnorm.api._capacity", "EXIT_UNDECIDED"),
 }
