@@ -185,7 +185,8 @@ def fredholm_witness(V1: FlintMatrix, V2: FlintMatrix, J: fmpq_mat, outputs: lis
         A = pair_system(V1, V2, J, outputs, free)
         for a in vanishing_outputs(A, p):
             c = [fmpq(0)] * A.Az.ncols()
-            c[A.c1 + a] = fmpq(A.scales[A.c1 + a])
+            # yᵀA = −e_{λ_a}: ⟨y_a, J_a⟩ = 1 exactly (the checker's normalization)
+            c[A.c1 + a] = -fmpq(A.scales[A.c1 + a])
             y = left_solution(A.Az, c, p)
             if y is not None:
                 return {"kind": "fredholm", "scale": "tuned", "outputs": list(outputs),

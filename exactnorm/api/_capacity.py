@@ -105,15 +105,25 @@ class CapacityResult:
                        f"{row.needed_tuned})")
         if self.best is not None:
             b = self.best
-            out.append(f"best (stable class): mean squared error {b.mse} "
-                       f"(≈ {float(b.mse):.6g}), optimal in the class by the stationarity "
-                       f"identity; achieved sup error {b.sup_error} (≈ {float(b.sup_error):.6g}),"
-                       f" an upper bound over every tuning")
+            out.append(f"best (stable class): mean squared error {_short(b.mse)}, optimal in "
+                       f"the class by the exact stationarity identity; achieved sup error "
+                       f"{_short(b.sup_error)}, an upper bound over every tuning (exact values "
+                       f"in the document's provenance.best)")
         return out
 
     def __repr__(self) -> str:
         return (f"CapacityResult(verdict={self.word}, network={self.network!r}, "
                 f"pairs={len(self.profile)})")
+
+
+def _short(x: Any) -> str:
+    """An exact rational for a line of text: itself when short, else its value to 6 digits and
+    its size."""
+    text = str(x)
+    if len(text) <= 24:
+        return text
+    bits = max(int(x.numer()).bit_length(), int(x.denom()).bit_length())
+    return f"≈ {float(x):.6g} (exact: a rational of {bits} bits)"
 
 
 def _given(frozen: Any, activations: str | Sequence[str] | None,

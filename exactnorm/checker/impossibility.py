@@ -74,10 +74,10 @@ from .regenerate import RecordError, regenerate, regenerate_integers, validate_r
 from .vocabulary import (
     DEFAULT_MAX_DIGITS,
     DEFAULT_MAX_WORK,
-    OUTPUT_SCALES,
     IMPOSSIBILITY_FORMAT,
     IMPOSSIBILITY_VERSIONS,
     MAX_MAP_ENTRIES,
+    OUTPUT_SCALES,
     WITNESS_KINDS,
     WITNESS_PRIME_BITS,
 )
@@ -498,21 +498,21 @@ def _rule_fredholm(w: dict, d: _Document, ops: Any, budget: _Budget,
     inner = [Fraction(sum(yv * jv for yv, jv in zip(Y[a], J.rows[i])), y.den * J.den)
              for a, i in enumerate(I)]
     if scale == "fixed":
-        if sum(inner) == 0:
-            raise CertificateError("witness", "⟨y, vec J⟩ = 0: y does not separate the target "
-                                              "from the reachable Jacobians")
+        if sum(inner) != 1:
+            raise CertificateError("witness", f"⟨y, vec J⟩ is {show(sum(inner))}; the witness "
+                                              f"is normalized to 1 (nonzero: y separates the "
+                                              f"target from the reachable Jacobians)")
         return "fixed-output-scale", (f"witness fredholm (output scale held at 1): yᵀK = 0 and "
-                                      f"⟨y, vec J⟩ = {show(sum(inner))} for {len(I)} output(s)")
+                                      f"⟨y, vec J⟩ = 1 for {len(I)} output(s)")
     star = w["output"]
     if type(star) is not int or not 0 <= star < len(I):
         raise CertificateError("witness", f"witness.output {show(star)} is not an index into "
                                           f"witness.outputs")
     for a, v in enumerate(inner):
-        if (a == star) == (v == 0):
-            said = "is 0" if a == star else f"is {show(v)}, not 0"
-            raise CertificateError("witness", f"⟨y_{a}, J_{I[a]}⟩ {said} (the tuned-scale "
-                                              f"Fredholm witness needs it nonzero exactly at "
-                                              f"witness.output = {star})")
+        if v != (1 if a == star else 0):
+            raise CertificateError("witness", f"⟨y_{a}, J_{I[a]}⟩ is {show(v)}, the tuned-scale "
+                                              f"Fredholm witness needs 1 at witness.output = "
+                                              f"{star} and 0 elsewhere")
     return "every", (f"witness fredholm (output scale tuned): yᵀK = 0 and ⟨y, J⟩ vanishes on "
                      f"every output but {I[star]}, so 1/γ_out[{I[star]}] = 0 on every solution")
 

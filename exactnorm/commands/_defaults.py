@@ -9,9 +9,8 @@ mirrors (named next to it), so that they cannot drift apart.
 from __future__ import annotations
 
 from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES as DEFAULT_MAX_CERTIFICATE_BYTES
-from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WORK
+from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WORK, OUTPUT_SCALES
 from exactnorm.checker.vocabulary import MAX_BYTES_CAP as MAX_CERTIFICATE_BYTES_CAP
-from exactnorm.checker.vocabulary import OUTPUT_SCALES
 
 # the format's limits come from its one vocabulary (standard library only, light to import);
 # the other defaults below mirror the library and are compared with it by a test

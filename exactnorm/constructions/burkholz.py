@@ -35,7 +35,7 @@ whose ``A`` fails for this target (a "pathological target") is an error, never s
 >>> from exactnorm.model.targets import demo_target
 >>> c = certify_burkholz(demo_target(), seed=0)
 >>> c.network.widths
-(10, 4, 9, 3, 7, 2)
+(9, 4, 10, 3, 5, 2)
 >>> x = (0, 0, 1)
 >>> c.network.evaluate(x) == c.target.evaluate(x)
 True
