@@ -296,3 +296,86 @@ def test_mutation_helper_changes_what_it_says():
     doc = below_threshold_document(t11_target(3), 6)
     path = next(p for p, _ in leaves(doc["witness"]) if p[0] == "determinant")
     assert mutated(doc, path)["witness"]["determinant"] == doc["witness"]["determinant"] + 1
+
+
+# ------------------------------------------------------------------ pinned coordinates, classes
+
+
+def _holds(doc: dict, g: TargetNetwork, seed: int = 0) -> None:
+    """The certified network equals the target exactly at seeded box points (independent of the
+    checker)."""
+    f = network_from_dict(doc)
+    rng = random.Random(seed)
+    for _ in range(6):
+        x = [lo + (hi - lo) * fmpq(rng.randint(0, 16), 16) for lo, hi in zip(g.lower, g.upper)]
+        assert f.evaluate(x) == g.evaluate(x)
+
+
+def test_pinned_coordinates_are_constants_on_both_sides():
+    """A box with a pinned coordinate (lower = upper): its column of W is not a constraint, it
+    folds into the bias; witnesses never use its rows."""
+    rng = random.Random(21)
+    net = given([_ints(rng, 7, 3), _ints(rng, 2, 7)], ["relu", "identity"])
+    # 2 free coordinates, 2 outputs: the threshold is 2·(2 − 1) + 1 = 3 ≤ 7 → reachable
+    g = TargetNetwork.from_lists([[[2, 3, 5], [1, -1, 7]]], [[1, 0]], ["identity"],
+                                 lower=[0, 0, 2], upper=[1, 1, 2])
+    d = decide(net, g)
+    assert d.verdict == "REACHABLE" and both(d.document).ok
+    _holds(d.document, g)
+    # the same network with 4 free coordinates and 2 outputs: threshold 7 → reachable too, and
+    # one hidden unit fewer (6) is impossible; its witness rows avoid the pinned coordinate
+    small = given([_ints(rng, 6, 5), _ints(rng, 2, 6)], ["relu", "identity"])
+    g5 = TargetNetwork.from_lists([_ints(rng, 2, 5)], [[0, 1]], ["identity"],
+                                  lower=[0, 0, 0, 0, 3], upper=[1, 1, 1, 1, 3])
+    d = decide(small, g5)
+    assert (d.verdict, d.witness) == ("UNREACHABLE", "rank"), d.reason
+    assert all(r % 5 != 4 for r in d.document["witness"]["rows"])
+    assert both(d.document).ok
+    bad = copy.deepcopy(d.document)
+    bad["witness"]["rows"][-1] = 9  # the row of output 1 at the pinned coordinate 4
+    v = both(bad)
+    assert not v.ok and ("pinned" in v.message or "increasing" in v.message), v.message
+
+
+def test_output_scale_held_at_one_reaches_what_k_reaches():
+    rng = random.Random(22)
+    V1, V2 = _ints(rng, 3, 2), _ints(rng, 2, 3)
+    net = given([V1, V2], ["relu", "identity"])
+    u = [2, -1, 3]
+    W = [[sum(V2[i][k] * u[k] * V1[k][j] for k in range(3)) for j in range(2)] for i in range(2)]
+    g = _affine(W, [1, 1], lo=-1, hi=1)
+    d = decide(net, g, output_scale="fixed")
+    assert d.verdict == "REACHABLE" and both(d.document).ok
+    f = network_from_dict(d.document)
+    assert list(f.layers[1].gamma) == [1, 1]
+    _holds(d.document, g)
+
+
+def test_dead_hidden_neurons_free_their_columns_in_the_aligned_class():
+    """Same architecture: a hidden neuron dead on the whole box is a pinned coordinate of
+    B_1, so the target may weight it as it likes; the aligned certificate folds it."""
+    V = [[[1, 1], [1, -1], [-1, -1]], [[1, 2, 3]]]
+    net = given(V, ["relu", "identity"])
+    # neuron 2 of the target: −(x0 + x1) − 1 < 0 on [0, 1]²: dead; the target puts 99 on it
+    g = TargetNetwork.from_lists([[[2, 2], [3, -3], [-1, -1]], [[5, 10, 99]]],
+                                 [[0, 1, -1], [4]], ["relu", "identity"],
+                                 lower=[0, 0], upper=[1, 1])
+    d = decide(net, g)
+    assert d.verdict == "REACHABLE" and both(d.document).ok
+    _holds(d.document, g)
+
+
+def test_regenerated_entries_are_bounded_for_the_whole_document(monkeypatch):
+    """All frozen draws of a document together stay below the entry limit, refused before the
+    one that would pass it is regenerated (a small limit makes the rule visible)."""
+    from exactnorm.checker import impossibility
+
+    doc = below_threshold_document(t11_target(3), 6)
+    monkeypatch.setattr(impossibility, "MAX_MAP_ENTRIES", 6 * 3 + 3 * 6 - 1)
+    calls = []
+    real = impossibility.regenerate_integers
+    monkeypatch.setattr(impossibility, "regenerate_integers",
+                        lambda *a, **k: calls.append(1) or real(*a, **k))
+    v = both(doc)
+    assert (v.ok, v.rule) == (False, "limit") and "in all" in v.message
+    assert len(calls) == 2  # the first matrix in each arithmetic, never the second

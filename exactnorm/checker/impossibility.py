@@ -118,6 +118,7 @@ class _Provenance:
     explicit: int = 0
     fixed: list[str] = field(default_factory=list)
     distributions: set[str] = field(default_factory=set)
+    drawn: int = 0  #: entries regenerated so far (all frozen matrices of the document)
 
 
 @dataclass
@@ -157,7 +158,12 @@ def _record(record: object, where: str, prov: _Provenance) -> Any:
     return rec
 
 
-def _drawn(record: object, rec: Any) -> IntMatrix:
+def _drawn(record: object, rec: Any, prov: _Provenance, where: str) -> IntMatrix:
+    prov.drawn += rec.rows * rec.cols
+    if prov.drawn > MAX_MAP_ENTRIES:
+        raise CertificateError("limit", f"{where}: the frozen matrices regenerated for this "
+                                        f"document would have more than {MAX_MAP_ENTRIES} "
+                                        f"entries in all")
     if rec.kind not in ("rational", "gauss"):
         return IntMatrix(regenerate_integers(record, max_entries=MAX_MAP_ENTRIES), 1)
     rows = regenerate(record, max_entries=MAX_MAP_ENTRIES)
@@ -179,7 +185,7 @@ def _frozen_matrix(layer: dict, where: str, cols: int, prov: _Provenance,
             raise CertificateError("shape", f"{where}: the draw record has {rec.cols} columns, "
                                             f"the node it reads has width {cols}")
         prov.regenerated += 1
-        return _drawn(weight["random"], rec)
+        return _drawn(weight["random"], rec, prov, where)
     M = matrix(weight, f"{where} weight", None, cols, max_digits)
     if isinstance(source, dict) and source.get("kind") == "fixed":
         if set(source) != {"kind", "why"} or not isinstance(source["why"], str):
@@ -195,7 +201,7 @@ def _frozen_matrix(layer: dict, where: str, cols: int, prov: _Provenance,
     if (rec.rows, rec.cols) != (M.nrows, M.ncols):
         raise CertificateError("provenance", f"{where}: weight is {M.nrows} x {M.ncols}, its "
                                              f"draw record has shape {rec.rows} x {rec.cols}")
-    drawn = _drawn(source, rec)
+    drawn = _drawn(source, rec, prov, where)
     for r in range(M.nrows):
         for t in range(M.ncols):
             if M.rows[r][t] * drawn.den != drawn.rows[r][t] * M.den:
@@ -449,6 +455,9 @@ def _rule_rank(w: dict, d: _Document, ops: Any, budget: _Budget, max_digits: int
     if type(delta) is not int or not 1 <= delta < p:
         raise CertificateError("witness", f"witness.determinant {show(delta)} is not a nonzero "
                                           f"residue below the prime")
+    if n * n > MAX_MAP_ENTRIES:
+        raise CertificateError("limit", f"witness: a {n} x {n} minor has more than "
+                                        f"{MAX_MAP_ENTRIES} entries, this checker's limit")
     budget.charge(n * c1 + n * n * n, "witness: the minor of [K | -B]")
     inv1, inv2, invj = (pow(v % p, p - 2, p) for v in (V1.den, V2.den, J.den))
     scale = inv1 * inv2 % p
