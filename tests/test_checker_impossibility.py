@@ -368,13 +368,13 @@ def test_dead_hidden_neurons_free_their_columns_in_the_aligned_class():
 def test_regenerated_entries_are_bounded_for_the_whole_document(monkeypatch):
     """All frozen draws of a document together stay below the entry limit, refused before the
     one that would pass it is regenerated (a small limit makes the rule visible)."""
-    from exactnorm.checker import impossibility
+    from exactnorm.checker import impossibility_reading as reading
 
     doc = below_threshold_document(t11_target(3), 6)
-    monkeypatch.setattr(impossibility, "MAX_MAP_ENTRIES", 6 * 3 + 3 * 6 - 1)
+    monkeypatch.setattr(reading, "MAX_MAP_ENTRIES", 6 * 3 + 3 * 6 - 1)
     calls = []
-    real = impossibility.regenerate_integers
-    monkeypatch.setattr(impossibility, "regenerate_integers",
+    real = reading.regenerate_integers
+    monkeypatch.setattr(reading, "regenerate_integers",
                         lambda *a, **k: calls.append(1) or real(*a, **k))
     v = both(doc)
     assert (v.ok, v.rule) == (False, "limit") and "in all" in v.message

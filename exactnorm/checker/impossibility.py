@@ -53,29 +53,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from .impossibility_reading import Budget, Document, read_document
 from .modular import PureLinear, is_prime
-from .numbers import (
-    CertificateError,
-    IntMatrix,
-    IntVector,
-    Verdict,
-    activation,
-    layer_list,
-    matrix,
-    over_one_denominator,
-    show,
-    vector,
-)
-from .regenerate import RecordError, regenerate, regenerate_integers, validate_record
+from .numbers import CertificateError, IntMatrix, IntVector, Verdict, matrix, show, vector
 from .vocabulary import (
     DEFAULT_MAX_DIGITS,
     DEFAULT_MAX_WORK,
-    IMPOSSIBILITY_FORMAT,
-    IMPOSSIBILITY_VERSIONS,
     MAX_MAP_ENTRIES,
     OUTPUT_SCALES,
     WITNESS_KINDS,
@@ -96,190 +82,10 @@ CLASSES = {
 }
 
 
-class _Budget:
-    """The work budget in multiply-adds, charged before each step (rule ``limit``)."""
-
-    def __init__(self, max_work: int) -> None:
-        self.max_work, self.spent = max_work, 0
-
-    def charge(self, amount: int, what: str) -> None:
-        self.spent += amount
-        if self.spent > self.max_work:
-            raise CertificateError("limit", f"{what}: checking needs more than "
-                                            f"{self.max_work:,} multiply-adds, this check's work "
-                                            f"budget (raise it with --max-work)")
-
-
-@dataclass
-class _Provenance:
-    seeds: set[int] = field(default_factory=set)
-    keys: dict[tuple[int, ...], str] = field(default_factory=dict)
-    regenerated: int = 0
-    explicit: int = 0
-    fixed: list[str] = field(default_factory=list)
-    distributions: set[str] = field(default_factory=set)
-    drawn: int = 0  #: entries regenerated so far (all frozen matrices of the document)
-
-
-@dataclass
-class _Document:
-    lower: list[Fraction]
-    upper: list[Fraction]
-    free: list[bool]
-    target: list[tuple[IntMatrix, IntVector, str]]
-    frozen: list[tuple[IntMatrix, str]]
-    prov: _Provenance
-
-
-# ---------------------------------------------------------------- reading
-
-
-def _record(record: object, where: str, prov: _Provenance) -> Any:
-    try:
-        rec = validate_record(record, max_entries=MAX_MAP_ENTRIES)
-    except RecordError as exc:
-        raise CertificateError("provenance", f"{where}: {exc}") from None
-    if rec.rows == 0 or rec.cols == 0:
-        raise CertificateError("shape", f"{where}: the draw record has an empty shape")
-    if prov.seeds and rec.seed not in prov.seeds:
-        raise CertificateError("provenance", f"{where}: draw record seed {rec.seed}, other "
-                                             f"matrices of this document were drawn with seed "
-                                             f"{min(prov.seeds)}")
-    keys = [(rec.key, where)]
-    if rec.mask is not None and rec.mask.key is not None:
-        keys.append((rec.mask.key, f"the mask of {where}"))
-    for key, owner in keys:
-        if key in prov.keys:
-            raise CertificateError("provenance", f"{owner}: stream key {show(list(key))} is "
-                                                 f"also the key of {prov.keys[key]}")
-        prov.keys[key] = owner
-    prov.seeds.add(rec.seed)
-    prov.distributions.add(rec.distribution)
-    return rec
-
-
-def _drawn(record: object, rec: Any, prov: _Provenance, where: str) -> IntMatrix:
-    prov.drawn += rec.rows * rec.cols
-    if prov.drawn > MAX_MAP_ENTRIES:
-        raise CertificateError("limit", f"{where}: the frozen matrices regenerated for this "
-                                        f"document would have more than {MAX_MAP_ENTRIES} "
-                                        f"entries in all")
-    if rec.kind not in ("rational", "gauss"):
-        return IntMatrix(regenerate_integers(record, max_entries=MAX_MAP_ENTRIES), 1)
-    rows = regenerate(record, max_entries=MAX_MAP_ENTRIES)
-    flat, den = over_one_denominator([(x.numerator, x.denominator) for r in rows for x in r],
-                                     "a frozen draw")
-    return IntMatrix([flat[r * rec.cols:(r + 1) * rec.cols] for r in range(rec.rows)], den)
-
-
-def _frozen_matrix(layer: dict, where: str, cols: int, prov: _Provenance,
-                   max_digits: int) -> IntMatrix:
-    """A frozen layer's matrix with its provenance (the rules of §1.2–§1.4 and §6)."""
-    weight, source = layer.get("weight"), layer.get("source")
-    if isinstance(weight, dict) and set(weight) == {"random"}:
-        if source is not None:
-            raise CertificateError("provenance", f"{where}: a weight given by reference carries "
-                                                 f"no separate source")
-        rec = _record(weight["random"], where, prov)
-        if rec.cols != cols:
-            raise CertificateError("shape", f"{where}: the draw record has {rec.cols} columns, "
-                                            f"the node it reads has width {cols}")
-        prov.regenerated += 1
-        return _drawn(weight["random"], rec, prov, where)
-    M = matrix(weight, f"{where} weight", None, cols, max_digits)
-    if isinstance(source, dict) and source.get("kind") == "fixed":
-        if set(source) != {"kind", "why"} or not isinstance(source["why"], str):
-            raise CertificateError("provenance", f"{where} source: a fixed declaration is "
-                                                 f"{{\"kind\": \"fixed\", \"why\": text}}")
-        prov.fixed.append(f"{where}: {source['why'][:120]}")
-        prov.explicit += 1
-        return M
-    if source is None:
-        raise CertificateError("provenance", f"{where} has neither a draw record nor a fixed "
-                                             f"declaration")
-    rec = _record(source, where, prov)
-    if (rec.rows, rec.cols) != (M.nrows, M.ncols):
-        raise CertificateError("provenance", f"{where}: weight is {M.nrows} x {M.ncols}, its "
-                                             f"draw record has shape {rec.rows} x {rec.cols}")
-    drawn = _drawn(source, rec, prov, where)
-    for r in range(M.nrows):
-        for t in range(M.ncols):
-            if M.rows[r][t] * drawn.den != drawn.rows[r][t] * M.den:
-                raise CertificateError("provenance", f"{where}: weight[{r}][{t}] is "
-                                                     f"{show(M.entry(r, t))}, the draw record "
-                                                     f"gives {show(drawn.entry(r, t))}")
-    prov.regenerated += 1
-    return M
-
-
-def _read(doc: dict, max_digits: int) -> _Document:
-    if doc.get("format") != IMPOSSIBILITY_FORMAT:
-        raise CertificateError("format", f"format must be \"{IMPOSSIBILITY_FORMAT}\"")
-    version = doc.get("version")
-    if type(version) is not int or version not in IMPOSSIBILITY_VERSIONS:
-        raise CertificateError("format", f"unsupported impossibility version {show(version)} "
-                                         f"(this checker reads version 1)")
-    allowed = {"format", "version", "domain", "target", "network", "witness", "provenance"}
-    for key in ("domain", "target", "network", "witness"):
-        if key not in doc:
-            raise CertificateError("format", f"impossibility document has no {show(key)}")
-    extra = sorted(set(doc) - allowed, key=str)
-    if extra:
-        raise CertificateError("format", f"impossibility document: unknown key {show(extra[0])}")
-    domain = doc["domain"]
-    if not isinstance(domain, dict) or set(domain) != {"lower", "upper"}:
-        raise CertificateError("format", "domain is {\"lower\": [...], \"upper\": [...]}")
-    lo = vector(domain["lower"], "domain.lower", None, max_digits)
-    hi = vector(domain["upper"], "domain.upper", len(lo), max_digits)
-    lower, upper = lo.fractions(), hi.fractions()
-    for t, (low, high) in enumerate(zip(lower, upper)):
-        if low > high:
-            raise CertificateError("domain", f"domain: lower[{t}] = {show(low)} > upper[{t}] = "
-                                             f"{show(high)}")
-    target: list[tuple[IntMatrix, IntVector, str]] = []
-    width = len(lower)
-    for i, layer in enumerate(layer_list(doc["target"], "target"), 1):
-        where = f"target layer {i}"
-        if not isinstance(layer, dict):
-            raise CertificateError("format", f"{where} must be an object")
-        if layer.get("kind", "dense") != "dense":
-            raise CertificateError("format", f"{where}: an impossibility document has dense "
-                                             f"target layers only")
-        for key in ("weight", "bias", "activation"):
-            if key not in layer:
-                raise CertificateError("format", f"{where} has no {show(key)}")
-        W = matrix(layer["weight"], f"{where} weight", None, width, max_digits)
-        b = vector(layer["bias"], f"{where} bias", W.nrows, max_digits)
-        target.append((W, b, activation(layer["activation"], where)))
-        width = W.nrows
-    prov = _Provenance()
-    frozen: list[tuple[IntMatrix, str]] = []
-    network = doc["network"]
-    if not isinstance(network, dict) or set(network) != {"layers"}:
-        raise CertificateError("format", "network is {\"layers\": [...]} (no checkpoints: the "
-                                         "claim is about the whole network)")
-    width = len(lower)
-    for j, layer in enumerate(layer_list(network, "network"), 1):
-        where = f"network layer {j}"
-        if not isinstance(layer, dict) or "weight" not in layer or "activation" not in layer \
-                or not set(layer) <= {"weight", "source", "activation"}:
-            raise CertificateError("format", f"{where} is {{\"weight\", \"activation\", "
-                                             f"\"source\"?}}: its γ and β are what the claim "
-                                             f"quantifies over")
-        V = _frozen_matrix(layer, where, width, prov, max_digits)
-        frozen.append((V, activation(layer["activation"], where)))
-        width = V.nrows
-    if width != target[-1][0].nrows:
-        raise CertificateError("shape", f"the frozen network has {width} outputs, the target "
-                                        f"{target[-1][0].nrows}")
-    return _Document(lower, upper, [low < high for low, high in zip(lower, upper)], target,
-                     frozen, prov)
-
-
 # ---------------------------------------------------------------- shared exact steps
 
 
-def _point(value: object, d: _Document, where: str, max_digits: int) -> IntVector:
+def _point(value: object, d: Document, where: str, max_digits: int) -> IntVector:
     """A point of the box's interior: free coordinates strictly inside, pinned ones equal."""
     x = vector(value, where, len(d.lower), max_digits)
     for t, v in enumerate(x.fractions()):
@@ -291,8 +97,8 @@ def _point(value: object, d: _Document, where: str, max_digits: int) -> IntVecto
     return x
 
 
-def _values(value: object, d: _Document, x: IntVector, where: str, max_digits: int,
-            budget: _Budget) -> list[list[Fraction]]:
+def _values(value: object, d: Document, x: IntVector, where: str, max_digits: int,
+            budget: Budget) -> list[list[Fraction]]:
     """The target's pre-activations at ``x``, layer by layer: recomputed exactly and compared
     with the listed ones."""
     listed = value
@@ -319,7 +125,7 @@ def _values(value: object, d: _Document, x: IntVector, where: str, max_digits: i
     return out
 
 
-def _strict(values: list[list[Fraction]], d: _Document, skip: tuple[int, int] | None,
+def _strict(values: list[list[Fraction]], d: Document, skip: tuple[int, int] | None,
             where: str) -> None:
     """Every target ReLU neuron (except ``skip``) strictly on one side at the point."""
     for i, (z, (_, _, act)) in enumerate(zip(values, d.target), 1):
@@ -331,7 +137,7 @@ def _strict(values: list[list[Fraction]], d: _Document, skip: tuple[int, int] | 
                                                   f"its kink there (pre-activation 0)")
 
 
-def _gradient(ops: Any, d: _Document, values: list[list[Fraction]], budget: _Budget,
+def _gradient(ops: Any, d: Document, values: list[list[Fraction]], budget: Budget,
               flip: tuple[int, bool] | None, final: bool, where: str) -> IntMatrix:
     """``W_L D_{L−1} ⋯ D_1 W_1`` (``final``: with the output activation's pattern ``D_L`` too)
     for the activation pattern at the point; ``flip = (r, on)`` sets first-layer neuron ``r``."""
@@ -352,7 +158,7 @@ def _gradient(ops: Any, d: _Document, values: list[list[Fraction]], budget: _Bud
     return IntMatrix(M, den)
 
 
-def _outputs(value: object, d: _Document, J: IntMatrix, values: list[list[Fraction]],
+def _outputs(value: object, d: Document, J: IntMatrix, values: list[list[Fraction]],
              nonzero: bool, where: str) -> list[int]:
     """The outputs ``I`` of Theorem LB: strictly increasing, each with ``J_i ≠ 0`` on the free
     coordinates (``nonzero``), and active at the point when an output activation is ReLU."""
@@ -384,7 +190,7 @@ def _exact_keys(w: dict, keys: set[str], kind: str) -> None:
         raise CertificateError("format", f"witness of kind {kind} {what}")
 
 
-def _one_hidden_layer(d: _Document, kind: str, identity_output: bool = False) -> None:
+def _one_hidden_layer(d: Document, kind: str, identity_output: bool = False) -> None:
     if len(d.frozen) != 2 or d.frozen[0][1] != "relu":
         raise CertificateError("witness", f"a {kind} witness is about a frozen network with one "
                                           f"hidden ReLU layer (two linear layers, the first "
@@ -395,7 +201,7 @@ def _one_hidden_layer(d: _Document, kind: str, identity_output: bool = False) ->
                                           f"V_1)")
 
 
-def _local(w: dict, d: _Document, ops: Any, budget: _Budget, max_digits: int,
+def _local(w: dict, d: Document, ops: Any, budget: Budget, max_digits: int,
            nonzero: bool) -> tuple[list[int], IntMatrix]:
     """Point, values and outputs of a rank or Fredholm witness: the outputs ``I`` and the
     target's Jacobian ``J`` at the point."""
@@ -422,7 +228,7 @@ def _prime_to(M: IntMatrix, p: int, what: str) -> IntMatrix:
     return IntMatrix(rows, den)
 
 
-def _rule_rank(w: dict, d: _Document, ops: Any, budget: _Budget, max_digits: int) -> str:
+def _rule_rank(w: dict, d: Document, ops: Any, budget: Budget, max_digits: int) -> str:
     _exact_keys(w, {"kind", "point", "values", "outputs", "prime", "rows", "determinant"},
                 "rank")
     _one_hidden_layer(d, "rank")
@@ -477,7 +283,7 @@ def _rule_rank(w: dict, d: _Document, ops: Any, budget: _Budget, max_digits: int
             f"{n} (the {n} x {n} minor of the listed rows is {det} modulo the prime {p})")
 
 
-def _rule_fredholm(w: dict, d: _Document, ops: Any, budget: _Budget,
+def _rule_fredholm(w: dict, d: Document, ops: Any, budget: Budget,
                    max_digits: int) -> tuple[str, str]:
     scale = w.get("scale")
     if scale not in OUTPUT_SCALES:
@@ -526,7 +332,7 @@ def _rule_fredholm(w: dict, d: _Document, ops: Any, budget: _Budget,
                      f"every output but {I[star]}, so 1/γ_out[{I[star]}] = 0 on every solution")
 
 
-def _rule_kink(w: dict, d: _Document, ops: Any, budget: _Budget, max_digits: int) -> str:
+def _rule_kink(w: dict, d: Document, ops: Any, budget: Budget, max_digits: int) -> str:
     _exact_keys(w, {"kind", "neuron", "point", "values", "gradients"}, "kink")
     _one_hidden_layer(d, "kink", identity_output=True)
     if len(d.target) < 2 or d.target[0][2] != "relu":
@@ -583,7 +389,7 @@ def _rule_kink(w: dict, d: _Document, ops: Any, budget: _Budget, max_digits: int
             f"{V1.nrows} rows of V_1")
 
 
-def _target_boxes(d: _Document, upto: int, budget: _Budget) -> list[list[tuple[Fraction,
+def _target_boxes(d: Document, upto: int, budget: Budget) -> list[list[tuple[Fraction,
                                                                               Fraction]]]:
     """The target's exact interval boxes ``B_0 … B_upto`` (docs/certificate-format.md §0)."""
     boxes = [list(zip(d.lower, d.upper))]
@@ -605,7 +411,7 @@ def _target_boxes(d: _Document, upto: int, budget: _Budget) -> list[list[tuple[F
     return boxes
 
 
-def _rule_aligned(w: dict, d: _Document, budget: _Budget, max_digits: int) -> str:
+def _rule_aligned(w: dict, d: Document, budget: Budget, max_digits: int) -> str:
     keys = set(w)
     _exact_keys(w, {"kind", "layer", "neuron", "columns"} | ({"minor"} if "minor" in keys
                                                               else {"value"}), "aligned")
@@ -658,7 +464,7 @@ def _rule_aligned(w: dict, d: _Document, budget: _Budget, max_digits: int) -> st
 # ---------------------------------------------------------------- verdict
 
 
-def _box_text(d: _Document) -> str:
+def _box_text(d: Document) -> str:
     if len(set(d.lower)) == 1 and len(set(d.upper)) == 1:
         return f"[{show(d.lower[0])},{show(d.upper[0])}]^{len(d.lower)}"
     return f"a box of dimension {len(d.lower)}"
@@ -667,13 +473,13 @@ def _box_text(d: _Document) -> str:
 def _run(ops: Any, doc: object, max_digits: int, max_work: int) -> tuple[str, dict[str, Any]]:
     if not isinstance(doc, dict):
         raise CertificateError("format", "a document is a JSON object")
-    d = _read(doc, max_digits)
+    d = read_document(doc, max_digits)
     w = doc["witness"]
     if not isinstance(w, dict) or w.get("kind") not in WITNESS_KINDS:
         kind = w.get("kind") if isinstance(w, dict) else w
         raise CertificateError("format", f"witness.kind {show(kind)} is not one of "
                                          f"{show(list(WITNESS_KINDS))}")
-    budget = _Budget(max_work)
+    budget = Budget(max_work)
     kind = w["kind"]
     if kind == "rank":
         cls, said = "every", _rule_rank(w, d, ops, budget, max_digits)
