@@ -338,3 +338,38 @@ def test_cli_reachable_certificate_checks_as_reachable(tmp_path, capsys):
                                         ["identity"], lower=[0, 0], upper=[1, 1])).construction
     _agree(doc, t.target)
     assert capacity_profile(load_given(tmp_path / "frozen.npz"))[0].rank == 3
+
+
+def test_reachable_certificate_refuses_changed_tuning(digits, tmp_path):
+    """The REACHABLE certificate of a BatchNorm re-tuning: changing one γ or β entry (first,
+    middle, last of each layer) is refused by both arithmetics."""
+    import copy
+
+    _, models = digits
+    m = models["f256"]
+    rng = np.random.default_rng(5)
+    W1, W2, (b1, b2) = m.coefs_[0].T, m.coefs_[1].T, m.intercepts_
+    bn1, bn2 = _bn(rng, 256), _bn(rng, 10)
+    frozen = mlp_onnx(tmp_path / "f.onnx", [{"W": W1, "b": b1, "bn": bn1, "relu": True},
+                                            {"W": W2, "b": b2, "bn": bn2}])
+    re1 = (rng.uniform(0.5, 2, 256), rng.uniform(-1, 1, 256), bn1[2], bn1[3])
+    target = mlp_onnx(tmp_path / "t.onnx", [{"W": W1, "b": b1, "bn": re1, "relu": True},
+                                            {"W": W2, "b": b2, "bn": bn2}])
+    doc = capacity(frozen, box="0:1", target=target).document
+    assert both(doc).ok
+    for j, layer in enumerate(doc["network"]["layers"]):
+        n = len(layer["gamma"]["num"])
+        for key in ("gamma", "beta"):
+            for k in sorted({0, n // 2, n - 1}):
+                bad = copy.deepcopy(doc)
+                bad["network"]["layers"][j][key]["num"][k] = \
+                    int(bad["network"]["layers"][j][key]["num"][k]) + 1
+                v = both(bad)
+                assert not v.ok and v.rule == "identity", (j, key, k, v.message)
+
+
+def test_scikit_learn_objects_are_given_networks_and_targets(digits):
+    _, models = digits
+    r = capacity(models["f256"], box="0:1", target=models["g32"])
+    assert (r.word, r.decision.witness) == ("UNREACHABLE", "kink") and r.verdict.ok
+    assert r.network.name.startswith("scikit-learn MLPClassifier")
