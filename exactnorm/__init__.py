@@ -20,7 +20,7 @@ _API_NAMES = frozenset({
     "certify", "check", "check_file", "tables", "sparse_sweep", "detpoly", "check_detpoly",
     "realizable", "export", "report", "load_target", "demo_target", "certificate_document",
     "save_certificate", "load_certificate", "plan_certify", "progress_bar",
-    "CertifyResult", "ReportResult", "ExportResult", "Verdict",
+    "CertifyResult", "ReportResult", "ExportResult", "Verdict", "capacity", "CapacityResult",
 })
 
 __all__ = ["__version__", *sorted(_API_NAMES)]

@@ -34,6 +34,7 @@ from exactnorm.checker.vocabulary import (
     MAX_MAP_ENTRIES,
 )
 from exactnorm.checker.walk import check_with
+from exactnorm.checker_flint_linear import FlintLinear
 
 __all__ = ["FlintArithmetic", "Verdict", "check_certificate", "check_certificate_text",
            "check_file"]
@@ -193,6 +194,8 @@ class FlintArithmetic:
     """The arithmetic of :mod:`exactnorm.checker.arithmetic` with python-flint integers."""
 
     name = "flint"
+    #: the impossibility rules' modular determinant and integer product (§9)
+    linear = FlintLinear()
 
     def weight(self, V: IntMatrix | Draw) -> tuple[fmpz_mat, fmpz]:
         if isinstance(V, IntMatrix):

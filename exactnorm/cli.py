@@ -1,7 +1,8 @@
 """Command line ``exactnorm``: argument parsing, progress, exit codes. No mathematics here.
 
 Exit codes (README "Exit codes"): 0 success / valid certificate; 1 invalid certificate, a failed
-comparison (``tables --check``) or, for ``realizable``, a target that is not reachable; 2 usage or
+comparison (``tables --check``) or, for ``realizable`` and ``capacity``, a target that is not
+reachable; 4 ``capacity``: UNDECIDED (no verdict in the classes it decides); 2 usage or
 input error (including a missing optional package, named with its extra); 3 internal error (a bug:
 one line, rerun with ``--debug`` for the traceback); 130 interrupted (Ctrl-C); 141 standard output
 closed before the verdict was written (neither 0 nor 1: nobody read it). Errors are one line
@@ -37,6 +38,7 @@ COMMAND_MODULES = (
     "exactnorm.commands.sparse_sweep",
     "exactnorm.commands.detpoly",
     "exactnorm.commands.realizable",
+    "exactnorm.commands.capacity",
     "exactnorm.commands.export",
     "exactnorm.commands.report",
 )

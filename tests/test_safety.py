@@ -307,11 +307,11 @@ def _wait_for_cpu_seconds(pid: int, seconds: float, timeout: float = 60.0) -> No
 
 
 def test_sigint_during_long_certify_leaves_no_file(tmp_path):
-    """A real SIGINT into ``python -m exactnorm.cli certify`` on a 20×20 target with 40-bit
-    frozen weights (about 5 s of work): exit 130, one line on stderr (after any progress line), no
+    """A real SIGINT into ``python -m exactnorm.cli certify`` on a 24×24 target with 40-bit
+    frozen weights (about 8 s of work): exit 130, one line on stderr (after any progress line), no
     output, no temp file."""
     target = tmp_path / "big.json"
-    save_target(random_target((20, 20), seed=3), target)
+    save_target(random_target((24, 24), seed=3), target)
     out = tmp_path / "X.json"
     proc = subprocess.Popen([sys.executable, "-m", "exactnorm.cli", "certify", "--target",
                              str(target), "--out", str(out), "--distribution", "bits:40"],

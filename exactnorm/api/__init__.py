@@ -16,6 +16,7 @@ tables            :func:`tables`                              :class:`TablesResu
 sparse-sweep      :func:`sparse_sweep`                        :class:`SweepResult`
 detpoly           :func:`detpoly`, :func:`check_detpoly`      :class:`DetpolyResult`
 realizable        :func:`realizable`                          ``RealizabilityStudy``
+capacity          :func:`capacity`                            :class:`CapacityResult`
 export            :func:`export`                              :class:`ExportResult`
 report            :func:`report`                              :class:`ReportResult`
 ================  ==========================================  ===============================
@@ -100,6 +101,8 @@ __all__ = [
     "check_detpoly",
     "DetpolyResult",
     "realizable",
+    "capacity",
+    "CapacityResult",
     "export",
     "report",
     "demo_target",
@@ -629,4 +632,5 @@ def realizable(width: int, *, d_in: int | None = None, d_out: int | None = None,
                                **options)
 
 
+from exactnorm.api._capacity import CapacityResult, capacity  # noqa: E402  (the capacity verb)
 from exactnorm.api._outputs import export, report  # noqa: E402  (the output verbs)

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any
 
+from exactnorm.constructions.burkholz import certify_burkholz
 from exactnorm.constructions.choice import (
     THEOREM1_MAX_SYSTEM,
     Estimate,
@@ -49,6 +50,7 @@ __all__ = ["CONSTRUCTIONS", "WIDE_DISTRIBUTION", "CertifyPlan", "CertifyResult",
 
 #: name → callable(target, **options) → Construction
 CONSTRUCTIONS: dict[str, Callable[..., Construction]] = {
+    "burkholz": certify_burkholz,
     "theorem1": certify_theorem1,
     "lowrank": certify_lowrank,
     "tradeoff": certify_tradeoff,

@@ -123,7 +123,9 @@ class Verdict(_checker.Verdict):
     def __repr__(self) -> str:
         text = self.message if len(self.message) <= 160 else self.message[:157] + "..."
         where = "" if self.ok or self.layer is None else f" at layer {self.layer}"
-        return f"Verdict({'VALID' if self.ok else 'INVALID'}{where}: {text})"
+        claim = (self.facts or {}).get("claim") if self.ok else None
+        status = f"{claim} VALID" if claim else "VALID" if self.ok else "INVALID"
+        return f"Verdict({status}{where}: {text})"
 
     def _repr_html_(self) -> str:
         import html

@@ -14,6 +14,11 @@ modules that follow the check:
   verdict — over an *arithmetic*;
 * :mod:`.arithmetic` — the arithmetic interface and its standard-library implementation (the
   reference); :mod:`exactnorm.checker_flint` implements the same interface with python-flint.
+* :mod:`.impossibility` (reading in :mod:`.impossibility_reading`, arithmetic in :mod:`.modular`)
+  — the second document kind, ``exactnorm.impossibility`` (docs/certificate-format.md §9): a
+  proof that no tuning of a given network reaches a target, in a stated class; ``check_with``
+  hands it over by its ``format``, with the arithmetic's ``linear`` operations
+  (:mod:`exactnorm.checker_flint_linear` for python-flint).
 
 Rule names (``Verdict.rule``), in the order they are applied: ``format``, ``number``, ``shape``,
 ``domain``, ``provenance``, ``skip`` (while reading, in document order), ``checkpoints``,

@@ -235,7 +235,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         v = check_text_with(PureArithmetic(), text, max_digits=int(max_digits),
                             max_work=int(max_work))
-    line = ("VALID: " if v.ok else f"INVALID [{v.rule}]: ") + v.message
+    claim = (v.facts or {}).get("claim") if v.ok else None  # an impossibility document (§9)
+    line = (f"{claim + ' ' if claim else ''}VALID: " if v.ok else f"INVALID [{v.rule}]: ") \
+        + v.message
     if not print_or_broken_pipe(line):
         return limits.EXIT_BROKEN_PIPE
     return 0 if v.ok else 1

@@ -13,7 +13,9 @@ from __future__ import annotations
 
 __all__ = ["FORMAT", "VERSIONS", "ACTIVATIONS", "SKIP_KINDS", "LAYER_KINDS", "GENERATOR",
            "DEFAULT_MAX_DIGITS", "MAX_DIGITS_CAP", "DEFAULT_MAX_BYTES", "MAX_BYTES_CAP",
-           "MAX_MAP_ENTRIES", "DEFAULT_MAX_WORK", "MAX_WORK_CAP", "EXIT_BROKEN_PIPE"]
+           "MAX_MAP_ENTRIES", "DEFAULT_MAX_WORK", "MAX_WORK_CAP", "EXIT_BROKEN_PIPE",
+           "IMPOSSIBILITY_FORMAT", "IMPOSSIBILITY_VERSIONS", "WITNESS_KINDS", "OUTPUT_SCALES",
+           "WITNESS_PRIME_BITS"]
 
 #: the ``format`` field of every certificate
 FORMAT = "exactnorm.certificate"
@@ -44,3 +46,18 @@ DEFAULT_MAX_WORK = 10**11
 MAX_WORK_CAP = 10**15
 #: exit status when stdout is closed before the verdict is printed
 EXIT_BROKEN_PIPE = 141
+
+# ---------------------------------------------------------------- impossibility documents (§9)
+
+#: the ``format`` field of an impossibility document (docs/certificate-format.md §9): a proof that
+#: no γ, β of a given frozen network reach a target, in a stated class of tunings
+IMPOSSIBILITY_FORMAT = "exactnorm.impossibility"
+#: the versions of that document this checker reads
+IMPOSSIBILITY_VERSIONS = (1,)
+#: ``witness.kind`` of an impossibility document, in the order §9 states them
+WITNESS_KINDS = ("rank", "fredholm", "kink", "aligned")
+#: ``witness.scale`` of a Fredholm witness (and ``exactnorm capacity --output-scale``): the output
+#: layer's scale tuned like every other, or held at 1
+OUTPUT_SCALES = ("tuned", "fixed")
+#: the moduli of a rank witness are primes below 2 to this power (FLINT's word-size arithmetic)
+WITNESS_PRIME_BITS = 62

@@ -33,7 +33,12 @@ from typing import Any
 from .arithmetic import row_interval
 from .numbers import CertificateError, IntMatrix, IntVector, Verdict, show
 from .reading import Geometry, Picks, Provenance, last_uses, read_certificate
-from .vocabulary import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WORK, MAX_MAP_ENTRIES
+from .vocabulary import (
+    DEFAULT_MAX_DIGITS,
+    DEFAULT_MAX_WORK,
+    IMPOSSIBILITY_FORMAT,
+    MAX_MAP_ENTRIES,
+)
 
 __all__ = ["Budget", "run_rules", "check_with", "verdict_of", "facts_of", "describe_box",
            "next_box"]
@@ -480,4 +485,10 @@ def check_with(ar: Any, doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
                progress: Callable[[int, int], None] | None = None,
                max_work: int = DEFAULT_MAX_WORK) -> Verdict:
     """Check a parsed certificate with arithmetic ``ar``; never raises for bad content."""
+    if isinstance(doc, dict) and doc.get("format") == IMPOSSIBILITY_FORMAT:
+        # the second document kind (docs/certificate-format.md §9); the arithmetic lends its
+        # modular determinant and integer product (``linear``), else the reference is used
+        from .impossibility import check_impossibility
+        return check_impossibility(getattr(ar, "linear", None), doc, max_digits=max_digits,
+                                   progress=progress, max_work=max_work)
     return verdict_of(lambda: run_rules(ar, doc, max_digits, progress, max_work))

@@ -286,7 +286,13 @@ def approximate_fractions(text: str) -> str:
 
 
 def verdict_line(verdict: Any, path: str, mode: str) -> str:
-    status = "VALID" if verdict.ok else "INVALID"
+    """``REACHABLE VALID (…)`` for a valid certificate, ``UNREACHABLE VALID (…)`` for a valid
+    impossibility document (its ``claim``), ``INVALID (…)`` for anything refused."""
+    if verdict.ok:
+        claim = (verdict.facts or {}).get("claim", "REACHABLE")
+        status = f"{claim} VALID"
+    else:
+        status = "INVALID"
     return f"{status} ({mode} checker) {path}: {approximate_fractions(verdict.message)}"
 
 

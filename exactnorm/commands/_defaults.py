@@ -9,13 +9,13 @@ mirrors (named next to it), so that they cannot drift apart.
 from __future__ import annotations
 
 from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES as DEFAULT_MAX_CERTIFICATE_BYTES
-from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WORK
+from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WORK, OUTPUT_SCALES
 from exactnorm.checker.vocabulary import MAX_BYTES_CAP as MAX_CERTIFICATE_BYTES_CAP
 
 # the format's limits come from its one vocabulary (standard library only, light to import);
 # the other defaults below mirror the library and are compared with it by a test
 __all__ = ["MIRRORS", "DEFAULT_MAX_CERTIFICATE_BYTES", "DEFAULT_MAX_DIGITS", "DEFAULT_MAX_WORK",
-           "MAX_CERTIFICATE_BYTES_CAP"]
+           "MAX_CERTIFICATE_BYTES_CAP", "OUTPUT_SCALES"]
 
 #: exactnorm.model.network.DEFAULT_MAX_WIDTH
 DEFAULT_MAX_WIDTH = 4096
@@ -30,7 +30,7 @@ DEFAULT_RETRY = 8
 #: exactnorm.constructions.common.SHIFT_MODES
 SHIFT_MODES = ("neuron", "layer", "integer")
 #: exactnorm.api.CONSTRUCTIONS (its keys, sorted)
-CONSTRUCTIONS = ("lowrank", "theorem1", "tradeoff")
+CONSTRUCTIONS = ("burkholz", "lowrank", "theorem1", "tradeoff")
 #: exactnorm.certificate.DEFAULT_VERSION
 DEFAULT_VERSION = 2
 #: exactnorm.certificate.FROZEN_WEIGHTS
@@ -43,6 +43,8 @@ EXPORT_FORMATS = ("json", "npz", "onnx", "torch")
 MASK_SIDES = ("input", "output", "both")
 #: exactnorm.outputs.report.FLOAT_ERROR_POINTS
 FLOAT_ERROR_POINTS = 64
+#: exactnorm.api._capacity.EXIT_UNDECIDED
+EXIT_UNDECIDED = 4
 
 #: name here → (module, name there); the test compares every pair
 MIRRORS = {
@@ -61,4 +63,5 @@ MIRRORS = {
     "EXPORT_FORMATS": ("exactnorm.outputs.export", "EXPORT_FORMATS"),
     "MASK_SIDES": ("exactnorm.analysis.sweeps", "MASK_SIDES"),
     "FLOAT_ERROR_POINTS": ("exactnorm.outputs.report", "FLOAT_ERROR_POINTS"),
+    "EXIT_UNDECIDED": ("exactnorm.api._capacity", "EXIT_UNDECIDED"),
 }

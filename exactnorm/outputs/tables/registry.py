@@ -16,6 +16,7 @@ from pathlib import Path
 
 from exactnorm.errors import InputError, require_extra
 from exactnorm.exact.files import atomic_write
+from exactnorm.outputs.tables.capacity import table_t11
 from exactnorm.outputs.tables.constructions import table_t2, table_t3
 from exactnorm.outputs.tables.conv import table_t9
 from exactnorm.outputs.tables.exact_vs_float import table_t7
@@ -38,6 +39,7 @@ TABLES: dict[str, Callable[[], ProofTable | list[ProofTable]]] = {
     "T2": table_t2,
     "T3": table_t3,
     "T9": table_t9,
+    "T11": table_t11,
 }
 
 #: tables that write a PNG next to their text (need matplotlib, the ``plot`` extra)

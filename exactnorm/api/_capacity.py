@@ -1,0 +1,318 @@
+"""``capacity``: what re-tuning only the normalization of a given network reaches (the API verb).
+
+The command line ``exactnorm capacity`` is this function with the same defaults; it parses its
+flags, calls :func:`capacity` and prints :meth:`CapacityResult.lines`. The mathematics is in
+:mod:`exactnorm.analysis.capacity` (decision and profile), :mod:`exactnorm.analysis.
+capacity_witness` (witnesses and documents) and :mod:`exactnorm.analysis.capacity_best`
+(``best``); the documents are checked here by the independent checker before they are returned.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from flint import fmpq
+
+from exactnorm import checker, checker_flint
+from exactnorm.analysis.capacity import (
+    OUTPUT_SCALES,
+    Decision,
+    ProfileRow,
+    capacity_profile,
+    decide,
+)
+from exactnorm.analysis.capacity_best import BestResult, best_affine
+from exactnorm.api._boxes import is_cube, resolve_box
+from exactnorm.api._progress import Progress, progress_context
+from exactnorm.api._results import Verdict
+from exactnorm.certificate import certificate_bytes, save_certificate
+from exactnorm.checker.impossibility import CLASSES
+from exactnorm.errors import InputError, InvariantError
+from exactnorm.exact.files import atomic_write
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.model.given import (
+    GivenNetwork,
+    given_from_onnx,
+    given_from_sklearn,
+    given_from_target,
+    load_given,
+)
+from exactnorm.model.interop import load_target_any, target_from_sklearn
+from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
+from exactnorm.outputs.stages import Stages
+
+__all__ = ["CapacityResult", "capacity", "EXIT_UNDECIDED", "PROFILE_FORMAT"]
+
+#: exit code of ``exactnorm capacity`` for UNDECIDED (0 REACHABLE, 1 UNREACHABLE, as
+#: ``exactnorm realizable``; 2 bad input; 3 internal error)
+EXIT_UNDECIDED = 4
+#: ``format`` of the profile written by ``--out`` without a target (a measurement with its
+#: witnesses, not a certificate)
+PROFILE_FORMAT = "exactnorm.capacity-profile"
+
+
+@dataclass
+class CapacityResult:
+    """What :func:`capacity` found: the given ``network``, its ``profile`` (one
+    :class:`~exactnorm.analysis.capacity.ProfileRow` per pair of consecutive linear layers), and
+    with a target the ``decision`` (verdict, class, document), the checker's ``verdict`` on the
+    document, the ``best`` stable-class approximation, the file written and the time of each
+    stage in seconds."""
+
+    network: GivenNetwork
+    profile: list[ProfileRow]
+    target: TargetNetwork | None = None
+    decision: Decision | None = None
+    verdict: Verdict | None = None
+    best: BestResult | None = None
+    path: Path | None = None
+    bytes: int | None = None
+    seconds: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def word(self) -> str | None:
+        """``REACHABLE``, ``UNREACHABLE``, ``UNDECIDED``, or ``None`` for a profile."""
+        return self.decision.verdict if self.decision is not None else None
+
+    @property
+    def document(self) -> dict[str, Any] | None:
+        return self.decision.document if self.decision is not None else None
+
+    def lines(self) -> list[str]:
+        """The text the command line prints: the verdict first, then the profile."""
+        out = []
+        d = self.decision
+        if d is not None:
+            if d.verdict == "REACHABLE":
+                out.append(f"REACHABLE: {d.reason}; an ordinary certificate (frozen matrices "
+                           f"the given ones, declared fixed)")
+            elif d.verdict == "UNREACHABLE":
+                out.append(f"UNREACHABLE {CLASSES[d.cls or 'every']}: {d.reason} (witness "
+                           f"{d.witness})")
+            else:
+                out.append(f"UNDECIDED: not settled for {d.cls}")
+        for row in self.profile:
+            w = "universal" if row.universal else "not universal"
+            out.append(f"pair {row.pair}-{row.pair + 1} ({row.c0} → {row.c1} → {row.c2}): "
+                       f"rank K = {row.rank} of {row.needed} needed: {w} (output scale held); "
+                       f"{row.tuned} (output scale tuned, Burkholz's c2·c0 − c2 + 1 = "
+                       f"{row.needed_tuned})")
+        if self.best is not None:
+            b = self.best
+            out.append(f"best (stable class): mean squared error {_short(b.mse)}, optimal in "
+                       f"the class by the exact stationarity identity; achieved sup error "
+                       f"{_short(b.sup_error)}, an upper bound over every tuning (exact values "
+                       f"in the document's provenance.best)")
+        return out
+
+    def __repr__(self) -> str:
+        return (f"CapacityResult(verdict={self.word}, network={self.network!r}, "
+                f"pairs={len(self.profile)})")
+
+
+def _short(x: Any) -> str:
+    """An exact rational for a line of text: itself when short, else its value to 6 digits and
+    its size."""
+    text = str(x)
+    if len(text) <= 24:
+        return text
+    bits = max(int(x.numer()).bit_length(), int(x.denom()).bit_length())
+    return f"≈ {float(x):.6g} (exact: a rational of {bits} bits)"
+
+
+def _given(frozen: Any, activations: str | Sequence[str] | None,
+           max_width: int) -> GivenNetwork:
+    if isinstance(frozen, GivenNetwork):
+        return frozen
+    if isinstance(frozen, TargetNetwork):
+        return given_from_target(frozen, "a TargetNetwork")
+    if isinstance(frozen, (str, os.PathLike)):
+        return load_given(frozen, activations=activations, max_width=max_width)
+    if hasattr(frozen, "coefs_") or hasattr(frozen, "steps"):
+        return given_from_sklearn(frozen)
+    raise InputError(f"frozen must be a model file, a fitted scikit-learn MLP, a TargetNetwork "
+                     f"or a GivenNetwork, got {type(frozen).__name__}", parameter="frozen")
+
+
+def _bounds(box: Any, d: int) -> tuple[list[Fraction], list[Fraction]] | None:
+    if box is None:
+        return None
+    if is_cube(box):
+        return [box[0]] * d, [box[1]] * d
+    lower, upper = box
+    if len(lower) != d:
+        raise InputError(f"the box has {len(lower)} coordinates, the network {d} inputs",
+                         parameter="box")
+    return list(lower), list(upper)
+
+
+def _target(target: Any, bounds: tuple[list[Fraction], list[Fraction]] | None,
+            activations: str | Sequence[str] | None, max_width: int,
+            max_digits: int) -> TargetNetwork:
+    if isinstance(target, TargetNetwork):
+        if bounds is not None:
+            raise InputError("box describes a target file or model; target is a TargetNetwork "
+                             "with its own box", parameter="box")
+        return target
+    if isinstance(target, (str, os.PathLike)) and bounds is None \
+            and not str(target).lower().endswith(".onnx"):
+        return load_target_any(target, activations=activations, max_width=max_width,
+                               max_digits=max_digits)  # the file's own box
+    if bounds is None:
+        raise InputError("box is needed with this target (the claim is about a box)",
+                         parameter="box")
+    if isinstance(target, GivenNetwork):
+        return target.as_target(*bounds)
+    if hasattr(target, "coefs_") or hasattr(target, "steps"):
+        return target_from_sklearn(target, *bounds, max_width=max_width)
+    if not isinstance(target, (str, os.PathLike)):
+        raise InputError(f"target must be a model file, a fitted scikit-learn MLP or a "
+                         f"TargetNetwork, got {type(target).__name__}", parameter="target")
+    if str(target).lower().endswith(".onnx"):
+        # with or without BatchNormalization (folded with one float64 rounding of its scale)
+        return given_from_onnx(target, max_width=max_width).as_target(*bounds)
+    lo = bounds[0][0]
+    g = load_target_any(target, box=(lo, lo), activations=activations, max_width=max_width,
+                        max_digits=max_digits)
+    if len(g.lower) != len(bounds[0]):
+        raise InputError(f"the box has {len(bounds[0])} coordinates, the target {len(g.lower)} "
+                         f"inputs", parameter="box")
+    return TargetNetwork(g.layers, tuple(fmpq(x.numerator, x.denominator) for x in bounds[0]),
+                         tuple(fmpq(x.numerator, x.denominator) for x in bounds[1]))
+
+
+def _check(doc: dict[str, Any], pure: bool) -> Verdict:
+    return Verdict.of((checker if pure else checker_flint).check_certificate(doc))
+
+
+def capacity(frozen: Any, *, box: Any = None, box_file: str | os.PathLike[str] | None = None,
+             box_from_data: str | os.PathLike[str] | None = None, target: Any = None,
+             out: str | os.PathLike[str] | None = None, best: bool = False,
+             activations: str | Sequence[str] | None = None,
+             target_activations: str | Sequence[str] | None = None,
+             output_scale: str = "tuned", check: bool = True, pure: bool = False,
+             max_width: int = DEFAULT_MAX_WIDTH, max_digits: int = DEFAULT_MAX_DIGITS,
+             progress: Progress = None) -> CapacityResult:
+    """What tuning only the normalization of a given network can reach (``capacity``).
+
+    Parameters
+    ----------
+    frozen : path-like, scikit-learn model, TargetNetwork or GivenNetwork
+        The given ReLU network: an ONNX MLP with or without ``BatchNormalization`` after its
+        linear layers, an ``nn.Sequential`` state dict (``.npz``/``.pt``, with
+        ``activations``), a ``W1, b1, …`` ``.npz`` or JSON target file, or a fitted
+        scikit-learn MLP. Its tuned parameters are one γ and one β per neuron after each linear
+        layer (a BatchNorm's own scale and bias; its running statistics only reparametrize
+        them, :mod:`exactnorm.model.given`).
+    box, box_file, box_from_data
+        The input box (as for ``certify``); needed with ``target``, not for the profile (which
+        holds on any box).
+    target : path-like, scikit-learn model or TargetNetwork, optional
+        Without it: the capacity profile only. With it: the verdict REACHABLE, UNREACHABLE or
+        UNDECIDED and a document either way.
+    out : path-like, optional
+        Write the document (``.json`` or ``.json.gz``; a certificate or an
+        ``exactnorm.impossibility`` document), or, without a target, the profile as JSON.
+    best : bool
+        Also the exact least-squares optimum in the stable class and its achieved sup-norm
+        error (an affine target and one hidden frozen layer).
+    activations, target_activations : str or sequence, optional
+        Declared activations of a state dict (the given network's, the target's).
+    output_scale : {"tuned", "fixed"}
+        ``fixed`` decides the class with the output layer's γ held at 1.
+    check : bool
+        Check the document with the independent checker (python-flint; ``pure``: the
+        standard-library arithmetic).
+    max_width, max_digits : int
+        Refuse wider layers and longer numbers in the inputs.
+    progress : callable(done, total) or True, optional
+
+    Returns
+    -------
+    CapacityResult
+
+    Raises
+    ------
+    InputError
+        A bad file, option or box (naming the parameter).
+    InvariantError
+        The checker refused a document exactnorm wrote (a bug, never a verdict).
+
+    Examples
+    --------
+    >>> from exactnorm.model.network import TargetNetwork
+    >>> frozen = TargetNetwork.from_lists([[[1, 0], [0, 1], [1, 1]], [[1, 1, 1]]],
+    ...                                   [[0, 0, 0], [0]], lower=[0, 0], upper=[1, 1])
+    >>> r = capacity(frozen, target=TargetNetwork.from_lists([[[2, 3]]], [[1]], ["identity"],
+    ...                                                      lower=[0, 0], upper=[1, 1]))
+    >>> r.word, r.verdict.ok
+    ('REACHABLE', True)
+    """
+    if output_scale not in OUTPUT_SCALES:
+        raise InputError(f"output_scale must be one of {', '.join(OUTPUT_SCALES)}, got "
+                         f"{output_scale!r}", parameter="output_scale")
+    if best and target is None:
+        raise InputError("best needs a target", parameter=("best", "target"))
+    seconds: dict[str, float] = {}
+    t0 = time.perf_counter()
+    net = _given(frozen, activations, max_width)
+    resolved = resolve_box(box=box, box_file=box_file, box_from_data=box_from_data,
+                           max_digits=max_digits)
+    bounds = _bounds(resolved, net.widths[0])
+    g = None if target is None else _target(target, bounds, target_activations, max_width,
+                                            max_digits)
+    seconds["read"] = time.perf_counter() - t0
+    with progress_context(progress, "capacity", "steps") as hook:
+        stages = Stages(hook, profile=len(net.layers) - 1, decide=5 if g is not None else 0,
+                        best=1 if best else 0, check=1 if g is not None and check else 0)
+        t = time.perf_counter()
+        profile = capacity_profile(net, progress=stages.hook("profile"))
+        seconds["profile"] = time.perf_counter() - t
+        result = CapacityResult(net, profile, g, seconds=seconds)
+        if g is None:
+            if out is not None:
+                result.path, result.bytes = _write_profile(result, out)
+            return result
+        t = time.perf_counter()
+        result.decision = decide(net, g, output_scale=output_scale,
+                                 progress=stages.hook("decide"))
+        stages.finish("decide")
+        seconds["decide"] = time.perf_counter() - t
+        if best:
+            t = time.perf_counter()
+            result.best = best_affine(net, g)
+            stages.finish("best")
+            seconds["best"] = time.perf_counter() - t
+        doc = result.decision.document
+        if doc is not None and result.best is not None:
+            doc["provenance"]["best"] = result.best.as_dict()
+        if doc is not None and check:
+            t = time.perf_counter()
+            result.verdict = _check(doc, pure)
+            seconds["check"] = time.perf_counter() - t
+            stages.finish("check")
+            claim = (result.verdict.facts or {}).get("claim", "REACHABLE")
+            if not result.verdict.ok or claim != result.decision.verdict:
+                raise InvariantError(f"the checker refused the {result.decision.verdict} "
+                                     f"document exactnorm wrote: {result.verdict.message}")
+        if doc is not None and out is not None:
+            t = time.perf_counter()
+            result.bytes = save_certificate(doc, out)
+            result.path = Path(out)
+            seconds["write"] = time.perf_counter() - t
+    return result
+
+
+def _write_profile(result: CapacityResult, out: str | os.PathLike[str]) -> tuple[Path, int]:
+    doc = {"format": PROFILE_FORMAT, "version": 1, "network": result.network.name,
+           "widths": list(result.network.widths),
+           "pairs": [row.as_dict() for row in result.profile],
+           "note": "a measurement with its witnesses (exact ranks); not checked by exactnorm "
+                   "check"}
+    return Path(out), atomic_write(out, certificate_bytes(doc))

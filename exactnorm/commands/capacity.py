@@ -1,0 +1,124 @@
+"""``exactnorm capacity FROZEN --box LO:HI [--target TARGET] [--out C.json] [--best]``: what
+re-tuning only the normalization of a given network reaches, decided exactly.
+
+Without ``--target``: the capacity profile, one line per pair of consecutive frozen linear layers
+(exact rank of its Khatri–Rao matrix against the size a universal pair needs, with the output
+scale held and tuned). With ``--target``: one word first — ``REACHABLE``, ``UNREACHABLE`` (with
+the class of tunings it covers) or ``UNDECIDED`` (with the class it could not settle) — and the
+document either way (an ordinary certificate, or an ``exactnorm.impossibility`` document,
+docs/certificate-format.md §9), checked by the independent checker and written to ``--out``.
+
+Exit codes follow ``exactnorm realizable``: 0 REACHABLE (and a profile), 1 UNREACHABLE, 4
+UNDECIDED, 2 bad input, 3 internal error. The mathematics is :func:`exactnorm.api.capacity`;
+this module parses and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from exactnorm.commands._common import (
+    console,
+    err_console,
+    output_path,
+    progress_hook,
+    verdict_line,
+)
+from exactnorm.commands._defaults import (
+    DEFAULT_MAX_DIGITS,
+    DEFAULT_MAX_WIDTH,
+    EXIT_UNDECIDED,
+    OUTPUT_SCALES,
+)
+from exactnorm.errors import InputError
+
+__all__ = ["register"]
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("capacity",
+                       help="decide exactly what re-tuning only the normalization of a given "
+                            "network reaches (exit 0 reachable, 1 unreachable, 4 undecided)")
+    p.add_argument("frozen", metavar="FROZEN",
+                   help="the given ReLU network: ONNX MLP (with or without BatchNormalization "
+                        "after its linear layers), nn.Sequential state dict (.npz/.pt, with "
+                        "--activations), W1,b1,... .npz or JSON target file")
+    p.add_argument("--box", metavar="LO:HI", help="input cube (needed with --target)")
+    p.add_argument("--box-file", metavar="FILE",
+                   help="per-feature input box: .json {lower, upper}, .npz or .npy (2, d)")
+    p.add_argument("--box-from-data", metavar="DATA.npy",
+                   help="per-feature input box: minimum and maximum of each column of samples")
+    p.add_argument("--target", metavar="TARGET", default=None,
+                   help="the target network (any format certify reads, ONNX with "
+                        "BatchNormalization too); without it: the capacity profile")
+    p.add_argument("--out", default=None, metavar="FILE",
+                   help="write the certificate or impossibility document (.json or .json.gz), "
+                        "or without --target the profile as JSON; an existing file is kept "
+                        "unless --force")
+    p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
+    p.add_argument("--best", action="store_true",
+                   help="also the exact least-squares optimum in the stable class and its "
+                        "achieved sup-norm error (affine target, one hidden frozen layer)")
+    p.add_argument("--output-scale", choices=list(OUTPUT_SCALES), default="tuned",
+                   help="tuned (default): the output layer's γ is tuned like every other; "
+                        "fixed: decide the class with it held at 1")
+    p.add_argument("--activations", metavar="A1,A2,...",
+                   help="activations of a state-dict FROZEN (relu or identity per Linear)")
+    p.add_argument("--target-activations", metavar="A1,A2,...",
+                   help="activations of a state-dict TARGET")
+    p.add_argument("--no-check", action="store_true",
+                   help="do not run the independent checker on the document")
+    p.add_argument("--pure", action="store_true", help="check with the standard-library checker")
+    p.add_argument("--json", action="store_true",
+                   help="print the result as one JSON object (verdict, class, reason, profile, "
+                        "check)")
+    p.add_argument("--max-width", type=int, default=DEFAULT_MAX_WIDTH,
+                   help=f"refuse wider layers (default {DEFAULT_MAX_WIDTH})")
+    p.add_argument("--max-digits", type=int, default=DEFAULT_MAX_DIGITS,
+                   help=f"refuse longer numbers in inputs (default {DEFAULT_MAX_DIGITS})")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from exactnorm.api import capacity
+
+    if args.out is not None:
+        out = output_path(args.out)
+        if out is not None and out.exists() and not args.force:
+            raise InputError(f"{args.out} exists; pass --force to overwrite it, or choose "
+                             f"another --out FILE")
+    with progress_hook("capacity", "steps") as hook:
+        r = capacity(args.frozen, box=args.box, box_file=args.box_file,
+                     box_from_data=args.box_from_data, target=args.target, out=args.out,
+                     best=args.best, activations=args.activations,
+                     target_activations=args.target_activations,
+                     output_scale=args.output_scale, check=not args.no_check, pure=args.pure,
+                     max_width=args.max_width, max_digits=args.max_digits, progress=hook)
+    word = r.word
+    if args.json:
+        d = r.decision
+        shown = {"verdict": word, "class": None if d is None else d.cls,
+               "reason": None if d is None else d.reason,
+               "witness": None if d is None else d.witness,
+               "profile": [row.as_dict() for row in r.profile],
+               "check": None if r.verdict is None else r.verdict.to_json(),
+               "best": None if r.best is None else r.best.as_dict(),
+               "out": None if r.path is None else str(r.path), "bytes": r.bytes,
+               "seconds": {k: round(v, 3) for k, v in r.seconds.items()}}
+        console.print(json.dumps(shown, sort_keys=True, default=str), soft_wrap=True)
+    else:
+        for line in r.lines():
+            console.print(line)
+        if r.verdict is not None:
+            console.print(verdict_line(r.verdict, args.out or "(not written)",
+                                       "pure" if args.pure else "flint"))
+        if r.path is not None:
+            what = "profile" if word is None else "document"
+            console.print(f"{what} written to {r.path} ({r.bytes} bytes)")
+        elif word is not None:
+            err_console.print("note: the document was not written; pass --out FILE to keep it",
+                              markup=False)
+        times = ", ".join(f"{k} {v:.2f} s" for k, v in r.seconds.items())
+        err_console.print(f"time: {times}", markup=False)
+    return {None: 0, "REACHABLE": 0, "UNREACHABLE": 1}.get(word, EXIT_UNDECIDED)
