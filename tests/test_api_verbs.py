@@ -72,6 +72,18 @@ def test_api_and_cli_agree_on_a_784_128_10_mlp(tmp_path, capsys):
     assert (tmp_path / "cli.json.gz").read_bytes() == (tmp_path / "api.json.gz").read_bytes()
 
 
+@pytest.mark.xfail(strict=True, raises=(InputError, TypeError),
+                   reason="issue 31: the API certifies convolutional ONNX files like the CLI")
+@pytest.mark.parametrize("box", ["0:1", (0.0, 1.0), (0, Fraction(1))])
+def test_api_and_cli_give_identical_certificates_for_a_cnn_onnx(tmp_path, capsys, box):
+    from tests.test_conv import _onnx_cnn
+
+    _onnx_cnn(tmp_path / "cnn.onnx")
+    assert main(["certify", "cnn.onnx", "--box", "0:1", "--out", "cli.json", "--no-check"]) == 0
+    api.write_certificate(api.certify(tmp_path / "cnn.onnx", box=box), tmp_path / "api.json")
+    assert (tmp_path / "cli.json").read_bytes() == (tmp_path / "api.json").read_bytes()
+
+
 # ------------------------------------------------------------------ the budget, in both places
 
 
