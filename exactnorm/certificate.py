@@ -67,6 +67,7 @@ from exactnorm.exact.rationals import (
     format_number,
     unlimited_int_digits,
 )
+from exactnorm.model.kinds.dense import dense_frozen
 from exactnorm.model.network import FrozenLayer, FrozenNetwork
 from exactnorm.model.targets import target_to_dict
 
@@ -300,7 +301,7 @@ def network_to_dict(net: FrozenNetwork, *, version: int = 1,
     """
     _check_options(version, frozen_weights)
     return {"layers": [_layer_dict(layer, j, version, frozen_weights)
-                       for j, layer in enumerate(net.layers, 1)],
+                       for j, layer in enumerate(dense_frozen(net.layers), 1)],
             "checkpoints": list(net.checkpoints)}
 
 
@@ -350,8 +351,9 @@ def _document_parts(c: Construction, version: int, frozen_weights: str) -> dict[
     # the target sections stay plain lists in both versions: a certificate is also a target
     # file (SPEC §7), read by readers that know plain numbers only
     doc.update(target_to_dict(c.target))
+    dense = dense_frozen(c.network.layers)
     doc["network"] = {"layers": _LazyList(_layer_dict(layer, j, version, frozen_weights)
-                                          for j, layer in enumerate(c.network.layers, 1)),
+                                          for j, layer in enumerate(dense, 1)),
                       "checkpoints": list(c.network.checkpoints)}
     doc["provenance"] = dict(c.provenance, frozen_weights=frozen_weights) if version == 2 \
         else c.provenance

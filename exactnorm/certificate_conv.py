@@ -17,10 +17,11 @@ exactly so that :func:`exact_agreement` can evaluate them at rational points (a 
 not the checker).
 
 >>> from exactnorm.constructions.conv import certify_conv
->>> from exactnorm.model.conv import ConvGeometry, ConvTargetLayer, ConvTargetNetwork
+>>> from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer
+>>> from exactnorm.model.network import TargetNetwork
 >>> from flint import fmpq, fmpq_mat
 >>> g = ConvGeometry((1, 3, 3), (2, 2))
->>> t = ConvTargetNetwork((ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0]]), (fmpq(1),), "relu"),),
+>>> t = TargetNetwork((ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0]]), (fmpq(1),), "relu"),),
 ...                       (fmpq(0),) * 9, (fmpq(1),) * 9)
 >>> doc = conv_certificate_document(certify_conv(t, seed=0))
 >>> layers = doc["network"]["layers"]
@@ -64,19 +65,16 @@ from exactnorm.errors import (
 )
 from exactnorm.exact.linalg import to_fmpq_mat, to_fractions
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, format_number, parse_number
-from exactnorm.model.conv import (
-    AnyFrozenLayer,
-    AnyTargetLayer,
-    ConvFrozenNetwork,
+from exactnorm.model.kinds import (
     ConvGeometry,
     ConvTargetLayer,
-    ConvTargetNetwork,
     FrozenConvLayer,
+    FrozenKind,
     FrozenPoolLayer,
     PoolTargetLayer,
-    evaluate_checkpoints,
+    TargetKind,
 )
-from exactnorm.model.network import FrozenLayer, Skip, TargetLayer
+from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetLayer, TargetNetwork
 
 __all__ = ["conv_certificate_document", "write_conv_certificate", "conv_target_to_dict",
            "conv_networks_from_dict", "conv_target_from_dict", "exact_agreement",
@@ -98,9 +96,10 @@ def _plain(v: Any) -> list[Any]:
     return [format_number(x) for x in v]
 
 
-def conv_target_to_dict(t: ConvTargetNetwork) -> dict[str, Any]:
+def conv_target_to_dict(t: TargetNetwork) -> dict[str, Any]:
     """The ``domain`` and ``target`` sections (plain exact numbers, as every target)."""
     layers = []
+    layer: Any
     for layer in t.layers:
         if isinstance(layer, ConvTargetLayer):
             layers.append({"kind": "conv", **_geometry(layer.geometry),
@@ -133,7 +132,7 @@ def _frozen_conv_dict(layer: FrozenConvLayer, j: int, frozen_weights: str) -> di
     return entry
 
 
-def _frozen_dict(layer: AnyFrozenLayer, j: int, frozen_weights: str) -> dict[str, Any]:
+def _frozen_dict(layer: Any, j: int, frozen_weights: str) -> dict[str, Any]:
     if isinstance(layer, FrozenConvLayer):
         return _frozen_conv_dict(layer, j, frozen_weights)
     if isinstance(layer, FrozenPoolLayer):
@@ -227,13 +226,13 @@ def _read_matrix(obj: Any, what: str, max_digits: int) -> Any:
 
 
 def conv_target_from_dict(doc: dict[str, Any], *,
-                          max_digits: int = DEFAULT_MAX_DIGITS) -> ConvTargetNetwork:
+                          max_digits: int = DEFAULT_MAX_DIGITS) -> TargetNetwork:
     """The target of a convolutional certificate alone (domain and target sections; no frozen
     matrix is regenerated)."""
     try:
         lower = _read_numbers(doc["domain"]["lower"], "domain lower", max_digits)
         upper = _read_numbers(doc["domain"]["upper"], "domain upper", max_digits)
-        tlayers: list[AnyTargetLayer] = []
+        tlayers: list[TargetKind] = []
         for i, L in enumerate(doc["target"]["layers"], 1):
             what = f"target layer {i}"
             kind = L.get("kind", "dense")
@@ -250,7 +249,7 @@ def conv_target_from_dict(doc: dict[str, Any], *,
                                            L["activation"]))
             else:
                 raise InputError(f"{what}: unknown kind {kind!r}")
-        return ConvTargetNetwork(tuple(tlayers), lower, upper)
+        return TargetNetwork(tuple(tlayers), lower, upper)
     except ExactnormError:
         raise
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
@@ -259,7 +258,7 @@ def conv_target_from_dict(doc: dict[str, Any], *,
 
 def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGITS,
                             max_entries: int = DEFAULT_MAX_ENTRIES
-                            ) -> tuple[ConvTargetNetwork, ConvFrozenNetwork]:
+                            ) -> tuple[TargetNetwork, FrozenNetwork]:
     """Rebuild the target and the frozen network of a convolutional certificate (parse only).
 
     Compact ``{"den", "num"}`` numbers are read as one integer matrix over their denominator
@@ -279,7 +278,7 @@ def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MA
 
     target = conv_target_from_dict(doc, max_digits=max_digits)
     try:
-        flayers: list[AnyFrozenLayer] = []
+        flayers: list[FrozenKind] = []
         for j, L in enumerate(doc["network"]["layers"], 1):
             what = f"frozen layer {j}"
             kind = L.get("kind", "dense")
@@ -302,7 +301,7 @@ def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MA
                                            tuple(skips), record=rec))
             else:
                 raise InputError(f"{what}: unknown kind {kind!r}")
-        network = ConvFrozenNetwork(len(target.lower), tuple(flayers),
+        network = FrozenNetwork(len(target.lower), tuple(flayers),
                                     tuple(int(c) for c in doc["network"]["checkpoints"]))
     except ExactnormError:
         raise
@@ -351,20 +350,11 @@ def exact_agreement(doc: dict[str, Any], *, points: int = 4, seed: int = 0) -> i
         raise InvariantError(f"{len(net.checkpoints)} checkpoints for {target.depth} target "
                              f"layers")
     for x in pts:
-        values = evaluate_checkpoints(net, x)
+        values = net.evaluate_checkpoints(x)
         a = tuple(x)
         for i, (layer, cp, value) in enumerate(zip(target.layers, net.checkpoints, values), 1):
-            a = _step(layer, a)
+            a = layer.evaluate(a)
             if value != a:
                 raise InvariantError(f"checkpoint {cp} differs from target layer {i} at a point "
                                      f"of the box")
     return len(pts)
-
-
-def _step(layer: AnyTargetLayer, a: tuple[fmpq, ...]) -> tuple[fmpq, ...]:
-    from exactnorm.model.network import activate, column
-
-    if isinstance(layer, TargetLayer):
-        z = layer.weight * column(a)
-        return activate(layer.activation, [z[r, 0] + layer.bias[r] for r in range(z.nrows())])
-    return layer.evaluate(a)

@@ -1,7 +1,7 @@
 """Hypothesis strategies for convolutional targets (small images, exact entries).
 
 :func:`conv_geometries` draws a convolution geometry that fits its input (stride, zero padding,
-dilation); :func:`conv_targets` a :class:`~exactnorm.model.conv.ConvTargetNetwork` of one or two
+dilation); :func:`conv_targets` a :class:`~exactnorm.model.network.TargetNetwork` of one or two
 convolutions, optionally an average pooling between them and a dense layer after the implicit
 flatten, with a rational box. Sizes shrink towards 1 channel and the smallest image, entries
 towards 0, denominators towards 1, padding and dilation towards their defaults.
@@ -20,14 +20,8 @@ from flint import fmpq, fmpq_mat
 from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 
-from exactnorm.model.conv import (
-    AnyTargetLayer,
-    ConvGeometry,
-    ConvTargetLayer,
-    ConvTargetNetwork,
-    PoolTargetLayer,
-)
-from exactnorm.model.network import TargetLayer
+from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer, PoolTargetLayer, TargetKind
+from exactnorm.model.network import TargetLayer, TargetNetwork
 
 __all__ = ["conv_geometries", "conv_targets", "small_rationals"]
 
@@ -66,14 +60,14 @@ def _bias(draw: Any, n: int) -> tuple[fmpq, ...]:
 
 @st.composite
 def conv_targets(draw: Any, max_side: int = 5, max_channels: int = 2,
-                 dense_head: bool | None = None) -> ConvTargetNetwork:
+                 dense_head: bool | None = None) -> TargetNetwork:
     """A small convolutional target (module doc) with an exact box of width ≥ 0."""
     g1 = draw(conv_geometries(max_side=max_side, max_channels=max_channels))
     c1 = draw(st.integers(1, max_channels))
     act = st.sampled_from(["relu", "identity"])
-    layers: list[AnyTargetLayer] = [ConvTargetLayer(g1, _matrix(draw, c1, g1.patch_size),
-                                                    _bias(draw, c1), draw(act))]
-    shape = layers[0].output_shape  # type: ignore[union-attr]
+    first = ConvTargetLayer(g1, _matrix(draw, c1, g1.patch_size), _bias(draw, c1), draw(act))
+    layers: list[TargetKind] = [first]
+    shape = first.output_shape
     if shape[1] >= 2 and shape[2] >= 2 and draw(st.booleans()):
         pool = PoolTargetLayer(ConvGeometry(shape, (2, 2), (draw(st.integers(1, 2)),) * 2))
         layers.append(pool)
@@ -92,5 +86,5 @@ def conv_targets(draw: Any, max_side: int = 5, max_channels: int = 2,
     n = g1.input_size
     lower = tuple(draw(small_rationals(2, 2)) for _ in range(n))
     width = [draw(st.integers(0, 2)) for _ in range(n)]
-    return ConvTargetNetwork(tuple(layers), lower,
+    return TargetNetwork(tuple(layers), lower,
                              tuple(lo + w for lo, w in zip(lower, width)))

@@ -26,15 +26,14 @@ from exactnorm.certificate_conv import (
 from exactnorm.constructions.conv import certify_conv
 from exactnorm.errors import InputError, InvariantError, ShapeError
 from exactnorm.exact.linalg import to_fmpq_mat
-from exactnorm.model.conv import (
+from exactnorm.model.kinds import (
     ConvGeometry,
     ConvTargetLayer,
-    ConvTargetNetwork,
     FrozenConvLayer,
     FrozenPoolLayer,
     PoolTargetLayer,
-    unfolded_matrix,
 )
+from exactnorm.model.kinds._window import unfolded_matrix
 from exactnorm.model.network import (
     FrozenLayer,
     FrozenNetwork,
@@ -63,7 +62,7 @@ def _pool_matrix(g: ConvGeometry) -> fmpq_mat:
     return M
 
 
-def dense_target(t: ConvTargetNetwork) -> TargetNetwork:
+def dense_target(t: TargetNetwork) -> TargetNetwork:
     """The target with every convolution and pooling unfolded into a dense layer."""
     layers = []
     for layer in t.layers:
@@ -110,7 +109,7 @@ def _points(t, n, seed):
         yield [lo + (hi - lo) * fmpq(rng.randrange(0, 9), 8) for lo, hi in zip(t.lower, t.upper)]
 
 
-def lenet_like(seed: int = 1) -> ConvTargetNetwork:
+def lenet_like(seed: int = 1) -> TargetNetwork:
     rng = random.Random(seed)
 
     def mat(r, c):
@@ -121,7 +120,7 @@ def lenet_like(seed: int = 1) -> ConvTargetNetwork:
 
     g1 = ConvGeometry((1, 8, 8), (3, 3), padding=(1, 1))
     g2 = ConvGeometry((2, 4, 4), (3, 3), stride=(1, 1), dilation=(1, 1))
-    return ConvTargetNetwork(
+    return TargetNetwork(
         (ConvTargetLayer(g1, mat(2, 9), vec(2), "relu"),
          PoolTargetLayer(ConvGeometry((2, 8, 8), (2, 2), stride=(2, 2))),
          ConvTargetLayer(g2, mat(3, 18), vec(3), "relu"),
@@ -174,7 +173,7 @@ def test_construction_equals_dense_reference_on_a_lenet_shaped_target():
 
 def test_kernel_identity_and_stability_at_every_position():
     """V2·diag(γ1)·V1 = W exactly, and every first-layer channel is ≥ 0 on the box at every
-    position (checked on the unfolded dense matrix, an independent path from conv_range)."""
+    position (checked on the unfolded dense matrix, an independent path from window_range)."""
     t = lenet_like()
     c = certify_conv(t, seed=0)
     boxes = t.interval_boxes()
@@ -448,12 +447,10 @@ def test_cli_certificate_of_a_cnn_is_valid_for_both_checkers(tmp_path):
 @settings(max_examples=15, deadline=None)
 @given(conv_targets(dense_head=True), st.integers(0, 2))
 def test_integer_checkpoint_evaluation_equals_the_reference(t, seed):
-    from exactnorm.model.conv import evaluate_checkpoints
-
     c = certify_conv(t, seed=seed)
     for x in _points(t, 1, seed):
         nodes = c.network.evaluate_nodes(x)
-        assert evaluate_checkpoints(c.network, x) == [nodes[cp] for cp in c.network.checkpoints]
+        assert c.network.evaluate_checkpoints(x) == [nodes[cp] for cp in c.network.checkpoints]
 
 
 def test_every_frozen_matrix_draws_from_its_own_stream():
@@ -467,3 +464,16 @@ def test_every_frozen_matrix_draws_from_its_own_stream():
             if isinstance(w, dict) and "random" in w:
                 keys.append(tuple(w["random"]["key"]))
     assert len(keys) == len(set(keys)) and {k[0] for k in keys} == {1, 3, 4}
+
+
+def test_old_network_names_are_deprecated_aliases_of_the_one_network():
+    import exactnorm.model.conv as old
+
+    with pytest.warns(DeprecationWarning, match="holds layers of every kind"):
+        assert old.ConvTargetNetwork is TargetNetwork
+    with pytest.warns(DeprecationWarning):
+        assert old.ConvFrozenNetwork is FrozenNetwork
+    with pytest.raises(AttributeError):
+        old.NoSuchName  # noqa: B018
+    t = lenet_like()
+    assert "kinds=conv,avgpool,conv,dense" in repr(t) and len(repr(t)) < 200

@@ -70,6 +70,7 @@ from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError, NotACertificateError, require_integer
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
 from exactnorm.model.interop import load_target_any
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.targets import demo_target
 
@@ -303,7 +304,7 @@ def certify_cnn(target: Any, out: str | os.PathLike[str] | None = None, *,
     """Certify a convolutional target (Theorem 1 over channels, docs/certificate-format.md
     "Convolutional layers") and write its certificate to ``out`` when given.
 
-    ``target`` is a :class:`~exactnorm.model.conv.ConvTargetNetwork` or the path of a
+    ``target`` is a :class:`~exactnorm.model.network.TargetNetwork` or the path of a
     convolutional ``.onnx`` model (then ``box = (lo, hi)`` is its input cube); ``options`` go
     to :func:`~exactnorm.constructions.conv.certify_conv` (``seed``, ``distribution``,
     ``retry``, ``shift_mode``, ``jobs``, ``solver``, ``max_system``, ``scheduler``,
@@ -618,7 +619,7 @@ def realizable(width: int, *, d_in: int | None = None, d_out: int | None = None,
                 or not 1 <= layer <= len(g.layers):
             raise InputError(f"layer must lie in 1..{len(g.layers)}, got {layer!r}",
                              parameter="layer")
-        W = g.layers[layer - 1].weight
+        W = dense_layers(g.layers, "realizable")[layer - 1].weight
     options: dict[str, Any] = {} if distribution is None else {"distribution": distribution}
     return realizability_study(W, width=width, seed=seed, d_in=d_in, d_out=d_out, w=w,
                                **options)

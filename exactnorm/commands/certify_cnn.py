@@ -36,8 +36,8 @@ def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
     from exactnorm.certificate_conv import exact_agreement
     from exactnorm.constructions.choice import system_seconds
     from exactnorm.constructions.parallel import auto_jobs
-    from exactnorm.model.conv import ConvTargetLayer
     from exactnorm.model.interop_cnn import load_cnn_target
+    from exactnorm.model.kinds import ConvTargetLayer
     from exactnorm.model.targets import parse_box
 
     for name, default in _DENSE_ONLY:

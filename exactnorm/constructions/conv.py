@@ -22,10 +22,11 @@ realized by the automatically chosen dense construction (:mod:`~exactnorm.constr
 Reference: Giannou, Rajput, Papailiopoulos, COLT 2023 (Theorem 1); Burkholz, "Batch normalization
 is sufficient for universal function approximation in CNNs", ICLR 2024.
 
->>> from exactnorm.model.conv import ConvGeometry, ConvTargetLayer, ConvTargetNetwork
+>>> from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer
+>>> from exactnorm.model.network import TargetNetwork
 >>> from flint import fmpq, fmpq_mat
 >>> g = ConvGeometry((1, 3, 3), (2, 2), padding=(1, 1))
->>> t = ConvTargetNetwork((ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0]]), (fmpq(1),), "relu"),),
+>>> t = TargetNetwork((ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0]]), (fmpq(1),), "relu"),),
 ...                       (fmpq(0),) * 9, (fmpq(1),) * 9)
 >>> c = certify_conv(t, seed=0)
 >>> [layer.channels for layer in c.network.layers]
@@ -57,18 +58,24 @@ from exactnorm.constructions.tradeoff import certify_tradeoff
 from exactnorm.errors import InputError, require_integer
 from exactnorm.exact.linalg import max_bits
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
-from exactnorm.model.conv import (
-    AnyFrozenLayer,
-    ConvFrozenNetwork,
+from exactnorm.model.kinds import (
     ConvGeometry,
     ConvTargetLayer,
-    ConvTargetNetwork,
     FrozenConvLayer,
+    FrozenKind,
     FrozenPoolLayer,
     PoolTargetLayer,
-    conv_range,
 )
-from exactnorm.model.network import FrozenLayer, Skip, TargetLayer, TargetNetwork, Vector
+from exactnorm.model.kinds._window import window_range
+from exactnorm.model.kinds.dense import dense_frozen
+from exactnorm.model.network import (
+    FrozenLayer,
+    FrozenNetwork,
+    Skip,
+    TargetLayer,
+    TargetNetwork,
+    Vector,
+)
 
 __all__ = ["ConvConstruction", "certify_conv", "realize_conv_layer", "kernel_record",
            "channel_shift", "DEFAULT_CONV_SHIFT_MODE"]
@@ -83,8 +90,8 @@ class ConvConstruction:
     :class:`~exactnorm.constructions.common.Construction`)."""
 
     name: str
-    target: ConvTargetNetwork
-    network: ConvFrozenNetwork
+    target: TargetNetwork
+    network: FrozenNetwork
     reports: list[LayerReport]
     provenance: dict[str, Any]
     witnesses: dict[str, Any]
@@ -106,7 +113,7 @@ def channel_shift(gamma: Vector, V: Any, geometry: ConvGeometry, lo: Vector, hi:
     every ``a`` in ``[lo, hi]`` (padding pixels 0): ``β_j = −γ_j·min`` (``γ_j ≥ 0``) or
     ``−γ_j·max`` over all positions' exact patch ranges; ``mode`` as in
     :func:`~exactnorm.constructions.common.activating_shift`."""
-    mn, mx = conv_range(V, geometry, lo, hi)
+    mn, mx = window_range(V, geometry, lo, hi)
     P = mn.ncols()
     fmin, fmax = mn.entries(), mx.entries()
     out = []
@@ -159,7 +166,7 @@ def _shifted(layer: FrozenLayer, offset: int) -> FrozenLayer:
                     for s in layer.skips))
 
 
-def certify_conv(target: ConvTargetNetwork, *, seed: int = 0,
+def certify_conv(target: TargetNetwork, *, seed: int = 0,
                  distribution: str | Distribution = DEFAULT_DISTRIBUTION,
                  retry: int = DEFAULT_RETRY, shift_mode: str = DEFAULT_CONV_SHIFT_MODE,
                  jobs: int = 1, solver: str = "auto", max_system: int = THEOREM1_MAX_SYSTEM,
@@ -169,7 +176,7 @@ def certify_conv(target: ConvTargetNetwork, *, seed: int = 0,
 
     Parameters
     ----------
-    target : ConvTargetNetwork
+    target : TargetNetwork
     seed, distribution, retry
         As in :func:`~exactnorm.constructions.theorem1.certify_theorem1`; convolution ``i``
         draws from ``StreamKey(i, 0, part, attempt)``; dense layers keep their own index ``i``.
@@ -191,7 +198,7 @@ def certify_conv(target: ConvTargetNetwork, *, seed: int = 0,
     require_integer(retry, "retry")
     require_integer(jobs, "jobs", minimum=1)
     boxes = target.interval_boxes()
-    layers: list[AnyFrozenLayer] = []
+    layers: list[FrozenKind] = []
     checkpoints: list[int] = []
     reports: list[LayerReport] = []
     heads: list[dict[str, Any]] = []
@@ -218,7 +225,7 @@ def certify_conv(target: ConvTargetNetwork, *, seed: int = 0,
             checkpoints.append(len(layers))
             i += 1
         else:
-            run: list[TargetLayer] = [tl]
+            run: list[Any] = [tl]
             while i - 1 + len(run) < target.depth:
                 nxt = target.layers[i - 1 + len(run)]
                 if not isinstance(nxt, TargetLayer):
@@ -235,7 +242,7 @@ def certify_conv(target: ConvTargetNetwork, *, seed: int = 0,
                 sub = certify_tradeoff(head, block=choice.block or 1, seed=seed,
                                        distribution=dist, retry=retry, shift_mode=shift_mode,
                                        jobs=jobs, scheduler=scheduler, first_layer=i)
-            for fl in sub.network.layers:
+            for fl in dense_frozen(sub.network.layers):
                 layers.append(_shifted(fl, start))
             checkpoints.extend(start + c for c in sub.network.checkpoints)
             reports.extend(sub.reports)
@@ -245,7 +252,7 @@ def certify_conv(target: ConvTargetNetwork, *, seed: int = 0,
             i += len(run)
         if progress is not None:
             progress(min(i - 1, target.depth), target.depth)
-    network = ConvFrozenNetwork(len(target.lower), tuple(layers), tuple(checkpoints))
+    network = FrozenNetwork(len(target.lower), tuple(layers), tuple(checkpoints))
     return ConvConstruction(
         name="conv", target=target, network=network, reports=reports,
         provenance=provenance("conv", seed, dist.spec, shift_mode=shift_mode, retry=retry,
@@ -253,8 +260,8 @@ def certify_conv(target: ConvTargetNetwork, *, seed: int = 0,
         witnesses={"layers": witnesses})
 
 
-def require_conv(target: Any) -> ConvTargetNetwork:
-    """``target`` as a :class:`ConvTargetNetwork`, or a clear error."""
-    if not isinstance(target, ConvTargetNetwork):
+def require_conv(target: Any) -> TargetNetwork:
+    """``target`` as a :class:`TargetNetwork`, or a clear error."""
+    if not isinstance(target, TargetNetwork):
         raise InputError("certify_conv needs a convolutional target network")
     return target

@@ -62,6 +62,7 @@ from exactnorm.exact.sampling import (
     parse_distribution,
 )
 from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, Vector
 
 __all__ = ["certify_theorem1", "realize_layer_theorem1", "draw_pair", "draw_frozen_pair",
@@ -342,6 +343,7 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
     dist = parse_distribution(distribution)
     require_integer(retry, "retry")
     require_integer(jobs, "jobs", minimum=1)
+    dense = dense_layers(target.layers, "construction theorem1")
     boxes = target.interval_boxes()
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []
@@ -350,7 +352,7 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
     if jobs >= 2 and target.depth >= 2:
         tasks = [_layer_task(tl, boxes[i - first_layer], seed, i, options,
                              2 * (i - first_layer))
-                 for i, tl in enumerate(target.layers, first_layer)]
+                 for i, tl in enumerate(dense, first_layer)]
         with ProcessPoolExecutor(max_workers=min(jobs, target.depth)) as pool:
             for i, packed in enumerate(pool.map(_realize_packed, tasks), 1):
                 pair, report = _unpack_layers(packed)
@@ -359,7 +361,7 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
                 if progress is not None:
                     progress(i, target.depth)
     else:
-        for i, tl in enumerate(target.layers, first_layer):
+        for i, tl in enumerate(dense, first_layer):
             pair, report = realize_layer_theorem1(
                 tl.weight, tl.bias, tl.activation, boxes[i - first_layer], seed=seed, layer=i,
                 input_node=len(layers), solve_jobs=min(jobs, 2), **options)

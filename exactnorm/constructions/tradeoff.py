@@ -81,6 +81,7 @@ from exactnorm.exact.sampling import (
     parse_distribution,
 )
 from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork
 
 __all__ = ["input_blocks", "certify_tradeoff", "ROUTINGS", "DEFAULT_SHIFT_MODE"]
@@ -179,13 +180,14 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                          parameter="routing")
     require_integer(retry, "retry")
     check_jobs(jobs)
+    dense = dense_layers(target.layers, "construction tradeoff")
     boxes = target.interval_boxes()
     options = {"seed": seed, "distribution": dist.spec, "retry": retry,
                "shift_mode": shift_mode, "routing": routing}
     # every block of every layer as an integer task; the final matrices are solved here first
     tasks: list[dict[str, Any]] = []
     finals: list[tuple[FlintMatrix, dict[str, Any], int, list[dict[str, Any]]] | None] = []
-    for i, tl in enumerate(target.layers, first_layer):
+    for i, tl in enumerate(dense, first_layer):
         d_out, d_in = tl.shape
         lo, hi = boxes[i - first_layer]
         blocks = input_blocks(d_in, block)
@@ -212,7 +214,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
     reports: list[LayerReport] = []
     checkpoints: list[int] = []
     done = 0
-    for i, tl in enumerate(target.layers, first_layer):
+    for i, tl in enumerate(dense, first_layer):
         t0 = time.perf_counter()
         d_out, d_in = tl.shape
         start = len(layers)  # node index of the previous checkpoint

@@ -34,14 +34,12 @@ from flint import fmpq
 
 from exactnorm.errors import InputError, ShapeError, require_extra
 from exactnorm.exact.linalg import from_numpy_exact, to_fmpq_mat, to_fractions
-from exactnorm.model.conv import (
-    AnyTargetLayer,
+from exactnorm.model.kinds import (
     ConvGeometry,
     ConvTargetLayer,
-    ConvTargetNetwork,
     PoolTargetLayer,
 )
-from exactnorm.model.network import TargetLayer
+from exactnorm.model.network import TargetLayer, TargetNetwork
 
 __all__ = ["CNN_ONNX_OPS", "onnx_is_cnn", "target_from_onnx_cnn", "target_from_state_dict_cnn",
            "fold_batchnorm", "load_cnn_target", "parse_architecture"]
@@ -121,7 +119,7 @@ class _Chain:
     """The layers read so far and the shape of the current value."""
 
     def __init__(self, shape: tuple[int, ...]) -> None:
-        self.layers: list[AnyTargetLayer] = []
+        self.layers: list[Any] = []
         self.shape = shape
         self.raw: list[Any] = []  # per layer: [W rows, bias] while BN may still fold
 
@@ -129,7 +127,7 @@ class _Chain:
     def size(self) -> int:
         return math.prod(self.shape)
 
-    def add(self, layer: AnyTargetLayer) -> None:
+    def add(self, layer: Any) -> None:
         self.layers.append(layer)
         if isinstance(layer, TargetLayer):
             self.shape = (layer.weight.nrows(),)
@@ -143,7 +141,7 @@ class _Chain:
         self.layers[-1] = dataclasses.replace(self.layers[-1], activation="relu")
 
 
-def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> ConvTargetNetwork:
+def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> TargetNetwork:
     """A convolutional ONNX model (``ModelProto`` or path) as an exact target on the cube
     ``[lower, upper]`` (scalars) of its input (module doc)."""
     onnx = require_extra("onnx", "reading an ONNX model")
@@ -272,7 +270,7 @@ def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> ConvTargetNetwor
         raise InputError(f"the ONNX graph output {graph.output[0].name!r} is not the end of the "
                          f"chain {current!r}")
     d0 = math.prod(dims[1:])
-    return ConvTargetNetwork(tuple(chain.layers), _q([lower] * d0), _q([upper] * d0))
+    return TargetNetwork(tuple(chain.layers), _q([lower] * d0), _q([upper] * d0))
 
 
 _ENTRY = re.compile(r"^(conv|bn|batchnorm|relu|avgpool|flatten|linear)(?:\((.*)\))?$")
@@ -310,7 +308,7 @@ def parse_architecture(spec: str | Sequence[str]) -> list[tuple[str, dict[str, i
 
 def target_from_state_dict_cnn(arrays: Mapping[str, Any], architecture: str | Sequence[str],
                                input_shape: Sequence[int], lower: Any, upper: Any
-                               ) -> ConvTargetNetwork:
+                               ) -> TargetNetwork:
     """A PyTorch state dict (``nn.Sequential`` of ``Conv2d``, ``BatchNorm2d``, ``ReLU``,
     ``AvgPool2d``, ``Flatten``, ``Linear``) with its declared architecture: a state dict has no
     layer kinds, so ``architecture`` names them (:func:`parse_architecture`) and the modules
@@ -367,11 +365,11 @@ def target_from_state_dict_cnn(arrays: Mapping[str, Any], architecture: str | Se
         else:  # flatten
             chain.shape = (chain.size,)
     d0 = math.prod(int(v) for v in input_shape)
-    return ConvTargetNetwork(tuple(chain.layers), _q([lower] * d0), _q([upper] * d0))
+    return TargetNetwork(tuple(chain.layers), _q([lower] * d0), _q([upper] * d0))
 
 
 def load_cnn_target(path: str | os.PathLike[str], box: tuple[Any, Any] | None) -> \
-        ConvTargetNetwork:
+        TargetNetwork:
     """A convolutional ``.onnx`` target on the cube ``box`` (``--box``; required)."""
     if box is None:
         raise InputError(f"an ONNX model has no input box; pass --box LO:HI for {path}")

@@ -42,6 +42,7 @@ from exactnorm.exact.rationals import (
     unlimited_int_digits,
 )
 from exactnorm.exact.sampling import layer_rng, sample_matrix
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 
 #: suffixes of pickled Python objects (scikit-learn models are usually saved so)
@@ -89,7 +90,7 @@ def target_to_dict(g: TargetNetwork) -> dict[str, Any]:
             {"weight": [[format_number(x) for x in row] for row in to_fractions(layer.weight)],
              "bias": _fmt_vec(layer.bias),
              "activation": layer.activation}
-            for layer in g.layers
+            for layer in dense_layers(g.layers, "a target file")
         ]},
     }
 

@@ -50,6 +50,7 @@ from exactnorm.exact.rationals import (
     strict_json_loads,
     unlimited_int_digits,
 )
+from exactnorm.model.kinds.dense import dense_frozen
 from exactnorm.model.network import FrozenNetwork
 from exactnorm.outputs.export import (
     EXPORT_FORMAT,
@@ -180,7 +181,7 @@ def _export_document_exact(cert_doc: dict[str, Any], mean: Any, scale: Any) -> d
     net = _network(cert_doc)
     frozen = network_to_dict(net)
     layers = []
-    for layer, entry, (mu, s) in zip(net.layers, frozen["layers"],
+    for layer, entry, (mu, s) in zip(dense_frozen(net.layers), frozen["layers"],
                                      _layer_stats(mean, scale, net)):
         out = {k: v for k, v in entry.items() if k not in ("gamma", "beta")}
         # provenance travels with the matrices: the export names the draw that made V
