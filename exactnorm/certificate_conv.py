@@ -16,14 +16,14 @@ The reader (:func:`conv_networks_from_dict`) parses, it does not check: it rebui
 exactly so that :func:`exact_agreement` can evaluate them at rational points (a dense cross-check,
 not the checker).
 
->>> from exactnorm.constructions.conv import certify_conv
+>>> from exactnorm.constructions.plan import construct
 >>> from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer
 >>> from exactnorm.model.network import TargetNetwork
 >>> from flint import fmpq, fmpq_mat
 >>> g = ConvGeometry((1, 3, 3), (2, 2))
 >>> t = TargetNetwork((ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0]]), (fmpq(1),), "relu"),),
 ...                       (fmpq(0),) * 9, (fmpq(1),) * 9)
->>> doc = conv_certificate_document(certify_conv(t, seed=0))
+>>> doc = conv_certificate_document(construct(t, seed=0))
 >>> layers = doc["network"]["layers"]
 >>> [L["kind"] for L in layers], layers[0]["weight"]["random"]["shape"]
 (['conv', 'conv'], [4, 1, 2, 2])
@@ -55,7 +55,7 @@ from exactnorm.certificate import (
     expand_skip,
     singular_draws,
 )
-from exactnorm.constructions.conv import ConvConstruction
+from exactnorm.constructions.common import Construction
 from exactnorm.errors import (
     ExactnormError,
     InputError,
@@ -141,7 +141,7 @@ def _frozen_dict(layer: Any, j: int, frozen_weights: str) -> dict[str, Any]:
     return _layer_dict(layer, j, CONV_VERSION, frozen_weights)
 
 
-def _document(c: ConvConstruction, frozen_weights: str, lazy: bool) -> dict[str, Any]:
+def _document(c: Construction, frozen_weights: str, lazy: bool) -> dict[str, Any]:
     if frozen_weights not in FROZEN_WEIGHTS:
         raise InputError(f"frozen_weights must be one of {', '.join(FROZEN_WEIGHTS)}, "
                          f"got {frozen_weights!r}", parameter="frozen_weights")
@@ -159,13 +159,13 @@ def _document(c: ConvConstruction, frozen_weights: str, lazy: bool) -> dict[str,
     return doc
 
 
-def conv_certificate_document(c: ConvConstruction, *,
+def conv_certificate_document(c: Construction, *,
                               frozen_weights: str = DEFAULT_FROZEN_WEIGHTS) -> dict[str, Any]:
     """The certificate document of a convolutional construction (version 2)."""
     return _document(c, frozen_weights, lazy=False)
 
 
-def write_conv_certificate(c: ConvConstruction, path: str | os.PathLike[str], *,
+def write_conv_certificate(c: Construction, path: str | os.PathLike[str], *,
                            frozen_weights: str = DEFAULT_FROZEN_WEIGHTS) -> int:
     """Stream the certificate to ``path`` (gzip for ``.gz``), atomically; returns bytes written.
     Equal to ``save_certificate(conv_certificate_document(c), path)`` byte for byte."""

@@ -315,7 +315,7 @@ KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = {
     ("exactnorm.constructions.tradeoff", "exactnorm.constructions.theorem1", "_pack_q"),
     ("exactnorm.constructions.tradeoff", "exactnorm.constructions.theorem1", "_unpack_matrix"),
     ("exactnorm.constructions.tradeoff", "exactnorm.constructions.theorem1", "_unpack_q"),
-    ("exactnorm.constructions.conv", "exactnorm.constructions.common", "_apply_mode"),
+
     ("exactnorm.outputs.export_json", "exactnorm.outputs.export", "_layer_stats"),
     ("exactnorm.outputs.export_json", "exactnorm.outputs.export", "_network"),
     ("exactnorm.outputs.export_onnx", "exactnorm.outputs.export", "_FLOAT_DTYPES"),

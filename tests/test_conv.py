@@ -23,7 +23,7 @@ from exactnorm.certificate_conv import (
     exact_agreement,
     write_conv_certificate,
 )
-from exactnorm.constructions.conv import certify_conv
+from exactnorm.constructions.plan import construct
 from exactnorm.errors import InputError, InvariantError, ShapeError
 from exactnorm.exact.linalg import to_fmpq_mat
 from exactnorm.model.kinds import (
@@ -33,7 +33,7 @@ from exactnorm.model.kinds import (
     FrozenPoolLayer,
     PoolTargetLayer,
 )
-from exactnorm.model.kinds._window import unfolded_matrix
+from exactnorm.model.kinds.window import unfolded_matrix
 from exactnorm.model.network import (
     FrozenLayer,
     FrozenNetwork,
@@ -163,7 +163,7 @@ def test_geometry_that_does_not_fit_is_refused():
 
 def test_construction_equals_dense_reference_on_a_lenet_shaped_target():
     t = lenet_like()
-    c = certify_conv(t, seed=0)
+    c = construct(t, seed=0)
     ref_target, ref_net = dense_target(t), dense_frozen(c.network)
     for x in _points(t, 3, 0):
         nodes = c.network.evaluate_nodes(x)
@@ -175,7 +175,7 @@ def test_kernel_identity_and_stability_at_every_position():
     """V2·diag(γ1)·V1 = W exactly, and every first-layer channel is ≥ 0 on the box at every
     position (checked on the unfolded dense matrix, an independent path from window_range)."""
     t = lenet_like()
-    c = certify_conv(t, seed=0)
+    c = construct(t, seed=0)
     boxes = t.interval_boxes()
     for i, cp in ((1, 2), (3, 5)):
         first, second = c.network.layers[cp - 2], c.network.layers[cp - 1]
@@ -198,7 +198,7 @@ def test_kernel_identity_and_stability_at_every_position():
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conv_targets(), st.integers(0, 3))
 def test_construction_equals_unfolded_reference_on_random_targets(t, seed):
-    c = certify_conv(t, seed=seed)
+    c = construct(t, seed=seed)
     ref_target, ref_net = dense_target(t), dense_frozen(c.network)
     for x in _points(t, 2, seed):
         nodes = c.network.evaluate_nodes(x)
@@ -221,7 +221,7 @@ def _target_values(t: TargetNetwork, x):
 
 
 def test_certificate_fields_and_streamed_bytes(tmp_path):
-    c = certify_conv(lenet_like(), seed=0)
+    c = construct(lenet_like(), seed=0)
     doc = conv_certificate_document(c)
     layers = doc["network"]["layers"]
     assert sorted(layers[0]) == ["activation", "beta", "dilation", "gamma", "input",
@@ -246,7 +246,7 @@ def test_certificate_fields_and_streamed_bytes(tmp_path):
 
 @pytest.mark.parametrize("edit", ["gamma", "beta", "kernel", "padding", "stride", "pool"])
 def test_exact_agreement_rejects_edited_certificates(edit):
-    doc = conv_certificate_document(certify_conv(lenet_like(), seed=0))
+    doc = conv_certificate_document(construct(lenet_like(), seed=0))
     L = doc["network"]["layers"]
     if edit == "gamma":
         L[0]["gamma"]["num"][3] = str(int(L[0]["gamma"]["num"][3]) + 1)
@@ -404,7 +404,7 @@ def test_torch_style_export_reproduces_the_target():
     from exactnorm.outputs.export_cnn import evaluate_state_dict_cnn, torch_state_dict_cnn
 
     t = lenet_like()
-    sd, arch = torch_state_dict_cnn(certify_conv(t, seed=0))
+    sd, arch = torch_state_dict_cnn(construct(t, seed=0))
     assert arch[:3] == ["conv(stride=1,padding=1,dilation=1)", "bn", "relu"]
     X = np.random.default_rng(0).random((5, 64))
     y = evaluate_state_dict_cnn(sd, arch, (1, 8, 8), X)
@@ -447,7 +447,7 @@ def test_cli_certificate_of_a_cnn_is_valid_for_both_checkers(tmp_path):
 @settings(max_examples=15, deadline=None)
 @given(conv_targets(dense_head=True), st.integers(0, 2))
 def test_integer_checkpoint_evaluation_equals_the_reference(t, seed):
-    c = certify_conv(t, seed=seed)
+    c = construct(t, seed=seed)
     for x in _points(t, 1, seed):
         nodes = c.network.evaluate_nodes(x)
         assert c.network.evaluate_checkpoints(x) == [nodes[cp] for cp in c.network.checkpoints]
@@ -456,7 +456,7 @@ def test_integer_checkpoint_evaluation_equals_the_reference(t, seed):
 def test_every_frozen_matrix_draws_from_its_own_stream():
     """The dense head is numbered from its true target layer (first_layer), so no stream key
     of the head repeats one of the convolutions'."""
-    doc = conv_certificate_document(certify_conv(lenet_like(), seed=0))
+    doc = conv_certificate_document(construct(lenet_like(), seed=0))
     keys = []
     for L in doc["network"]["layers"]:
         for entry in [L, *L.get("skip", [])]:

@@ -350,10 +350,10 @@ def certificate_pool() -> tuple[str, ...]:
 def conv_certificate_pool() -> tuple[str, ...]:
     """Serialized valid convolutional certificates (conv, pointwise conv, pooling, dense head)."""
     from exactnorm.certificate_conv import conv_certificate_document
-    from exactnorm.constructions.conv import certify_conv
+    from exactnorm.constructions.plan import construct
     from tests.test_conv import lenet_like
 
-    docs = [conv_certificate_document(certify_conv(lenet_like(seed), seed=0)) for seed in (1, 2)]
+    docs = [conv_certificate_document(construct(lenet_like(seed), seed=0)) for seed in (1, 2)]
     return tuple(certificate_bytes(doc).decode() for doc in docs)
 
 

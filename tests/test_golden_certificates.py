@@ -96,9 +96,9 @@ def _dense(target: Any) -> bool:
 def _certify(target: Any, **options: Any) -> Any:
     if _dense(target):
         return api.certify(target, **options)
-    from exactnorm.constructions.conv import certify_conv
+    from exactnorm.constructions.plan import construct
 
-    return certify_conv(target, **options)
+    return construct(target, **options)
 
 
 def _write(c: Any, path: Path, **options: Any) -> None:

@@ -197,7 +197,7 @@ def certify(target: TargetNetwork | str | os.PathLike[str], construction: str = 
     """Build γ, β of a frozen random network that reproduces ``target`` exactly (``certify``).
 
     The same code and defaults as ``exactnorm certify``: the construction, block size,
-    distribution and processes are settled by :func:`~exactnorm.api._certify.plan_certify`
+    distribution and processes are settled by :func:`~exactnorm.constructions.plan.plan_certify`
     (the measured cost model), and the certificate written from the result is byte-identical
     to the command line's.
 
@@ -306,23 +306,22 @@ def certify_cnn(target: Any, out: str | os.PathLike[str] | None = None, *,
 
     ``target`` is a :class:`~exactnorm.model.network.TargetNetwork` or the path of a
     convolutional ``.onnx`` model (then ``box = (lo, hi)`` is its input cube); ``options`` go
-    to :func:`~exactnorm.constructions.conv.certify_conv` (``seed``, ``distribution``,
-    ``retry``, ``shift_mode``, ``jobs``, ``solver``, ``max_system``, ``scheduler``,
-    ``progress``). Returns the :class:`~exactnorm.constructions.conv.ConvConstruction`.
+    to :func:`plan_certify` (``seed``, ``distribution``, ``retry``, ``shift_mode``, ``jobs``,
+    ``solver``, ``max_system``, ``scheduler``) and ``progress`` to the build.
     """
     from exactnorm.certificate_conv import write_conv_certificate
-    from exactnorm.constructions.conv import certify_conv
     from exactnorm.model.interop_cnn import load_cnn_target
 
     if isinstance(target, (str, os.PathLike)):
         exact_box = None if box is None else (parse_number(box[0], where="box lower end"),
                                               parse_number(box[1], where="box upper end"))
         target = load_cnn_target(target, exact_box)
+    progress = options.pop("progress", None)
     try:
-        inspect.signature(certify_conv).bind(target, **options)
+        inspect.signature(plan_certify).bind(target, **options)
     except TypeError as exc:
         raise InputError(f"certify_cnn: {exc}") from None
-    c = certify_conv(target, **options)
+    c = certify_target(target, plan_certify(target, **options), progress)
     if out is not None:
         write_conv_certificate(c, out, frozen_weights=frozen_weights)
     return c

@@ -34,10 +34,7 @@ def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
     from exactnorm.api import certify_cnn
     from exactnorm.certificate import load_certificate
     from exactnorm.certificate_conv import exact_agreement
-    from exactnorm.constructions.choice import system_seconds
-    from exactnorm.constructions.parallel import auto_jobs
     from exactnorm.model.interop_cnn import load_cnn_target
-    from exactnorm.model.kinds import ConvTargetLayer
     from exactnorm.model.targets import parse_box
 
     for name, default in _DENSE_ONLY:
@@ -50,14 +47,7 @@ def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
         raise InputError("convolutional certificates exist in version 2 only")
     box = parse_box(args.box) if args.box else None
     target = load_cnn_target(args.target, box)
-    if args.jobs == "auto":
-        # the convolutions' Khatri–Rao systems dominate (a LeNet's second one: m = 2400)
-        work = sum(system_seconds(layer.weight.nrows() * layer.weight.ncols())
-                   for layer in target.layers if isinstance(layer, ConvTargetLayer))
-        jobs = auto_jobs(work)
-    else:
-        jobs = args.jobs
-    opts = {"seed": args.seed, "retry": args.retry, "jobs": jobs, "solver": args.solver,
+    opts = {"seed": args.seed, "retry": args.retry, "jobs": args.jobs, "solver": args.solver,
             "max_system": args.max_system, "scheduler": args.scheduler}
     if args.distribution is not None:
         opts["distribution"] = args.distribution

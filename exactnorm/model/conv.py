@@ -22,7 +22,7 @@ from exactnorm.model.kinds import (
     PoolTargetLayer,
     TargetKind,
 )
-from exactnorm.model.kinds._window import MAX_PATCH_ENTRIES, unfolded_matrix
+from exactnorm.model.kinds.window import MAX_PATCH_ENTRIES, unfolded_matrix
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
 from exactnorm.model.values import Vector
 

@@ -9,14 +9,14 @@ pooling becomes ``AveragePool``; a dense layer reads its node flattened (C order
 certificate's vector) through ``MatMul`` and a ``BatchNormalization`` on ``(N, d)``; skips are
 ``MatMul`` + ``Add``.
 
->>> from exactnorm.constructions.conv import certify_conv
+>>> from exactnorm.constructions.plan import construct
 >>> from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer
 >>> from exactnorm.model.network import TargetNetwork
 >>> from flint import fmpq, fmpq_mat
 >>> g = ConvGeometry((1, 3, 3), (2, 2))
 >>> t = TargetNetwork((ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0]]), (fmpq(1),), "relu"),),
 ...                       (fmpq(0),) * 9, (fmpq(1),) * 9)
->>> sd, arch = torch_state_dict_cnn(certify_conv(t, seed=0).network)
+>>> sd, arch = torch_state_dict_cnn(construct(t, seed=0).network)
 >>> sorted(sd)[:3], arch[:3]
 (['0.weight', '1.bias', '1.running_mean'], ['conv(stride=1,padding=0,dilation=1)', 'bn', 'relu'])
 """

@@ -13,11 +13,11 @@ in :mod:`exactnorm.model.kinds.base`.
 from __future__ import annotations
 
 from exactnorm.model.kinds import avgpool, conv, dense
-from exactnorm.model.kinds._window import ConvGeometry
 from exactnorm.model.kinds.avgpool import FrozenPoolLayer, PoolTargetLayer
 from exactnorm.model.kinds.base import FrozenKind, LayerKind, Skip, TargetKind
 from exactnorm.model.kinds.conv import ConvTargetLayer, FrozenConvLayer
 from exactnorm.model.kinds.dense import FrozenLayer, TargetLayer
+from exactnorm.model.kinds.window import ConvGeometry
 
 __all__ = ["KINDS", "LayerKind", "TargetKind", "FrozenKind", "Skip", "ConvGeometry",
            "TargetLayer", "FrozenLayer", "ConvTargetLayer", "FrozenConvLayer",

@@ -5,7 +5,7 @@ the frozen layer is the same declared map. The map is monotone in each input, so
 over a box is the map of the box's two corners.
 
 >>> from flint import fmpq
->>> from exactnorm.model.kinds._window import ConvGeometry
+>>> from exactnorm.model.kinds.window import ConvGeometry
 >>> pool = PoolTargetLayer(ConvGeometry((1, 2, 2), (2, 2), stride=(2, 2)))
 >>> pool.evaluate(tuple(fmpq(k) for k in range(4))), pool.describe()
 ((3/2,), 'avgpool 2×2 s2 p0 d1, 1 channels')
@@ -21,8 +21,8 @@ import numpy as np
 from flint import fmpq
 
 from exactnorm.errors import InputError, ShapeError
-from exactnorm.model.kinds._window import ConvGeometry
 from exactnorm.model.kinds.base import LayerKind, Skip
+from exactnorm.model.kinds.window import ConvGeometry
 from exactnorm.model.values import Node, Vector, exact_values, node_values
 
 __all__ = ["NAME", "PoolTargetLayer", "FrozenPoolLayer", "KIND"]

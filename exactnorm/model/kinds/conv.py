@@ -1,13 +1,13 @@
 """The ``conv`` kind: convolutions with one γ and one β per channel (BatchNorm2d in eval mode).
 
 A convolution with geometry ``g`` maps ``a`` to ``K·patch_{y,x}(a) + b`` at every output position
-``(y, x)`` (:mod:`~exactnorm.model.kinds._window`); ``K`` is the ``c_out × C·kh·kw`` kernel matrix.
+``(y, x)`` (:mod:`~exactnorm.model.kinds.window`); ``K`` is the ``c_out × C·kh·kw`` kernel matrix.
 The frozen layer computes ``σ(γ ⊙_channels (V·patch) + β)``, the same γ and β at every position.
 The interval rule is the dense rule on each patch (padding pixels the point 0), exact because each
 patch ranges over a product of intervals.
 
 >>> from flint import fmpq, fmpq_mat
->>> from exactnorm.model.kinds._window import ConvGeometry
+>>> from exactnorm.model.kinds.window import ConvGeometry
 >>> g = ConvGeometry((1, 3, 3), (2, 2), padding=(1, 1), stride=(2, 2))
 >>> layer = ConvTargetLayer(g, fmpq_mat([[1, 1, 1, 1]]), (fmpq(0),), "identity")
 >>> layer.evaluate(tuple(fmpq(k) for k in range(9)))
@@ -28,8 +28,8 @@ from flint import fmpq_mat, fmpz_mat
 from exactnorm.checker.vocabulary import ACTIVATIONS
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix, clear_denominators, to_numpy
-from exactnorm.model.kinds._window import ConvGeometry, add_channel_bias, window_range
 from exactnorm.model.kinds.base import LayerKind, Skip
+from exactnorm.model.kinds.window import ConvGeometry, add_channel_bias, window_range
 from exactnorm.model.values import Node, Scaled, Vector, activate, scaled_affine
 
 __all__ = ["NAME", "ConvTargetLayer", "FrozenConvLayer", "KIND"]

@@ -2,7 +2,7 @@
 timings).
 
 Two small deterministic CNNs (rational weights from a seeded ``random.Random``, box
-``[0, 1]^{C·H·W}``) are certified by :func:`~exactnorm.constructions.conv.certify_conv` with
+``[0, 1]^{C·H·W}``) are certified by :func:`~exactnorm.constructions.plan.construct` with
 default options; each row is one target layer: its kind and geometry, channels, the Khatri–Rao
 system's size and exact rank, and the bit sizes of γ and β. Every certificate is written,
 read back and cross-checked by exact evaluation of both networks at the box's corners and two
@@ -16,7 +16,7 @@ import random
 from flint import fmpq, fmpq_mat
 
 from exactnorm.certificate_conv import conv_certificate_document, exact_agreement
-from exactnorm.constructions.conv import certify_conv
+from exactnorm.constructions.plan import construct
 from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer, PoolTargetLayer
 from exactnorm.model.network import TargetLayer, TargetNetwork
 from exactnorm.outputs.tables.proof_table import ProofTable
@@ -73,7 +73,7 @@ def table_t9() -> ProofTable:
     """T9: per target layer of two small CNNs certified by Theorem 1 over channels."""
     rows = []
     for name, target in t9_targets():
-        c = certify_conv(target, seed=0)
+        c = construct(target, seed=0)
         doc = conv_certificate_document(c)
         points = exact_agreement(doc, points=4, seed=0)
         for r, layer in zip(c.reports, target.layers):
