@@ -59,8 +59,7 @@ def main() -> int:
     args = ap.parse_args()
 
     from exactnorm.api import check_file
-    from exactnorm.certificate import load_certificate
-    from exactnorm.certificate_conv import exact_agreement, write_conv_certificate
+    from exactnorm.certificate import exact_agreement, load_certificate, write_certificate
     from exactnorm.constructions.plan import construct
     from exactnorm.model.interop_cnn import target_from_state_dict_cnn
     from exactnorm.outputs.export_cnn import onnx_model_cnn
@@ -93,7 +92,7 @@ def main() -> int:
               f"γ bits {r.gamma_bits}, β bits {r.beta_bits}, {r.seconds:.1f} s")
     cert = folder / "lenet.json.gz"
     t0 = time.perf_counter()
-    size = write_conv_certificate(c, cert)
+    size = write_certificate(c, cert)
     phase("2b write certificate (.json.gz)", t0, f"{size / 1e6:.1f} MB")
     del c
     t0 = time.perf_counter()

@@ -16,13 +16,13 @@ from flint import fmpq, fmpq_mat
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from exactnorm.certificate import load_certificate
-from exactnorm.certificate_conv import (
-    conv_certificate_document,
-    conv_networks_from_dict,
+from exactnorm.certificate import (
+    certificate_document,
     exact_agreement,
-    write_conv_certificate,
+    load_certificate,
+    write_certificate,
 )
+from exactnorm.certificate.read_kinds import conv_networks_from_dict
 from exactnorm.constructions.plan import construct
 from exactnorm.errors import InputError, InvariantError, ShapeError
 from exactnorm.exact.linalg import to_fmpq_mat
@@ -222,7 +222,7 @@ def _target_values(t: TargetNetwork, x):
 
 def test_certificate_fields_and_streamed_bytes(tmp_path):
     c = construct(lenet_like(), seed=0)
-    doc = conv_certificate_document(c)
+    doc = certificate_document(c)
     layers = doc["network"]["layers"]
     assert sorted(layers[0]) == ["activation", "beta", "dilation", "gamma", "input",
                                  "input_shape", "kernel_shape", "kind", "padding", "stride",
@@ -233,20 +233,20 @@ def test_certificate_fields_and_streamed_bytes(tmp_path):
                                  "padding", "stride"]
     assert doc["target"]["layers"][1]["kind"] == "avgpool"
     assert "kind" not in doc["target"]["layers"][3]
-    write_conv_certificate(c, tmp_path / "c.json.gz")
+    write_certificate(c, tmp_path / "c.json.gz")
     with gzip.open(tmp_path / "c.json.gz", "rt") as fh:
         assert json.load(fh) == json.loads(json.dumps(doc))
     back_t, back_n = conv_networks_from_dict(load_certificate(tmp_path / "c.json.gz"))
     assert back_t == c.target and back_n.checkpoints == c.network.checkpoints
     assert [layer.weight for layer in back_n.layers if hasattr(layer, "weight")] == \
         [layer.weight for layer in c.network.layers if hasattr(layer, "weight")]
-    explicit = conv_certificate_document(c, frozen_weights="explicit")
+    explicit = certificate_document(c, frozen_weights="explicit")
     assert exact_agreement(explicit, points=2) == 2
 
 
 @pytest.mark.parametrize("edit", ["gamma", "beta", "kernel", "padding", "stride", "pool"])
 def test_exact_agreement_rejects_edited_certificates(edit):
-    doc = conv_certificate_document(construct(lenet_like(), seed=0))
+    doc = certificate_document(construct(lenet_like(), seed=0))
     L = doc["network"]["layers"]
     if edit == "gamma":
         L[0]["gamma"]["num"][3] = str(int(L[0]["gamma"]["num"][3]) + 1)
@@ -456,7 +456,7 @@ def test_integer_checkpoint_evaluation_equals_the_reference(t, seed):
 def test_every_frozen_matrix_draws_from_its_own_stream():
     """The dense head is numbered from its true target layer (first_layer), so no stream key
     of the head repeats one of the convolutions'."""
-    doc = conv_certificate_document(construct(lenet_like(), seed=0))
+    doc = certificate_document(construct(lenet_like(), seed=0))
     keys = []
     for L in doc["network"]["layers"]:
         for entry in [L, *L.get("skip", [])]:
@@ -477,3 +477,22 @@ def test_old_network_names_are_deprecated_aliases_of_the_one_network():
         old.NoSuchName  # noqa: B018
     t = lenet_like()
     assert "kinds=conv,avgpool,conv,dense" in repr(t) and len(repr(t)) < 200
+
+
+def test_one_writer_for_every_kind_refuses_a_version_without_the_kind(tmp_path):
+    """The kind-free frame writes a CNN exactly like a dense network's certificate (streamed
+    bytes equal the document's), and version 1 — which has no convolutions — is refused before
+    anything is written, naming the parameter."""
+    from exactnorm.certificate import certificate_bytes, require_version
+
+    c = construct(lenet_like(), seed=0)
+    write_certificate(c, tmp_path / "c.json")
+    assert (tmp_path / "c.json").read_bytes() == certificate_bytes(certificate_document(c))
+    with pytest.raises(InputError) as info:
+        certificate_document(c, version=1)
+    assert info.value.parameter == "version" and "conv layers exist in certificate version 2" \
+        in str(info.value)
+    with pytest.raises(InputError):
+        write_certificate(c, tmp_path / "v1.json", version=1)
+    assert not (tmp_path / "v1.json").exists()
+    require_version(c.target.layers[3:], 1)  # a dense layer has every version

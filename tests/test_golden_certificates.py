@@ -102,12 +102,7 @@ def _certify(target: Any, **options: Any) -> Any:
 
 
 def _write(c: Any, path: Path, **options: Any) -> None:
-    if _dense(c.target):
-        api.write_certificate(c, path, **options)
-        return
-    from exactnorm.certificate_conv import write_conv_certificate
-
-    write_conv_certificate(c, path, **options)
+    api.write_certificate(c, path, **options)
 
 
 #: name → (target, certify options, write options, file name)

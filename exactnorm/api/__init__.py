@@ -309,7 +309,6 @@ def certify_cnn(target: Any, out: str | os.PathLike[str] | None = None, *,
     to :func:`plan_certify` (``seed``, ``distribution``, ``retry``, ``shift_mode``, ``jobs``,
     ``solver``, ``max_system``, ``scheduler``) and ``progress`` to the build.
     """
-    from exactnorm.certificate_conv import write_conv_certificate
     from exactnorm.model.interop_cnn import load_cnn_target
 
     if isinstance(target, (str, os.PathLike)):
@@ -323,7 +322,7 @@ def certify_cnn(target: Any, out: str | os.PathLike[str] | None = None, *,
         raise InputError(f"certify_cnn: {exc}") from None
     c = certify_target(target, plan_certify(target, **options), progress)
     if out is not None:
-        write_conv_certificate(c, out, frozen_weights=frozen_weights)
+        write_certificate(c, out, frozen_weights=frozen_weights)
     return c
 
 

@@ -32,8 +32,7 @@ _DENSE_ONLY = (("construction", "auto"), ("block", None), ("routing", None), ("r
 def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
     """``exactnorm certify`` for a convolutional ``.onnx`` target (module doc)."""
     from exactnorm.api import certify_cnn
-    from exactnorm.certificate import load_certificate
-    from exactnorm.certificate_conv import exact_agreement
+    from exactnorm.certificate import exact_agreement, load_certificate
     from exactnorm.model.interop_cnn import load_cnn_target
     from exactnorm.model.targets import parse_box
 

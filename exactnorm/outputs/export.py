@@ -78,8 +78,7 @@ from typing import Any
 import numpy as np
 from flint import fmpq, fmpz
 
-from exactnorm.certificate import network_from_dict
-from exactnorm.certificate_conv import is_conv_document
+from exactnorm.certificate import needs_kind_reader, network_from_dict
 from exactnorm.errors import InputError, ShapeError, require_extra
 from exactnorm.exact.files import atomic_write_bytes, npz_bytes
 from exactnorm.exact.rationals import (
@@ -495,7 +494,7 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
     """
     if format not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {format!r}; expected one of {EXPORT_FORMATS}")
-    if is_conv_document(cert_doc):
+    if needs_kind_reader(cert_doc):
         return _render_conv(cert_doc, format, mean=mean, scale=scale, eps=eps, dtype=dtype,
                             normalization=normalization)
     if format == "json":

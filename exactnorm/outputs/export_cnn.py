@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from exactnorm.certificate import read_networks
 from exactnorm.errors import InputError, require_extra
 from exactnorm.exact.linalg import to_numpy
 from exactnorm.model.kinds import FrozenConvLayer, FrozenPoolLayer
@@ -42,9 +43,7 @@ def cnn_network(source: Any) -> FrozenNetwork:
     if isinstance(getattr(source, "network", None), FrozenNetwork):
         return source.network
     if isinstance(source, dict):
-        from exactnorm.certificate_conv import conv_networks_from_dict
-
-        return conv_networks_from_dict(source)[1]
+        return read_networks(source)[1]
     raise InputError("expected a convolutional certificate, construction or network")
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from exactnorm.certificate import decode_compact
+from exactnorm.certificate import read_target
 from exactnorm.errors import InputError, require_extra
 from exactnorm.outputs.export import (
     _FLOAT_DTYPES,
@@ -20,7 +20,6 @@ from exactnorm.outputs.export import (
     ONNX_OPSET,
     _float_layers,
     _floats,
-    is_conv_document,
 )
 from exactnorm.outputs.floatnet import box_points
 from exactnorm.outputs.stages import ProgressHook
@@ -192,15 +191,7 @@ def verify_onnx(cert_doc: dict[str, Any], path: str | os.PathLike[str], points: 
         ``argmax_agree`` (points whose largest output has the same index).
     """
     ort = require_extra("onnxruntime", "--verify")
-    from exactnorm.model.targets import target_from_dict
-
-    if is_conv_document(cert_doc):
-        from exactnorm.certificate_conv import conv_target_from_dict
-
-        g: Any = conv_target_from_dict(cert_doc)
-    else:
-        # only the target is decoded: the network's compact numbers stay as they are
-        g = target_from_dict(decode_compact({k: cert_doc.get(k) for k in ("domain", "target")}))
+    g = read_target(cert_doc)
     xs = box_points(g.lower, g.upper, points, seed)
     exact = np.array([_floats(g.evaluate(x)) for x in xs])
     session = ort.InferenceSession(os.fspath(path), providers=["CPUExecutionProvider"])

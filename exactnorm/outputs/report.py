@@ -33,8 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from exactnorm import checker_flint
-from exactnorm.certificate import decode_compact, network_from_dict
-from exactnorm.certificate_conv import is_conv_document
+from exactnorm.certificate import decode_compact, needs_kind_reader, network_from_dict
 from exactnorm.checker.numbers import CertificateError
 from exactnorm.checker.reading import Picks, read_certificate
 from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS
@@ -174,7 +173,7 @@ def _networks(doc: dict[str, Any]) -> tuple[Any, Any]:
     try:
         lower, upper, target_layers, layers, cps, _ = read_certificate(doc, DEFAULT_MAX_DIGITS)
     except CertificateError as exc:
-        if is_conv_document(doc):
+        if needs_kind_reader(doc):
             raise InputError(f"the report reads convolutional certificates through the checker's "
                              f"reader, which refuses this one: {exc}") from None
         # only these two sections are decoded: the network's compact numbers stay as they are
@@ -420,7 +419,7 @@ def float_error_study(doc: dict[str, Any], target: TargetNetwork, *,
     from exactnorm.errors import ExactnormError
     from exactnorm.outputs.floatnet import float_errors, float_network
 
-    if is_conv_document(doc):
+    if needs_kind_reader(doc):
         return None, "measured for fully connected certificates only (this one has convolutions)"
     try:
         net = float_network(doc, progress=progress)

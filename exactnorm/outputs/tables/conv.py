@@ -6,7 +6,7 @@ Two small deterministic CNNs (rational weights from a seeded ``random.Random``, 
 default options; each row is one target layer: its kind and geometry, channels, the Khatri–Rao
 system's size and exact rank, and the bit sizes of γ and β. Every certificate is written,
 read back and cross-checked by exact evaluation of both networks at the box's corners and two
-interior points (:func:`~exactnorm.certificate_conv.exact_agreement`).
+interior points (:func:`~exactnorm.certificate.exact_agreement`).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import random
 
 from flint import fmpq, fmpq_mat
 
-from exactnorm.certificate_conv import conv_certificate_document, exact_agreement
+from exactnorm.certificate import certificate_document, exact_agreement
 from exactnorm.constructions.plan import construct
 from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer, PoolTargetLayer
 from exactnorm.model.network import TargetLayer, TargetNetwork
@@ -74,7 +74,7 @@ def table_t9() -> ProofTable:
     rows = []
     for name, target in t9_targets():
         c = construct(target, seed=0)
-        doc = conv_certificate_document(c)
+        doc = certificate_document(c)
         points = exact_agreement(doc, points=4, seed=0)
         for r, layer in zip(c.reports, target.layers):
             if isinstance(layer, ConvTargetLayer):
