@@ -321,13 +321,14 @@ def _ort_outputs(path, X):
 
 @pytest.mark.parametrize("bn", [False, True])
 def test_onnx_cnn_import_certifies_and_export_reproduces_it(tmp_path, bn):
-    from exactnorm.api import certify_cnn
+    from exactnorm import api
     from exactnorm.outputs.export_cnn import onnx_model_cnn
 
     path = tmp_path / "cnn.onnx"
     _onnx_cnn(path, bn=bn)
     out = tmp_path / "cert.json.gz"
-    c = certify_cnn(path, out, box=(0, 1), seed=0)
+    c = api.certify(path, box=(0, 1), seed=0)
+    api.write_certificate(c, out)
     assert [type(layer).__name__ for layer in c.target.layers] == \
         ["ConvTargetLayer", "PoolTargetLayer", "ConvTargetLayer", "TargetLayer"]
     assert exact_agreement(load_certificate(out), points=4) == 4
@@ -424,13 +425,17 @@ def test_cli_certifies_a_cnn_with_the_box_only(tmp_path):
     _onnx_cnn(tmp_path / "model.onnx")
     r = _cli("certify", "--target", "model.onnx", "--box", "0:1", "--no-check", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "exact evaluation: every checkpoint equals its target layer" in r.stdout
+    assert "conv (run by run): target layer 1 conv: Theorem 1 over channels" in r.stdout
     doc = load_certificate(tmp_path / "certificate.json")
     assert [L.get("kind", "dense") for L in doc["network"]["layers"]][:3] == \
         ["conv", "conv", "avgpool"]
     r = _cli("certify", "--target", "model.onnx", "--box", "0:1", "--block", "2", "--force",
              cwd=tmp_path)
-    assert r.returncode == 2 and "does not apply to a convolutional target" in r.stderr
+    assert r.returncode == 2 and "--block applies to a whole-target construction only" \
+        in r.stderr and "conv, avgpool, dense" in r.stderr
+    r = _cli("certify", "model.onnx", "--box", "0:1", "--format-version", "1", "--force",
+             cwd=tmp_path)
+    assert r.returncode == 2 and "need certificate --format-version 2 or later" in r.stderr
 
 
 def test_cli_certificate_of_a_cnn_is_valid_for_both_checkers(tmp_path):
@@ -490,7 +495,7 @@ def test_one_writer_for_every_kind_refuses_a_version_without_the_kind(tmp_path):
     assert (tmp_path / "c.json").read_bytes() == certificate_bytes(certificate_document(c))
     with pytest.raises(InputError) as info:
         certificate_document(c, version=1)
-    assert info.value.parameter == "version" and "conv layers exist in certificate version 2" \
+    assert info.value.parameter == "version" and "conv layers need certificate version 2" \
         in str(info.value)
     with pytest.raises(InputError):
         write_certificate(c, tmp_path / "v1.json", version=1)

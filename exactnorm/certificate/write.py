@@ -119,9 +119,11 @@ def _codec(layer: Any, what: str) -> Codec:
     return codec
 
 
-def require_version(layers: Iterable[Any], version: int) -> None:
+def require_version(layers: Iterable[Any], version: int, *,
+                    parameter: str = "version") -> None:
     """Refuse a certificate ``version`` older than the format version a layer kind needs, before
-    anything is built or written (a convolution exists from version 2 on).
+    anything is built or written (a convolution exists from version 2 on); the message names
+    ``parameter``.
 
     >>> from exactnorm.model.targets import demo_target
     >>> require_version(demo_target().layers, 1)
@@ -129,9 +131,9 @@ def require_version(layers: Iterable[Any], version: int) -> None:
     for i, layer in enumerate(layers, 1):
         codec = _codec(layer, f"layer {i}")
         if version < codec.since_version:
-            raise InputError(f"{codec.kind} layers exist in certificate version "
-                             f"{codec.since_version} and later, not in version {version}",
-                             parameter="version")
+            raise InputError(f"{codec.kind} layers need certificate {parameter} "
+                             f"{codec.since_version} or later, got {parameter} {version}",
+                             parameter=parameter)
 
 
 def target_sections(target: TargetNetwork) -> dict[str, Any]:

@@ -64,8 +64,8 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("target_file", metavar="TARGET", nargs="?", default=None,
                    help="target network: .json with domain/target, .npz with W1,b1,..., a "
                         "PyTorch nn.Sequential state dict (.npz or .pt, with --activations), "
-                        "or an ONNX MLP (.onnx, with a box); without it (or with --demo) the "
-                        "embedded demo target")
+                        "or an ONNX MLP or CNN (.onnx, with a box); without it (or with "
+                        "--demo) the embedded demo target")
     p.add_argument("--target", metavar="FILE", default=None,
                    help="the same as TARGET (kept for scripts)")
     p.add_argument("--demo", action="store_true",

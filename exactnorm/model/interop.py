@@ -90,7 +90,7 @@ from exactnorm.errors import (
 )
 from exactnorm.exact.files import npz_array, npz_box_arrays, read_npz_archive
 from exactnorm.exact.linalg import from_numpy_exact, to_fractions
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
 from exactnorm.model.network import ACTIVATIONS, DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.targets import load_target, npz_activations
 
@@ -138,7 +138,10 @@ def _exact_vector(a: Any, what: str) -> list[Fraction]:
     return [row[0] for row in _exact_matrix(np.asarray(a).reshape(-1), what)]
 
 
-def _box(values: Sequence[Any], what: str) -> list[Any]:
+def _box(values: Any, what: str, d: int) -> list[Any]:
+    if np.ndim(values) == 0:  # one number: the same bound for each of the d inputs
+        values = [parse_number(values, where=f"box {what}") if isinstance(values, str)
+                  else values] * d
     arr = np.asarray(values)
     if arr.dtype.kind == "f":
         return _exact_vector(arr, f"box {what}")
@@ -237,7 +240,7 @@ def target_from_sklearn(model: Any, lower: Sequence[Any], upper: Sequence[Any], 
         ``Pipeline`` whose steps are ``StandardScaler``/``MinMaxScaler`` (or ``"passthrough"``)
         followed by such an MLP. Loaded by the caller: exactnorm never unpickles a file.
     lower, upper
-        The input box ``D`` (floats convert exactly).
+        The input box ``D``: sequences, or one number each for a cube (floats convert exactly).
     box_space
         ``"raw"``: the box is in the coordinates ``model.predict`` receives (the target's input);
         ``"scaled"``: in the coordinates the MLP sees after the scalers; it is mapped back exactly.
@@ -272,8 +275,8 @@ def target_from_sklearn(model: Any, lower: Sequence[Any], upper: Sequence[Any], 
         d = len(weights[0][0])
         affines = [_scaler_affine(step, name, d) for name, step in steps[:-1]
                    if step is not None and step != "passthrough"]
-    lo, hi = _box(lower, "lower"), _box(upper, "upper")
     d = len(weights[0][0])
+    lo, hi = _box(lower, "lower", d), _box(upper, "upper", d)
     if len(lo) != d or len(hi) != d:
         raise ShapeError(f"the box has {len(lo)}/{len(hi)} bounds, the model {d} inputs")
     if box_space == "scaled":
@@ -342,7 +345,7 @@ def target_from_state_dict(arrays: Mapping[str, Any], lower: Sequence[Any],
         ``np.asarray`` accepts; the reserved keys ``lower``, ``upper``, ``activations`` are ignored
         here). Weights are ``(out, in)`` as in exactnorm; every float converts exactly.
     lower, upper
-        The input box ``D``.
+        The input box ``D``: sequences, or one number each for a cube.
     activations
         One of ``relu``/``identity`` per ``Linear`` layer, in module order. Required: a state
         dict does not contain its activations.
@@ -374,8 +377,9 @@ def target_from_state_dict(arrays: Mapping[str, Any], lower: Sequence[Any],
                                      f"width limit {max_width} (raise it with --max-width)")
         weights.append(_exact_matrix(W, f"{idx}.weight"))
         biases.append(_exact_vector(b, f"{idx}.bias"))
-    return TargetNetwork.from_lists(weights, biases, acts, lower=_box(lower, "lower"),
-                                    upper=_box(upper, "upper"), max_width=max_width)
+    d = len(weights[0][0])
+    return TargetNetwork.from_lists(weights, biases, acts, lower=_box(lower, "lower", d),
+                                    upper=_box(upper, "upper", d), max_width=max_width)
 
 
 def _declared(in_file: Sequence[str] | None, option: str | Sequence[str] | None,
@@ -477,7 +481,7 @@ def target_from_onnx(model: Any, lower: Sequence[Any], upper: Sequence[Any], *,
         ``Relu``, ``Identity`` and ``Flatten`` (``axis = 1``) from one input to one output, with
         every weight an initializer.
     lower, upper
-        The input box ``D``.
+        The input box ``D``: sequences, or one number each for a cube.
 
     Returns
     -------
@@ -494,8 +498,11 @@ def target_from_onnx(model: Any, lower: Sequence[Any], upper: Sequence[Any], *,
     """
     interface: dict[str, Any] = {}
     weights, biases, acts = _onnx_layers(model, max_width, interface)
-    return _with_source(TargetNetwork.from_lists(weights, biases, acts, lower=_box(lower, "lower"),
-                                                 upper=_box(upper, "upper"), max_width=max_width),
+    d = len(weights[0][0])
+    return _with_source(TargetNetwork.from_lists(weights, biases, acts,
+                                                 lower=_box(lower, "lower", d),
+                                                 upper=_box(upper, "upper", d),
+                                                 max_width=max_width),
                         interface)
 
 
