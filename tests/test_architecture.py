@@ -4,17 +4,17 @@ Data flows upward through the layers; a module may import its own layer and the 
 never one above::
 
     errors, exactnorm (package root)                                 0
-    exact          rationals, linalg, padic, sampling, files         1
-    model          network, targets, interop                         2
-    constructions  common, theorem1, lowrank, tradeoff               3
-    certificate, checker, checker_flint, regenerate                  4  (the trust boundary)
+    exact          rationals, linalg, padic, sampling, files, parallel   1
+    model          network, kinds/, targets, interop, loading        2
+    constructions  common, theorem1, lowrank, tradeoff, plan, kinds/ 3
+    certificate/, checker/, checker_flint                            4  (the trust boundary)
     analysis       structural, sweeps, detsystem, detpoly, …         5
-    outputs        export, report, tables/                           6
-    api, strategies                                                  7
+    outputs        export, batchnorm, report, tables/                6
+    api, strategies/                                                 7
     cli, commands, __main__                                          8
 
-``checker.py`` and ``regenerate.py`` import only the standard library (they must stay readable
-and runnable on their own). Every ``import`` statement counts, also inside functions and
+The ``checker`` package imports only the standard library (it must stay readable and runnable on
+its own, as a copied folder). Every ``import`` statement counts, also inside functions and
 ``TYPE_CHECKING`` blocks: a lazy import does not make an upward dependency go away.
 """
 
@@ -36,15 +36,15 @@ LAYER_OF_TOP = {
     "model": 2,
     "constructions": 3,
     "certificate": 4, "checker": 4,
-    "checker_flint": 4, "regenerate": 4,
+    "checker_flint": 4,
     "analysis": 5,
     "outputs": 6,
-    "api": 7, "strategies": 7, "strategies_conv": 7,
+    "api": 7, "strategies": 7,
     "cli": 8, "commands": 8, "__main__": 8,
 }
 
-#: the trusted kernel: every module of the checker package, and the shim at the old name
-STANDARD_LIBRARY_ONLY = {"exactnorm.regenerate"} | {
+#: the trusted kernel: every module of the checker package
+STANDARD_LIBRARY_ONLY = {
     f"exactnorm.checker.{p.stem}" if p.stem != "__init__" else "exactnorm.checker"
     for p in (PACKAGE / "checker").glob("*.py")}
 
@@ -293,29 +293,15 @@ def test_cli_defaults_mirror_the_library():
 
 #: strongly connected components of the import graph (module-level and function-level imports,
 #: the façade edge excepted) that still exist
-KNOWN_CYCLES: set[frozenset[str]] = {
-    frozenset({"exactnorm.outputs.export", "exactnorm.outputs.export_json",
-               "exactnorm.outputs.export_onnx"}),
-}
+KNOWN_CYCLES: set[frozenset[str]] = set()
 
 #: ``(importer, module, name)``: private names imported from another module
-KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = {
-    ("exactnorm.constructions.tradeoff", "exactnorm.constructions.theorem1", "_pack_matrix"),
-    ("exactnorm.constructions.tradeoff", "exactnorm.constructions.theorem1", "_pack_q"),
-    ("exactnorm.constructions.tradeoff", "exactnorm.constructions.theorem1", "_unpack_matrix"),
-    ("exactnorm.constructions.tradeoff", "exactnorm.constructions.theorem1", "_unpack_q"),
-
-    ("exactnorm.outputs.export_json", "exactnorm.outputs.export", "_layer_stats"),
-    ("exactnorm.outputs.export_json", "exactnorm.outputs.export", "_network"),
-    ("exactnorm.outputs.export_onnx", "exactnorm.outputs.export", "_FLOAT_DTYPES"),
-    ("exactnorm.outputs.export_onnx", "exactnorm.outputs.export", "_float_layers"),
-    ("exactnorm.outputs.export_onnx", "exactnorm.outputs.export", "_floats"),
-}
+KNOWN_PRIVATE_IMPORTS: set[tuple[str, str, str]] = set()
 
 #: at most this many ``.py`` files directly in the package (``__init__``, ``__main__`` included)
 MAX_ROOT_MODULES = 6
 #: root modules above that number that still have to move into a package
-KNOWN_ROOT_SURPLUS = {"regenerate.py", "strategies.py", "strategies_conv.py"}
+KNOWN_ROOT_SURPLUS: set[str] = set()
 
 MAX_MODULE_LINES = 700
 #: modules still over the limit (owned by another change)
@@ -487,3 +473,19 @@ def test_every_command_module_only_parses_calls_and_prints(path):
         assert used, f"commands/{path.name} is clean: remove it from KNOWN_COMMAND_EXCEPTIONS"
     else:
         assert not used, f"commands/{path.name} imports {used}"
+
+
+#: the one module that starts worker processes (``map_tasks``)
+PROCESS_POOL_MODULE = "exactnorm.exact.parallel"
+
+
+def test_one_process_pool_function_for_the_whole_package():
+    """Only exact/parallel.py imports concurrent.futures or multiprocessing; everyone else goes
+    through its map_tasks (order, chunking, Dask and pickling rules in one place)."""
+    pools = ("concurrent.futures", "multiprocessing")
+    users = set()
+    for path in MODULES:
+        for target, _ in imports_of(path):
+            if target.startswith(pools):
+                users.add(module_name(path))
+    assert users == {PROCESS_POOL_MODULE}, sorted(users)

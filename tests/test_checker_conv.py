@@ -24,7 +24,7 @@ from exactnorm.certificate import certificate_document
 from exactnorm.checker.regenerate import regenerate
 from exactnorm.constructions.plan import construct
 from exactnorm.exact.rationals import parse_number
-from exactnorm.strategies_conv import conv_targets
+from exactnorm.strategies import conv_targets
 
 
 def both(doc: dict) -> Any:

@@ -41,7 +41,7 @@ from exactnorm.model.network import (
     TargetNetwork,
     affine_interval,
 )
-from exactnorm.strategies_conv import conv_targets
+from exactnorm.strategies import conv_targets
 
 # ----------------------------------------------------------------- dense unfolded references
 

@@ -40,12 +40,12 @@ from hypothesis import strategies as st
 
 from exactnorm import api, checker, checker_flint
 from exactnorm.certificate import certificate_bytes, certificate_document, network_from_dict
+from exactnorm.checker.regenerate import regenerate
 from exactnorm.cli import main
 from exactnorm.errors import ExactnormError
 from exactnorm.exact.rationals import parse_number, strict_json_loads, unlimited_int_digits
 from exactnorm.exact.sampling import layer_rng
 from exactnorm.model.targets import load_target, random_target, target_from_dict, target_to_dict
-from exactnorm.regenerate import regenerate
 
 # ----------------------------------------------------------------------------- budget
 

@@ -17,6 +17,7 @@ from exactnorm.certificate import (
 from exactnorm.errors import InputError, require_integer
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.outputs.export import EXPORT_FORMATS, export_certificate
+from exactnorm.outputs.export_onnx import verify_onnx
 from exactnorm.outputs.report import FLOAT_ERROR_POINTS, report_contents, write_report
 from exactnorm.outputs.stages import Stages, declared_depth
 
@@ -90,8 +91,6 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
                                                 **options)
         stages.finish("write")
         if verify:
-            from exactnorm.outputs.export_onnx import verify_onnx
-
             m = verify_onnx(doc, out, verify)
             stages.finish("verify")
     if verify:

@@ -39,8 +39,8 @@ from exactnorm.constructions.choice import (
 from exactnorm.constructions.common import DEFAULT_RETRY, SHIFT_MODES, Construction, provenance
 from exactnorm.constructions.kinds import COMPOSITE, COMPOSITE_SHIFT_MODE, REALIZERS
 from exactnorm.constructions.kinds.base import Options, RunPlan
-from exactnorm.constructions.parallel import auto_jobs
 from exactnorm.errors import InputError, require_integer
+from exactnorm.exact.parallel import auto_jobs
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, parse_distribution
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
 

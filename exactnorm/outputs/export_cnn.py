@@ -30,7 +30,8 @@ import numpy as np
 from exactnorm.certificate import read_networks
 from exactnorm.errors import InputError, require_extra
 from exactnorm.exact.linalg import to_numpy
-from exactnorm.model.kinds import FrozenConvLayer, FrozenPoolLayer
+from exactnorm.model.interop_cnn import parse_architecture
+from exactnorm.model.kinds import ConvGeometry, FrozenConvLayer, FrozenPoolLayer, PoolTargetLayer
 from exactnorm.model.network import FrozenLayer, FrozenNetwork
 
 __all__ = ["onnx_model_cnn", "torch_state_dict_cnn", "evaluate_state_dict_cnn", "cnn_network"]
@@ -264,9 +265,6 @@ def evaluate_state_dict_cnn(sd: dict[str, np.ndarray], arch: list[str],
                             eps: float = 0.0) -> np.ndarray:
     """float64 forward pass of :func:`torch_state_dict_cnn`'s parameters with PyTorch's
     eval-mode semantics (``BatchNorm``: ``(x − μ)/√(var + eps)·w + b``), for tests."""
-    from exactnorm.model.interop_cnn import parse_architecture
-    from exactnorm.model.kinds import ConvGeometry, PoolTargetLayer
-
     A = np.asarray(X, dtype=np.float64)
     shape: tuple[int, ...] = tuple(input_shape)
     keys = sorted({key.split(".")[0] for key in sd}, key=int)

@@ -13,13 +13,13 @@ import numpy as np
 
 from exactnorm.certificate import read_target
 from exactnorm.errors import InputError, require_extra
-from exactnorm.outputs.export import (
-    _FLOAT_DTYPES,
+from exactnorm.outputs.batchnorm import (
     DEFAULT_EPS,
+    FLOAT_DTYPES,
     FLOAT_WARNING,
     ONNX_OPSET,
-    _float_layers,
-    _floats,
+    float_layers,
+    floats,
 )
 from exactnorm.outputs.floatnet import box_points
 from exactnorm.outputs.stages import ProgressHook
@@ -63,13 +63,13 @@ def onnx_model(cert_doc: dict[str, Any], *, dtype: str = "float64",
     onnx = require_extra("onnx", "the ONNX export")
     from onnx import TensorProto, helper, numpy_helper
 
-    if dtype not in _FLOAT_DTYPES:
-        raise InputError(f"dtype must be one of {tuple(_FLOAT_DTYPES)}, got {dtype!r}")
+    if dtype not in FLOAT_DTYPES:
+        raise InputError(f"dtype must be one of {tuple(FLOAT_DTYPES)}, got {dtype!r}")
     if normalization not in ("batchnorm", "muladd"):
         raise InputError(f"normalization must be 'batchnorm' or 'muladd', got {normalization!r}")
-    np_dtype = _FLOAT_DTYPES[dtype]
+    np_dtype = FLOAT_DTYPES[dtype]
     elem = TensorProto.FLOAT if dtype == "float32" else TensorProto.DOUBLE
-    net, layers = _float_layers(cert_doc, mean, scale, eps, progress=progress)
+    net, layers = float_layers(cert_doc, mean, scale, eps, progress=progress)
     inits: list[Any] = []
     nodes: list[Any] = []
 
@@ -193,11 +193,11 @@ def verify_onnx(cert_doc: dict[str, Any], path: str | os.PathLike[str], points: 
     ort = require_extra("onnxruntime", "--verify")
     g = read_target(cert_doc)
     xs = box_points(g.lower, g.upper, points, seed)
-    exact = np.array([_floats(g.evaluate(x)) for x in xs])
+    exact = np.array([floats(g.evaluate(x)) for x in xs])
     session = ort.InferenceSession(os.fspath(path), providers=["CPUExecutionProvider"])
     inp = session.get_inputs()[0]
     np_dtype = np.float32 if "float)" in inp.type and "double" not in inp.type else np.float64
-    X = np.array([_floats(x) for x in xs], dtype=np_dtype)
+    X = np.array([floats(x) for x in xs], dtype=np_dtype)
     dims = [d for d in inp.shape[1:] if isinstance(d, int)]
     if len(dims) == len(inp.shape) - 1 > 1:  # (N, C, H, W): the box is the flattened image
         X = X.reshape(points, *dims)

@@ -37,10 +37,11 @@ from exactnorm.certificate import decode_compact, needs_kind_reader, network_fro
 from exactnorm.checker.numbers import CertificateError
 from exactnorm.checker.reading import Picks, read_certificate
 from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS
-from exactnorm.errors import InputError, MissingExtraError, require_extra
+from exactnorm.errors import ExactnormError, InputError, MissingExtraError, require_extra
 from exactnorm.exact.files import atomic_write
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.targets import target_from_dict
+from exactnorm.outputs.floatnet import float_errors, float_network
 from exactnorm.outputs.stages import Stages, declared_depth
 
 __all__ = [
@@ -416,9 +417,6 @@ def float_error_study(doc: dict[str, Any], target: TargetNetwork, *,
                       progress: Any = None) -> tuple[dict[str, dict[str, Any]] | None, str]:
     """The float32/float64 error an export would have (:func:`~exactnorm.outputs.floatnet.
     float_errors`), or ``None`` and the reason when the network cannot be read as floats."""
-    from exactnorm.errors import ExactnormError
-    from exactnorm.outputs.floatnet import float_errors, float_network
-
     if needs_kind_reader(doc):
         return None, "measured for fully connected certificates only (this one has convolutions)"
     try:
