@@ -34,17 +34,18 @@ from exactnorm.strategies.kinds.dense import layers as dense_layers
 __all__ = ["kind_targets", "conv_targets", "conv_geometries", "small_rationals"]
 
 
-def _box(draw: Any, n: int) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+def _box(draw: Any, n: int, open_box: bool = False) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
     lower = tuple(draw(small_rationals(2, 2)) for _ in range(n))
-    width = [draw(st.integers(0, 2)) for _ in range(n)]
+    width = [draw(st.integers(1 if open_box else 0, 2)) for _ in range(n)]
     return lower, tuple(lo + w for lo, w in zip(lower, width))
 
 
 @st.composite
 def kind_targets(draw: Any, kind: str, max_side: int = 4, max_channels: int = 2,
-                 dense_head: bool | None = None) -> TargetNetwork:
+                 dense_head: bool | None = None, open_box: bool = False) -> TargetNetwork:
     """A target whose first layer is of ``kind``, reading a small ``(C, H, W)`` image, then
-    (maybe) a dense layer; the box has widths 0 to 2 per coordinate.
+    (maybe) a dense layer; the box has widths 0 to 2 per coordinate (1 to 2 with
+    ``open_box``).
 
     Shrinks towards one channel and the smallest image, no dense layer, entries 0, degenerate
     box coordinates."""
@@ -54,7 +55,7 @@ def kind_targets(draw: Any, kind: str, max_side: int = 4, max_channels: int = 2,
     layers = [first]
     if dense_head if dense_head is not None else draw(st.booleans()):
         layers.append(draw(dense_layers((first.width, 1, 1), max_width=2)))
-    return TargetNetwork(tuple(layers), *_box(draw, math.prod(shape)))
+    return TargetNetwork(tuple(layers), *_box(draw, math.prod(shape), open_box))
 
 
 @st.composite
