@@ -414,6 +414,8 @@ def test_the_api_certifies_models_in_memory_like_their_target_networks(tmp_path)
     with pytest.raises(InputError) as info:
         api.certify(object(), box="0:1")
     assert info.value.parameter == "target"
+    with pytest.raises(InputError, match="not fitted"):
+        api.certify(type(clf)(), box="0:1")
     with pytest.raises(InputError) as info:
         api.certify(clf, box="0:1", activations="relu,identity")
     assert info.value.parameter == "activations"

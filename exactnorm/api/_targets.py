@@ -140,7 +140,7 @@ def target_of(target: Any, *, box: Any = None, box_file: str | os.PathLike[str] 
     if isinstance(target, Mapping):
         lo, hi = _in_memory_box(box, box_file, box_from_data, max_digits, "a state dict")
         return target_from_state_dict(target, lo, hi, activations, max_width=max_width)
-    if hasattr(target, "predict") and (hasattr(target, "coefs_") or hasattr(target, "steps")):
+    if hasattr(target, "predict") or hasattr(target, "steps"):  # scikit-learn (fitted or not)
         if activations is not None:
             raise InputError("activations apply to state dicts; a scikit-learn MLP records its "
                              "own", parameter="activations")
