@@ -59,9 +59,8 @@ def main() -> int:
     args = ap.parse_args()
 
     from exactnorm.api import check_file
-    from exactnorm.certificate import load_certificate
-    from exactnorm.certificate_conv import exact_agreement, write_conv_certificate
-    from exactnorm.constructions.conv import certify_conv
+    from exactnorm.certificate import exact_agreement, load_certificate, write_certificate
+    from exactnorm.constructions.plan import construct
     from exactnorm.model.interop_cnn import target_from_state_dict_cnn
     from exactnorm.outputs.export_cnn import onnx_model_cnn
 
@@ -85,7 +84,7 @@ def main() -> int:
     target = target_from_state_dict_cnn(params, ARCHITECTURE, INPUT_SHAPE, 0, 1)
     phase("1 read target (exact)", t0)
     t0 = time.perf_counter()
-    c = certify_conv(target, seed=0, jobs=args.jobs)
+    c = construct(target, seed=0, jobs=args.jobs)
     phase("2a certify", t0)
     for r in c.reports:
         print(f"   layer {r.layer}: {r.d_in}→{r.d_out}, frozen widths {r.widths[:3]}, "
@@ -93,7 +92,7 @@ def main() -> int:
               f"γ bits {r.gamma_bits}, β bits {r.beta_bits}, {r.seconds:.1f} s")
     cert = folder / "lenet.json.gz"
     t0 = time.perf_counter()
-    size = write_conv_certificate(c, cert)
+    size = write_certificate(c, cert)
     phase("2b write certificate (.json.gz)", t0, f"{size / 1e6:.1f} MB")
     del c
     t0 = time.perf_counter()

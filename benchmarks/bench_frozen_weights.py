@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import say, write_csv  # noqa: E402
 
 from exactnorm import certificate  # noqa: E402
-from exactnorm import regenerate as rg  # noqa: E402
+from exactnorm.checker import regenerate as rg  # noqa: E402
 from exactnorm.constructions.theorem1 import certify_theorem1  # noqa: E402
 from exactnorm.constructions.tradeoff import certify_tradeoff  # noqa: E402
 from exactnorm.model.targets import random_target  # noqa: E402

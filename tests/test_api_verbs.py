@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import json
 import pickle
+import re
 import time
 from fractions import Fraction
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -70,6 +72,16 @@ def test_api_and_cli_agree_on_a_784_128_10_mlp(tmp_path, capsys):
     assert main(["certify", str(npz), "--box", "0:1", "--out", "cli.json.gz", "--no-check"]) == 0
     api.write_certificate(api.certify(npz, box="0:1"), tmp_path / "api.json.gz")
     assert (tmp_path / "cli.json.gz").read_bytes() == (tmp_path / "api.json.gz").read_bytes()
+
+
+@pytest.mark.parametrize("box", ["0:1", (0.0, 1.0), (0, Fraction(1))])
+def test_api_and_cli_give_identical_certificates_for_a_cnn_onnx(tmp_path, capsys, box):
+    from tests.test_conv import _onnx_cnn
+
+    _onnx_cnn(tmp_path / "cnn.onnx")
+    assert main(["certify", "cnn.onnx", "--box", "0:1", "--out", "cli.json", "--no-check"]) == 0
+    api.write_certificate(api.certify(tmp_path / "cnn.onnx", box=box), tmp_path / "api.json")
+    assert (tmp_path / "cli.json").read_bytes() == (tmp_path / "api.json").read_bytes()
 
 
 # ------------------------------------------------------------------ the budget, in both places
@@ -355,3 +367,96 @@ def test_plain_progress_has_a_heartbeat_during_a_long_step(monkeypatch, capsys):
     assert "theorem1: 0/? target layers" in err and "working" in err
     lines = [ln for ln in err.splitlines() if ln.startswith("theorem1: 0/?")]
     assert len(lines) >= 2
+
+
+# ------------------------------------------------------------------ every kind, every target
+
+
+def test_the_api_certifies_a_cnn_target_network_with_progress_and_a_short_repr(tmp_path):
+    from tests.test_golden_certificates import lenet_small
+
+    seen = []
+    c = api.certify(lenet_small(), progress=lambda done, total: seen.append((done, total)))
+    assert seen[-1] == (4, 4) and [d for d, _ in seen] == sorted(d for d, _ in seen)
+    c2 = api.certify(lenet_small(), progress=True)  # the bar works for every kind
+    assert api.certificate_document(c2) == api.certificate_document(c)
+    assert c.name == "conv" and c.plan.runs and len(repr(c)) < 300
+    assert "kinds=conv,avgpool,conv,dense" in repr(c)
+    assert api.check(api.certificate_document(c)).ok
+
+
+def _fitted_mlp():
+    sklearn = pytest.importorskip("sklearn.neural_network")
+    rng = np.random.default_rng(0)
+    X = rng.random((30, 3))
+    return sklearn.MLPRegressor(hidden_layer_sizes=(4,), max_iter=5, random_state=0).fit(
+        X, X.sum(axis=1))
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_the_api_certifies_models_in_memory_like_their_target_networks(tmp_path):
+    from exactnorm.model.interop import target_from_sklearn, target_from_state_dict
+
+    clf = _fitted_mlp()
+    for box in ("0:1", (0, 1), (0.0, 1.0), ([0, 0, 0], [1.0, 1.0, 1.0])):
+        c = api.certify(clf, box=box)
+        assert c.target == target_from_sklearn(clf, 0, 1) == target_from_sklearn(clf, [0] * 3,
+                                                                                  [1] * 3)
+    assert api.certificate_document(c) == \
+        api.certificate_document(api.certify(target_from_sklearn(clf, 0, 1)))
+    arrays = {"0.weight": clf.coefs_[0].T, "0.bias": clf.intercepts_[0],
+              "2.weight": clf.coefs_[1].T, "2.bias": clf.intercepts_[1]}
+    sd = api.certify(arrays, box=(0, 1), activations="relu,identity")
+    assert sd.target == c.target == target_from_state_dict(arrays, 0, 1, "relu,identity")
+    with pytest.raises(InputError) as info:
+        api.certify(clf)
+    assert "box" in info.value.parameter
+    with pytest.raises(InputError) as info:
+        api.certify(object(), box="0:1")
+    assert info.value.parameter == "target"
+    with pytest.raises(InputError, match="not fitted"):
+        api.certify(type(clf)(), box="0:1")
+    with pytest.raises(InputError) as info:
+        api.certify(clf, box="0:1", activations="relu,identity")
+    assert info.value.parameter == "activations"
+
+
+@pytest.mark.parametrize("box", [(0.0, 1.0), (0, 1), ("0", "1"), (Fraction(0), 1),
+                                 (np.float32(0), np.float64(1)), (np.int64(0), np.array(1.0))])
+def test_a_box_is_a_pair_of_numbers_of_any_type(tmp_path, box):
+    npz = _mlp_npz(tmp_path / "mlp.npz")
+    assert api.load_target(npz, box=box) == api.load_target(npz, box="0:1")
+
+
+def test_float_box_ends_are_taken_exactly():
+    from flint import fmpq
+
+    g = api.load_target(_mlp_npz("m.npz"), box=(0.1, 1))
+    assert g.lower[0] == fmpq(*(0.1).as_integer_ratio()) != fmpq(1, 10)
+    assert api.load_target("m.npz", box=("0.1", 1)).lower[0] == fmpq(1, 10)
+    with pytest.raises(InputError):
+        api.load_target("m.npz", box=(float("nan"), 1))
+    with pytest.raises(InputError):
+        api.load_target("m.npz", box=(True, 1))
+
+
+def test_every_result_has_a_short_repr():
+    r = api.realizable(2, d_in=2, d_out=2, w="reachable")
+    d = api.detpoly(2, 2)
+    t = api.TablesResult(written=[Path(f"t{i}.md") for i in range(500)])
+    for result in (r, d, t):
+        assert len(repr(result)) < 200, repr(result)[:300]
+    assert repr(d) == "DetpolyResult(d_in=2, d_out=2, mode=expansion, verified=True)"
+
+
+def test_the_api_reference_lists_every_public_function():
+    """docs/api.md documents every name of ``exactnorm.api.__all__`` that is a function or a
+    class (constants are named in their functions' parameters)."""
+    import inspect
+
+    text = (Path(__file__).resolve().parent.parent / "docs" / "api.md").read_text()
+    documented = set(re.findall(r"\.\. auto(?:function|class):: exactnorm\.api\.(\w+)", text))
+    public = {n for n in api.__all__ if inspect.isfunction(getattr(api, n))
+              or inspect.isclass(getattr(api, n))}
+    assert public <= documented, sorted(public - documented)
+    assert documented <= public, sorted(documented - public)

@@ -20,11 +20,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from exactnorm import checker, checker_flint
-from exactnorm.certificate_conv import conv_certificate_document
+from exactnorm.certificate import certificate_document
 from exactnorm.checker.regenerate import regenerate
-from exactnorm.constructions.conv import certify_conv
+from exactnorm.constructions.plan import construct
 from exactnorm.exact.rationals import parse_number
-from exactnorm.strategies_conv import conv_targets
+from exactnorm.strategies import conv_targets
 
 
 def both(doc: dict) -> Any:
@@ -135,7 +135,7 @@ def _skip_rows(w: Any) -> list[list[Fraction]]:
 @settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conv_targets(), st.integers(0, 3))
 def test_convolutional_certificates_are_valid_as_their_dense_unfolding(t, seed):
-    doc = conv_certificate_document(certify_conv(t, seed=seed))
+    doc = certificate_document(construct(t, seed=seed))
     v = both(doc)
     assert v.ok, v
     dense = both(dense_equivalent(doc))
@@ -145,7 +145,7 @@ def test_convolutional_certificates_are_valid_as_their_dense_unfolding(t, seed):
 def _lenet_like() -> dict:
     from tests.test_conv import lenet_like
 
-    return conv_certificate_document(certify_conv(lenet_like(), seed=0))
+    return certificate_document(construct(lenet_like(), seed=0))
 
 
 @pytest.fixture(scope="module")

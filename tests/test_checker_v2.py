@@ -3,7 +3,7 @@
 verdict that names what was proven.
 
 The version-2 certificates are built here from a real Theorem-1 construction: its frozen
-matrices are checked against the reference regenerator (``exactnorm.regenerate``) and then
+matrices are checked against the reference regenerator (``exactnorm.checker.regenerate``) and then
 replaced by their records (by reference) or kept with their records (explicit). Every mutant
 of issue 15.4 must be refused with rule ``provenance`` by both checkers
 with identical verdicts.
@@ -18,10 +18,10 @@ from fractions import Fraction
 import pytest
 
 from exactnorm import api, checker, checker_flint
+from exactnorm.checker.regenerate import regenerate_integers
 from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.exact.rationals import format_number, parse_number
 from exactnorm.model.targets import random_target
-from exactnorm.regenerate import regenerate_integers
 
 
 def v2_documents(seed: int) -> tuple[dict, dict]:

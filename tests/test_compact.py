@@ -112,11 +112,11 @@ def test_malformed_compact_numbers_are_refused(compact):
     ({"selection": [None] * 10, "columns": 10**9}, "LimitExceededError"),
 ])
 def test_expand_skip_refuses_malformed_and_huge_compact_skips(weight, error):
-    from exactnorm import certificate
+    from exactnorm import certificate, errors
 
-    with pytest.raises(getattr(certificate, error)):
+    with pytest.raises(getattr(errors, error)):
         certificate.expand_skip(weight)
-    with pytest.raises(getattr(certificate, error)):
+    with pytest.raises(getattr(errors, error)):
         certificate.decode_compact({"from": 0, "kind": "selection", "weight": weight})
 
 

@@ -16,25 +16,24 @@ from flint import fmpq, fmpq_mat
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from exactnorm.certificate import load_certificate
-from exactnorm.certificate_conv import (
-    conv_certificate_document,
-    conv_networks_from_dict,
+from exactnorm.certificate import (
+    certificate_document,
     exact_agreement,
-    write_conv_certificate,
+    load_certificate,
+    write_certificate,
 )
-from exactnorm.constructions.conv import certify_conv
+from exactnorm.certificate.read_kinds import conv_networks_from_dict
+from exactnorm.constructions.plan import construct
 from exactnorm.errors import InputError, InvariantError, ShapeError
 from exactnorm.exact.linalg import to_fmpq_mat
-from exactnorm.model.conv import (
+from exactnorm.model.kinds import (
     ConvGeometry,
     ConvTargetLayer,
-    ConvTargetNetwork,
     FrozenConvLayer,
     FrozenPoolLayer,
     PoolTargetLayer,
-    unfolded_matrix,
 )
+from exactnorm.model.kinds.window import unfolded_matrix
 from exactnorm.model.network import (
     FrozenLayer,
     FrozenNetwork,
@@ -42,7 +41,7 @@ from exactnorm.model.network import (
     TargetNetwork,
     affine_interval,
 )
-from exactnorm.strategies_conv import conv_targets
+from exactnorm.strategies import conv_targets
 
 # ----------------------------------------------------------------- dense unfolded references
 
@@ -63,7 +62,7 @@ def _pool_matrix(g: ConvGeometry) -> fmpq_mat:
     return M
 
 
-def dense_target(t: ConvTargetNetwork) -> TargetNetwork:
+def dense_target(t: TargetNetwork) -> TargetNetwork:
     """The target with every convolution and pooling unfolded into a dense layer."""
     layers = []
     for layer in t.layers:
@@ -110,7 +109,7 @@ def _points(t, n, seed):
         yield [lo + (hi - lo) * fmpq(rng.randrange(0, 9), 8) for lo, hi in zip(t.lower, t.upper)]
 
 
-def lenet_like(seed: int = 1) -> ConvTargetNetwork:
+def lenet_like(seed: int = 1) -> TargetNetwork:
     rng = random.Random(seed)
 
     def mat(r, c):
@@ -121,7 +120,7 @@ def lenet_like(seed: int = 1) -> ConvTargetNetwork:
 
     g1 = ConvGeometry((1, 8, 8), (3, 3), padding=(1, 1))
     g2 = ConvGeometry((2, 4, 4), (3, 3), stride=(1, 1), dilation=(1, 1))
-    return ConvTargetNetwork(
+    return TargetNetwork(
         (ConvTargetLayer(g1, mat(2, 9), vec(2), "relu"),
          PoolTargetLayer(ConvGeometry((2, 8, 8), (2, 2), stride=(2, 2))),
          ConvTargetLayer(g2, mat(3, 18), vec(3), "relu"),
@@ -164,7 +163,7 @@ def test_geometry_that_does_not_fit_is_refused():
 
 def test_construction_equals_dense_reference_on_a_lenet_shaped_target():
     t = lenet_like()
-    c = certify_conv(t, seed=0)
+    c = construct(t, seed=0)
     ref_target, ref_net = dense_target(t), dense_frozen(c.network)
     for x in _points(t, 3, 0):
         nodes = c.network.evaluate_nodes(x)
@@ -174,9 +173,9 @@ def test_construction_equals_dense_reference_on_a_lenet_shaped_target():
 
 def test_kernel_identity_and_stability_at_every_position():
     """V2·diag(γ1)·V1 = W exactly, and every first-layer channel is ≥ 0 on the box at every
-    position (checked on the unfolded dense matrix, an independent path from conv_range)."""
+    position (checked on the unfolded dense matrix, an independent path from window_range)."""
     t = lenet_like()
-    c = certify_conv(t, seed=0)
+    c = construct(t, seed=0)
     boxes = t.interval_boxes()
     for i, cp in ((1, 2), (3, 5)):
         first, second = c.network.layers[cp - 2], c.network.layers[cp - 1]
@@ -199,7 +198,7 @@ def test_kernel_identity_and_stability_at_every_position():
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(conv_targets(), st.integers(0, 3))
 def test_construction_equals_unfolded_reference_on_random_targets(t, seed):
-    c = certify_conv(t, seed=seed)
+    c = construct(t, seed=seed)
     ref_target, ref_net = dense_target(t), dense_frozen(c.network)
     for x in _points(t, 2, seed):
         nodes = c.network.evaluate_nodes(x)
@@ -222,8 +221,8 @@ def _target_values(t: TargetNetwork, x):
 
 
 def test_certificate_fields_and_streamed_bytes(tmp_path):
-    c = certify_conv(lenet_like(), seed=0)
-    doc = conv_certificate_document(c)
+    c = construct(lenet_like(), seed=0)
+    doc = certificate_document(c)
     layers = doc["network"]["layers"]
     assert sorted(layers[0]) == ["activation", "beta", "dilation", "gamma", "input",
                                  "input_shape", "kernel_shape", "kind", "padding", "stride",
@@ -234,20 +233,20 @@ def test_certificate_fields_and_streamed_bytes(tmp_path):
                                  "padding", "stride"]
     assert doc["target"]["layers"][1]["kind"] == "avgpool"
     assert "kind" not in doc["target"]["layers"][3]
-    write_conv_certificate(c, tmp_path / "c.json.gz")
+    write_certificate(c, tmp_path / "c.json.gz")
     with gzip.open(tmp_path / "c.json.gz", "rt") as fh:
         assert json.load(fh) == json.loads(json.dumps(doc))
     back_t, back_n = conv_networks_from_dict(load_certificate(tmp_path / "c.json.gz"))
     assert back_t == c.target and back_n.checkpoints == c.network.checkpoints
     assert [layer.weight for layer in back_n.layers if hasattr(layer, "weight")] == \
         [layer.weight for layer in c.network.layers if hasattr(layer, "weight")]
-    explicit = conv_certificate_document(c, frozen_weights="explicit")
+    explicit = certificate_document(c, frozen_weights="explicit")
     assert exact_agreement(explicit, points=2) == 2
 
 
 @pytest.mark.parametrize("edit", ["gamma", "beta", "kernel", "padding", "stride", "pool"])
 def test_exact_agreement_rejects_edited_certificates(edit):
-    doc = conv_certificate_document(certify_conv(lenet_like(), seed=0))
+    doc = certificate_document(construct(lenet_like(), seed=0))
     L = doc["network"]["layers"]
     if edit == "gamma":
         L[0]["gamma"]["num"][3] = str(int(L[0]["gamma"]["num"][3]) + 1)
@@ -322,13 +321,14 @@ def _ort_outputs(path, X):
 
 @pytest.mark.parametrize("bn", [False, True])
 def test_onnx_cnn_import_certifies_and_export_reproduces_it(tmp_path, bn):
-    from exactnorm.api import certify_cnn
+    from exactnorm import api
     from exactnorm.outputs.export_cnn import onnx_model_cnn
 
     path = tmp_path / "cnn.onnx"
     _onnx_cnn(path, bn=bn)
     out = tmp_path / "cert.json.gz"
-    c = certify_cnn(path, out, box=(0, 1), seed=0)
+    c = api.certify(path, box=(0, 1), seed=0)
+    api.write_certificate(c, out)
     assert [type(layer).__name__ for layer in c.target.layers] == \
         ["ConvTargetLayer", "PoolTargetLayer", "ConvTargetLayer", "TargetLayer"]
     assert exact_agreement(load_certificate(out), points=4) == 4
@@ -414,7 +414,7 @@ def test_torch_style_export_reproduces_the_target():
     from exactnorm.outputs.export_cnn import evaluate_state_dict_cnn, torch_state_dict_cnn
 
     t = lenet_like()
-    sd, arch = torch_state_dict_cnn(certify_conv(t, seed=0))
+    sd, arch = torch_state_dict_cnn(construct(t, seed=0))
     assert arch[:3] == ["conv(stride=1,padding=1,dilation=1)", "bn", "relu"]
     X = np.random.default_rng(0).random((5, 64))
     y = evaluate_state_dict_cnn(sd, arch, (1, 8, 8), X)
@@ -434,13 +434,17 @@ def test_cli_certifies_a_cnn_with_the_box_only(tmp_path):
     _onnx_cnn(tmp_path / "model.onnx")
     r = _cli("certify", "--target", "model.onnx", "--box", "0:1", "--no-check", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "exact evaluation: every checkpoint equals its target layer" in r.stdout
+    assert "conv (run by run): target layer 1 conv: Theorem 1 over channels" in r.stdout
     doc = load_certificate(tmp_path / "certificate.json")
     assert [L.get("kind", "dense") for L in doc["network"]["layers"]][:3] == \
         ["conv", "conv", "avgpool"]
     r = _cli("certify", "--target", "model.onnx", "--box", "0:1", "--block", "2", "--force",
              cwd=tmp_path)
-    assert r.returncode == 2 and "does not apply to a convolutional target" in r.stderr
+    assert r.returncode == 2 and "--block applies to a whole-target construction only" \
+        in r.stderr and "conv, avgpool, dense" in r.stderr
+    r = _cli("certify", "model.onnx", "--box", "0:1", "--format-version", "1", "--force",
+             cwd=tmp_path)
+    assert r.returncode == 2 and "need certificate --format-version 2 or later" in r.stderr
 
 
 def test_cli_certificate_of_a_cnn_is_valid_for_both_checkers(tmp_path):
@@ -457,18 +461,16 @@ def test_cli_certificate_of_a_cnn_is_valid_for_both_checkers(tmp_path):
 @settings(max_examples=15, deadline=None)
 @given(conv_targets(dense_head=True), st.integers(0, 2))
 def test_integer_checkpoint_evaluation_equals_the_reference(t, seed):
-    from exactnorm.model.conv import evaluate_checkpoints
-
-    c = certify_conv(t, seed=seed)
+    c = construct(t, seed=seed)
     for x in _points(t, 1, seed):
         nodes = c.network.evaluate_nodes(x)
-        assert evaluate_checkpoints(c.network, x) == [nodes[cp] for cp in c.network.checkpoints]
+        assert c.network.evaluate_checkpoints(x) == [nodes[cp] for cp in c.network.checkpoints]
 
 
 def test_every_frozen_matrix_draws_from_its_own_stream():
     """The dense head is numbered from its true target layer (first_layer), so no stream key
     of the head repeats one of the convolutions'."""
-    doc = conv_certificate_document(certify_conv(lenet_like(), seed=0))
+    doc = certificate_document(construct(lenet_like(), seed=0))
     keys = []
     for L in doc["network"]["layers"]:
         for entry in [L, *L.get("skip", [])]:
@@ -476,3 +478,35 @@ def test_every_frozen_matrix_draws_from_its_own_stream():
             if isinstance(w, dict) and "random" in w:
                 keys.append(tuple(w["random"]["key"]))
     assert len(keys) == len(set(keys)) and {k[0] for k in keys} == {1, 3, 4}
+
+
+def test_old_network_names_are_deprecated_aliases_of_the_one_network():
+    import exactnorm.model.conv as old
+
+    with pytest.warns(DeprecationWarning, match="holds layers of every kind"):
+        assert old.ConvTargetNetwork is TargetNetwork
+    with pytest.warns(DeprecationWarning):
+        assert old.ConvFrozenNetwork is FrozenNetwork
+    with pytest.raises(AttributeError):
+        old.NoSuchName  # noqa: B018
+    t = lenet_like()
+    assert "kinds=conv,avgpool,conv,dense" in repr(t) and len(repr(t)) < 200
+
+
+def test_one_writer_for_every_kind_refuses_a_version_without_the_kind(tmp_path):
+    """The kind-free frame writes a CNN exactly like a dense network's certificate (streamed
+    bytes equal the document's), and version 1 — which has no convolutions — is refused before
+    anything is written, naming the parameter."""
+    from exactnorm.certificate import certificate_bytes, require_version
+
+    c = construct(lenet_like(), seed=0)
+    write_certificate(c, tmp_path / "c.json")
+    assert (tmp_path / "c.json").read_bytes() == certificate_bytes(certificate_document(c))
+    with pytest.raises(InputError) as info:
+        certificate_document(c, version=1)
+    assert info.value.parameter == "version" and "conv layers need certificate version 2" \
+        in str(info.value)
+    with pytest.raises(InputError):
+        write_certificate(c, tmp_path / "v1.json", version=1)
+    assert not (tmp_path / "v1.json").exists()
+    require_version(c.target.layers[3:], 1)  # a dense layer has every version

@@ -10,7 +10,7 @@ from fractions import Fraction
 import pytest
 
 from exactnorm import api, certificate
-from exactnorm import regenerate as rg
+from exactnorm.checker import regenerate as rg
 from exactnorm.cli import main
 from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.constructions.theorem1 import certify_theorem1

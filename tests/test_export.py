@@ -341,7 +341,7 @@ def test_convolutional_certificates_export_and_verify(tmp_path):
     evaluated by the documented nn.Sequential semantics, both against the exact target; JSON
     and non-default statistics refused with the parameter named."""
     pytest.importorskip("onnxruntime")
-    from exactnorm.certificate_conv import conv_networks_from_dict
+    from exactnorm.certificate.read_kinds import conv_networks_from_dict
     from exactnorm.exact.rationals import strict_json_loads
     from exactnorm.outputs.export_cnn import evaluate_state_dict_cnn
     from exactnorm.outputs.floatnet import box_points

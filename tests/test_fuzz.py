@@ -40,12 +40,12 @@ from hypothesis import strategies as st
 
 from exactnorm import api, checker, checker_flint
 from exactnorm.certificate import certificate_bytes, certificate_document, network_from_dict
+from exactnorm.checker.regenerate import regenerate
 from exactnorm.cli import main
 from exactnorm.errors import ExactnormError
 from exactnorm.exact.rationals import parse_number, strict_json_loads, unlimited_int_digits
 from exactnorm.exact.sampling import layer_rng
 from exactnorm.model.targets import load_target, random_target, target_from_dict, target_to_dict
-from exactnorm.regenerate import regenerate
 
 # ----------------------------------------------------------------------------- budget
 
@@ -349,11 +349,11 @@ def certificate_pool() -> tuple[str, ...]:
 @functools.cache
 def conv_certificate_pool() -> tuple[str, ...]:
     """Serialized valid convolutional certificates (conv, pointwise conv, pooling, dense head)."""
-    from exactnorm.certificate_conv import conv_certificate_document
-    from exactnorm.constructions.conv import certify_conv
+    from exactnorm.certificate import certificate_document
+    from exactnorm.constructions.plan import construct
     from tests.test_conv import lenet_like
 
-    docs = [conv_certificate_document(certify_conv(lenet_like(seed), seed=0)) for seed in (1, 2)]
+    docs = [certificate_document(construct(lenet_like(seed), seed=0)) for seed in (1, 2)]
     return tuple(certificate_bytes(doc).decode() for doc in docs)
 
 
@@ -817,7 +817,7 @@ def test_checkers_on_mutated_certificates(doc):
 def test_checkers_on_mutated_convolutional_certificates(doc):
     """Both arithmetics agree on mutants of convolutional certificates; an accepted one must
     agree with the exact evaluation of both networks (an oracle independent of the checker)."""
-    from exactnorm.certificate_conv import exact_agreement
+    from exactnorm.certificate import exact_agreement
 
     GENERATED["checker_mutated_conv"] += 1
     v_pure = run_checker(checker.check_certificate, doc)

@@ -1,5 +1,5 @@
 """The NumPy generator (``exactnorm.exact.generator``) equals the standard-library reference
-(``exactnorm.regenerate``) bit for bit, and the documented test vectors hold."""
+(``exactnorm.checker.regenerate``) bit for bit, and the documented test vectors hold."""
 
 from __future__ import annotations
 

@@ -122,7 +122,7 @@ def test_report_on_data_prints_both_accuracies_for_an_mlp(tmp_path, capsys, demo
 
 
 def test_report_on_data_prints_both_accuracies_for_a_cnn(tmp_path, capsys):
-    from exactnorm.certificate_conv import conv_networks_from_dict
+    from exactnorm.certificate import read_networks as conv_networks_from_dict
     from tests.test_fuzz import conv_certificate_pool
 
     doc = strict_json_loads(conv_certificate_pool()[0].encode(), what="pool")
@@ -219,17 +219,18 @@ def test_convolutional_estimate_before_the_work(tmp_path, capsys, monkeypatch):
 
     _onnx_cnn(tmp_path / "cnn.onnx")
     seen = []
-    real = api_module.certify_cnn
+    real = api_module.certify_target
 
     def spy(*args, **kwargs):
         seen.append(capsys.readouterr().err)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(api_module, "certify_cnn", spy)
+    monkeypatch.setattr(api_module, "certify_target", spy)
     assert main(["certify", str(tmp_path / "cnn.onnx"), "--box", "0:1", "--out",
                  str(tmp_path / "c.json")]) == 0
-    assert "Theorem 1 over channels; the convolutions: 2 system(s)" in seen[0]
-    assert "(estimated)" in seen[0]
+    # the plan, run by run, with its systems and cost, before the first system is solved
+    assert "target layer 1 conv: Theorem 1 over channels" in seen[0]
+    assert "system(s) of size" in seen[0] and "peak ≈" in seen[0]
 
 
 @pytest.mark.parametrize("construction", ["theorem1", "tradeoff", "lowrank"])
@@ -243,14 +244,14 @@ def test_progress_knows_its_total_from_the_start(construction):
 
 
 def test_conv_progress_knows_its_total_from_the_start():
-    from exactnorm.certificate_conv import conv_target_from_dict
-    from exactnorm.constructions.conv import certify_conv
+    from exactnorm.certificate import read_target as conv_target_from_dict
+    from exactnorm.constructions.plan import construct
     from tests.test_fuzz import conv_certificate_pool
 
     doc = strict_json_loads(conv_certificate_pool()[0].encode(), what="pool")
     target = conv_target_from_dict(doc)
     seen: list[tuple[int, int]] = []
-    certify_conv(target, progress=lambda d, t: seen.append((d, t)))
+    construct(target, progress=lambda d, t: seen.append((d, t)))
     assert seen[0] == (0, target.depth) and {t for _, t in seen} == {target.depth}
 
 

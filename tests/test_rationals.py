@@ -70,10 +70,10 @@ def test_one_int_or_string_threshold_for_every_number_type(n):
     certificate's fast matrix path agrees with format_number entry by entry."""
     from flint import fmpq, fmpz, fmpz_mat
 
-    from exactnorm.certificate import _matrix
+    from exactnorm.certificate.compact import plain_matrix
     from exactnorm.exact.rationals import JSON_INT_LIMIT, format_number
 
     written = {repr(format_number(x)) for x in (n, Fraction(n), fmpz(n), fmpq(n))}
     assert len(written) == 1
     assert isinstance(format_number(n), int) == (abs(n) < JSON_INT_LIMIT)
-    assert _matrix(fmpz_mat([[n, 1]])) == [[format_number(n), 1]]
+    assert plain_matrix(fmpz_mat([[n, 1]])) == [[format_number(n), 1]]

@@ -1,4 +1,4 @@
-"""The reference regenerator ``exactnorm.regenerate`` (generator ``exactnorm.shake256.v1``).
+"""The reference regenerator ``exactnorm.checker.regenerate`` (generator ``exactnorm.shake256.v1``).
 
 The mapping of words to entries is recomputed here independently (from ``hashlib`` bytes and
 ``int.from_bytes``), so a wrong byte order, a wrong word count per entry or a wrong mapping fails.

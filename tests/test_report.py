@@ -337,7 +337,7 @@ def test_report_of_a_convolutional_certificate(tmp_path):
     assert result.verdict.ok
     errs = result.float_errors
     assert errs["float64"]["argmax_agree"] == FLOAT_ERROR_POINTS
-    from exactnorm.certificate_conv import conv_networks_from_dict
+    from exactnorm.certificate import read_networks as conv_networks_from_dict
     from exactnorm.outputs.floatnet import box_points
 
     g, f = conv_networks_from_dict(doc)

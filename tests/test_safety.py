@@ -267,7 +267,7 @@ def test_atomic_write_leaves_old_file_or_nothing(tmp_path, exc):
 
 def test_interrupt_while_writing_certificate_exits_130(tmp_path, capsys, monkeypatch):
     """Ctrl-C exactly during the write: exit 130, one line, no file, no temp file."""
-    import exactnorm.certificate as certificate
+    import exactnorm.certificate.write as certificate
 
     def interrupted(doc):
         # the streaming writer has opened its temporary file and written a first piece

@@ -147,7 +147,7 @@ def test_automatic_choice_end_to_end(tmp_path, capsys, monkeypatch):
 
 
 def test_jobs_auto_uses_the_cores_for_long_work_only(tmp_path, capsys, monkeypatch):
-    from exactnorm.constructions import parallel
+    from exactnorm.exact import parallel
 
     monkeypatch.setattr(parallel, "available_cores", lambda: 3)
     assert parallel.auto_jobs(parallel.AUTO_JOBS_SECONDS) == 3

@@ -8,7 +8,7 @@ from fractions import Fraction
 import pytest
 from hypothesis import given, settings
 
-from exactnorm import regenerate as rg
+from exactnorm.checker import regenerate as rg
 from exactnorm.constructions.lowrank import certify_lowrank
 from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.constructions.tradeoff import certify_tradeoff

@@ -71,6 +71,7 @@ from exactnorm.exact.modular import (
     witness_prime,
 )
 from exactnorm.model.given import GivenNetwork
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork
 
 __all__ = ["OUTPUT_SCALES", "VERDICTS", "ProfileRow", "Decision", "capacity_profile", "decide",
@@ -105,7 +106,8 @@ class ProfileRow:
 
 
 def _prime(net: GivenNetwork, g: TargetNetwork | None = None) -> int:
-    mats = net.weights + ([layer.weight for layer in g.layers] if g is not None else [])
+    targets = dense_layers(g.layers, "capacity") if g is not None else ()
+    mats = net.weights + [layer.weight for layer in targets]
     return witness_prime(fmpq(x).denom() for M in mats for x in M.entries())
 
 
@@ -206,7 +208,7 @@ def _aligned(net: GivenNetwork, g: TargetNetwork, output_scale: str) -> Construc
     ``β_j`` the target's bias, pinned coordinates folded (``None`` when a ratio is missing)."""
     boxes = g.interval_boxes()
     layers, sources = [], given_sources(net)
-    for j, (given, tl) in enumerate(zip(net.layers, g.layers), 1):
+    for j, (given, tl) in enumerate(zip(net.layers, dense_layers(g.layers, "capacity")), 1):
         lo, hi = boxes[j - 1]
         gammas, _ = aligned_rows(given.weight, tl.weight, lo, hi)
         if gammas is None:
@@ -321,7 +323,7 @@ def _one_hidden(net: GivenNetwork, g: TargetNetwork, V1: Any, V2: Any, free: lis
                                f"[K | -B] of {len(outputs)} output(s) has full column rank "
                                f"{rank} (Theorem LB)", output_scale)
     step(3)
-    tl = g.layers[0]
+    tl = dense_layers(g.layers, "capacity")[0]
     if g.depth == 1 and tl.activation == net.activations[1]:
         solution = solve_pair(V1, V2, tl.weight, free, p) if tuned \
             else _solve_fixed(V1, V2, tl.weight, free, p)

@@ -33,6 +33,7 @@ from exactnorm.exact.modular import common_denominator, solve_consistent, solve_
 from exactnorm.exact.modular import witness_prime as _witness_prime
 from exactnorm.exact.rationals import format_number
 from exactnorm.model.given import GivenNetwork
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import TargetNetwork
 
 __all__ = ["BestResult", "best_affine", "STATEMENTS"]
@@ -92,7 +93,8 @@ def best_affine(net: GivenNetwork, g: TargetNetwork) -> BestResult:
         raise InputError("best needs an affine target (one layer, identity activation): the "
                          "least squares of the affine maps on the box", parameter="best")
     V1, V2 = net.layers[0].weight, net.layers[1].weight
-    W, b = g.layers[0].weight, g.layers[0].bias
+    first = dense_layers(g.layers, "best")[0]
+    W, b = first.weight, first.bias
     c2, c0 = W.nrows(), W.ncols()
     free = free_coordinates(g.lower, g.upper)
     p = _witness_prime(fmpq(x).denom() for M in (V1, V2, W) for x in M.entries())

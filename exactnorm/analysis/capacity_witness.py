@@ -44,6 +44,7 @@ from exactnorm.exact.modular import (
     submatrix,
 )
 from exactnorm.exact.rationals import format_number
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import TargetNetwork, affine_interval, column
 from exactnorm.model.targets import target_to_dict
 
@@ -62,7 +63,7 @@ def number_list(values: Sequence[Any]) -> dict[str, Any]:
 def preactivations(g: TargetNetwork, x: Sequence[fmpq]) -> list[list[fmpq]]:
     """The target's pre-activations ``W_i a_{i−1} + b_i`` at ``x``, layer by layer."""
     out, a = [], list(x)
-    for layer in g.layers:
+    for layer in dense_layers(g.layers, "a capacity witness"):
         z = layer.weight * column(a)
         pre = [z[r, 0] + layer.bias[r] for r in range(z.nrows())]
         out.append(pre)
@@ -104,7 +105,7 @@ def _pattern_product(g: TargetNetwork, values: list[list[fmpq]], final: bool,
                      flip: tuple[int, bool] | None = None) -> fmpq_mat:
     """``(D_L) W_L D_{L−1} ⋯ D_1 W_1`` for the pattern at the point (the checker's
     ``_gradient``)."""
-    M = fmpq_mat(g.layers[0].weight)
+    M = fmpq_mat(dense_layers(g.layers, "a capacity witness")[0].weight)
     for i in range(1, g.depth + (1 if final else 0)):
         layer = g.layers[i - 1]
         if layer.activation == "relu":
@@ -115,7 +116,7 @@ def _pattern_product(g: TargetNetwork, values: list[list[fmpq]], final: bool,
             M = fmpq_mat([row if k else [fmpq(0)] * len(row) for row, k in zip(rows, keep)])
         if i == g.depth:
             break
-        M = g.layers[i].weight * M
+        M = dense_layers(g.layers, "a capacity witness")[i].weight * M
     return M
 
 
@@ -227,7 +228,8 @@ def kink_witness(V1: FlintMatrix, g: TargetNetwork) -> dict[str, Any] | None:
     if len(free) < 2:
         return None
     frozen_dirs = {d for d in (_direction(row, free) for row in V1.tolist()) if d is not None}
-    W1, b1 = g.layers[0].weight, g.layers[0].bias
+    first = dense_layers(g.layers, "a capacity witness")[0]
+    W1, b1 = first.weight, first.bias
     lo_z, hi_z = affine_interval(W1, b1, g.lower, g.upper)
     rows = W1.tolist()
     centre = [(lo + hi) / 2 for lo, hi in zip(g.lower, g.upper)]
@@ -320,7 +322,7 @@ def aligned_rows(V: FlintMatrix, W: FlintMatrix, lo: Sequence[fmpq], hi: Sequenc
 def aligned_witness(weights: Sequence[FlintMatrix], g: TargetNetwork) -> dict[str, Any] | None:
     """The first layer and row where the segment-aligned ratio test fails, as a witness."""
     boxes = g.interval_boxes()
-    for j, (V, layer) in enumerate(zip(weights, g.layers), 1):
+    for j, (V, layer) in enumerate(zip(weights, dense_layers(g.layers, "a capacity witness")), 1):
         _, bad = aligned_rows(V, layer.weight, *boxes[j - 1])
         if bad is not None:
             return {"kind": "aligned", "layer": j, **bad}
@@ -334,7 +336,8 @@ def compact_target(doc: dict[str, Any], g: TargetNetwork) -> dict[str, Any]:
     far larger than their true one (format §6, rule ``limit``)."""
     layers = [{**entry, "weight": compact_numbers(layer.weight),
                "bias": number_list(layer.bias)}
-              for entry, layer in zip(doc["target"]["layers"], g.layers)]
+              for entry, layer in zip(doc["target"]["layers"],
+                                      dense_layers(g.layers, "a capacity witness"))]
     return {**doc, "target": {**doc["target"], "layers": layers}}
 
 

@@ -204,6 +204,11 @@ class RealizabilityStudy:
     decision: Realizability
     profile: tuple[tuple[int, int, bool], ...]
 
+    def __repr__(self) -> str:
+        # short: W and the profile grow with the sizes
+        return (f"RealizabilityStudy(W {self.W.nrows()}×{self.W.ncols()}, width={self.width}, "
+                f"reachable={self.decision.reachable}, dimension={self.decision.dimension})")
+
 
 def realizability_study(W: FlintMatrix | Sequence[Any] | None, *, width: int, seed: int = 0,
                         distribution: str = DEFAULT_DISTRIBUTION, d_in: int | None = None,

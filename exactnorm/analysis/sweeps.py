@@ -36,7 +36,6 @@ import json
 import math
 import os
 from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from fractions import Fraction
 from pathlib import Path
@@ -50,7 +49,6 @@ from exactnorm.analysis.structural import (
     khatri_rao_pattern,
     structural_rank_scipy,
 )
-from exactnorm.constructions.parallel import dask_client
 from exactnorm.errors import InputError
 from exactnorm.exact.files import atomic_write_bytes
 from exactnorm.exact.linalg import (
@@ -61,6 +59,7 @@ from exactnorm.exact.linalg import (
     random_prime,
     rank_mod_prime,
 )
+from exactnorm.exact.parallel import map_tasks
 from exactnorm.exact.sampling import bernoulli_mask, layer_rng, parse_distribution, sample_matrix
 
 __all__ = [
@@ -344,20 +343,7 @@ def map_unordered(func: Callable[[Any], Any], items: Sequence[Any], *, jobs: int
     """
     if jobs < 1:
         raise InputError(f"--jobs must be positive, got {jobs}")
-    if scheduler is not None:
-        with dask_client(scheduler) as client:
-            from distributed import as_completed as dask_as_completed
-
-            futures = client.map(func, list(items), pure=False)
-            for fut in dask_as_completed(futures):
-                yield fut.result()
-    elif jobs == 1 or len(items) <= 1:
-        yield from map(func, items)
-    else:
-        with ProcessPoolExecutor(max_workers=jobs) as pool:
-            pending = [pool.submit(func, item) for item in items]
-            for fut in as_completed(pending):
-                yield fut.result()
+    yield from map_tasks(func, items, jobs=jobs, scheduler=scheduler, ordered=False)
 
 
 def run_sweep(tasks: Sequence[SweepTask], *, jobs: int = 1, scheduler: Any = None,
@@ -369,7 +355,8 @@ def run_sweep(tasks: Sequence[SweepTask], *, jobs: int = 1, scheduler: Any = Non
     ----------
     tasks : sequence of SweepTask
     jobs : int
-        Local worker processes (``ProcessPoolExecutor``); 1 runs serially in this process.
+        Local worker processes (:func:`~exactnorm.exact.parallel.map_tasks`); 1 runs serially in
+        this process.
     scheduler : str or distributed.Client, optional
         Run on a Dask cluster at this address (or on this client) instead of locally.
     log : path, optional

@@ -37,7 +37,6 @@ True
 
 from __future__ import annotations
 
-import inspect
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -45,7 +44,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from exactnorm import checker, checker_flint
-from exactnorm.api._boxes import Bounds, apply_box, is_cube, resolve_box
 from exactnorm.api._certify import (
     CONSTRUCTIONS,
     CertifyPlan,
@@ -57,11 +55,13 @@ from exactnorm.api._certify import (
 from exactnorm.api._detpoly import DetpolyResult, check_detpoly, detpoly
 from exactnorm.api._progress import Progress, progress_bar, progress_context
 from exactnorm.api._results import ExportResult, ReportResult, Verdict
+from exactnorm.api._targets import demo_target, load_target, target_of
 from exactnorm.certificate import (
     DEFAULT_MAX_CERTIFICATE_BYTES,
     certificate_document,
     load_certificate,
     read_certificate_bytes,
+    require_version,
     save_certificate,
     write_certificate,
 )
@@ -69,10 +69,9 @@ from exactnorm.checker.vocabulary import DEFAULT_MAX_WORK, MAX_DIGITS_CAP, MAX_W
 from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
 from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError, NotACertificateError, require_integer
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_option_number
-from exactnorm.model.interop import load_target_any
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
-from exactnorm.model.targets import demo_target
 
 if TYPE_CHECKING:
     from exactnorm.analysis.realizability import RealizabilityStudy
@@ -89,8 +88,8 @@ __all__ = [
     "ReportResult",
     "ExportResult",
     "progress_bar",
-    "certify_cnn",
-    "onnx_is_cnn",
+    "target_of",
+    "require_version",
     "check",
     "check_file",
     "tables",
@@ -113,80 +112,7 @@ __all__ = [
     "load_certificate",
 ]
 
-def load_target(path: str | os.PathLike[str], *, box: Any = None,
-                box_file: str | os.PathLike[str] | None = None,
-                box_from_data: str | os.PathLike[str] | None = None,
-                activations: str | Sequence[str] | None = None,
-                max_width: int = DEFAULT_MAX_WIDTH,
-                max_digits: int = DEFAULT_MAX_DIGITS) -> TargetNetwork:
-    """Read a target network from any file the CLI reads: JSON, a ``W1, b1, …`` npz, a PyTorch
-    ``nn.Sequential`` state dict (``.npz``/``.pt``) or an ONNX MLP (one loader,
-    :func:`exactnorm.model.interop.load_target_any`).
-
-    Parameters
-    ----------
-    path : path-like
-        The target file (format in README "Target files").
-    box : str, (lo, hi) or (lower, upper), optional
-        Input box when the file has none: the cube ``"LO:HI"`` or ``(lo, hi)`` (exact
-        numbers), or per-feature ``(lower, upper)`` sequences. Refused when the file has its own.
-    box_file : path-like, optional
-        Per-feature bounds from ``.json`` (``{"lower": [...], "upper": [...]}``), ``.npz``
-        (arrays ``lower``, ``upper``) or ``.npy`` (shape ``(2, d)``).
-    box_from_data : path-like, optional
-        An ``.npy`` sample array ``(n, d)``: the box is its per-feature minimum and maximum.
-    activations : str or sequence of str, optional
-        A state dict's activations (``"relu,relu,identity"``), which it does not record.
-    max_width, max_digits : int
-        Refuse wider layers and longer numbers.
-
-    Returns
-    -------
-    TargetNetwork
-
-    Raises
-    ------
-    InputError
-        Unreadable file, a float in JSON, a shape mismatch, no box or two boxes.
-
-    See Also
-    --------
-    demo_target : the embedded 3-layer demo.
-
-    Examples
-    --------
-    >>> import tempfile, os
-    >>> from exactnorm.model.targets import save_target
-    >>> path = os.path.join(tempfile.mkdtemp(), "t.json")
-    >>> save_target(demo_target(), path)
-    >>> load_target(path).widths == demo_target().widths
-    True
-    """
-    require_integer(max_width, "max_width", minimum=1)
-    require_integer(max_digits, "max_digits", minimum=1)
-    given = resolve_box(box=box, box_file=box_file, box_from_data=box_from_data,
-                        max_digits=max_digits)
-    if given is None or is_cube(given):
-        return load_target_any(path, box=given, activations=activations,  # type: ignore[arg-type]
-                               max_width=max_width, max_digits=max_digits)
-    # per-feature bounds: read the file as for a cube (which also refuses a file with its own
-    # box), then put the bounds in place, their dimension checked against the network input
-    bounds: Bounds = given  # type: ignore[assignment]
-    parameter = ("box_file" if box_file is not None
-                 else "box_from_data" if box_from_data is not None else "box")
-    placeholder = (bounds[0][0], bounds[0][0])
-    try:
-        g = load_target_any(path, box=placeholder, activations=activations,
-                            max_width=max_width, max_digits=max_digits)
-    except InputError as exc:
-        if "its own" in str(exc):  # the file's box and ours: in the words of our parameter
-            raise InputError(f"{path} has its own box and {parameter} was given too; remove "
-                             f"one", parameter=parameter) from None
-        raise
-    return apply_box(g, bounds, parameter=parameter)
-
-
-def certify(target: TargetNetwork | str | os.PathLike[str], construction: str = "auto", *,
+def certify(target: Any, construction: str = "auto", *,
             seed: int = 0, distribution: str | None = None, block: int | None = None,
             routing: str | None = None, max_system: int = THEOREM1_MAX_SYSTEM,
             rank: int | None = None, retry: int = DEFAULT_RETRY, shift_mode: str | None = None,
@@ -199,20 +125,25 @@ def certify(target: TargetNetwork | str | os.PathLike[str], construction: str = 
             progress: Progress = None) -> CertifyResult:
     """Build γ, β of a frozen random network that reproduces ``target`` exactly (``certify``).
 
-    The same code and defaults as ``exactnorm certify``: the construction, block size,
-    distribution and processes are settled by :func:`~exactnorm.api._certify.plan_certify`
-    (the measured cost model), and the certificate written from the result is byte-identical
-    to the command line's.
+    The same code and defaults as ``exactnorm certify``, for a target of any layer kinds (dense,
+    convolution, average pooling): every choice is settled by
+    :func:`~exactnorm.constructions.plan.plan_certify` (the measured cost model) before any
+    work, and the certificate written from the result is byte-identical to the command line's.
 
     Parameters
     ----------
-    target : TargetNetwork or path-like
-        The network, or a target file (read by :func:`load_target` with ``box``,
-        ``activations``, ``max_width``, ``max_digits``; a ``.json`` file's low-rank factors are
-        used by ``construction="lowrank"``).
+    target : TargetNetwork, path-like, scikit-learn model or state dict
+        The network; a target file (JSON, ``.npz``, ``.pt``, MLP or CNN ``.onnx``; read by
+        :func:`load_target` with ``box``, ``activations``, ``max_width``, ``max_digits``; a
+        ``.json`` file's low-rank factors are used by ``construction="lowrank"``); a fitted
+        scikit-learn MLP or pipeline, or a ``nn.Sequential`` state dict of arrays (both with
+        ``box``; the state dict with ``activations``).
     construction : {"auto", "theorem1", "lowrank", "tradeoff"}
-        ``auto`` (default): Theorem 1 (References) while every Khatri–Rao system is at most
-        ``max_system``, else the width/depth trade-off with the block size of the cost model.
+        ``auto`` (default): for dense layers, Theorem 1 (References) while every Khatri–Rao
+        system is at most ``max_system``, else the width/depth trade-off with the block size of
+        the cost model; a target with convolutions or poolings is realized run by run (Theorem
+        1 over channels, fixed poolings, the automatic choice for each run of dense layers), and
+        takes ``auto`` only.
     seed : int
         Seed of the frozen weights.
     distribution : str, optional
@@ -244,10 +175,12 @@ def certify(target: TargetNetwork | str | os.PathLike[str], construction: str = 
     factors : sequence, optional
         Low-rank: given factors per layer (``None`` entries are computed).
     box, box_file, box_from_data, activations, max_width, max_digits
-        Only when ``target`` is a file: as in :func:`load_target`.
+        When ``target`` is a file or a model in memory: as in :func:`load_target` (a box is
+        ``"LO:HI"``, a pair of numbers — ints, floats taken exactly, fractions, strings — or
+        a pair of arrays).
     progress : callable(done, total) or True, optional
-        Told the blocks (trade-off) or target layers done so far; ``True`` shows a bar in a
-        notebook or terminal (:func:`progress_bar`).
+        Told the blocks (trade-off) or target layers done so far, for every kind; ``True`` shows
+        a bar in a notebook or terminal (:func:`progress_bar`).
 
     Returns
     -------
@@ -280,67 +213,16 @@ def certify(target: TargetNetwork | str | os.PathLike[str], construction: str = 
     >>> c.name, c.network.depth
     ('theorem1', 6)
     """
-    if isinstance(target, TargetNetwork):
-        extra = [n for n, v in (("box", box), ("box_file", box_file),
-                                ("box_from_data", box_from_data),
-                                ("activations", activations)) if v is not None]
-        if extra:
-            raise InputError(f"{', '.join(extra)} describe a target file; target is a "
-                             f"TargetNetwork", parameter=tuple(extra))
-        g = target
-    else:
-        g = load_target(target, box=box, box_file=box_file, box_from_data=box_from_data,
-                        activations=activations, max_width=max_width, max_digits=max_digits)
-        if construction == "lowrank" and factors is None:
-            factors = factors_of(target)
+    g = target_of(target, box=box, box_file=box_file, box_from_data=box_from_data,
+                  activations=activations, max_width=max_width, max_digits=max_digits)
+    if isinstance(target, (str, os.PathLike)) and construction == "lowrank" and factors is None:
+        factors = factors_of(target)
     plan = plan_certify(g, construction, seed=seed, distribution=distribution, block=block,
                         routing=routing, max_system=max_system, rank=rank, retry=retry,
                         shift_mode=shift_mode, sparsity=sparsity, mask_side=mask_side,
                         jobs=jobs, scheduler=scheduler, solver=solver, factors=factors)
     with progress_context(progress, plan.construction, plan.unit) as hook:
         return certify_target(g, plan, hook)
-
-
-def certify_cnn(target: Any, out: str | os.PathLike[str] | None = None, *,
-                box: tuple[Any, Any] | None = None, frozen_weights: str = "reference",
-                **options: Any) -> Any:
-    """Certify a convolutional target (Theorem 1 over channels, docs/certificate-format.md
-    "Convolutional layers") and write its certificate to ``out`` when given.
-
-    ``target`` is a :class:`~exactnorm.model.conv.ConvTargetNetwork` or the path of a
-    convolutional ``.onnx`` model (then ``box = (lo, hi)`` is its input cube); ``options`` go
-    to :func:`~exactnorm.constructions.conv.certify_conv` (``seed``, ``distribution``,
-    ``retry``, ``shift_mode``, ``jobs``, ``solver``, ``max_system``, ``scheduler``,
-    ``progress``). Returns the :class:`~exactnorm.constructions.conv.ConvConstruction`.
-    """
-    from exactnorm.certificate_conv import write_conv_certificate
-    from exactnorm.constructions.conv import certify_conv
-    from exactnorm.model.interop_cnn import load_cnn_target
-
-    if isinstance(target, (str, os.PathLike)):
-        exact_box = None if box is None else (parse_option_number(box[0], where="box lower end"),
-                                              parse_option_number(box[1], where="box upper end"))
-        target = load_cnn_target(target, exact_box)
-    try:
-        inspect.signature(certify_conv).bind(target, **options)
-    except TypeError as exc:
-        raise InputError(f"certify_cnn: {exc}") from None
-    c = certify_conv(target, **options)
-    if getattr(target, "source", None) is not None:
-        # the model's interface (names, dtype, shape, head): the ONNX export reuses it;
-        # descriptive only, the checker ignores provenance
-        c.provenance["source"] = target.source
-    if out is not None:
-        write_conv_certificate(c, out, frozen_weights=frozen_weights)
-    return c
-
-
-def onnx_is_cnn(path: str | os.PathLike[str]) -> bool:
-    """Whether ``path`` is an ONNX model with convolution or pooling nodes (then
-    :func:`certify_cnn` certifies it)."""
-    from exactnorm.model.interop_cnn import onnx_is_cnn as is_cnn
-
-    return bool(is_cnn(path))
 
 
 def check(doc: dict[str, Any], *, pure: bool = False, progress: Progress = None) -> Verdict:
@@ -447,6 +329,10 @@ class TablesResult:
     written: list[Path] = field(default_factory=list)
     differences: list[str] = field(default_factory=list)
 
+    def __repr__(self) -> str:
+        return (f"TablesResult(written={len(self.written)} files, "
+                f"differences={len(self.differences)})")
+
 
 def tables(out: str | os.PathLike[str] = "proofs", only: Sequence[str] | None = None, *,
            check: bool = False, progress: Callable[[str], None] | None = None) -> TablesResult:
@@ -491,6 +377,11 @@ class SweepResult:
     log: Path
     command: str
     thresholds: Any = None  #: the threshold table p*(d) (a ProofTable) of the aggregated cells
+
+    def __repr__(self) -> str:
+        # short at any size: a sweep holds thousands of rows
+        return (f"SweepResult(rows={len(self.rows)}, cells={len(self.cells)}, "
+                f"files={len(self.written)}, log={str(self.log)!r})")
 
 
 def _sweep_command(preset: str, sizes: Sequence[int], factors: Sequence[str],
@@ -544,9 +435,9 @@ def sparse_sweep(*, preset: str = "ci", sizes: Sequence[int] | None = None,
 
     References
     ----------
-    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
-       Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemmas 5, 6: no
-       cancellation in the determinant).
+    A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+    Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemmas 5, 6: no
+    cancellation in the determinant).
     """
     # the sweep machinery (NetworkX, SciPy's sparse graphs) is for this verb only
     from exactnorm.analysis.sweeps import aggregate, make_tasks, parse_grid, run_sweep
@@ -608,8 +499,8 @@ def realizable(width: int, *, d_in: int | None = None, d_out: int | None = None,
 
     References
     ----------
-    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
-       Normalization Layers", COLT 2023, arXiv:2302.07937 (Theorem 7).
+    A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+    Normalization Layers", COLT 2023, arXiv:2302.07937 (Theorem 7).
 
     Examples
     --------
@@ -626,7 +517,7 @@ def realizable(width: int, *, d_in: int | None = None, d_out: int | None = None,
                 or not 1 <= layer <= len(g.layers):
             raise InputError(f"layer must lie in 1..{len(g.layers)}, got {layer!r}",
                              parameter="layer")
-        W = g.layers[layer - 1].weight
+        W = dense_layers(g.layers, "realizable")[layer - 1].weight
     options: dict[str, Any] = {} if distribution is None else {"distribution": distribution}
     return realizability_study(W, width=width, seed=seed, d_in=d_in, d_out=d_out, w=w,
                                **options)

@@ -4,8 +4,9 @@ A certificate proves equality on a box ``D = [lower, upper]``; files that do not
 (ONNX, state dicts, ``W1, b1, …`` arrays without ``lower``/``upper``) get it from the caller in
 one of three ways, exactly one at a time:
 
-* ``box``: the cube ``[lo, hi]^{d_0}`` (``"LO:HI"`` or a pair of exact numbers), or per-feature
-  bounds as a pair of sequences ``(lower, upper)``;
+* ``box``: the cube ``[lo, hi]^{d_0}`` (``"LO:HI"`` or a pair of numbers: ints, floats — taken
+  exactly —, fractions or strings), or per-feature bounds as a pair of sequences or arrays
+  ``(lower, upper)``;
 * ``box_file``: a ``.json`` object ``{"lower": [...], "upper": [...]}`` (exact numbers), an
   ``.npz`` with arrays ``lower`` and ``upper``, or an ``.npy`` of shape ``(2, d_0)``;
 * ``box_from_data``: an ``.npy`` array of samples, shape ``(n, d_0)``: the box is the per-feature
@@ -14,6 +15,8 @@ one of three ways, exactly one at a time:
 >>> lo, hi = resolve_box(box="-1/2:1")
 >>> lo, hi
 (Fraction(-1, 2), Fraction(1, 1))
+>>> resolve_box(box=(0.0, 1.0))
+(Fraction(0, 1), Fraction(1, 1))
 >>> resolve_box(box=([0, 0], ["1/3", 1]))
 ([Fraction(0, 1), Fraction(0, 1)], [Fraction(1, 3), Fraction(1, 1)])
 """
@@ -28,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from flint import fmpq
+from flint import fmpq, fmpz
 
 from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES as MAX_DATA_BYTES
 from exactnorm.errors import InputError, ShapeError
@@ -42,12 +45,43 @@ from exactnorm.exact.rationals import (
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.targets import parse_box
 
-__all__ = ["resolve_box", "apply_box", "Box", "Cube", "Bounds"]
+__all__ = ["resolve_box", "apply_box", "exact_number", "Box", "Cube", "Bounds"]
 
 Cube = tuple[Fraction, Fraction]
 Bounds = tuple[list[Fraction], list[Fraction]]
 Box = Cube | Bounds
 
+
+
+def _is_number(x: Any) -> bool:
+    """One number (not a sequence): Python or NumPy integers and floats, ``Fraction``, the
+    flint types, a string such as ``"1/3"`` or ``"0.1"``, a 0-d array."""
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    return isinstance(x, (str, int, float, Fraction, np.integer, np.floating, fmpq, fmpz)) \
+        or (isinstance(x, np.ndarray) and x.ndim == 0)
+
+
+def exact_number(x: Any, what: str, max_digits: int = DEFAULT_MAX_DIGITS) -> Fraction:
+    """``x`` exactly: a float is the dyadic rational it denotes (as in an ``.npz``), a string is
+    read as written (``"0.1"`` is 1/10), integers and fractions as they are.
+
+    >>> exact_number(0.5, "x"), exact_number("0.1", "x"), exact_number(np.int64(3), "x")
+    (Fraction(1, 2), Fraction(1, 10), Fraction(3, 1))
+    """
+    if isinstance(x, np.ndarray):
+        x = x.item()
+    if isinstance(x, (float, np.floating)):
+        if not np.isfinite(x):
+            raise InputError(f"{what} is {x}, not a finite number", parameter="box")
+        return Fraction(float(x))
+    if isinstance(x, np.integer):
+        return Fraction(int(x))
+    if isinstance(x, fmpq):
+        return Fraction(int(x.p), int(x.q))
+    if isinstance(x, fmpz):
+        return Fraction(int(x))
+    return parse_option_number(x, max_digits=max_digits, where=what)
 
 
 def _exact_floats(a: Any, what: str) -> list[Fraction]:
@@ -175,12 +209,16 @@ def resolve_box(*, box: Any = None, box_file: str | os.PathLike[str] | None = No
         return parse_box(box)
     if isinstance(box, (tuple, list)) and len(box) == 2:
         lo, hi = box
-        if isinstance(lo, (str, int, Fraction)) and isinstance(hi, (str, int, Fraction)):
-            cube = (parse_option_number(lo, max_digits=max_digits, where="box lower end"),
-                    parse_option_number(hi, max_digits=max_digits, where="box upper end"))
+        if _is_number(lo) and _is_number(hi):
+            cube = (exact_number(lo, "box lower end", max_digits),
+                    exact_number(hi, "box upper end", max_digits))
             if cube[0] > cube[1]:
                 raise InputError(f"inverted box: {cube[0]} > {cube[1]}", parameter="box")
             return cube
+        if any(isinstance(side, (str, bytes)) or np.ndim(side) != 1 for side in (lo, hi)):
+            raise InputError(f"box must be 'LO:HI', a pair of numbers or a pair of sequences, "
+                             f"got ({type(lo).__name__}, {type(hi).__name__})",
+                             parameter="box")
         # Python and NumPy floats are dyadic rationals: taken exactly, as in an .npz
         return _bounds(_python_exact(lo, "box lower"), _python_exact(hi, "box upper"), "box",
                        max_digits)
@@ -194,7 +232,7 @@ def is_cube(box: Box) -> bool:
 
 def apply_box(g: TargetNetwork, bounds: Bounds, *, parameter: str = "box") -> TargetNetwork:
     """``g`` on the per-feature box ``bounds`` (dimension checked against the network input)."""
-    n = g.layers[0].shape[1]
+    n = g.layers[0].input_size
     if len(bounds[0]) != n:
         raise ShapeError(f"the box has {len(bounds[0])} coordinates but the network input has "
                          f"{n}", parameter=parameter)

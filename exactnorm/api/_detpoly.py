@@ -38,6 +38,12 @@ class DetpolyResult:
     structured: StructuredWitness | None = None
     symbolic: StructuredSymbolicProof | None = None
 
+    def __repr__(self) -> str:
+        # short: the document holds the whole expansion
+        mode = "matching" if self.matching is not None else "expansion"
+        return (f"DetpolyResult(d_in={self.d_in}, d_out={self.d_out}, mode={mode}, "
+                f"verified={self.verified})")
+
     @property
     def verified(self) -> bool:
         """Every witness computed here checks (the expansion's check raises instead)."""
@@ -80,8 +86,8 @@ def detpoly(d_in: int, d_out: int, *, seed: int = 0, matching: bool = False,
 
     References
     ----------
-    .. [1] A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
-       Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemmas 5, 6; Theorem 5).
+    A. Giannou, S. Rajput, D. Papailiopoulos, "The Expressive Power of Tuning Only the
+    Normalization Layers", COLT 2023, arXiv:2302.07937 (Lemmas 5, 6; Theorem 5).
 
     See Also
     --------

@@ -26,7 +26,7 @@ from rich.progress import (
 from rich.text import Text
 
 from exactnorm.commands._defaults import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WIDTH
-from exactnorm.errors import InputError
+from exactnorm.errors import InputError, InvalidCertificateError
 
 __all__ = ["add_target_options", "console", "err_console", "target_arguments",
            "verdict_line", "approximate_fractions", "output_path", "STDOUT",
@@ -342,7 +342,6 @@ def check_written_certificate(path: str, *, pure: bool) -> int:
     print its verdict with the time, and raise when the construction's certificate is refused.
     An interrupt here names the complete certificate that was kept."""
     from exactnorm.api import check_file
-    from exactnorm.errors import InvalidCertificateError
 
     set_interrupt_note(f"the complete certificate {path} was kept (written before the check); "
                        f"check it with `exactnorm check {path}`")

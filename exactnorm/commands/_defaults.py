@@ -21,7 +21,7 @@ __all__ = ["MIRRORS", "DEFAULT_MAX_CERTIFICATE_BYTES", "DEFAULT_MAX_DIGITS", "DE
 DEFAULT_MAX_WIDTH = 4096
 #: exactnorm.exact.sampling.DEFAULT_DISTRIBUTION
 DEFAULT_DISTRIBUTION = "nonzero:8"
-#: exactnorm.api._certify.WIDE_DISTRIBUTION
+#: exactnorm.constructions.kinds.dense.WIDE_DISTRIBUTION
 WIDE_DISTRIBUTION = "nonzero:8"
 #: exactnorm.constructions.choice.THEOREM1_MAX_SYSTEM
 THEOREM1_MAX_SYSTEM = 4096
@@ -51,7 +51,7 @@ MIRRORS = {
     "DEFAULT_MAX_DIGITS": ("exactnorm.exact.rationals", "DEFAULT_MAX_DIGITS"),
     "DEFAULT_MAX_WIDTH": ("exactnorm.model.network", "DEFAULT_MAX_WIDTH"),
     "DEFAULT_DISTRIBUTION": ("exactnorm.exact.sampling", "DEFAULT_DISTRIBUTION"),
-    "WIDE_DISTRIBUTION": ("exactnorm.api._certify", "WIDE_DISTRIBUTION"),
+    "WIDE_DISTRIBUTION": ("exactnorm.constructions.kinds.dense", "WIDE_DISTRIBUTION"),
     "THEOREM1_MAX_SYSTEM": ("exactnorm.constructions.choice", "THEOREM1_MAX_SYSTEM"),
     "DEFAULT_RETRY": ("exactnorm.constructions.common", "DEFAULT_RETRY"),
     "SHIFT_MODES": ("exactnorm.constructions.common", "SHIFT_MODES"),

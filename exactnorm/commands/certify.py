@@ -157,10 +157,11 @@ def _flags(text: str | None) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from exactnorm.api import (
         certify_target,
+        demo_target,
         factors_of,
         load_target,
-        onnx_is_cnn,
         plan_certify,
+        require_version,
         write_certificate,
     )
 
@@ -169,19 +170,15 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{args.out} exists; pass --force to overwrite it, or choose another "
                          f"--out FILE")
     path, box = target_arguments(args)
-    if path is not None and onnx_is_cnn(path):
-        from exactnorm.commands.certify_cnn import run_cnn
-
-        return run_cnn(args, summary_table)
     if path is None:
-        from exactnorm.api import demo_target
-
         require_integer(args.max_width, "max_width", minimum=1)  # as load_target would
         require_integer(args.max_digits, "max_digits", minimum=1)
         target = demo_target()
     else:
         target = load_target(path, activations=args.activations, max_width=args.max_width,
                              max_digits=args.max_digits, **box)
+    # before any work, not after it
+    require_version(target.layers, args.format_version, parameter="format_version")
     factors = factors_of(path) if path is not None and args.construction == "lowrank" else None
     plan = plan_certify(target, args.construction, seed=args.seed,
                         distribution=args.distribution, block=args.block, routing=args.routing,
@@ -190,9 +187,10 @@ def run(args: argparse.Namespace) -> int:
                         mask_side=args.mask_side, jobs=args.jobs, scheduler=args.scheduler,
                         solver=args.solver, factors=factors)
     chosen = _flags(plan.summary)
-    if plan.estimate.seconds >= ESTIMATE_SECONDS or plan.construction == "tradeoff":
+    if plan.estimate.seconds >= ESTIMATE_SECONDS or plan.construction == "tradeoff" \
+            or plan.runs:
         # a long run: say at once what will be built and what it costs, before the work (the
-        # summary repeats it); an explicit choice gets its estimate too
+        # summary repeats it); an explicit choice and a target of several kinds get it too
         err_console.print(chosen or f"{plan.construction}: {plan.estimate.describe()} "
                                     f"(estimated)", markup=False)
     total = target.depth if plan.unit == "target layers" else None

@@ -69,6 +69,7 @@ from exactnorm.exact.modular import (
 )
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
 from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, Vector, column
 
 __all__ = ["PairSystem", "PairSolution", "free_coordinates", "live_rows", "pair_system",
@@ -263,7 +264,7 @@ def certify_burkholz(target: TargetNetwork, *, seed: int = 0,
     boxes = target.interval_boxes()
     layers: list[FrozenLayer] = []
     reports: list[LayerReport] = []
-    for i, tl in enumerate(target.layers, 1):
+    for i, tl in enumerate(dense_layers(target.layers, "construction burkholz"), 1):
         t0 = time.perf_counter()
         lo, hi = boxes[i - 1]
         free = free_coordinates(lo, hi)

@@ -52,8 +52,8 @@ from exactnorm.model.network import TargetNetwork
 
 __all__ = ["Estimate", "Choice", "THEOREM1_MAX_SYSTEM", "SINGULAR_RISK", "system_seconds",
            "human_seconds",
-           "estimate_theorem1", "estimate_tradeoff", "choose_construction", "best_block",
-           "zero_probability", "require_theorem1_budget"]
+           "estimate_theorem1", "estimate_tradeoff", "estimate_pair", "combined_estimate",
+           "choose_construction", "best_block", "zero_probability", "require_theorem1_budget"]
 
 #: largest Khatri–Rao system Theorem 1 may solve by default (m = 4096: 194 s, 3 GiB, 84 MiB gz)
 THEOREM1_MAX_SYSTEM = 4096
@@ -133,6 +133,27 @@ def _system_bytes(m: int, matrices: int, gamma_sized_betas: float) -> int:
     trade-off's integer shifts, whose β are a few digits each) and the draw records."""
     gamma = m * m * _GAMMA_BITS_PER_M * _GZ_BYTES_PER_GAMMA_BIT
     return int(gamma * (1 + gamma_sized_betas) + matrices * _GZ_BYTES_PER_MATRIX)
+
+
+def estimate_pair(m: int) -> Estimate:
+    """Cost of one Khatri–Rao pair of size ``m``: two frozen layers, integer shifts (Theorem 1
+    over channels solves one per convolution)."""
+    return Estimate(system_seconds(m), _BASE_BYTES + _PEAK_BYTES_PER_M2 * m ** 2,
+                    _system_bytes(m, 2, 0), 2, 1, m)
+
+
+def combined_estimate(parts: list[Estimate]) -> Estimate:
+    """The cost of realizing several runs one after the other: times, bytes, depths and systems
+    add up; the peak memory and the largest system are the largest of any part.
+
+    >>> combined_estimate([estimate_pair(4), estimate_pair(8)]).system_size
+    8
+    """
+    if not parts:
+        return Estimate(0.0, _BASE_BYTES, 0, 0, 0, 0)
+    return Estimate(sum(e.seconds for e in parts), max(e.peak_bytes for e in parts),
+                    sum(e.certificate_bytes for e in parts), sum(e.depth for e in parts),
+                    sum(e.systems for e in parts), max(e.system_size for e in parts))
 
 
 def estimate_theorem1(target: TargetNetwork, jobs: int = 1) -> Estimate:

@@ -20,7 +20,7 @@ from exactnorm.exact.linalg import FlintMatrix
 from exactnorm.model.network import FrozenNetwork, TargetNetwork, Vector, affine_interval, column
 
 __all__ = ["DEFAULT_RETRY", "SHIFT_MODES", "Construction", "LayerReport", "activating_shift",
-           "scaled_activating_shift", "cancelling_bias", "provenance"]
+           "apply_shift_mode", "scaled_activating_shift", "cancelling_bias", "provenance"]
 
 #: redraws a singular frozen draw gets by default (each recorded in the certificate); with the
 #: default ``nonzero:8`` a singular Khatri–Rao system is rare (docs/performance.md), so 8 is a
@@ -106,7 +106,7 @@ class Construction:
                 f"</tr>{rows}</table>")
 
 
-def _apply_mode(per_neuron: Vector, mode: str) -> Vector:
+def apply_shift_mode(per_neuron: Vector, mode: str) -> Vector:
     """Per-neuron shifts as they are, their maximum for every neuron of the layer, or each
     rounded up to an integer."""
     if mode == "neuron":
@@ -142,7 +142,7 @@ def activating_shift(G: FlintMatrix, lo: Sequence[fmpq], hi: Sequence[fmpq],
     zeros = [fmpq(0)] * G.nrows()
     mins, _ = affine_interval(G, zeros, lo, hi)
     per_neuron = tuple(-m for m in mins)
-    return _apply_mode(per_neuron, mode)
+    return apply_shift_mode(per_neuron, mode)
 
 
 def scaled_activating_shift(gamma: Sequence[fmpq], V: FlintMatrix, lo: Sequence[fmpq],
@@ -156,7 +156,7 @@ def scaled_activating_shift(gamma: Sequence[fmpq], V: FlintMatrix, lo: Sequence[
     zeros = [fmpq(0)] * V.nrows()
     vmin, vmax = affine_interval(V, zeros, lo, hi)
     per_neuron = tuple(-(g * (mn if g >= 0 else mx)) for g, mn, mx in zip(gamma, vmin, vmax))
-    return _apply_mode(per_neuron, mode)
+    return apply_shift_mode(per_neuron, mode)
 
 
 def cancelling_bias(V: FlintMatrix, shift: Sequence[fmpq], bias: Sequence[fmpq]) -> Vector:

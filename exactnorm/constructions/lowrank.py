@@ -52,6 +52,7 @@ from exactnorm.exact.linalg import exact_rank, to_fmpq_mat
 from exactnorm.exact.rationals import parse_number, strict_json_loads
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
 from exactnorm.exact.streams import LOWRANK_P, LOWRANK_U
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, affine_interval
 
 __all__ = ["rank_factorization", "certify_lowrank", "factors_from_target_file",
@@ -190,7 +191,7 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
     checkpoints = []
     if progress is not None:
         progress(0, target.depth)  # the total from the start
-    for i, tl in enumerate(target.layers, 1):
+    for i, tl in enumerate(dense_layers(target.layers, "construction lowrank"), 1):
         t0 = time.perf_counter()
         given = _factor_pair(factors[i - 1], i) if factors is not None else None
         if given is not None:

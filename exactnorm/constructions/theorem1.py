@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -55,6 +54,8 @@ from exactnorm.exact.linalg import (
     solve_exact,
     vec,
 )
+from exactnorm.exact.padic import AUTO_MIN_SIZE, solve_khatri_rao
+from exactnorm.exact.parallel import map_tasks, pack_matrix, pack_q, unpack_matrix, unpack_q
 from exactnorm.exact.sampling import (
     DEFAULT_DISTRIBUTION,
     Distribution,
@@ -62,6 +63,7 @@ from exactnorm.exact.sampling import (
     parse_distribution,
 )
 from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, Vector
 
 __all__ = ["certify_theorem1", "realize_layer_theorem1", "draw_pair", "draw_frozen_pair",
@@ -142,15 +144,11 @@ def _solve_layer(V_in: FlintMatrix, V_out: FlintMatrix, rhs: FlintMatrix, prime:
     FLINT solve decides, exactly as with ``solver="flint"`` — a singular draw raises
     :class:`SingularSystemError` with its exact rank and a kernel vector.
     """
-    from exactnorm.exact.padic import AUTO_MIN_SIZE
-
     m = rhs.nrows()
     square = V_in.ncols() * V_out.nrows() == m == V_in.nrows()
     wanted = solver == "padic" or (solver == "auto" and m >= AUTO_MIN_SIZE)
     if wanted and is_integer and square and isinstance(V_in, fmpz_mat) \
             and isinstance(V_out, fmpz_mat) and m:
-        from exactnorm.exact.padic import solve_khatri_rao
-
         rz, rden = clear_denominators(rhs)
         primes = [prime]
         if solve_jobs >= 2:
@@ -342,6 +340,7 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
     dist = parse_distribution(distribution)
     require_integer(retry, "retry")
     require_integer(jobs, "jobs", minimum=1)
+    dense = dense_layers(target.layers, "construction theorem1")
     boxes = target.interval_boxes()
     layers: list[FrozenLayer] = []
     if progress is not None:
@@ -352,16 +351,15 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
     if jobs >= 2 and target.depth >= 2:
         tasks = [_layer_task(tl, boxes[i - first_layer], seed, i, options,
                              2 * (i - first_layer))
-                 for i, tl in enumerate(target.layers, first_layer)]
-        with ProcessPoolExecutor(max_workers=min(jobs, target.depth)) as pool:
-            for i, packed in enumerate(pool.map(_realize_packed, tasks), 1):
-                pair, report = _unpack_layers(packed)
-                layers.extend(pair)
-                reports.append(report)
-                if progress is not None:
-                    progress(i, target.depth)
+                 for i, tl in enumerate(dense, first_layer)]
+        for i, packed in enumerate(map_tasks(_realize_packed, tasks, jobs=jobs), 1):
+            pair, report = _unpack_layers(packed)
+            layers.extend(pair)
+            reports.append(report)
+            if progress is not None:
+                progress(i, target.depth)
     else:
-        for i, tl in enumerate(target.layers, first_layer):
+        for i, tl in enumerate(dense, first_layer):
             pair, report = realize_layer_theorem1(
                 tl.weight, tl.bias, tl.activation, boxes[i - first_layer], seed=seed, layer=i,
                 input_node=len(layers), solve_jobs=min(jobs, 2), **options)
@@ -382,61 +380,37 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
     )
 
 
-# ------------------------------------------------------------ process-pool helpers
-# FLINT matrices do not pickle: tasks and results cross the process boundary as integers
-# (numerator, denominator pairs) and are rebuilt on the other side, exactly.
-
-def _pack_q(x: Any) -> tuple[int, int]:
-    q = fmpq(x)
-    return int(q.numer()), int(q.denom())
-
-
-def _unpack_q(t: tuple[int, int]) -> fmpq:
-    return fmpq(t[0], t[1])
-
-
-def _pack_matrix(M: FlintMatrix) -> tuple[str, int, int, list[Any]]:
-    if isinstance(M, fmpz_mat):
-        return "z", M.nrows(), M.ncols(), [int(x) for x in M.entries()]
-    return "q", M.nrows(), M.ncols(), [_pack_q(x) for x in M.entries()]
-
-
-def _unpack_matrix(t: tuple[str, int, int, list[Any]]) -> FlintMatrix:
-    kind, r, c, flat = t
-    if kind == "z":
-        return fmpz_mat(r, c, flat) if r and c else fmpz_mat(r, c)
-    return fmpq_mat(r, c, [_unpack_q(x) for x in flat]) if r and c else fmpq_mat(r, c)
-
+# Tasks and results cross the process boundary as integers (exact.parallel.pack_matrix).
 
 def _layer_task(tl: Any, box: tuple[Vector, Vector], seed: int, layer: int,
                 options: dict[str, Any], input_node: int | None = None) -> dict[str, Any]:
     lo, hi = box
-    return {"W": _pack_matrix(tl.weight), "b": [_pack_q(x) for x in tl.bias],
-            "activation": tl.activation, "lo": [_pack_q(x) for x in lo],
-            "hi": [_pack_q(x) for x in hi], "seed": seed, "layer": layer, "options": options,
+    return {"W": pack_matrix(tl.weight), "b": [pack_q(x) for x in tl.bias],
+            "activation": tl.activation, "lo": [pack_q(x) for x in lo],
+            "hi": [pack_q(x) for x in hi], "seed": seed, "layer": layer, "options": options,
             "input_node": 2 * (layer - 1) if input_node is None else input_node}
 
 
 def _realize_packed(task: dict[str, Any]) -> dict[str, Any]:
     """Worker: rebuild one target layer, realize it, return plain integers."""
-    W = _unpack_matrix(task["W"])
+    W = unpack_matrix(task["W"])
     W = W if isinstance(W, fmpq_mat) else fmpq_mat(W)
-    box = (tuple(_unpack_q(x) for x in task["lo"]), tuple(_unpack_q(x) for x in task["hi"]))
+    box = (tuple(unpack_q(x) for x in task["lo"]), tuple(unpack_q(x) for x in task["hi"]))
     pair, report = realize_layer_theorem1(
-        W, tuple(_unpack_q(x) for x in task["b"]), task["activation"], box, seed=task["seed"],
+        W, tuple(unpack_q(x) for x in task["b"]), task["activation"], box, seed=task["seed"],
         layer=task["layer"], input_node=task["input_node"], **task["options"])
-    return {"layers": [{"input": fl.input, "weight": _pack_matrix(fl.weight),
-                        "gamma": [_pack_q(x) for x in fl.gamma],
-                        "beta": [_pack_q(x) for x in fl.beta], "activation": fl.activation,
+    return {"layers": [{"input": fl.input, "weight": pack_matrix(fl.weight),
+                        "gamma": [pack_q(x) for x in fl.gamma],
+                        "beta": [pack_q(x) for x in fl.beta], "activation": fl.activation,
                         "record": fl.record}
                        for fl in pair],
             "report": report}
 
 
 def _unpack_layers(packed: dict[str, Any]) -> tuple[list[FrozenLayer], LayerReport]:
-    pair = [FrozenLayer(d["input"], _unpack_matrix(d["weight"]),
-                        tuple(_unpack_q(x) for x in d["gamma"]),
-                        tuple(_unpack_q(x) for x in d["beta"]), d["activation"],
+    pair = [FrozenLayer(d["input"], unpack_matrix(d["weight"]),
+                        tuple(unpack_q(x) for x in d["gamma"]),
+                        tuple(unpack_q(x) for x in d["beta"]), d["activation"],
                         record=d["record"])
             for d in packed["layers"]]
     return pair, packed["report"]

@@ -57,15 +57,7 @@ from exactnorm.constructions.common import (
     cancelling_bias,
     provenance,
 )
-from exactnorm.constructions.parallel import check_jobs, map_tasks
-from exactnorm.constructions.theorem1 import (
-    ProgressHook,
-    _pack_matrix,
-    _pack_q,
-    _unpack_matrix,
-    _unpack_q,
-    realize_layer_theorem1,
-)
+from exactnorm.constructions.theorem1 import ProgressHook, realize_layer_theorem1
 from exactnorm.errors import InputError, SingularSystemError, require_integer
 from exactnorm.exact.generator import draw
 from exactnorm.exact.linalg import (
@@ -75,12 +67,21 @@ from exactnorm.exact.linalg import (
     kernel_vector,
     max_bits,
 )
+from exactnorm.exact.parallel import (
+    check_jobs,
+    map_tasks,
+    pack_matrix,
+    pack_q,
+    unpack_matrix,
+    unpack_q,
+)
 from exactnorm.exact.sampling import (
     DEFAULT_DISTRIBUTION,
     Distribution,
     parse_distribution,
 )
 from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork
 
 __all__ = ["input_blocks", "certify_tradeoff", "ROUTINGS", "DEFAULT_SHIFT_MODE"]
@@ -155,7 +156,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         Called after each block system (all target layers together).
     jobs : int
         Processes solving block systems. Given the target's interval boxes and ``V_F⁻¹ W``, every
-        block of every layer is independent (:mod:`~exactnorm.constructions.parallel`); the
+        block of every layer is independent (:mod:`~exactnorm.exact.parallel`); the
         certificate is byte-identical for every ``jobs`` and backend.
     scheduler : str or distributed.Client, optional
         Solve the blocks as Dask tasks on this cluster instead of local processes.
@@ -179,22 +180,23 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                          parameter="routing")
     require_integer(retry, "retry")
     check_jobs(jobs)
+    dense = dense_layers(target.layers, "construction tradeoff")
     boxes = target.interval_boxes()
     options = {"seed": seed, "distribution": dist.spec, "retry": retry,
                "shift_mode": shift_mode, "routing": routing}
     # every block of every layer as an integer task; the final matrices are solved here first
     tasks: list[dict[str, Any]] = []
     finals: list[tuple[FlintMatrix, dict[str, Any], int, list[dict[str, Any]]] | None] = []
-    for i, tl in enumerate(target.layers, first_layer):
+    for i, tl in enumerate(dense, first_layer):
         d_out, d_in = tl.shape
         lo, hi = boxes[i - first_layer]
         blocks = input_blocks(d_in, block)
         if len(blocks) == 1:
             finals.append(None)
-            tasks.append({"layer": i, "block": 1, "W": _pack_matrix(tl.weight),
-                          "b": [_pack_q(x) for x in tl.bias], "activation": tl.activation,
-                          "S": blocks[0], "d_in": d_in, "lo": [_pack_q(x) for x in lo],
-                          "hi": [_pack_q(x) for x in hi], "whole": True, **options})
+            tasks.append({"layer": i, "block": 1, "W": pack_matrix(tl.weight),
+                          "b": [pack_q(x) for x in tl.bias], "activation": tl.activation,
+                          "S": blocks[0], "d_in": d_in, "lo": [pack_q(x) for x in lo],
+                          "hi": [pack_q(x) for x in hi], "whole": True, **options})
             continue
         final_singular: list[dict[str, Any]] = []
         V_F, final_record, final_attempt = _final_matrix(seed, i, d_out, dist, retry,
@@ -203,9 +205,9 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         W_prime = _left_divide(V_F, tl.weight)  # V_F⁻¹ W, exact
         for t, S in enumerate(blocks, 1):
             tasks.append({"layer": i, "block": t, "d_in": d_in, "S": S, "whole": False,
-                          "W": _pack_matrix(fmpq_mat([[W_prime[r, c] for c in S]
+                          "W": pack_matrix(fmpq_mat([[W_prime[r, c] for c in S]
                                                       for r in range(d_out)])),
-                          "lo": [_pack_q(lo[c]) for c in S], "hi": [_pack_q(hi[c]) for c in S],
+                          "lo": [pack_q(lo[c]) for c in S], "hi": [pack_q(hi[c]) for c in S],
                           **options})
     if progress is not None:
         progress(0, len(tasks))  # the total from the start, before the first block
@@ -214,7 +216,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
     reports: list[LayerReport] = []
     checkpoints: list[int] = []
     done = 0
-    for i, tl in enumerate(target.layers, first_layer):
+    for i, tl in enumerate(dense, first_layer):
         t0 = time.perf_counter()
         d_out, d_in = tl.shape
         start = len(layers)  # node index of the previous checkpoint
@@ -329,7 +331,7 @@ def _left_divide(V: FlintMatrix, W: fmpq_mat) -> fmpq_mat:
 
 
 # ------------------------------------------------------------ one block, in any process
-# Tasks and results are integers (FLINT objects do not pickle); see constructions.parallel.
+# Tasks and results are integers (FLINT objects do not pickle); see exact.parallel.
 
 def _realize_block(task: dict[str, Any]) -> dict[str, Any]:
     """Worker: one block system (or a whole single-block layer), rebuilt from integers.
@@ -339,13 +341,13 @@ def _realize_block(task: dict[str, Any]) -> dict[str, Any]:
     """
     dist = parse_distribution(task["distribution"])
     i, t, S, d_in = task["layer"], task["block"], task["S"], task["d_in"]
-    W = _unpack_matrix(task["W"])
+    W = unpack_matrix(task["W"])
     W = W if isinstance(W, fmpq_mat) else fmpq_mat(W)
-    box = (tuple(_unpack_q(x) for x in task["lo"]), tuple(_unpack_q(x) for x in task["hi"]))
+    box = (tuple(unpack_q(x) for x in task["lo"]), tuple(unpack_q(x) for x in task["hi"]))
     out: list[FrozenLayer] = []
     if task["whole"]:
         pair, rep = realize_layer_theorem1(
-            W, tuple(_unpack_q(x) for x in task["b"]), task["activation"], box,
+            W, tuple(unpack_q(x) for x in task["b"]), task["activation"], box,
             seed=task["seed"], layer=i, block=1, input_node=0, distribution=dist,
             retry=task["retry"], shift_mode=task["shift_mode"])
         return {"layers": [_pack_layer(fl) for fl in pair], "shift": ([], 1), "report": rep}
@@ -374,18 +376,18 @@ def _realize_block(task: dict[str, Any]) -> dict[str, Any]:
 
 def _pack_layer(fl: FrozenLayer) -> dict[str, Any]:
     # draw records are plain JSON-like dicts: they travel between processes as they are
-    return {"input": fl.input, "weight": _pack_matrix(fl.weight),
+    return {"input": fl.input, "weight": pack_matrix(fl.weight),
             "gamma": _pack_vector(fl.gamma), "beta": _pack_vector(fl.beta),
             "activation": fl.activation, "record": fl.record, "drawn_columns": fl.drawn_columns,
-            "skips": [(s.source, _pack_matrix(s.weight), s.kind, s.record) for s in fl.skips]}
+            "skips": [(s.source, pack_matrix(s.weight), s.kind, s.record) for s in fl.skips]}
 
 
 def _unpack_block_layers(packed: dict[str, Any], offset: int) -> list[FrozenLayer]:
     """The block's layers with node indices shifted by ``offset`` (the previous checkpoint)."""
     return [FrozenLayer(d["input"] + offset,
-                        _unpack_matrix(d["weight"]),
+                        unpack_matrix(d["weight"]),
                         _unpack_vector(d["gamma"]), _unpack_vector(d["beta"]), d["activation"],
-                        tuple(Skip(src + offset, _unpack_matrix(w), kind, record=record)
+                        tuple(Skip(src + offset, unpack_matrix(w), kind, record=record)
                               for src, w, kind, record in d["skips"]),
                         record=d["record"], drawn_columns=d["drawn_columns"])
             for d in packed["layers"]]

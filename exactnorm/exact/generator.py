@@ -2,8 +2,8 @@
 
 Contract. :func:`draw` returns a frozen matrix (``fmpz_mat`` for integer distributions,
 ``fmpq_mat`` otherwise) together with its *draw record* (docs/certificate-format.md §2); the
-matrix is exactly what the standard-library reference :mod:`exactnorm.regenerate` rebuilds from
-that record, on every machine. :func:`matrix_from_record` goes the other way for readers of
+matrix is exactly what the standard-library reference :mod:`exactnorm.checker.regenerate` rebuilds
+from that record, on every machine. :func:`matrix_from_record` goes the other way for readers of
 certificates that hold weights by reference.
 
 Correctness argument. The same definition as the reference (docs/generator.md), computed with
@@ -229,10 +229,11 @@ def draw(seed: int, key: Sequence[int], rows: int, cols: int, dist: Distribution
 
 
 def matrix_from_record(record: dict[str, Any]) -> Matrix:
-    """The matrix of a draw record already checked by :func:`exactnorm.regenerate.validate_record`.
+    """The matrix of a draw record already checked by
+    :func:`exactnorm.checker.regenerate.validate_record`.
 
-    The fast path of :func:`exactnorm.regenerate.regenerate`. Validation stays with the caller
-    (the certificate reader, above this module) so that both paths accept exactly the records
-    the reference accepts; an unchecked record may raise anything.
+    The fast path of :func:`exactnorm.checker.regenerate.regenerate`. Validation stays with the
+    caller (the certificate reader, above this module) so that both paths accept exactly the
+    records the reference accepts; an unchecked record may raise anything.
     """
     return _realize(record, parse_distribution(record["distribution"]))

@@ -36,13 +36,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from concurrent.futures import ProcessPoolExecutor
+from typing import Any
 
 import numpy as np
 from flint import fmpq, fmpz, fmpz_mat, nmod_mat
 
 from exactnorm.errors import InputError, PadicUnavailable
 from exactnorm.exact.linalg import khatri_rao_int64, max_abs
+from exactnorm.exact.parallel import map_tasks
 
 __all__ = [
     "AUTO_MIN_SIZE",
@@ -146,6 +147,11 @@ def rational_reconstruction(a: int | fmpz, M: int | fmpz, N: int | fmpz,
     return fmpq(r1, t1)
 
 
+def _expansion(task: tuple[np.ndarray, np.ndarray, Sequence[int], int, int]) -> Any:
+    """:func:`padic_expansion` of one ``(V_in, V_out, rhs, p, k)`` task (a worker process)."""
+    return padic_expansion(*task)
+
+
 def padic_expansion(V_in: np.ndarray, V_out: np.ndarray, rhs: Sequence[int], p: int,
                     steps: int) -> list[fmpz]:
     """``x mod p^steps`` for the solution of ``K x = rhs`` (Dixon lifting), in ``[0, p^steps)``.
@@ -243,10 +249,7 @@ def solve_khatri_rao(V_in: np.ndarray, V_out: np.ndarray, rhs: Sequence[int],
         k1 = _steps_for(p1, bits // 2 + 1)
         rest = need // p1**k1 + 1
         k2 = max(1, _steps_for(p2, rest.bit_length() + 1))
-        with ProcessPoolExecutor(max_workers=1) as pool:
-            other = pool.submit(padic_expansion, Vi, Vo, rhs, p2, k2)
-            x1 = padic_expansion(Vi, Vo, rhs, p1, k1)
-            x2 = other.result()
+        x1, x2 = map_tasks(_expansion, [(Vi, Vo, rhs, p1, k1), (Vi, Vo, rhs, p2, k2)], jobs=2)
         M1, M2 = fmpz(p1) ** k1, fmpz(p2) ** k2
         c = fmpz(pow(int(M1), -1, int(M2)))
         lifted = [a + M1 * (((b - a) * c) % M2) for a, b in zip(x1, x2)]

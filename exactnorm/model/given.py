@@ -59,12 +59,13 @@ from exactnorm.errors import InputError, LimitExceededError, ShapeError, require
 from exactnorm.exact.files import npz_array, npz_header, read_npz_archive
 from exactnorm.exact.linalg import to_fmpq_mat
 from exactnorm.model.interop import (
-    _exact_matrix,
-    _exact_vector,
-    _sklearn_mlp,
+    exact_matrix,
+    exact_vector,
     parse_activations,
+    sklearn_mlp,
     target_from_sklearn,
 )
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.onnx_common import HEAD_OPS, attributes
 from exactnorm.model.targets import load_target, npz_activations
@@ -87,7 +88,7 @@ class BatchNorm:
     def scale(self) -> list[Fraction]:
         """``γ_bn/√(σ² + ε)`` rounded once to float64, converted exactly."""
         s = self.gamma / np.sqrt(self.var + np.float64(self.eps))
-        return _exact_vector(s, "batch-normalization scale")
+        return exact_vector(s, "batch-normalization scale")
 
 
 @dataclass(frozen=True)
@@ -153,8 +154,8 @@ class GivenNetwork:
                 betas.append(list(layer.bias))
                 continue
             s = [fmpq(x.numerator, x.denominator) for x in layer.norm.scale()]
-            mu = _exact_vector(layer.norm.mean, "batch-normalization mean")
-            be = _exact_vector(layer.norm.beta, "batch-normalization shift")
+            mu = exact_vector(layer.norm.mean, "batch-normalization mean")
+            be = exact_vector(layer.norm.beta, "batch-normalization shift")
             gammas.append(s)
             betas.append([fmpq(t.numerator, t.denominator) + g * (c - fmpq(m.numerator,
                                                                           m.denominator))
@@ -216,7 +217,7 @@ def given_from_target(target: TargetNetwork, name: str) -> GivenNetwork:
     ``c_j = b_j``, no normalization."""
     layers = tuple(GivenLayer(layer.weight, tuple(layer.bias), None, layer.activation,
                               f"{name}: layer {j} weight")
-                   for j, layer in enumerate(target.layers, 1))
+                   for j, layer in enumerate(dense_layers(target.layers, "a given network"), 1))
     return GivenNetwork(layers, name)
 
 
@@ -227,14 +228,14 @@ def given_from_sklearn(model: Any, name: str | None = None) -> GivenNetwork:
     label = name or f"scikit-learn {type(model).__name__}"
     steps = getattr(model, "steps", None)
     mlp = steps[-1][1] if steps else model
-    weights, _ = _sklearn_mlp(mlp)
+    weights, _ = sklearn_mlp(mlp)
     d = len(weights[0][0])
     # the target reader folds the scalers; the box does not matter for the weights
     g = target_from_sklearn(model, [0] * d, [0] * d)
     layers = tuple(GivenLayer(layer.weight, tuple(layer.bias), None, layer.activation,
                               f"{label}: coefs_[{j - 1}] (transposed"
                               f"{', scalers folded in' if steps and j == 1 else ''})")
-                   for j, layer in enumerate(g.layers, 1))
+                   for j, layer in enumerate(dense_layers(g.layers, "a given network"), 1))
     return GivenNetwork(layers, label)
 
 
@@ -295,21 +296,21 @@ def given_from_onnx(model: Any, *, max_width: int = DEFAULT_MAX_WIDTH) -> GivenN
             alpha = Fraction(float(np.float32(attrs.get("alpha", 1.0))))
             beta = Fraction(float(np.float32(attrs.get("beta", 1.0))))
             W = [[alpha * w for w in row]
-                 for row in _exact_matrix(B if attrs.get("transB", 0) else B.T, label)]
+                 for row in exact_matrix(B if attrs.get("transB", 0) else B.T, label)]
             c = [Fraction(0)] * len(W)
             if len(node.input) > 2 and node.input[2]:
-                cv = _exact_vector(const(node.input[2], node), f"{label} bias")
+                cv = exact_vector(const(node.input[2], node), f"{label} bias")
                 c = [beta * x for x in (cv * len(W) if len(cv) == 1 else cv)]
             layers.append(_layer(W, c, f"{name}: {label} weight", max_width))
             open_matmul = False
         elif op == "MatMul":
-            W = _exact_matrix(const(node.input[1], node).T, label)
+            W = exact_matrix(const(node.input[1], node).T, label)
             layers.append(_layer(W, [Fraction(0)] * len(W), f"{name}: {label} weight",
                                  max_width))
             open_matmul = True
         elif op == "Add" and open_matmul and last is not None:
             (cname,) = [i for i in node.input if i in consts]
-            c = _exact_vector(const(cname, node), f"{label} bias")
+            c = exact_vector(const(cname, node), f"{label} bias")
             layers[-1] = GivenLayer(last.weight, tuple(fmpq(x.numerator, x.denominator)
                                                        for x in c), None, "identity",
                                     last.source)
@@ -369,8 +370,8 @@ def given_from_state_dict(arrays: Mapping[str, Any], activations: str | Sequence
         if "weight" not in m or "bias" not in m:
             raise InputError(f"state dict module {i} has no weight or bias")
         if np.asarray(m["weight"]).ndim == 2:
-            layers.append(_layer(_exact_matrix(m["weight"], f"{i}.weight"),
-                                 _exact_vector(m["bias"], f"{i}.bias"),
+            layers.append(_layer(exact_matrix(m["weight"], f"{i}.weight"),
+                                 exact_vector(m["bias"], f"{i}.bias"),
                                  f"{name}: {i}.weight", max_width,
                                  activation=acts[len(layers)]))
             continue
@@ -455,6 +456,6 @@ def _w_b_network(data: Any, p: Path, activations: str | Sequence[str] | None,
     for j in range(1, count + 1):
         W = npz_array(data, f"W{j}", max_width, matrix=True)
         b = npz_array(data, f"b{j}", max_width, matrix=False)
-        layers.append(_layer(_exact_matrix(W, f"W{j}"), _exact_vector(b, f"b{j}"),
+        layers.append(_layer(exact_matrix(W, f"W{j}"), exact_vector(b, f"b{j}"),
                              f"{p}: W{j}", max_width, activation=acts[j - 1]))
     return GivenNetwork(tuple(layers), str(p))

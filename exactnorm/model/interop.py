@@ -93,9 +93,12 @@ from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.model.interop_onnx import ONNX_OPS, onnx_layers, target_from_onnx
 from exactnorm.model.interop_onnx import with_source as _with_source
 from exactnorm.model.network import ACTIVATIONS, DEFAULT_MAX_WIDTH, TargetNetwork
-from exactnorm.model.targets import load_target, npz_activations
+from exactnorm.model.targets import box_bounds, load_target, npz_activations
 
 __all__ = [
+    "exact_matrix",
+    "exact_vector",
+    "sklearn_mlp",
     "STATE_DICT_KEY",
     "STATE_DICT_RESERVED",
     "STATE_DICT_SUFFIXES",
@@ -121,7 +124,7 @@ _DECLARE_HINT = ("declare them with an 'activations' array in the file (one of r
                  "Linear layer) or --activations relu,...,identity")
 
 
-def _exact_matrix(a: Any, what: str) -> list[list[Fraction]]:
+def exact_matrix(a: Any, what: str) -> list[list[Fraction]]:
     arr = np.asarray(a)
     if arr.dtype.kind == "f" and arr.dtype.itemsize > 8:
         # float(x) would round a long double; only IEEE half/single/double convert exactly here
@@ -129,15 +132,8 @@ def _exact_matrix(a: Any, what: str) -> list[list[Fraction]]:
     return to_fractions(from_numpy_exact(arr, what))
 
 
-def _exact_vector(a: Any, what: str) -> list[Fraction]:
-    return [row[0] for row in _exact_matrix(np.asarray(a).reshape(-1), what)]
-
-
-def _box(values: Sequence[Any], what: str) -> list[Any]:
-    arr = np.asarray(values)
-    if arr.dtype.kind == "f":
-        return _exact_vector(arr, f"box {what}")
-    return list(values)
+def exact_vector(a: Any, what: str) -> list[Fraction]:
+    return [row[0] for row in exact_matrix(np.asarray(a).reshape(-1), what)]
 
 
 def parse_activations(declared: str | Sequence[str], n_layers: int | None = None) -> list[str]:
@@ -180,7 +176,7 @@ def parse_activations(declared: str | Sequence[str], n_layers: int | None = None
 # --------------------------------------------------------------------------- scikit-learn
 
 
-def _sklearn_mlp(model: Any) -> tuple[list[list[list[Fraction]]], list[list[Fraction]]]:
+def sklearn_mlp(model: Any) -> tuple[list[list[list[Fraction]]], list[list[Fraction]]]:
     coefs = getattr(model, "coefs_", None)
     intercepts = getattr(model, "intercepts_", None)
     if coefs is None or intercepts is None:
@@ -192,8 +188,8 @@ def _sklearn_mlp(model: Any) -> tuple[list[list[list[Fraction]]], list[list[Frac
                          f"relu MLPs only (tanh and logistic are not piecewise linear)")
     if len(coefs) != len(intercepts):
         raise ShapeError(f"{len(coefs)} coefficient matrices but {len(intercepts)} intercepts")
-    weights = [_exact_matrix(np.asarray(C).T, f"coefs_[{i}]") for i, C in enumerate(coefs)]
-    biases = [_exact_vector(b, f"intercepts_[{i}]") for i, b in enumerate(intercepts)]
+    weights = [exact_matrix(np.asarray(C).T, f"coefs_[{i}]") for i, C in enumerate(coefs)]
+    biases = [exact_vector(b, f"intercepts_[{i}]") for i, b in enumerate(intercepts)]
     return weights, biases
 
 
@@ -204,8 +200,8 @@ def _scaler_affine(step: Any, name: str, d: int) -> tuple[list[Fraction], list[F
     if isinstance(step, pre.StandardScaler):
         if not hasattr(step, "n_features_in_"):
             raise InputError(f"pipeline step {name!r} (StandardScaler) is not fitted")
-        mean = _exact_vector(step.mean_, f"{name}.mean_") if step.mean_ is not None else zero
-        scale = _exact_vector(step.scale_, f"{name}.scale_") if step.scale_ is not None else one
+        mean = exact_vector(step.mean_, f"{name}.mean_") if step.mean_ is not None else zero
+        scale = exact_vector(step.scale_, f"{name}.scale_") if step.scale_ is not None else one
         inv = [1 / s for s in scale]
         return inv, [-m * k for m, k in zip(mean, inv)]
     if isinstance(step, pre.MinMaxScaler):
@@ -214,8 +210,8 @@ def _scaler_affine(step: Any, name: str, d: int) -> tuple[list[Fraction], list[F
         if getattr(step, "clip", False):
             raise InputError(f"pipeline step {name!r}: MinMaxScaler(clip=True) is not affine; "
                              f"refit with clip=False")
-        return (_exact_vector(step.scale_, f"{name}.scale_"),
-                _exact_vector(step.min_, f"{name}.min_"))
+        return (exact_vector(step.scale_, f"{name}.scale_"),
+                exact_vector(step.min_, f"{name}.min_"))
     raise InputError(f"pipeline step {name!r} is a {type(step).__name__}; only StandardScaler "
                      f"and MinMaxScaler steps fold exactly into the first layer")
 
@@ -232,7 +228,7 @@ def target_from_sklearn(model: Any, lower: Sequence[Any], upper: Sequence[Any], 
         ``Pipeline`` whose steps are ``StandardScaler``/``MinMaxScaler`` (or ``"passthrough"``)
         followed by such an MLP. Loaded by the caller: exactnorm never unpickles a file.
     lower, upper
-        The input box ``D`` (floats convert exactly).
+        The input box ``D``: sequences, or one number each for a cube (floats convert exactly).
     box_space
         ``"raw"``: the box is in the coordinates ``model.predict`` receives (the target's input);
         ``"scaled"``: in the coordinates the MLP sees after the scalers; it is mapped back exactly.
@@ -258,17 +254,17 @@ def target_from_sklearn(model: Any, lower: Sequence[Any], upper: Sequence[Any], 
         raise InputError(f"box_space must be 'raw' or 'scaled', got {box_space!r}")
     steps = getattr(model, "steps", None)
     if steps is None:
-        weights, biases = _sklearn_mlp(model)
+        weights, biases = sklearn_mlp(model)
         affines: list[tuple[list[Fraction], list[Fraction]]] = []
     else:
         if not steps:
             raise InputError("the scikit-learn Pipeline has no steps")
-        weights, biases = _sklearn_mlp(steps[-1][1])
+        weights, biases = sklearn_mlp(steps[-1][1])
         d = len(weights[0][0])
         affines = [_scaler_affine(step, name, d) for name, step in steps[:-1]
                    if step is not None and step != "passthrough"]
-    lo, hi = _box(lower, "lower"), _box(upper, "upper")
     d = len(weights[0][0])
+    lo, hi = box_bounds(lower, "lower", d), box_bounds(upper, "upper", d)
     if len(lo) != d or len(hi) != d:
         raise ShapeError(f"the box has {len(lo)}/{len(hi)} bounds, the model {d} inputs")
     if box_space == "scaled":
@@ -337,7 +333,7 @@ def target_from_state_dict(arrays: Mapping[str, Any], lower: Sequence[Any],
         ``np.asarray`` accepts; the reserved keys ``lower``, ``upper``, ``activations`` are ignored
         here). Weights are ``(out, in)`` as in exactnorm; every float converts exactly.
     lower, upper
-        The input box ``D``.
+        The input box ``D``: sequences, or one number each for a cube.
     activations
         One of ``relu``/``identity`` per ``Linear`` layer, in module order. Required: a state
         dict does not contain its activations.
@@ -367,10 +363,11 @@ def target_from_state_dict(arrays: Mapping[str, Any], lower: Sequence[Any],
         if max(W.shape) > max_width or b.size > max_width:
             raise LimitExceededError(f"state dict {idx}.weight has shape {W.shape}, above the "
                                      f"width limit {max_width} (raise it with --max-width)")
-        weights.append(_exact_matrix(W, f"{idx}.weight"))
-        biases.append(_exact_vector(b, f"{idx}.bias"))
-    return TargetNetwork.from_lists(weights, biases, acts, lower=_box(lower, "lower"),
-                                    upper=_box(upper, "upper"), max_width=max_width)
+        weights.append(exact_matrix(W, f"{idx}.weight"))
+        biases.append(exact_vector(b, f"{idx}.bias"))
+    d = len(weights[0][0])
+    return TargetNetwork.from_lists(weights, biases, acts, lower=box_bounds(lower, "lower", d),
+                                    upper=box_bounds(upper, "upper", d), max_width=max_width)
 
 
 def _declared(in_file: Sequence[str] | None, option: str | Sequence[str] | None,
@@ -400,8 +397,8 @@ def _state_dict_target(arrays: Mapping[str, Any], path: Path, *,
     d0 = int(np.asarray(arrays[f"{order[0]}.weight"]).shape[-1])
     cube = _cube(box, d0, path, has_lower)
     if has_lower:
-        lower: list[Any] = _exact_vector(arrays["lower"], "lower")
-        upper: list[Any] = _exact_vector(arrays["upper"], "upper")
+        lower: list[Any] = exact_vector(arrays["lower"], "lower")
+        upper: list[Any] = exact_vector(arrays["upper"], "upper")
     elif cube is not None:
         lower, upper = cube
     else:

@@ -40,14 +40,12 @@ from flint import fmpq
 
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import from_numpy_exact, to_fmpq_mat, to_fractions
-from exactnorm.model.conv import (
-    AnyTargetLayer,
+from exactnorm.model.kinds import (
     ConvGeometry,
     ConvTargetLayer,
-    ConvTargetNetwork,
     PoolTargetLayer,
 )
-from exactnorm.model.network import TargetLayer
+from exactnorm.model.network import TargetLayer, TargetNetwork
 from exactnorm.model.onnx_common import (
     DTYPES,
     HEAD_OPS,
@@ -121,7 +119,7 @@ class _Chain:
     """The layers read so far and the shape of the current value."""
 
     def __init__(self, shape: tuple[int, ...]) -> None:
-        self.layers: list[AnyTargetLayer] = []
+        self.layers: list[Any] = []
         self.shape = shape
         self.raw: list[Any] = []  # per layer: [W rows, bias] while BN may still fold
 
@@ -129,7 +127,7 @@ class _Chain:
     def size(self) -> int:
         return math.prod(self.shape)
 
-    def add(self, layer: AnyTargetLayer) -> None:
+    def add(self, layer: Any) -> None:
         self.layers.append(layer)
         if isinstance(layer, TargetLayer):
             self.shape = (layer.weight.nrows(),)
@@ -161,7 +159,7 @@ def _affine_after(chain: _Chain, node: Any, consts: dict[str, Any]) -> None:
                         else TargetLayer(to_fmpq_mat(W), _q(b), "identity"))
 
 
-def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> ConvTargetNetwork:
+def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> TargetNetwork:
     """A convolutional ONNX model (``ModelProto`` or path) as an exact target on the cube
     ``[lower, upper]`` (scalars) of its input (module doc); a classifier head after the logits
     is recorded in ``source`` with the input's name, dtype and shape."""
@@ -264,7 +262,7 @@ def target_from_onnx_cnn(model: Any, lower: Any, upper: Any) -> ConvTargetNetwor
         raise InputError(f"the ONNX graph outputs {[o.name for o in graph.output]} are not the "
                          f"end of the chain {current!r}")
     d0 = math.prod(dims[1:])
-    target = ConvTargetNetwork(tuple(chain.layers), _q([lower] * d0), _q([upper] * d0))
+    target = TargetNetwork(tuple(chain.layers), _q([lower] * d0), _q([upper] * d0))
     source = interface(proto, inputs[0], current, head, consts, dtype)
     note = head_note(source)
     if note:
@@ -308,7 +306,7 @@ def parse_architecture(spec: str | Sequence[str]) -> list[tuple[str, dict[str, i
 
 def target_from_state_dict_cnn(arrays: Mapping[str, Any], architecture: str | Sequence[str],
                                input_shape: Sequence[int], lower: Any, upper: Any
-                               ) -> ConvTargetNetwork:
+                               ) -> TargetNetwork:
     """A PyTorch state dict (``nn.Sequential`` of ``Conv2d``, ``BatchNorm2d``, ``ReLU``,
     ``AvgPool2d``, ``Flatten``, ``Linear``) with its declared architecture: a state dict has no
     layer kinds, so ``architecture`` names them (:func:`parse_architecture`) and the modules
@@ -365,11 +363,11 @@ def target_from_state_dict_cnn(arrays: Mapping[str, Any], architecture: str | Se
         else:  # flatten
             chain.shape = (chain.size,)
     d0 = math.prod(int(v) for v in input_shape)
-    return ConvTargetNetwork(tuple(chain.layers), _q([lower] * d0), _q([upper] * d0))
+    return TargetNetwork(tuple(chain.layers), _q([lower] * d0), _q([upper] * d0))
 
 
 def load_cnn_target(path: str | os.PathLike[str], box: tuple[Any, Any] | None) -> \
-        ConvTargetNetwork:
+        TargetNetwork:
     """A convolutional ``.onnx`` target on the cube ``box`` (``--box``; required)."""
     if box is None:
         raise InputError(f"an ONNX model has no input box; pass --box LO:HI for {path}")

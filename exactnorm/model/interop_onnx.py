@@ -41,6 +41,7 @@ from exactnorm.model.onnx_common import (
     classifier_head,
     compose,
     constants,
+    exact_values,
     fold_after,
     fold_before,
     head_note,
@@ -49,9 +50,7 @@ from exactnorm.model.onnx_common import (
     node_label,
     refuse,
 )
-from exactnorm.model.onnx_common import (
-    _exact as exact_values,
-)
+from exactnorm.model.targets import box_bounds
 
 __all__ = ["ONNX_OPS", "HANDLERS", "target_from_onnx", "onnx_layers", "with_source"]
 
@@ -245,13 +244,6 @@ def with_source(target: Any, source: dict[str, Any] | None) -> Any:
     return target
 
 
-def _box(values: Sequence[Any], what: str) -> list[Any]:
-    arr = np.asarray(values)
-    if arr.dtype.kind == "f":
-        return exact_values(arr, f"box {what}")
-    return list(values)
-
-
 def target_from_onnx(model: Any, lower: Sequence[Any], upper: Sequence[Any], *,
                      max_width: int = DEFAULT_MAX_WIDTH) -> TargetNetwork:
     """An ONNX MLP (``ModelProto`` or path) as an exact target network.
@@ -266,7 +258,7 @@ def target_from_onnx(model: Any, lower: Sequence[Any], upper: Sequence[Any], *,
         ``Flatten``/``Reshape`` from one input to the output or to a classifier head
         (``Softmax``, ``LogSoftmax``, ``Sigmoid`` and post-processing), with every weight stored.
     lower, upper
-        The input box ``D``.
+        The input box ``D``: sequences, or one number each for a cube.
 
     Returns
     -------
@@ -285,7 +277,9 @@ def target_from_onnx(model: Any, lower: Sequence[Any], upper: Sequence[Any], *,
     """
     source: dict[str, Any] = {}
     weights, biases, acts = onnx_layers(model, max_width, source)
+    d = len(weights[0][0])
     return with_source(TargetNetwork.from_lists(weights, biases, acts,
-                                                lower=_box(lower, "lower"),
-                                                upper=_box(upper, "upper"), max_width=max_width),
+                                                lower=box_bounds(lower, "lower", d),
+                                                upper=box_bounds(upper, "upper", d),
+                                                max_width=max_width),
                        source)

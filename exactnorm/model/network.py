@@ -1,13 +1,17 @@
-"""Target and frozen networks: exact and float64 evaluation, exact interval boxes (SPEC §1).
+"""Target and frozen networks of every layer kind: exact and float64 evaluation, exact boxes.
 
-Ground types: matrices are ``fmpq_mat`` (frozen weights may be ``fmpz_mat``), vectors are tuples of
-``fmpq``. Nothing here solves a system.
+One :class:`TargetNetwork` and one :class:`FrozenNetwork` hold layers of any registered kind
+(:mod:`exactnorm.model.kinds`); their loops use only the declared protocols
+(:mod:`exactnorm.model.kinds.base`) and never name a kind. Ground types: matrices are ``fmpq_mat``
+(frozen weights may be ``fmpz_mat``), vectors are tuples of ``fmpq``. Nothing here solves a system.
 
-Target ``g``: ``a_i = σ_i(W_i a_{i-1} + b_i)``, ``a_0 = x ∈ D = [lower, upper]``.
+Target ``g``: ``a_i = L_i(a_{i-1})``, ``a_0 = x ∈ D = [lower, upper]``, where a dense layer is
+``σ_i(W_i a + b_i)`` and a convolution or pooling another fixed affine map followed by ``σ_i``.
 
-Frozen ``f``: node 0 is ``x``; layer ``j`` (from 1) computes
-``u_j = γ_j ⊙ (V_j h_{in(j)}) + β_j`` and ``h_j = σ_j(u_j) + Σ_s P_{j,s} h_s``; only ``γ, β`` are
-tuned. ``checkpoints[i-1]`` is the node that equals ``a_i``.
+Frozen ``f``: node 0 is ``x``; layer ``j`` (from 1) computes the pre-activation
+``u_j = γ_j ⊙ (V_j h_{in(j)}) + β_j`` of its kind and ``h_j = σ_j(u_j) + Σ_s P_{j,s} h_s`` (skips
+are topology: any kind may have them); only ``γ, β`` are tuned. ``checkpoints[i-1]`` is the node
+that equals ``a_i``.
 
 >>> from flint import fmpq_mat, fmpq
 >>> g = TargetNetwork.from_lists([[[1, -1]]], [[0]], ["identity"], lower=[0, 0], upper=[1, 2])
@@ -24,11 +28,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.checker.vocabulary import ACTIVATIONS, SKIP_KINDS
 from exactnorm.errors import InputError, LimitExceededError, ShapeError
-from exactnorm.exact.linalg import FlintMatrix, to_fmpq_mat, to_numpy
+from exactnorm.exact.linalg import to_fmpq_mat, to_numpy
+from exactnorm.model.kinds.base import FrozenKind, Skip, TargetKind
+from exactnorm.model.kinds.dense import FrozenLayer, TargetLayer
+from exactnorm.model.values import (
+    Node,
+    Vector,
+    activate,
+    affine_interval,
+    as_vector,
+    column,
+    node_values,
+)
 
 __all__ = [
     "ACTIVATIONS",
@@ -39,6 +53,7 @@ __all__ = [
     "Skip",
     "FrozenLayer",
     "FrozenNetwork",
+    "Vector",
     "affine_interval",
     "activate",
     "column",
@@ -47,80 +62,18 @@ __all__ = [
 #: Largest width accepted from a file unless the caller raises it.
 DEFAULT_MAX_WIDTH = 4096
 
-Vector = tuple[fmpq, ...]
-
-
-def column(v: Sequence[Any]) -> fmpq_mat:
-    """A tuple of exact numbers → ``n×1`` ``fmpq_mat``."""
-    return fmpq_mat([[fmpq(x) if not isinstance(x, fmpq) else x] for x in v]) if len(v) \
-        else fmpq_mat(0, 1)
-
-
-def activate(name: str, v: Sequence[fmpq]) -> Vector:
-    """Apply ``relu`` or ``identity`` entry-wise (exact)."""
-    if name == "relu":
-        return tuple(x if x > 0 else fmpq(0) for x in v)
-    if name == "identity":
-        return tuple(v)
-    raise InputError(f"unknown activation {name!r}; expected one of {ACTIVATIONS}")
-
-
-def _vector(x: Sequence[Any], n: int, what: str) -> Vector:
-    if isinstance(x, (fmpq_mat, fmpz_mat)):
-        x = x.entries()
-    vals = to_fmpq_mat([list(x)], what).entries() if len(x) else []
-    if len(vals) != n:
-        raise ShapeError(f"{what} has length {len(vals)}, expected {n}")
-    return tuple(vals)
-
-
-def affine_interval(W: FlintMatrix, b: Sequence[fmpq], lo: Sequence[fmpq],
-                    hi: Sequence[fmpq]) -> tuple[Vector, Vector]:
-    """Exact range of ``W a + b`` over the box ``lo ≤ a ≤ hi`` (interval bound propagation).
-
-    Each row's minimum is ``b_r + Σ_k (W_rk > 0 ? W_rk lo_k : W_rk hi_k)``; this is the exact
-    minimum over the box (a box is a product set), not a relaxation.
-    """
-    rows: list[list[Any]] = W.tolist()
-    los, his = [], []
-    for r, row in enumerate(rows):
-        mn = fmpq(b[r])
-        mx = fmpq(b[r])
-        for w, l, h in zip(row, lo, hi):
-            if w > 0:
-                mn += w * l
-                mx += w * h
-            elif w < 0:
-                mn += w * h
-                mx += w * l
-        los.append(mn)
-        his.append(mx)
-    return tuple(los), tuple(his)
-
-
-@dataclass(frozen=True)
-class TargetLayer:
-    """One target layer ``σ(W a + b)``; ``weight`` is ``fmpq_mat`` (d_i × d_{i-1})."""
-
-    weight: fmpq_mat
-    bias: Vector
-    activation: str
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return self.weight.nrows(), self.weight.ncols()
-
 
 @dataclass(frozen=True)
 class TargetNetwork:
-    """The network to reproduce, with its rational input box ``D = [lower, upper]``.
+    """The network to reproduce, layers of any kind, with its rational input box
+    ``D = [lower, upper]``.
 
     ``source`` optionally describes the model file it came from (``{"format": "onnx", "input":
     {"name", "shape"}, "output": {"name"}}``): not part of the function, so not compared; a
     certificate records it in its provenance and an ONNX export reuses the names and shape.
     """
 
-    layers: tuple[TargetLayer, ...]
+    layers: tuple[TargetKind, ...]
     lower: Vector
     upper: Vector
     source: dict[str, Any] | None = field(default=None, compare=False, repr=False)
@@ -135,20 +88,21 @@ class TargetNetwork:
     def __repr__(self) -> str:
         # short at any size: a 784-128-10 target's fields would print megabytes
         acts = ",".join(layer.activation for layer in self.layers)
-        return (f"TargetNetwork(widths={'-'.join(map(str, self.widths))}, activations={acts}, "
-                f"box={self.box_text()})")
+        kinds = [layer.kind for layer in self.layers]
+        mixed = f", kinds={','.join(kinds)}" if len(set(kinds)) > 1 else ""
+        return (f"TargetNetwork(widths={'-'.join(map(str, self.widths))}, activations={acts}"
+                f"{mixed}, box={self.box_text()})")
 
     def _repr_html_(self) -> str:
         import html
 
-        rows = "".join(f"<tr><td>{i}</td><td>{layer.shape[1]}→{layer.shape[0]}</td>"
-                       f"<td>{layer.activation}</td></tr>"
+        rows = "".join(f"<tr><td>{i}</td><td>{html.escape(layer.describe())}</td></tr>"
                        for i, layer in enumerate(self.layers[:20], 1))
-        more = (f"<tr><td colspan=3>… {len(self.layers) - 20} more layers</td></tr>"
+        more = (f"<tr><td colspan=2>… {len(self.layers) - 20} more layers</td></tr>"
                 if len(self.layers) > 20 else "")
         return (f"<b>TargetNetwork</b> {'-'.join(map(str, self.widths))} on "
-                f"{html.escape(self.box_text())}<table><tr><th>layer</th><th>d_in→d_out</th>"
-                f"<th>activation</th></tr>{rows}{more}</table>")
+                f"{html.escape(self.box_text())}<table><tr><th>layer</th><th>map</th></tr>"
+                f"{rows}{more}</table>")
 
     def __post_init__(self) -> None:
         if not self.layers:
@@ -162,29 +116,22 @@ class TargetNetwork:
             if l > h:
                 raise InputError(f"inverted box: lower[{k}] = {l} > upper[{k}] = {h}")
         for i, layer in enumerate(self.layers, 1):
-            rows, cols = layer.shape
-            if rows == 0:
-                raise ShapeError(f"target layer {i} has width 0")
-            if cols != d_prev and i == 1:
+            n = layer.input_size
+            if n != d_prev and i == 1:
                 # the input dimension is the box's: say so in the words of the box
                 raise ShapeError(f"the box has {d_prev} coordinates but the network input has "
-                                 f"{cols}")
-            if cols != d_prev:
-                raise ShapeError(f"target layer {i} expects {cols} inputs, previous width is "
-                                 f"{d_prev}")
-            if len(layer.bias) != rows:
-                raise ShapeError(f"target layer {i} bias has length {len(layer.bias)}, "
-                                 f"expected {rows}")
-            if layer.activation not in ACTIVATIONS:
-                raise InputError(f"target layer {i}: unknown activation {layer.activation!r}; "
-                                 f"expected one of {ACTIVATIONS}")
-            d_prev = rows
+                                 f"{n}")
+            if n != d_prev:
+                raise ShapeError(f"target layer {i} ({layer.kind}) reads {n} values, the "
+                                 f"previous width is {d_prev}")
+            d_prev = layer.width
 
     @classmethod
     def from_lists(cls, weights: Sequence[Any], biases: Sequence[Any],
                    activations: Sequence[str] | None = None, *, lower: Sequence[Any],
                    upper: Sequence[Any], max_width: int = DEFAULT_MAX_WIDTH) -> TargetNetwork:
-        """Build from nested lists of exact numbers; default activations relu…relu, identity."""
+        """A network of dense layers from nested lists of exact numbers; default activations
+        relu…relu, identity."""
         if len(weights) == 0:
             raise ShapeError("the target network has no layers")
         if len(weights) != len(biases):
@@ -202,15 +149,21 @@ class TargetNetwork:
                     f"{max_width} (raise it with --max-width)")
             if not isinstance(act, str):
                 raise InputError(f"target layer {i}: activation must be a string")
-            layers.append(TargetLayer(Wm, _vector(b, Wm.nrows(), f"target layer {i} bias"), act))
+            if act not in ACTIVATIONS:
+                raise InputError(f"target layer {i}: unknown activation {act!r}; expected one "
+                                 f"of {ACTIVATIONS}")
+            if Wm.nrows() == 0:
+                raise ShapeError(f"target layer {i} has width 0")
+            layers.append(TargetLayer(Wm, as_vector(b, Wm.nrows(), f"target layer {i} bias"),
+                                      act))
         d0 = len(lower)
-        return cls(tuple(layers), _vector(lower, d0, "domain lower"),
-                   _vector(upper, len(upper), "domain upper"))
+        return cls(tuple(layers), as_vector(lower, d0, "domain lower"),
+                   as_vector(upper, len(upper), "domain upper"))
 
     @property
     def widths(self) -> tuple[int, ...]:
         """``(d_0, d_1, …, d_L)``."""
-        return (len(self.lower),) + tuple(layer.shape[0] for layer in self.layers)
+        return (len(self.lower),) + tuple(layer.width for layer in self.layers)
 
     @property
     def depth(self) -> int:
@@ -218,34 +171,29 @@ class TargetNetwork:
 
     @property
     def parameters(self) -> int:
-        """Number of target scalars: ``d_i·d_{i-1} + d_i`` per layer (weights and biases)."""
-        return sum(rows * cols + rows for rows, cols in (layer.shape for layer in self.layers))
+        """Number of target scalars: the weights and biases of every layer."""
+        return sum(layer.parameters for layer in self.layers)
 
     def evaluate(self, x: Sequence[Any]) -> Vector:
         """Exact ``g(x)`` for a rational input (the box is not enforced here)."""
-        a = _vector(x, self.widths[0], "input")
+        a = as_vector(x, self.widths[0], "input")
         for layer in self.layers:
-            z = layer.weight * column(a)
-            a = activate(layer.activation, [z[r, 0] + layer.bias[r] for r in range(z.nrows())])
+            a = layer.evaluate(a)
         return a
 
     def evaluate_float(self, X: np.ndarray) -> np.ndarray:
         """float64 ``g`` on a batch ``X`` (n × d_0); for comparison only."""
         A = np.asarray(X, dtype=np.float64)
         for layer in self.layers:
-            W = to_numpy(layer.weight)
-            b = np.array([float(x) for x in layer.bias])
-            A = A @ W.T + b
-            if layer.activation == "relu":
-                A = np.maximum(A, 0.0)
+            A = layer.evaluate_float(A)
         return A
 
     def interval_boxes(self) -> list[tuple[Vector, Vector]]:
-        """Exact boxes ``B_0 = D, B_1, …, B_L`` with ``a_i ∈ B_i`` (interval bound propagation)."""
+        """Exact boxes ``B_0 = D, B_1, …, B_L`` with ``a_i ∈ B_i`` (each kind's exact interval
+        rule on the previous box)."""
         boxes = [(self.lower, self.upper)]
         for layer in self.layers:
-            lo, hi = affine_interval(layer.weight, layer.bias, *boxes[-1])
-            boxes.append((activate(layer.activation, lo), activate(layer.activation, hi)))
+            boxes.append(layer.interval(*boxes[-1]))
         return boxes
 
     def corners(self, limit: int = 64) -> list[Vector]:
@@ -259,79 +207,11 @@ class TargetNetwork:
 
 
 @dataclass(frozen=True)
-class Skip:
-    """A frozen skip connection ``P h_source`` added after the activation.
-
-    ``record`` is the draw record of a ``random`` skip (docs/certificate-format.md §2), so a
-    certificate can prove it is the seeded draw; ``identity`` and ``selection`` skips need none.
-    """
-
-    source: int
-    weight: FlintMatrix
-    kind: str  # identity | selection | random
-    # where the matrix came from, not what it is: two layers with equal matrices are equal
-    record: dict[str, Any] | None = field(default=None, compare=False)
-
-    def __post_init__(self) -> None:
-        if self.kind not in SKIP_KINDS:
-            raise InputError(f"unknown skip kind {self.kind!r}; expected one of {SKIP_KINDS}")
-
-
-@dataclass(frozen=True)
-class FrozenLayer:
-    """``h = σ(γ ⊙ (V h_input) + β) + Σ skips``; only ``gamma`` and ``beta`` are tuned.
-
-    ``record`` says where ``weight`` comes from: the draw record of a seeded random matrix
-    (``{"generator": "exactnorm.shake256.v1", …}``), ``{"kind": "fixed", "why": …}`` for a
-    declared non-random matrix, or ``None`` when unknown (such a network cannot be written as a
-    version-2 certificate).
-
-    ``drawn_columns`` names the columns of ``V`` that were drawn at random when the others are
-    structural zeros of a block mask (``--routing mask``); ``None`` means every entry was drawn.
-    Structural zeros are part of the layout, not frozen parameters.
-    """
-
-    input: int
-    weight: FlintMatrix
-    gamma: Vector
-    beta: Vector
-    activation: str
-    skips: tuple[Skip, ...] = ()
-    # where the matrix came from, not what it is: two layers with equal matrices are equal
-    record: dict[str, Any] | None = field(default=None, compare=False)
-    drawn_columns: tuple[int, ...] | None = None
-
-    def __post_init__(self) -> None:
-        cols = self.drawn_columns
-        if cols is not None and (len(set(cols)) != len(cols)
-                                 or not all(0 <= c < self.weight.ncols() for c in cols)):
-            raise ShapeError(f"drawn columns {cols} are not distinct columns of a weight with "
-                             f"{self.weight.ncols()} columns")
-        if cols is not None:
-            keep = set(cols)
-            if any(x != 0 for row in self.weight.tolist() for c, x in enumerate(row)
-                   if c not in keep):
-                raise ShapeError("a weight entry outside the drawn columns is not zero")
-
-    @property
-    def frozen_parameters(self) -> int:
-        """Drawn entries of ``V`` (structural zeros excluded) plus entries of random skips."""
-        cols = self.weight.ncols() if self.drawn_columns is None else len(self.drawn_columns)
-        return (self.weight.nrows() * cols
-                + sum(s.weight.nrows() * s.weight.ncols() for s in self.skips
-                      if s.kind == "random"))
-
-    @property
-    def width(self) -> int:
-        return self.weight.nrows()
-
-
-@dataclass(frozen=True)
 class FrozenNetwork:
     """A frozen random network with tuned normalization parameters and its checkpoints."""
 
     input_dim: int
-    layers: tuple[FrozenLayer, ...]
+    layers: tuple[FrozenKind, ...]
     checkpoints: tuple[int, ...]
     node_dims: tuple[int, ...] = field(init=False)
 
@@ -345,12 +225,10 @@ class FrozenNetwork:
         for j, layer in enumerate(self.layers, 1):
             if not 0 <= layer.input < j:
                 raise ShapeError(f"frozen layer {j} reads node {layer.input}, not an earlier node")
-            if layer.weight.ncols() != dims[layer.input]:
-                raise ShapeError(f"frozen layer {j} weight has {layer.weight.ncols()} columns, "
-                                 f"node {layer.input} has width {dims[layer.input]}")
+            if layer.input_size != dims[layer.input]:
+                raise ShapeError(f"frozen layer {j} ({layer.kind}) reads {layer.input_size} "
+                                 f"values, node {layer.input} has width {dims[layer.input]}")
             n = layer.width
-            if len(layer.gamma) != n or len(layer.beta) != n:
-                raise ShapeError(f"frozen layer {j}: γ/β lengths differ from width {n}")
             for s in layer.skips:
                 if not 0 <= s.source < j:
                     raise ShapeError(f"frozen layer {j} skip from node {s.source} is not earlier")
@@ -369,8 +247,8 @@ class FrozenNetwork:
 
     @property
     def tuned_parameters(self) -> int:
-        """Number of tuned scalars: one γ and one β per neuron."""
-        return sum(2 * layer.width for layer in self.layers)
+        """Number of tuned scalars: one γ and one β per neuron (dense) or channel (conv)."""
+        return sum(layer.tuned_parameters for layer in self.layers)
 
     @property
     def frozen_parameters(self) -> int:
@@ -379,31 +257,41 @@ class FrozenNetwork:
         fixed layout, not counted."""
         return sum(layer.frozen_parameters for layer in self.layers)
 
+    @staticmethod
+    def _add_skips(layer: FrozenKind, h: Vector, nodes: Sequence[Node]) -> Vector:
+        for s in layer.skips:
+            p = s.weight * column(node_values(nodes[s.source]))
+            h = tuple(h[r] + p[r, 0] for r in range(len(h)))
+        return h
+
     def evaluate_nodes(self, x: Sequence[Any]) -> list[Vector]:
         """Exact values of every node ``h_0 = x, h_1, …`` at a rational input."""
-        nodes: list[Vector] = [_vector(x, self.input_dim, "input")]
+        nodes: list[Vector] = [as_vector(x, self.input_dim, "input")]
         for layer in self.layers:
-            v = layer.weight * column(nodes[layer.input])
-            u = [layer.gamma[r] * v[r, 0] + layer.beta[r] for r in range(layer.width)]
-            h = list(activate(layer.activation, u))
-            for s in layer.skips:
-                p = s.weight * column(nodes[s.source])
-                h = [h[r] + p[r, 0] for r in range(layer.width)]
-            nodes.append(tuple(h))
+            h = activate(layer.activation, layer.pre_activation(nodes[layer.input]))
+            nodes.append(self._add_skips(layer, h, nodes) if layer.skips else h)
         return nodes
 
     def evaluate(self, x: Sequence[Any]) -> Vector:
         """Exact ``f(x)``: the value of the last node."""
         return self.evaluate_nodes(x)[-1]
 
+    def evaluate_checkpoints(self, x: Sequence[Any]) -> list[Vector]:
+        """Exact values of the checkpoint nodes at ``x``; equal to
+        ``[self.evaluate_nodes(x)[c] for c in self.checkpoints]`` (tested), computed with each
+        kind's :meth:`evaluate_node`, which may keep a node as integers over one denominator
+        (:class:`~exactnorm.model.values.Scaled`): the fast path at real size."""
+        nodes: list[Node] = [as_vector(x, self.input_dim, "input")]
+        for layer in self.layers:
+            h = layer.evaluate_node(nodes[layer.input])
+            nodes.append(self._add_skips(layer, node_values(h), nodes) if layer.skips else h)
+        return [node_values(nodes[c]) for c in self.checkpoints]
+
     def evaluate_float(self, X: np.ndarray) -> np.ndarray:
         """float64 ``f`` on a batch ``X`` (n × d_0); for comparison only."""
         nodes = [np.asarray(X, dtype=np.float64)]
         for layer in self.layers:
-            V = to_numpy(layer.weight)
-            g = np.array([float(x) for x in layer.gamma])
-            b = np.array([float(x) for x in layer.beta])
-            u = (nodes[layer.input] @ V.T) * g + b
+            u = layer.pre_activation_float(nodes[layer.input])
             h = np.maximum(u, 0.0) if layer.activation == "relu" else u
             for s in layer.skips:
                 h = h + nodes[s.source] @ to_numpy(s.weight).T

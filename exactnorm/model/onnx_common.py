@@ -54,7 +54,7 @@ import numpy as np
 from exactnorm.errors import InputError, ShapeError, require_extra
 from exactnorm.exact.files import require_file
 
-__all__ = ["ONNX_ML", "HEAD_OPS", "POST_OPS", "AFFINE_OPS", "HINTS", "load_model",
+__all__ = ["exact_values", "ONNX_ML", "HEAD_OPS", "POST_OPS", "AFFINE_OPS", "HINTS", "load_model",
            "constants", "attributes", "node_label", "refuse", "affine_of", "compose",
            "fold_after", "fold_before", "fold_batchnorm", "classifier_head", "interface",
            "head_note", "DTYPES"]
@@ -176,7 +176,7 @@ def refuse(node: Any, allowed: Sequence[str], what: str = "an exact target") -> 
 Affine = tuple[list[Fraction], list[Fraction]]
 
 
-def _exact(values: Any, what: str) -> list[Fraction]:
+def exact_values(values: Any, what: str) -> list[Fraction]:
     arr = np.asarray(values)
     if arr.dtype.kind == "f" and arr.dtype.itemsize > 8:
         raise InputError(f"{what} has dtype {arr.dtype}; save it as float64 or integers")
@@ -209,7 +209,7 @@ def _per_feature(t: Any, n: int | None, channels: bool, what: str) -> list[Fract
             raise ShapeError(f"{what} has shape {list(arr.shape)}: only a scalar or one value "
                              f"per {'channel, shape (C, 1, 1),' if channels else 'feature'} "
                              f"folds into a linear layer")
-    vals = _exact(arr, what)
+    vals = exact_values(arr, what)
     return vals if n is None else _broadcast(vals, n, what)
 
 
@@ -223,8 +223,8 @@ def affine_of(node: Any, consts: dict[str, Any], n: int | None, *,
     one = Fraction(1)
     if node.domain == ONNX_ML and op == "Scaler":
         a = attributes(node)
-        scale = _exact(np.asarray(a.get("scale", [1.0]), dtype=np.float32), f"{label} scale")
-        offset = _exact(np.asarray(a.get("offset", [0.0]), dtype=np.float32),
+        scale = exact_values(np.asarray(a.get("scale", [1.0]), dtype=np.float32), f"{label} scale")
+        offset = exact_values(np.asarray(a.get("offset", [0.0]), dtype=np.float32),
                         f"{label} offset")
         if n is not None:
             scale, offset = (_broadcast(scale, n, f"{label} scale"),
@@ -244,9 +244,9 @@ def affine_of(node: Any, consts: dict[str, Any], n: int | None, *,
                              f"constants")
         gamma, beta, mean, var = (array(consts[node.input[k]]) for k in (1, 2, 3, 4))
         eps = float(attributes(node).get("epsilon", 1e-5))
-        s = _exact(gamma.astype(np.float64) / np.sqrt(var.astype(np.float64) + np.float64(eps)),
-                   f"{label} scale")
-        mu, be = _exact(mean, f"{label} mean"), _exact(beta, f"{label} bias")
+        s = exact_values(gamma.astype(np.float64)
+                         / np.sqrt(var.astype(np.float64) + np.float64(eps)), f"{label} scale")
+        mu, be = exact_values(mean, f"{label} mean"), exact_values(beta, f"{label} bias")
         if not len(s) == len(mu) == len(be):
             raise ShapeError(f"{label}: scale, bias, mean and variance differ in length")
         if n is not None:
@@ -322,9 +322,9 @@ def fold_batchnorm(weight: Sequence[Sequence[Fraction]], bias: Sequence[Fraction
     """
     g = np.asarray(gamma, dtype=np.float64).reshape(-1)
     v = np.asarray(var, dtype=np.float64).reshape(-1)
-    scale = _exact(g / np.sqrt(v + np.float64(eps)), "batch-normalization scale")
-    mu = _exact(np.asarray(mean, dtype=np.float64), "batch-normalization mean")
-    be = _exact(np.asarray(beta, dtype=np.float64), "batch-normalization shift")
+    scale = exact_values(g / np.sqrt(v + np.float64(eps)), "batch-normalization scale")
+    mu = exact_values(np.asarray(mean, dtype=np.float64), "batch-normalization mean")
+    be = exact_values(np.asarray(beta, dtype=np.float64), "batch-normalization shift")
     if not len(scale) == len(mu) == len(be) == len(weight):
         raise ShapeError(f"batch normalization has {len(scale)} channels, the layer before it "
                          f"{len(weight)}")

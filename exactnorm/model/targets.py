@@ -25,6 +25,7 @@ from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES
 from exactnorm.errors import (
     InputError,
     LimitExceededError,
+    NumberFormatError,
     ShapeError,
 )
 from exactnorm.exact.files import (
@@ -46,6 +47,7 @@ from exactnorm.exact.rationals import (
     unlimited_int_digits,
 )
 from exactnorm.exact.sampling import layer_rng, sample_matrix
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 
 #: the largest JSON target read (uncompressed): the checker's default certificate limit
@@ -55,6 +57,7 @@ PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
 
 __all__ = [
     "PICKLE_SUFFIXES",
+    "box_bounds",
     "demo_target",
     "target_to_dict",
     "target_from_dict",
@@ -95,7 +98,7 @@ def target_to_dict(g: TargetNetwork) -> dict[str, Any]:
             {"weight": [[format_number(x) for x in row] for row in to_fractions(layer.weight)],
              "bias": _fmt_vec(layer.bias),
              "activation": layer.activation}
-            for layer in g.layers
+            for layer in dense_layers(g.layers, "a target file")
         ]},
     }
 
@@ -289,3 +292,22 @@ def random_target(widths: tuple[int, ...] | list[int], *, seed: int,
     lo, hi = box
     return TargetNetwork.from_lists(weights, biases, activations, lower=[lo] * widths[0],
                                     upper=[hi] * widths[0])
+
+
+def box_bounds(values: Any, what: str, d: int) -> list[Any]:
+    """One side of an input box as exact numbers: a sequence of ``d`` numbers, or one number
+    (a float, integer, ``Fraction`` or string such as ``"1e-3"``) for each of the ``d`` inputs.
+    Floats become the dyadic rationals they denote.
+
+    >>> box_bounds(0.5, "lower", 2), box_bounds(["1/3", 2], "upper", 2)
+    ([Fraction(1, 2), Fraction(1, 2)], ['1/3', 2])
+    """
+    if np.ndim(values) == 0:  # one number: the same bound for each of the d inputs
+        values = [parse_option_number(values, where=f"box {what}") if isinstance(values, str)
+                  else values] * d
+    arr = np.asarray(values)
+    if arr.dtype.kind == "f":
+        if arr.dtype.itemsize > 8:
+            raise NumberFormatError(f"box {what} has dtype {arr.dtype}; use float64 or integers")
+        return to_fractions(from_numpy_exact(arr.reshape(1, -1), f"box {what}"))[0]
+    return list(values)

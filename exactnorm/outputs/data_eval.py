@@ -34,6 +34,7 @@ from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.files import require_file
 from exactnorm.exact.linalg import from_numpy_exact, to_numpy
+from exactnorm.model.kinds import FrozenConvLayer, FrozenPoolLayer, TargetLayer
 
 __all__ = ["load_data", "exact_outputs", "float_copy", "compare", "inside_box",
            "MAX_DATA_BYTES", "CHUNK"]
@@ -145,12 +146,11 @@ def exact_outputs(target: Any, X: np.ndarray, progress: Hook = None
                   ) -> tuple[np.ndarray, np.ndarray]:
     """The exact target at every row of ``X``: outputs rounded to float64 and the exact argmax
     (module doc). ``progress(done, n)`` counts samples."""
-    from exactnorm.model.network import TargetNetwork
-
     n = len(X)
     values = np.zeros((n, target.widths[-1]))
     best = np.zeros(n, dtype=np.int64)
-    if isinstance(target, TargetNetwork):
+    if all(isinstance(layer, TargetLayer) for layer in target.layers):
+        # fully connected: a batch of samples at a time
         for start in range(0, n, CHUNK):
             A = from_numpy_exact(np.asarray(X[start:start + CHUNK], dtype=np.float64)
                                  ).transpose()
@@ -184,14 +184,13 @@ class _ConvCopy:
     keeps float64 arrays and rounds again to the evaluation dtype, as an export does)."""
 
     def __init__(self, net: Any) -> None:
-        from exactnorm.model.conv import FrozenConvLayer, FrozenPoolLayer
-
         self.layers: list[tuple[str, Any]] = []
         for layer in net.layers:
             if isinstance(layer, FrozenPoolLayer):
-                from exactnorm.model.conv import PoolTargetLayer
-
-                win = PoolTargetLayer(layer.geometry)._windows()
+                geo = layer.geometry
+                win = geo.patch_index.reshape(geo.input_shape[0],
+                                              geo.kernel_shape[0] * geo.kernel_shape[1],
+                                              geo.positions)
                 self.layers.append(("pool", (layer.input, win)))
                 continue
             g = np.array([int(x.p) / int(x.q) for x in layer.gamma])
@@ -242,11 +241,11 @@ class _DenseCopy:
 def float_copy(doc: dict[str, Any], progress: Hook = None) -> Any:
     """The frozen network of a certificate, every parameter rounded, with ``forward(X, dtype)``
     (module doc); ``progress(done, total)`` counts the frozen layers read."""
-    from exactnorm.certificate_conv import conv_networks_from_dict, is_conv_document
+    from exactnorm.certificate import needs_kind_reader, read_networks
     from exactnorm.outputs.floatnet import float_network
 
-    if is_conv_document(doc):
-        net = conv_networks_from_dict(doc)[1]
+    if needs_kind_reader(doc):
+        net = read_networks(doc)[1]
         if progress is not None:
             progress(len(net.layers), len(net.layers))
         return _ConvCopy(net)

@@ -77,15 +77,31 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from flint import fmpq, fmpz
 
-from exactnorm.certificate import network_from_dict
-from exactnorm.certificate_conv import is_conv_document
-from exactnorm.errors import InputError, ShapeError, require_extra
+from exactnorm.certificate import needs_kind_reader
+from exactnorm.errors import InputError, require_extra
 from exactnorm.exact.files import atomic_write_bytes, npz_bytes
-from exactnorm.exact.rationals import parse_option_number
-from exactnorm.model.network import FrozenNetwork
-from exactnorm.outputs.floatnet import FloatNetwork, float_network
+from exactnorm.outputs.batchnorm import (
+    DEFAULT_EPS,
+    EXPORT_FORMAT,
+    EXPORT_VERSION,
+    FLOAT_DTYPES,
+    FLOAT_WARNING,
+    ONNX_OPSET,
+    certificate_network,
+    float_layers,
+    from_batchnorm,
+    to_batchnorm,
+)
+from exactnorm.outputs.export_cnn import onnx_model_cnn, torch_state_dict_cnn
+from exactnorm.outputs.export_json import (
+    evaluate_exported_json,
+    export_bytes,
+    export_document,
+    export_json,
+    load_exported_json,
+)
+from exactnorm.outputs.export_onnx import onnx_model, verify_onnx
 from exactnorm.outputs.stages import ProgressHook
 
 __all__ = [
@@ -104,104 +120,14 @@ __all__ = [
     "evaluate_state_dict",
     "render_export",
     "export_certificate",
+    # the JSON and ONNX formats (their own modules), importable from here too
+    "export_document",
+    "export_json",
+    "load_exported_json",
+    "evaluate_exported_json",
+    "onnx_model",
+    "verify_onnx",
 ]
-
-EXPORT_FORMAT = "exactnorm.batchnorm"
-EXPORT_VERSION = 1
-#: PyTorch's BatchNorm default; ``running_var = s² − eps`` so that ``sqrt(var + eps) = s``.
-DEFAULT_EPS = 1e-5
-FLOAT_WARNING = ("float export: gamma, beta, V, running_mean and running_var are rounded "
-                 "floats and NOT certified; the exact parameters are in the certificate or the "
-                 "JSON export (running_var = scale^2 - eps)")
-
-Vector = tuple[fmpq, ...]
-
-
-def _q(x: Any, what: str) -> fmpq:
-    if isinstance(x, fmpq):
-        return x
-    if isinstance(x, fmpz):
-        return fmpq(x)
-    if isinstance(x, float):
-        raise InputError(f"{what}: float {x!r} is not exact; pass an int, Fraction or 'p/q'")
-    f = parse_option_number(x, where=what)  # "1e-3" is 1/1000 here, as on the command line
-    return fmpq(f.numerator, f.denominator)
-
-
-def _per_neuron(value: Any, n: int, what: str) -> Vector:
-    """A scalar (broadcast) or a sequence of ``n`` exact numbers."""
-    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
-        return (_q(value, what),) * n
-    vals = tuple(_q(x, what) for x in value)
-    if len(vals) != n:
-        raise ShapeError(f"{what} has length {len(vals)}, expected {n}")
-    return vals
-
-
-def _positive(scale: Vector) -> None:
-    for k, s in enumerate(scale):
-        if s <= 0:
-            raise InputError(f"scale[{k}] = {s} must be positive (s > 0)")
-
-
-def to_batchnorm(gamma: Sequence[Any], beta: Sequence[Any], mean: Any,
-                 scale: Any) -> tuple[Vector, Vector]:
-    """``(Γ, β)`` → BatchNorm affine ``(γ̂, β̂) = (Γ·s, β + Γ·μ)``, exactly (SPEC §1).
-
-    ``mean`` and ``scale`` are scalars or per-neuron sequences; ``scale`` must be positive.
-    """
-    n = len(gamma)
-    if len(beta) != n:
-        raise ShapeError(f"gamma has length {n}, beta {len(beta)}")
-    mu = _per_neuron(mean, n, "mean")
-    s = _per_neuron(scale, n, "scale")
-    _positive(s)
-    G = tuple(_q(x, "gamma") for x in gamma)
-    B = tuple(_q(x, "beta") for x in beta)
-    return (tuple(g * sk for g, sk in zip(G, s)),
-            tuple(b + g * m for g, b, m in zip(G, B, mu)))
-
-
-def from_batchnorm(gamma_hat: Sequence[Any], beta_hat: Sequence[Any], mean: Any,
-                   scale: Any) -> tuple[Vector, Vector]:
-    """BatchNorm affine ``(γ̂, β̂)`` → ``(Γ, β) = (γ̂/s, β̂ − γ̂ μ/s)``, exactly (SPEC §1)."""
-    n = len(gamma_hat)
-    if len(beta_hat) != n:
-        raise ShapeError(f"gamma_hat has length {n}, beta_hat {len(beta_hat)}")
-    mu = _per_neuron(mean, n, "mean")
-    s = _per_neuron(scale, n, "scale")
-    _positive(s)
-    GH = tuple(_q(x, "gamma_hat") for x in gamma_hat)
-    BH = tuple(_q(x, "beta_hat") for x in beta_hat)
-    G = tuple(g / sk for g, sk in zip(GH, s))
-    return G, tuple(b - g * m for g, b, m in zip(G, BH, mu))
-
-
-def _network(cert_doc: dict[str, Any]) -> FrozenNetwork:
-    if not isinstance(cert_doc, dict):
-        raise InputError("expected a certificate document (a JSON object)")
-    return network_from_dict(cert_doc)
-
-
-def _layer_stats(mean: Any, scale: Any,
-                 net: Any) -> list[tuple[Vector, Vector]]:
-    """Per-layer ``(μ, s)``: a scalar for all neurons, or one entry (scalar/sequence) per layer;
-    ``net`` is anything with ``depth`` and ``layers[j].width`` (exact, float or shapes only)."""
-    def per_layer(value: Any) -> list[Any]:
-        if isinstance(value, (list, tuple)) and len(value) == net.depth and net.depth > 0 \
-                and any(isinstance(v, (list, tuple)) for v in value):
-            return list(value)
-        return [value] * net.depth
-
-    means, scales = per_layer(mean), per_layer(scale)
-    out = []
-    layers: Sequence[Any] = net.layers
-    for j, (layer, m, s) in enumerate(zip(layers, means, scales), 1):
-        mu = _per_neuron(m, layer.width, f"layer {j} mean")
-        sc = _per_neuron(s, layer.width, f"layer {j} scale")
-        _positive(sc)
-        out.append((mu, sc))
-    return out
 
 
 def export_npz(cert_doc: dict[str, Any], path: str | os.PathLike[str], mean: Any = 0,
@@ -220,7 +146,7 @@ def export_npz(cert_doc: dict[str, Any], path: str | os.PathLike[str], mean: Any
 
 def _npz_bytes(cert_doc: dict[str, Any], mean: Any, scale: Any, eps: float,
                progress: ProgressHook | None = None) -> bytes:
-    net, layers = _float_layers(cert_doc, mean, scale, eps, progress=progress)
+    net, layers = float_layers(cert_doc, mean, scale, eps, progress=progress)
     arrays: dict[str, np.ndarray] = {}
     for j, (layer, p) in enumerate(zip(net.layers, layers), 1):
         arrays[f"V{j}"] = p["V"]
@@ -242,41 +168,6 @@ def _npz_bytes(cert_doc: dict[str, Any], mean: Any, scale: Any, eps: float,
 
 #: ``--format`` values of :func:`export_certificate`.
 EXPORT_FORMATS = ("json", "npz", "onnx", "torch")
-#: ONNX opset of :func:`onnx_model` (``BatchNormalization`` in inference form since opset 15).
-ONNX_OPSET = 15
-_FLOAT_DTYPES = {"float32": np.float32, "float64": np.float64}
-
-
-def _float_layers(cert_doc: dict[str, Any], mean: Any, scale: Any, eps: float, *,
-                  progress: ProgressHook | None = None
-                  ) -> tuple[FloatNetwork, list[dict[str, Any]]]:
-    """Per layer: float64 ``V``, γ̂, β̂, μ, ``running_var = s² − eps``, Γ, β and skips."""
-    if not (isinstance(eps, (int, float)) and eps >= 0):
-        raise InputError(f"eps must be a non-negative number, got {eps!r}")
-    # straight to float64 arrays: no exact matrix is needed for a rounded copy (floatnet.py;
-    # the 784-128-10 ONNX export took minutes through the exact network)
-    net = float_network(cert_doc, progress=progress)
-    out = []
-    for j, (layer, (mu, s)) in enumerate(zip(net.layers, _layer_stats(mean, scale, net)), 1):
-        gh, bh = to_batchnorm(layer.gamma, layer.beta, mu, s)
-        var = np.array([float(x) for x in s], dtype=np.float64) ** 2 - eps
-        if np.any(var <= 0):
-            raise InputError(f"layer {j}: scale² − eps ≤ 0; a framework needs running_var > 0 "
-                             f"(use a larger scale or a smaller eps)")
-        out.append({
-            "V": layer.weight,
-            "gamma_hat": _floats(gh), "beta_hat": _floats(bh), "mean": _floats(mu),
-            "var": var, "gamma": _floats(layer.gamma), "beta": _floats(layer.beta),
-            "skips": list(layer.skips),
-        })
-    return net, out
-
-
-def _floats(v: Sequence[fmpq]) -> np.ndarray:
-    # through Fraction: float() of a Fraction is correctly rounded
-    from fractions import Fraction
-    return np.array([float(Fraction(int(x.p), int(x.q))) for x in v], dtype=np.float64)
-
 
 def _batchnorm_eval(v: np.ndarray, gamma_hat: np.ndarray, beta_hat: np.ndarray,
                     mean: np.ndarray, var: np.ndarray, eps: float) -> np.ndarray:
@@ -334,7 +225,7 @@ def torch_state_dict(cert_doc: dict[str, Any], *, mean: Any = 0, scale: Any = 1,
         ``blocks.{k}.…`` keys of the module docstring; ``torch.from_numpy`` of each value loads
         into :func:`torch_module` (``strict=True``).
     """
-    net, layers = _float_layers(cert_doc, mean, scale, eps, progress=progress)
+    net, layers = float_layers(cert_doc, mean, scale, eps, progress=progress)
     state: dict[str, np.ndarray] = {}
     for k, (layer, p) in enumerate(zip(net.layers, layers)):
         pre = f"blocks.{k}."
@@ -412,9 +303,9 @@ def torch_module(cert_doc: dict[str, Any], *, mean: Any = 0, scale: Any = 1,
         Without torch.
     """
     torch = require_extra("torch", "the PyTorch export")
-    if dtype not in _FLOAT_DTYPES:
-        raise InputError(f"dtype must be one of {tuple(_FLOAT_DTYPES)}, got {dtype!r}")
-    net = _network(cert_doc)
+    if dtype not in FLOAT_DTYPES:
+        raise InputError(f"dtype must be one of {tuple(FLOAT_DTYPES)}, got {dtype!r}")
+    net = certificate_network(cert_doc)
     nn = torch.nn
     dims = net.node_dims
 
@@ -498,21 +389,17 @@ def render_export(cert_doc: dict[str, Any], format: str, *, mean: Any = 0, scale
     """
     if format not in EXPORT_FORMATS:
         raise InputError(f"unknown export format {format!r}; expected one of {EXPORT_FORMATS}")
-    if is_conv_document(cert_doc):
+    if needs_kind_reader(cert_doc):
         return _render_conv(cert_doc, format, mean=mean, scale=scale, eps=eps, dtype=dtype,
                             normalization=normalization, interface=interface)
     if format == "json":
         if eps is not None:
             raise InputError("eps applies to the float formats only (the JSON export stores s)")
-        from exactnorm.outputs.export_json import export_bytes, export_document
-
         return export_bytes(export_document(cert_doc, mean, scale, progress=progress)), None
     e = DEFAULT_EPS if eps is None else eps
     if format == "npz":
         return _npz_bytes(cert_doc, mean, scale, e, progress), FLOAT_WARNING
     if format == "onnx":
-        from exactnorm.outputs.export_onnx import onnx_model
-
         model = onnx_model(cert_doc, dtype=dtype, normalization=normalization, mean=mean,
                            scale=scale, eps=e, progress=progress, interface=interface)
         return model.SerializeToString(), FLOAT_WARNING
@@ -536,8 +423,6 @@ def _render_conv(cert_doc: dict[str, Any], format: str, *, mean: Any, scale: Any
     torch_state_dict_cnn` as npz (with an ``architecture`` array of layer strings) or a torch
     state dict. Their BatchNorm statistics are fixed (mean 0, variance 1, eps 0), so γ and β
     are the tuned values themselves."""
-    from exactnorm.outputs.export_cnn import onnx_model_cnn, torch_state_dict_cnn
-
     if format == "json":
         raise InputError("the json export of a convolutional certificate is not available: the "
                          "certificate itself holds the exact γ and β (docs/convolutions.md); use "
@@ -586,23 +471,3 @@ def export_certificate(cert_doc: dict[str, Any], format: str, out: str | os.Path
     else:
         atomic_write_bytes(out, lambda fh: fh.write(data))
     return warning
-
-
-#: names defined in the ONNX and JSON halves, importable from here too; resolved on first use
-#: (PEP 562) so that either half may be imported first without an import cycle
-_HALVES = {"onnx_model": "export_onnx", "verify_onnx": "export_onnx",
-           "export_document": "export_json", "export_json": "export_json",
-           "load_exported_json": "export_json", "evaluate_exported_json": "export_json"}
-__all__ += sorted(_HALVES)
-
-
-def __getattr__(name: str) -> Any:
-    if _HALVES.get(name) == "export_onnx":
-        from exactnorm.outputs import export_onnx
-
-        return getattr(export_onnx, name)
-    if _HALVES.get(name) == "export_json":
-        from exactnorm.outputs import export_json
-
-        return getattr(export_json, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

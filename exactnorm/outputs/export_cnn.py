@@ -9,13 +9,14 @@ pooling becomes ``AveragePool``; a dense layer reads its node flattened (C order
 certificate's vector) through ``MatMul`` and a ``BatchNormalization`` on ``(N, d)``; skips are
 ``MatMul`` + ``Add``.
 
->>> from exactnorm.constructions.conv import certify_conv
->>> from exactnorm.model.conv import ConvGeometry, ConvTargetLayer, ConvTargetNetwork
+>>> from exactnorm.constructions.plan import construct
+>>> from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer
+>>> from exactnorm.model.network import TargetNetwork
 >>> from flint import fmpq, fmpq_mat
 >>> g = ConvGeometry((1, 3, 3), (2, 2))
->>> t = ConvTargetNetwork((ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0]]), (fmpq(1),), "relu"),),
+>>> t = TargetNetwork((ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0]]), (fmpq(1),), "relu"),),
 ...                       (fmpq(0),) * 9, (fmpq(1),) * 9)
->>> sd, arch = torch_state_dict_cnn(certify_conv(t, seed=0).network)
+>>> sd, arch = torch_state_dict_cnn(construct(t, seed=0).network)
 >>> sorted(sd)[:3], arch[:3]
 (['0.weight', '1.bias', '1.running_mean'], ['conv(stride=1,padding=0,dilation=1)', 'bn', 'relu'])
 """
@@ -26,24 +27,24 @@ from typing import Any
 
 import numpy as np
 
+from exactnorm.certificate import read_networks
 from exactnorm.errors import InputError, require_extra
 from exactnorm.exact.linalg import to_numpy
-from exactnorm.model.conv import ConvFrozenNetwork, FrozenConvLayer, FrozenPoolLayer
-from exactnorm.model.network import FrozenLayer
+from exactnorm.model.interop_cnn import parse_architecture
+from exactnorm.model.kinds import ConvGeometry, FrozenConvLayer, FrozenPoolLayer, PoolTargetLayer
+from exactnorm.model.network import FrozenLayer, FrozenNetwork
 
 __all__ = ["onnx_model_cnn", "torch_state_dict_cnn", "evaluate_state_dict_cnn", "cnn_network"]
 
 
-def cnn_network(source: Any) -> ConvFrozenNetwork:
+def cnn_network(source: Any) -> FrozenNetwork:
     """The frozen network of a construction, a network or a certificate document."""
-    if isinstance(source, ConvFrozenNetwork):
+    if isinstance(source, FrozenNetwork):
         return source
-    if isinstance(getattr(source, "network", None), ConvFrozenNetwork):
+    if isinstance(getattr(source, "network", None), FrozenNetwork):
         return source.network
     if isinstance(source, dict):
-        from exactnorm.certificate_conv import conv_networks_from_dict
-
-        return conv_networks_from_dict(source)[1]
+        return read_networks(source)[1]
     raise InputError("expected a convolutional certificate, construction or network")
 
 
@@ -85,7 +86,8 @@ def onnx_model_cnn(source: Any, *, input_shape: tuple[int, int, int] | None = No
     im2col = conv_op == "im2col"
     elem = TensorProto.FLOAT if dtype == "float32" else TensorProto.DOUBLE
     net = cnn_network(source)
-    first = net.layers[0]
+    layers: list[Any] = list(net.layers)
+    first = layers[0]
     shape = input_shape or (first.geometry.input_shape if not isinstance(first, FrozenLayer)
                             else None)
     inits: list[Any] = []
@@ -118,7 +120,7 @@ def onnx_model_cnn(source: Any, *, input_shape: tuple[int, int, int] | None = No
             [out], epsilon=0.0, name=f"layer{j}_bn"))
         return out
 
-    for j, layer in enumerate(net.layers, 1):
+    for j, layer in enumerate(layers, 1):
         src = names[layer.input]
         if im2col and not isinstance(layer, FrozenLayer):
             h = _im2col_layer(j, layer, flat_of(layer.input), nodes, const, batchnorm, helper)
@@ -220,7 +222,8 @@ def torch_state_dict_cnn(source: Any) -> tuple[dict[str, np.ndarray], list[str]]
     arch: list[str] = []
     k = 0
     spatial = not isinstance(net.layers[0], FrozenLayer)
-    for j, layer in enumerate(net.layers, 1):
+    layers: list[Any] = list(net.layers)
+    for j, layer in enumerate(layers, 1):
         if layer.input != j - 1 or (isinstance(layer, FrozenLayer) and layer.skips):
             raise InputError(f"frozen layer {j} is not a chain layer (it reads node "
                              f"{layer.input} or has skips): no nn.Sequential form; use the onnx "
@@ -263,9 +266,6 @@ def evaluate_state_dict_cnn(sd: dict[str, np.ndarray], arch: list[str],
                             eps: float = 0.0) -> np.ndarray:
     """float64 forward pass of :func:`torch_state_dict_cnn`'s parameters with PyTorch's
     eval-mode semantics (``BatchNorm``: ``(x − μ)/√(var + eps)·w + b``), for tests."""
-    from exactnorm.model.conv import ConvGeometry, PoolTargetLayer
-    from exactnorm.model.interop_cnn import parse_architecture
-
     A = np.asarray(X, dtype=np.float64)
     shape: tuple[int, ...] = tuple(input_shape)
     keys = sorted({key.split(".")[0] for key in sd}, key=int)

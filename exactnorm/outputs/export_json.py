@@ -50,13 +50,14 @@ from exactnorm.exact.rationals import (
     strict_json_loads,
     unlimited_int_digits,
 )
+from exactnorm.model.kinds.dense import dense_frozen
 from exactnorm.model.network import FrozenNetwork
-from exactnorm.outputs.export import (
+from exactnorm.outputs.batchnorm import (
     EXPORT_FORMAT,
     EXPORT_VERSION,
-    _layer_stats,
-    _network,
+    certificate_network,
     from_batchnorm,
+    layer_stats,
     to_batchnorm,
 )
 from exactnorm.outputs.stages import ProgressHook
@@ -148,7 +149,7 @@ def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1, *,
                              layers=[SimpleNamespace(width=len(x["gamma"])) for x in layers_in])
     layers = []
     for j, (layer, entry, (mu, s)) in enumerate(zip(layers_in, cert_doc["network"]["layers"],
-                                                   _layer_stats(mean, scale, shapes)), 1):
+                                                   layer_stats(mean, scale, shapes)), 1):
         out: dict[str, Any] = {"input": layer["input"], "weight": _rows_of(layer["V"]),
                                "activation": layer["act"]}
         record = _record(entry, layer["V"])
@@ -177,11 +178,11 @@ _CONVENTION = ("u = gamma_hat * (V h - mean) / scale + beta_hat; "
 
 def _export_document_exact(cert_doc: dict[str, Any], mean: Any, scale: Any) -> dict[str, Any]:
     """The same document through the exact network (any certificate the library reads)."""
-    net = _network(cert_doc)
+    net = certificate_network(cert_doc)
     frozen = network_to_dict(net)
     layers = []
-    for layer, entry, (mu, s) in zip(net.layers, frozen["layers"],
-                                     _layer_stats(mean, scale, net)):
+    for layer, entry, (mu, s) in zip(dense_frozen(net.layers), frozen["layers"],
+                                     layer_stats(mean, scale, net)):
         out = {k: v for k, v in entry.items() if k not in ("gamma", "beta")}
         # provenance travels with the matrices: the export names the draw that made V
         if layer.record is not None:

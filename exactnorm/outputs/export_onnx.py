@@ -11,12 +11,12 @@ from typing import Any
 import numpy as np
 
 from exactnorm.errors import InputError, require_extra
-from exactnorm.outputs.export import (
-    _FLOAT_DTYPES,
+from exactnorm.outputs.batchnorm import (
     DEFAULT_EPS,
+    FLOAT_DTYPES,
     FLOAT_WARNING,
     ONNX_OPSET,
-    _float_layers,
+    float_layers,
 )
 from exactnorm.outputs.onnx_interface import Interface, assemble, interface_of
 from exactnorm.outputs.stages import ProgressHook
@@ -70,13 +70,13 @@ def onnx_model(cert_doc: dict[str, Any], *, dtype: str = "float64",
     if interface not in INTERFACES:
         raise InputError(f"interface must be one of {', '.join(INTERFACES)}, got {interface!r}",
                          parameter="interface")
-    if dtype not in _FLOAT_DTYPES:
-        raise InputError(f"dtype must be one of {tuple(_FLOAT_DTYPES)}, got {dtype!r}")
+    if dtype not in FLOAT_DTYPES:
+        raise InputError(f"dtype must be one of {tuple(FLOAT_DTYPES)}, got {dtype!r}")
     if normalization not in ("batchnorm", "muladd"):
         raise InputError(f"normalization must be 'batchnorm' or 'muladd', got {normalization!r}")
-    np_dtype = _FLOAT_DTYPES[dtype]
+    np_dtype = FLOAT_DTYPES[dtype]
     elem = TensorProto.FLOAT if dtype == "float32" else TensorProto.DOUBLE
-    net, layers = _float_layers(cert_doc, mean, scale, eps, progress=progress)
+    net, layers = float_layers(cert_doc, mean, scale, eps, progress=progress)
     inits: list[Any] = []
     nodes: list[Any] = []
 

@@ -26,8 +26,16 @@ from typing import Any
 import numpy as np
 from flint import fmpq
 
-from exactnorm.certificate import decode_compact, expand_skip
+from exactnorm.certificate import (
+    DEFAULT_MAX_ENTRIES,
+    compact_integer,
+    decode_compact,
+    expand_skip,
+    regenerate_record,
+)
+from exactnorm.checker.regenerate import validate_record
 from exactnorm.errors import ExactnormError, InputError, InvalidCertificateError
+from exactnorm.exact import generator
 from exactnorm.exact.linalg import to_numpy
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
 
@@ -124,25 +132,20 @@ def _frozen(obj: dict[str, Any], what: str) -> np.ndarray:
 
 def _regenerated(record: Any, what: str) -> np.ndarray:
     """A by-reference weight drawn straight into float64 (the reader's validation first)."""
-    from exactnorm.certificate import DEFAULT_MAX_ENTRIES, _regenerate
-    from exactnorm.exact import generator
-
     try:
-        from exactnorm.regenerate import validate_record
-
         validate_record(record, max_entries=DEFAULT_MAX_ENTRIES)
     except Exception:  # noqa: BLE001 - the reader's own path names the error
-        return flint_array(_regenerate(record, what, DEFAULT_MAX_ENTRIES))
+        return flint_array(regenerate_record(record, what, DEFAULT_MAX_ENTRIES))
     rows, cols = record["shape"]
     values = generator.record_values(record)
     if isinstance(values, tuple):
         num, den = values
         if max(int(np.abs(num).max(initial=0)), int(den.max(initial=1))) >= 2 ** 53:
-            return flint_array(_regenerate(record, what, DEFAULT_MAX_ENTRIES))
+            return flint_array(regenerate_record(record, what, DEFAULT_MAX_ENTRIES))
         # both exact in float64, so one division is correctly rounded
         return (num.astype(np.float64) / den.astype(np.float64)).reshape(rows, cols)
     if int(np.abs(values).max(initial=0)) >= 2 ** 53:
-        return flint_array(_regenerate(record, what, DEFAULT_MAX_ENTRIES))
+        return flint_array(regenerate_record(record, what, DEFAULT_MAX_ENTRIES))
     return values.astype(np.float64).reshape(rows, cols)
 
 
@@ -150,10 +153,8 @@ def _vec(obj: Any, what: str) -> tuple[fmpq, ...]:
     if isinstance(obj, dict) and set(obj) == {"den", "num"} and type(obj["den"]) is int \
             and obj["den"] > 0 and isinstance(obj["num"], list):
         # compact numbers (format §1.4): one shared denominator, no "p/q" strings in between
-        from exactnorm.certificate import _compact_integer
-
         den = obj["den"]
-        return tuple(fmpq(_compact_integer(n, what), den) for n in obj["num"])
+        return tuple(fmpq(compact_integer(n, what), den) for n in obj["num"])
     obj = decode_compact(obj, what)
     out = []
     for x in obj:

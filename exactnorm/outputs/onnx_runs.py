@@ -42,13 +42,9 @@ _NUMPY = {"tensor(float)": np.float32, "tensor(double)": np.float64,
 
 def exact_target(doc: dict[str, Any]) -> Any:
     """The exact target of a certificate document (dense or convolutional), nothing else read."""
-    from exactnorm.certificate import decode_compact
-    from exactnorm.certificate_conv import conv_target_from_dict, is_conv_document
-    from exactnorm.model.targets import target_from_dict
+    from exactnorm.certificate import read_target
 
-    if is_conv_document(doc):
-        return conv_target_from_dict(doc)
-    return target_from_dict(decode_compact({k: doc.get(k) for k in ("domain", "target")}))
+    return read_target(doc)
 
 
 class Model:

@@ -34,12 +34,16 @@ from pathlib import Path
 from typing import Any
 
 from exactnorm import checker_flint
-from exactnorm.certificate import decode_compact, network_from_dict
-from exactnorm.certificate_conv import is_conv_document
+from exactnorm.certificate import (
+    decode_compact,
+    needs_kind_reader,
+    network_from_dict,
+    read_target,
+)
 from exactnorm.checker.numbers import CertificateError
 from exactnorm.checker.reading import Picks, read_certificate
 from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS
-from exactnorm.errors import InputError, MissingExtraError, require_extra
+from exactnorm.errors import ExactnormError, InputError, MissingExtraError, require_extra
 from exactnorm.exact.files import atomic_write
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.targets import target_from_dict
@@ -175,7 +179,7 @@ def _networks(doc: dict[str, Any]) -> tuple[Any, Any]:
     try:
         lower, upper, target_layers, layers, cps, _ = read_certificate(doc, DEFAULT_MAX_DIGITS)
     except CertificateError as exc:
-        if is_conv_document(doc):
+        if needs_kind_reader(doc):
             raise InputError(f"the report reads convolutional certificates through the checker's "
                              f"reader, which refuses this one: {exc}") from None
         # only these two sections are decoded: the network's compact numbers stay as they are
@@ -488,15 +492,12 @@ def float_error_study(doc: dict[str, Any], target: Any, *,
     (points whose largest output keeps its index) and ``points``."""
     import numpy as np
 
-    from exactnorm.errors import ExactnormError
     from exactnorm.outputs.data_eval import compare, float_copy, run_float
     from exactnorm.outputs.floatnet import box_points
 
     try:
-        if is_conv_document(doc):
-            from exactnorm.certificate_conv import conv_target_from_dict
-
-            target = conv_target_from_dict(doc)
+        if needs_kind_reader(doc):
+            target = read_target(doc)
         xs = box_points(target.lower, target.upper, points, 0)
         values = [target.evaluate(x) for x in xs]
         exact = np.array([[int(v.p) / int(v.q) for v in y] for y in values]).reshape(
@@ -604,11 +605,7 @@ def report_contents(doc: dict[str, Any], verdict: Any | None = None, *,
     if data is not None:
         from exactnorm.outputs.data_eval import data_study
 
-        exact_target = g
-        if is_conv_document(doc):
-            from exactnorm.certificate_conv import conv_target_from_dict
-
-            exact_target = conv_target_from_dict(doc)
+        exact_target = read_target(doc) if needs_kind_reader(doc) else g
         on_data = data_study(doc, exact_target, data, labels, progress=stages.hook("data"))
     stages.finish("data")
     mag = magnitudes(f)

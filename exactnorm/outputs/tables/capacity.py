@@ -36,6 +36,7 @@ from exactnorm.constructions.burkholz import burkholz_width, certify_burkholz, f
 from exactnorm.exact.generator import draw
 from exactnorm.exact.modular import witness_prime
 from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
+from exactnorm.model.kinds.dense import dense_frozen, dense_layers
 from exactnorm.model.network import TargetNetwork
 from exactnorm.outputs.tables.proof_table import ProofTable
 
@@ -58,7 +59,8 @@ def below_threshold_document(g: TargetNetwork, c1: int, seed: int = 0) -> dict |
     """The impossibility document of a frozen pair of width ``c1`` drawn like the ``burkholz``
     construction's (stream ``(1, 0, part, 0)``), or ``None`` when ``[K | −B]`` is not of full
     column rank for this draw."""
-    n_out, n_in = g.layers[0].weight.nrows(), g.layers[0].weight.ncols()
+    first = dense_layers(g.layers, "T11")[0]
+    n_out, n_in = first.weight.nrows(), first.weight.ncols()
     stream = StreamKey(1, WHOLE_LAYER, Part.PAIR_IN, 0)
     V1, rec1 = draw(seed, stream.key, c1, n_in, T11_DISTRIBUTION)
     V2, rec2 = draw(seed, stream.with_part(Part.PAIR_OUT).key, n_out, c1, T11_DISTRIBUTION)
@@ -66,7 +68,7 @@ def below_threshold_document(g: TargetNetwork, c1: int, seed: int = 0) -> dict |
     values = preactivations(g, x0)
     J, outputs = local_jacobian(g, values, "identity")
     free = free_coordinates(g.lower, g.upper)
-    p = witness_prime(fmpq(x).denom() for x in g.layers[0].weight.entries())
+    p = witness_prime(fmpq(x).denom() for x in first.weight.entries())
     w, _ = rank_witness(V1, V2, J, outputs, free, p)
     if w is None:
         return None
@@ -98,7 +100,7 @@ def table_t11() -> ProofTable:
         c = certify_burkholz(g, seed=0, retry=0)
         doc = certificate_document(c)
         at = "REACHABLE VALID" if checker_flint.check_certificate(doc).ok else "FAILED"
-        layers = c.network.layers
+        layers = dense_frozen(c.network.layers, "T11")
         rows.append([n, threshold, threshold - 1, f"{n * n} × {n * n}", below, below_bytes,
                      f"{n * n} × {n * n + 1}", _bits(list(layers[0].gamma)),
                      _bits(list(layers[1].gamma)), _bits(list(layers[0].beta) +

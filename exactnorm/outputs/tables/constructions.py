@@ -12,6 +12,7 @@ from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.constructions.tradeoff import certify_tradeoff
 from exactnorm.exact.linalg import FlintMatrix, exact_rank, to_fractions
 from exactnorm.exact.sampling import layer_rng, sample_matrix
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.targets import random_target
 from exactnorm.outputs.tables.proof_table import ProofTable
@@ -36,7 +37,7 @@ def rank_r_target(d: int, r: int, seed: int) -> TargetNetwork:
             break
         attempt += 1
     base = random_target((d, d), seed=seed, activations=["identity"])
-    return TargetNetwork.from_lists([to_fractions(W)], [[b for b in base.layers[0].bias]],
+    return TargetNetwork.from_lists([to_fractions(W)], [list(dense_layers(base.layers)[0].bias)],
                                     ["identity"], lower=base.lower, upper=base.upper)
 
 

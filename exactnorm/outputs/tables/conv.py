@@ -2,11 +2,11 @@
 timings).
 
 Two small deterministic CNNs (rational weights from a seeded ``random.Random``, box
-``[0, 1]^{C·H·W}``) are certified by :func:`~exactnorm.constructions.conv.certify_conv` with
+``[0, 1]^{C·H·W}``) are certified by :func:`~exactnorm.constructions.plan.construct` with
 default options; each row is one target layer: its kind and geometry, channels, the Khatri–Rao
 system's size and exact rank, and the bit sizes of γ and β. Every certificate is written,
 read back and cross-checked by exact evaluation of both networks at the box's corners and two
-interior points (:func:`~exactnorm.certificate_conv.exact_agreement`).
+interior points (:func:`~exactnorm.certificate.exact_agreement`).
 """
 
 from __future__ import annotations
@@ -15,22 +15,17 @@ import random
 
 from flint import fmpq, fmpq_mat
 
-from exactnorm.certificate_conv import conv_certificate_document, exact_agreement
-from exactnorm.constructions.conv import certify_conv
-from exactnorm.model.conv import (
-    ConvGeometry,
-    ConvTargetLayer,
-    ConvTargetNetwork,
-    PoolTargetLayer,
-)
-from exactnorm.model.network import TargetLayer
+from exactnorm.certificate import certificate_document, exact_agreement
+from exactnorm.constructions.plan import construct
+from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer, PoolTargetLayer
+from exactnorm.model.network import TargetLayer, TargetNetwork
 from exactnorm.outputs.tables.proof_table import ProofTable
 
 __all__ = ["table_t9", "t9_targets"]
 
 
 def _cnn(name: str, seed: int, input_shape: tuple[int, int, int],
-         spec: list[tuple[str, dict[str, int]]]) -> tuple[str, ConvTargetNetwork]:
+         spec: list[tuple[str, dict[str, int]]]) -> tuple[str, TargetNetwork]:
     rng = random.Random(seed)
 
     def mat(r: int, c: int) -> fmpq_mat:
@@ -59,10 +54,10 @@ def _cnn(name: str, seed: int, input_shape: tuple[int, int, int],
             layers.append(TargetLayer(mat(o["out"], d), vec(o["out"]), "identity"))
             shape = (o["out"],)
     n = input_shape[0] * input_shape[1] * input_shape[2]
-    return name, ConvTargetNetwork(tuple(layers), (fmpq(0),) * n, (fmpq(1),) * n)
+    return name, TargetNetwork(tuple(layers), (fmpq(0),) * n, (fmpq(1),) * n)
 
 
-def t9_targets() -> list[tuple[str, ConvTargetNetwork]]:
+def t9_targets() -> list[tuple[str, TargetNetwork]]:
     """The two CNNs of T9: 1×8×8 (padding, pooling, a dense head) and 1×12×12 (stride,
     dilation, two pointwise-head layers)."""
     return [
@@ -78,8 +73,8 @@ def table_t9() -> ProofTable:
     """T9: per target layer of two small CNNs certified by Theorem 1 over channels."""
     rows = []
     for name, target in t9_targets():
-        c = certify_conv(target, seed=0)
-        doc = conv_certificate_document(c)
+        c = construct(target, seed=0)
+        doc = certificate_document(c)
         points = exact_agreement(doc, points=4, seed=0)
         for r, layer in zip(c.reports, target.layers):
             if isinstance(layer, ConvTargetLayer):
@@ -93,8 +88,8 @@ def table_t9() -> ProofTable:
                 kind, shape = "avgpool 2×2 s2", "×".join(map(str, layer.geometry.input_shape))
                 channels, frozen = f"{layer.output_shape[0]}", "fixed map"
             else:
-                kind, shape = "dense", str(layer.weight.ncols())
-                channels = f"{layer.weight.ncols()}→{layer.weight.nrows()}"
+                kind, shape = "dense", str(layer.input_size)
+                channels = f"{layer.input_size}→{layer.width}"
                 frozen = ", ".join(map(str, r.widths[:3])) + (" …" if len(r.widths) > 3 else "")
             rows.append([name, r.layer, kind, shape, channels, frozen, r.systems,
                          r.system_size or "–", r.rank_text() if r.systems else "–",

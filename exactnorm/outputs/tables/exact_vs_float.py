@@ -20,6 +20,7 @@ from exactnorm.analysis import float64
 from exactnorm.certificate import certificate_bytes, certificate_document
 from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.exact.linalg import khatri_rao_system
+from exactnorm.model.kinds.dense import dense_frozen, dense_layers
 from exactnorm.model.targets import random_target
 from exactnorm.outputs.tables.proof_table import ProofTable
 
@@ -79,10 +80,10 @@ def float_construction_errors(d: int, seed: int = T7_SEED, points: int = 64) -> 
     """
 
     g = random_target((d, d), seed=seed, activations=["identity"])
-    tl = g.layers[0]
+    (tl,) = dense_layers(g.layers)
     lo_q, hi_q = g.interval_boxes()[0]
     c = certify_theorem1(g, seed=seed)
-    first, second = c.network.layers[0], c.network.layers[1]
+    first, second = dense_frozen(c.network.layers)
 
     V_in, V_out = _floats(first.weight), _floats(second.weight)
     K = _floats(khatri_rao_system(first.weight, second.weight))

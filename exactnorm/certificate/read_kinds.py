@@ -1,60 +1,39 @@
-"""Certificates of convolutional constructions (docs/certificate-format.md, "Convolutional
-layers"): writer and reader of the ``conv`` and ``avgpool`` layer kinds, version 2 only.
+"""Reading documents of every layer kind (docs/certificate-format.md §8), version 2: the
+target alone (:func:`conv_target_from_dict`), both networks (:func:`conv_networks_from_dict`),
+an exact cross-check of a construction (:func:`exact_agreement`); and the one choice between
+this reader and the dense one for callers that read any document (:func:`read_networks`,
+:func:`read_target`).
 
-Values between layers are vectors (a ``(C, H, W)`` tensor in C order), so flatten is never a
-layer. Target layers: dense layers as in every certificate; ``{"kind": "conv", "input_shape",
-"kernel_shape", "stride", "padding", "dilation", "weight", "bias", "activation"}`` with the
-``c_out × C·kh·kw`` kernel matrix in plain exact numbers; ``{"kind": "avgpool", "input_shape",
-"kernel_shape", "stride", "padding": [0, 0], "activation": "identity"}``. Frozen layers: dense
-layers as :mod:`exactnorm.certificate` writes them; ``{"kind": "conv", "input", "input_shape",
-"kernel_shape", "stride", "padding", "dilation", "weight": {"random": R}, "gamma", "beta",
-"activation"}`` with one γ and one β per channel (compact numbers) and ``R`` a draw record of
-4-d shape ``[c1, C, kh, kw]`` (the same words as ``[c1, C·kh·kw]``); ``{"kind": "avgpool",
-"input", "input_shape", "kernel_shape", "stride", "padding", "activation"}``, no weight, γ or β.
+The reader parses, it does not check: it rebuilds both networks exactly so that
+:func:`exact_agreement` can evaluate them at rational points (a dense cross-check, not the
+checker). It stays as it is until one reader is built on the checker's typed records.
 
-The reader (:func:`conv_networks_from_dict`) parses, it does not check: it rebuilds both networks
-exactly so that :func:`exact_agreement` can evaluate them at rational points (a dense cross-check,
-not the checker).
-
->>> from exactnorm.constructions.conv import certify_conv
->>> from exactnorm.model.conv import ConvGeometry, ConvTargetLayer, ConvTargetNetwork
 >>> from flint import fmpq, fmpq_mat
+>>> from exactnorm.certificate.write import certificate_document
+>>> from exactnorm.constructions.plan import construct
+>>> from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer
+>>> from exactnorm.model.network import TargetNetwork
 >>> g = ConvGeometry((1, 3, 3), (2, 2))
->>> t = ConvTargetNetwork((ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0]]), (fmpq(1),), "relu"),),
-...                       (fmpq(0),) * 9, (fmpq(1),) * 9)
->>> doc = conv_certificate_document(certify_conv(t, seed=0))
->>> layers = doc["network"]["layers"]
->>> [L["kind"] for L in layers], layers[0]["weight"]["random"]["shape"]
-(['conv', 'conv'], [4, 1, 2, 2])
->>> exact_agreement(doc, points=2, seed=0)
+>>> t = TargetNetwork((ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0]]), (fmpq(1),), "relu"),),
+...                   (fmpq(0),) * 9, (fmpq(1),) * 9)
+>>> exact_agreement(certificate_document(construct(t, seed=0)), points=2, seed=0)
 2
 """
 
 from __future__ import annotations
 
-import os
 import random
 from typing import Any
 
 from flint import fmpq, fmpq_mat, fmpz_mat
 
-from exactnorm.certificate import (
-    DEFAULT_FROZEN_WEIGHTS,
+from exactnorm.certificate.compact import (
     DEFAULT_MAX_ENTRIES,
-    FORMAT,
-    FROZEN_WEIGHTS,
-    _compact_integer,
-    _encode_stream,
-    _layer_dict,
-    _LazyList,
-    _numbers,
-    _regenerate,
-    _weight,
-    _write_pieces,
+    compact_integer,
+    decode_compact,
     expand_skip,
-    singular_draws,
 )
-from exactnorm.constructions.conv import ConvConstruction
+from exactnorm.certificate.read import network_from_dict, regenerate_record
 from exactnorm.errors import (
     ExactnormError,
     InputError,
@@ -62,125 +41,22 @@ from exactnorm.errors import (
     InvariantError,
     ShapeError,
 )
-from exactnorm.exact.linalg import to_fmpq_mat, to_fractions
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, format_number, parse_number
-from exactnorm.model.conv import (
-    AnyFrozenLayer,
-    AnyTargetLayer,
-    ConvFrozenNetwork,
+from exactnorm.exact.linalg import to_fmpq_mat
+from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, parse_number
+from exactnorm.model.kinds import (
     ConvGeometry,
     ConvTargetLayer,
-    ConvTargetNetwork,
     FrozenConvLayer,
+    FrozenKind,
     FrozenPoolLayer,
     PoolTargetLayer,
-    evaluate_checkpoints,
+    TargetKind,
 )
-from exactnorm.model.network import FrozenLayer, Skip, TargetLayer
+from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetLayer, TargetNetwork
+from exactnorm.model.targets import target_from_dict
 
-__all__ = ["conv_certificate_document", "write_conv_certificate", "conv_target_to_dict",
-           "conv_networks_from_dict", "conv_target_from_dict", "exact_agreement",
-           "is_conv_document"]
-
-CONV_VERSION = 2
-
-
-def _geometry(g: ConvGeometry, *, dilation: bool = True) -> dict[str, Any]:
-    out: dict[str, Any] = {"input_shape": list(g.input_shape),
-                           "kernel_shape": list(g.kernel_shape), "stride": list(g.stride),
-                           "padding": list(g.padding)}
-    if dilation:
-        out["dilation"] = list(g.dilation)
-    return out
-
-
-def _plain(v: Any) -> list[Any]:
-    return [format_number(x) for x in v]
-
-
-def conv_target_to_dict(t: ConvTargetNetwork) -> dict[str, Any]:
-    """The ``domain`` and ``target`` sections (plain exact numbers, as every target)."""
-    layers = []
-    for layer in t.layers:
-        if isinstance(layer, ConvTargetLayer):
-            layers.append({"kind": "conv", **_geometry(layer.geometry),
-                           "weight": [[format_number(x) for x in row]
-                                      for row in to_fractions(layer.weight)],
-                           "bias": _plain(layer.bias), "activation": layer.activation})
-        elif isinstance(layer, PoolTargetLayer):
-            layers.append({"kind": "avgpool", **_geometry(layer.geometry, dilation=False),
-                           "activation": "identity"})
-        else:
-            layers.append({"weight": [[format_number(x) for x in row]
-                                      for row in to_fractions(layer.weight)],
-                           "bias": _plain(layer.bias), "activation": layer.activation})
-    return {"domain": {"lower": _plain(t.lower), "upper": _plain(t.upper)},
-            "target": {"layers": layers}}
-
-
-def _frozen_conv_dict(layer: FrozenConvLayer, j: int, frozen_weights: str) -> dict[str, Any]:
-    record = layer.record
-    if not isinstance(record, dict) or "generator" not in record:
-        raise InputError(f"frozen convolution {j} has no draw record")
-    entry: dict[str, Any] = {"kind": "conv", "input": layer.input, **_geometry(layer.geometry)}
-    if frozen_weights == "reference":
-        entry["weight"] = {"random": record}
-    else:
-        entry["weight"] = _weight(layer.weight, compact=True)
-        entry["source"] = record
-    entry.update(gamma=_numbers(layer.gamma, True), beta=_numbers(layer.beta, True),
-                 activation=layer.activation)
-    return entry
-
-
-def _frozen_dict(layer: AnyFrozenLayer, j: int, frozen_weights: str) -> dict[str, Any]:
-    if isinstance(layer, FrozenConvLayer):
-        return _frozen_conv_dict(layer, j, frozen_weights)
-    if isinstance(layer, FrozenPoolLayer):
-        return {"kind": "avgpool", "input": layer.input,
-                **_geometry(layer.geometry, dilation=False), "activation": "identity"}
-    return _layer_dict(layer, j, CONV_VERSION, frozen_weights)
-
-
-def _document(c: ConvConstruction, frozen_weights: str, lazy: bool) -> dict[str, Any]:
-    if frozen_weights not in FROZEN_WEIGHTS:
-        raise InputError(f"frozen_weights must be one of {', '.join(FROZEN_WEIGHTS)}, "
-                         f"got {frozen_weights!r}", parameter="frozen_weights")
-    doc: dict[str, Any] = {"format": FORMAT, "version": CONV_VERSION}
-    doc.update(conv_target_to_dict(c.target))
-    items = (_frozen_dict(layer, j, frozen_weights)
-             for j, layer in enumerate(c.network.layers, 1))
-    doc["network"] = {"layers": _LazyList(items) if lazy else list(items),
-                      "checkpoints": list(c.network.checkpoints)}
-    doc["provenance"] = dict(c.provenance, frozen_weights=frozen_weights)
-    doc["witnesses"] = c.witnesses
-    redraws = singular_draws(c.witnesses)
-    if redraws:
-        doc["redraws"] = redraws
-    return doc
-
-
-def conv_certificate_document(c: ConvConstruction, *,
-                              frozen_weights: str = DEFAULT_FROZEN_WEIGHTS) -> dict[str, Any]:
-    """The certificate document of a convolutional construction (version 2)."""
-    return _document(c, frozen_weights, lazy=False)
-
-
-def write_conv_certificate(c: ConvConstruction, path: str | os.PathLike[str], *,
-                           frozen_weights: str = DEFAULT_FROZEN_WEIGHTS) -> int:
-    """Stream the certificate to ``path`` (gzip for ``.gz``), atomically; returns bytes written.
-    Equal to ``save_certificate(conv_certificate_document(c), path)`` byte for byte."""
-    return _write_pieces(path, _encode_stream(_document(c, frozen_weights, lazy=True)))
-
-
-def is_conv_document(doc: Any) -> bool:
-    """Whether a certificate or target document has a convolution or pooling layer."""
-    if not isinstance(doc, dict):
-        return False
-    sections = [doc.get("target", {}), doc.get("network", {})]
-    return any(isinstance(s, dict) and isinstance(s.get("layers"), list)
-               and any(isinstance(L, dict) and L.get("kind") in ("conv", "avgpool")
-                       for L in s["layers"]) for s in sections)
+__all__ = ["conv_networks_from_dict", "conv_target_from_dict", "exact_agreement",
+           "needs_kind_reader", "read_target", "read_networks"]
 
 
 def _read_geometry(L: dict[str, Any], what: str) -> ConvGeometry:
@@ -201,7 +77,7 @@ def _kernel_matrix(record: Any, what: str, max_entries: int) -> Any:
         if "mask" in record:
             raise InputError(f"{what}: masks are not allowed on 4-d kernel records")
         record = dict(record, shape=[shape[0], shape[1] * shape[2] * shape[3]])
-    return _regenerate(record, what, max_entries)
+    return regenerate_record(record, what, max_entries)
 
 
 def _read_numbers(obj: Any, what: str, max_digits: int) -> tuple[fmpq, ...]:
@@ -227,13 +103,13 @@ def _read_matrix(obj: Any, what: str, max_digits: int) -> Any:
 
 
 def conv_target_from_dict(doc: dict[str, Any], *,
-                          max_digits: int = DEFAULT_MAX_DIGITS) -> ConvTargetNetwork:
+                          max_digits: int = DEFAULT_MAX_DIGITS) -> TargetNetwork:
     """The target of a convolutional certificate alone (domain and target sections; no frozen
     matrix is regenerated)."""
     try:
         lower = _read_numbers(doc["domain"]["lower"], "domain lower", max_digits)
         upper = _read_numbers(doc["domain"]["upper"], "domain upper", max_digits)
-        tlayers: list[AnyTargetLayer] = []
+        tlayers: list[TargetKind] = []
         for i, L in enumerate(doc["target"]["layers"], 1):
             what = f"target layer {i}"
             kind = L.get("kind", "dense")
@@ -250,7 +126,7 @@ def conv_target_from_dict(doc: dict[str, Any], *,
                                            L["activation"]))
             else:
                 raise InputError(f"{what}: unknown kind {kind!r}")
-        return ConvTargetNetwork(tuple(tlayers), lower, upper)
+        return TargetNetwork(tuple(tlayers), lower, upper)
     except ExactnormError:
         raise
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
@@ -259,7 +135,7 @@ def conv_target_from_dict(doc: dict[str, Any], *,
 
 def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGITS,
                             max_entries: int = DEFAULT_MAX_ENTRIES
-                            ) -> tuple[ConvTargetNetwork, ConvFrozenNetwork]:
+                            ) -> tuple[TargetNetwork, FrozenNetwork]:
     """Rebuild the target and the frozen network of a convolutional certificate (parse only).
 
     Compact ``{"den", "num"}`` numbers are read as one integer matrix over their denominator
@@ -274,12 +150,12 @@ def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MA
         if isinstance(w, dict) and set(w) == {"random"}:
             if kernel:
                 return _kernel_matrix(w["random"], what, max_entries), w["random"]
-            return _regenerate(w["random"], what, max_entries), w["random"]
+            return regenerate_record(w["random"], what, max_entries), w["random"]
         return _read_matrix(w, what, max_digits), L.get("source")
 
     target = conv_target_from_dict(doc, max_digits=max_digits)
     try:
-        flayers: list[AnyFrozenLayer] = []
+        flayers: list[FrozenKind] = []
         for j, L in enumerate(doc["network"]["layers"], 1):
             what = f"frozen layer {j}"
             kind = L.get("kind", "dense")
@@ -302,7 +178,7 @@ def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MA
                                            tuple(skips), record=rec))
             else:
                 raise InputError(f"{what}: unknown kind {kind!r}")
-        network = ConvFrozenNetwork(len(target.lower), tuple(flayers),
+        network = FrozenNetwork(len(target.lower), tuple(flayers),
                                     tuple(int(c) for c in doc["network"]["checkpoints"]))
     except ExactnormError:
         raise
@@ -315,14 +191,14 @@ def _compact(obj: dict[str, Any], what: str) -> fmpq_mat:
     """``{"den": D, "num": …}`` (vector or matrix) as an ``fmpq_mat`` (a vector is one row)."""
     if set(obj) != {"den", "num"} or not isinstance(obj["num"], list):
         raise InvalidCertificateError(f"{what}: malformed compact numbers")
-    den = _compact_integer(obj["den"], f"{what} den")
+    den = compact_integer(obj["den"], f"{what} den")
     if den <= 0:
         raise InvalidCertificateError(f"{what}: compact denominator must be positive")
     rows = obj["num"]
     if rows and isinstance(rows[0], list):
-        ints = [[_compact_integer(x, what) for x in row] for row in rows]
+        ints = [[compact_integer(x, what) for x in row] for row in rows]
     else:
-        ints = [[_compact_integer(x, what) for x in rows]]
+        ints = [[compact_integer(x, what) for x in rows]]
     if not ints or not ints[0]:
         return fmpq_mat(len(ints), 0)
     return fmpq_mat(fmpz_mat(ints)) / den
@@ -351,20 +227,40 @@ def exact_agreement(doc: dict[str, Any], *, points: int = 4, seed: int = 0) -> i
         raise InvariantError(f"{len(net.checkpoints)} checkpoints for {target.depth} target "
                              f"layers")
     for x in pts:
-        values = evaluate_checkpoints(net, x)
+        values = net.evaluate_checkpoints(x)
         a = tuple(x)
         for i, (layer, cp, value) in enumerate(zip(target.layers, net.checkpoints, values), 1):
-            a = _step(layer, a)
+            a = layer.evaluate(a)
             if value != a:
                 raise InvariantError(f"checkpoint {cp} differs from target layer {i} at a point "
                                      f"of the box")
     return len(pts)
 
 
-def _step(layer: AnyTargetLayer, a: tuple[fmpq, ...]) -> tuple[fmpq, ...]:
-    from exactnorm.model.network import activate, column
+def needs_kind_reader(doc: Any) -> bool:
+    """Whether a certificate or target document has a layer with a ``kind`` field (a layer the
+    dense-only readers — :func:`~exactnorm.certificate.read.network_from_dict`, the float reader,
+    the JSON export — do not read); such documents are read by :func:`read_networks`."""
+    if not isinstance(doc, dict):
+        return False
+    sections = [doc.get("target", {}), doc.get("network", {})]
+    return any(isinstance(s, dict) and isinstance(s.get("layers"), list)
+               and any(isinstance(L, dict) and "kind" in L for L in s["layers"])
+               for s in sections)
 
-    if isinstance(layer, TargetLayer):
-        z = layer.weight * column(a)
-        return activate(layer.activation, [z[r, 0] + layer.bias[r] for r in range(z.nrows())])
-    return layer.evaluate(a)
+
+def read_target(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGITS) -> TargetNetwork:
+    """The target of a certificate of any kinds (no frozen matrix is regenerated)."""
+    if needs_kind_reader(doc):
+        return conv_target_from_dict(doc, max_digits=max_digits)
+    # only the target is decoded: the network's compact numbers stay as they are
+    sections = decode_compact({k: doc.get(k) for k in ("domain", "target")})
+    return target_from_dict(sections, max_digits=max_digits)
+
+
+def read_networks(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGITS
+                  ) -> tuple[TargetNetwork, FrozenNetwork]:
+    """Both networks of a certificate of any kinds and versions (parse only, no check)."""
+    if needs_kind_reader(doc):
+        return conv_networks_from_dict(doc, max_digits=max_digits)
+    return read_target(doc, max_digits=max_digits), network_from_dict(doc, max_digits=max_digits)

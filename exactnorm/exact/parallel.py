@@ -1,12 +1,16 @@
-"""Run independent exact tasks serially, in a local process pool, or as Dask tasks.
+"""Run independent exact tasks serially, in a local process pool, or as Dask tasks: the one
+place of the package that starts worker processes.
 
 Contract: :func:`map_tasks` yields ``fn(task)`` for every task **in task order**, whatever the
 backend, so a caller that assembles its result from the yielded values in that order produces the
-same bytes for ``jobs = 1``, ``jobs = N`` and any Dask cluster. Tasks and results must pickle:
-python-flint objects do not (SPEC §8), so callers ship integers and numerator/denominator pairs
-(see :func:`~exactnorm.constructions.theorem1._pack_matrix`) and rebuild exact objects on the other
-side. :func:`dask_client` is the one place that opens (and closes) a Dask client; the sparse
-sweeps (:mod:`exactnorm.analysis.sweeps`) use it too.
+same bytes for ``jobs = 1``, ``jobs = N`` and any Dask cluster (``ordered=False`` yields each
+result as soon as it is done, for callers that key and sort their results). Tasks and results
+must pickle: python-flint objects do not (SPEC §8), so callers ship integers and
+numerator/denominator pairs (:func:`pack_matrix`, :func:`pack_q`) and rebuild exact objects on
+the other side. :func:`dask_client` is the one place that opens (and closes) a Dask client.
+Users: the trade-off's blocks and Theorem 1's layers (:mod:`exactnorm.constructions`), the
+second prime of a p-adic lifting (:mod:`exactnorm.exact.padic`), the sparse sweeps
+(:mod:`exactnorm.analysis.sweeps`).
 
 Correctness argument: every task is a pure function of its (integer) input — frozen weights are
 regenerated from the seed and stream key inside the task — so where it runs cannot change what it
@@ -14,6 +18,8 @@ returns; only the order of assembly could, and that is fixed here.
 
 >>> list(map_tasks(abs, [-2, 3, -5]))
 [2, 3, 5]
+>>> unpack_matrix(pack_matrix(fmpq_mat([[fmpq(1, 3), 2]])))
+[1/3, 2]
 """
 
 from __future__ import annotations
@@ -21,13 +27,15 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from typing import Any, TypeVar
+
+from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.errors import InputError
 
 __all__ = ["map_tasks", "dask_client", "check_jobs", "available_cores", "auto_jobs",
-           "AUTO_JOBS_SECONDS"]
+           "AUTO_JOBS_SECONDS", "pack_q", "unpack_q", "pack_matrix", "unpack_matrix"]
 
 #: estimated construction time from which ``--jobs auto`` uses every available core; below it
 #: starting worker processes (each imports python-flint) costs more than it saves
@@ -93,7 +101,7 @@ def dask_client(scheduler: Any) -> Iterator[Any]:
 
 
 def map_tasks(fn: Callable[[T], R], tasks: Sequence[T], *, jobs: int = 1,
-              scheduler: Any = None) -> Iterator[R]:
+              scheduler: Any = None, ordered: bool = True) -> Iterator[R]:
     """``fn(task)`` for each task, in task order, on the chosen backend.
 
     Parameters
@@ -106,27 +114,70 @@ def map_tasks(fn: Callable[[T], R], tasks: Sequence[T], *, jobs: int = 1,
         Local processes; 1 runs in this process.
     scheduler : str or distributed.Client, optional
         Run as Dask tasks on this cluster instead (``jobs`` is then ignored).
+    ordered : bool
+        ``True``: in task order; ``False``: each result as soon as it is done.
 
     Yields
     ------
-    The results, in the order of ``tasks``, as soon as each one (and all before it) is done.
+    The results, in the order of ``tasks`` (as soon as each one and all before it are done), or
+    in the order they finish.
     """
     check_jobs(jobs)
     if scheduler is not None:
-        yield from _dask_map(fn, tasks, scheduler)
+        yield from _dask_map(fn, tasks, scheduler, ordered)
     elif jobs == 1 or len(tasks) <= 1:
         yield from map(fn, tasks)
     else:
         with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
-            # a small chunk keeps both workers busy to the end; results arrive in order
-            yield from pool.map(fn, tasks, chunksize=max(1, len(tasks) // (16 * jobs)))
+            if ordered:
+                # a small chunk keeps both workers busy to the end; results arrive in order
+                yield from pool.map(fn, tasks, chunksize=max(1, len(tasks) // (16 * jobs)))
+            else:
+                for fut in as_completed([pool.submit(fn, task) for task in tasks]):
+                    yield fut.result()
 
 
-def _dask_map(fn: Callable[[T], R], tasks: Iterable[T], scheduler: Any) -> Iterator[R]:
+def _dask_map(fn: Callable[[T], R], tasks: Iterable[T], scheduler: Any,
+              ordered: bool = True) -> Iterator[R]:
     with dask_client(scheduler) as client:
         futures = client.map(fn, list(tasks), pure=False)
         try:
-            for fut in futures:
-                yield fut.result()
+            if ordered:
+                for fut in futures:
+                    yield fut.result()
+            else:
+                from distributed import as_completed as dask_as_completed
+
+                for fut in dask_as_completed(futures):
+                    yield fut.result()
         finally:
             client.cancel(futures)
+
+
+# FLINT matrices do not pickle: tasks and results cross the process boundary as integers
+# (numerator, denominator pairs) and are rebuilt on the other side, exactly.
+
+def pack_q(x: Any) -> tuple[int, int]:
+    """An exact number as ``(numerator, denominator)``."""
+    q = fmpq(x)
+    return int(q.numer()), int(q.denom())
+
+
+def unpack_q(t: tuple[int, int]) -> fmpq:
+    """The inverse of :func:`pack_q`."""
+    return fmpq(t[0], t[1])
+
+
+def pack_matrix(M: Any) -> tuple[str, int, int, list[Any]]:
+    """An ``fmpz_mat`` (integers) or ``fmpq_mat`` (pairs) as plain Python values."""
+    if isinstance(M, fmpz_mat):
+        return "z", M.nrows(), M.ncols(), [int(x) for x in M.entries()]
+    return "q", M.nrows(), M.ncols(), [pack_q(x) for x in M.entries()]
+
+
+def unpack_matrix(t: tuple[str, int, int, list[Any]]) -> Any:
+    """The inverse of :func:`pack_matrix` (the same matrix type)."""
+    kind, r, c, flat = t
+    if kind == "z":
+        return fmpz_mat(r, c, flat) if r and c else fmpz_mat(r, c)
+    return fmpq_mat(r, c, [unpack_q(x) for x in flat]) if r and c else fmpq_mat(r, c)

@@ -20,6 +20,8 @@ strategy                                generates
 :func:`theorem1_constructions`          :class:`~exactnorm.constructions.common.Construction`
 :func:`frozen_networks`                 :class:`~exactnorm.model.network.FrozenNetwork`, random γ/β
 :func:`sparse_masks`                    ``numpy.ndarray`` of ``bool`` (``True`` = weight kept)
+:func:`kind_targets`                    :class:`~exactnorm.model.network.TargetNetwork`, one kind
+:func:`conv_targets`                    :class:`~exactnorm.model.network.TargetNetwork` (CNN)
 ======================================  ==========================================================
 
 Shrinking is designed for readable counterexamples: dimensions are drawn before entries and
@@ -56,6 +58,7 @@ from exactnorm.exact.generator import draw as draw_frozen
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
 from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
 from exactnorm.model.network import ACTIVATIONS, FrozenLayer, FrozenNetwork, Skip, TargetNetwork
+from exactnorm.strategies.layered import conv_geometries, conv_targets, kind_targets
 
 __all__ = [
     "Dimension",
@@ -73,6 +76,9 @@ __all__ = [
     "theorem1_constructions",
     "frozen_networks",
     "sparse_masks",
+    "kind_targets",
+    "conv_targets",
+    "conv_geometries",
 ]
 
 #: A dimension argument: a fixed size, a strategy for sizes, or ``None`` (drawn from the bounds).

@@ -1,8 +1,13 @@
 """Reading certificate files and documents: strict, size-limited reading of ``.json`` and
-``.json.gz`` files, the frozen network of a document (``network_from_dict``), and version-2
-documents written out as plain lists (``expand_document``). The writing half is
-:mod:`exactnorm.certificate`, which re-exports these names. This reads; it does not decide
-validity: that is the independent checker's job (:mod:`exactnorm.checker`).
+``.json.gz`` files, the frozen network of a dense document (``network_from_dict``), version-2
+documents written out as plain lists (``expand_document``), and both networks of a document of
+any kinds (``read_networks``, ``read_target``). The writing half is
+:mod:`exactnorm.certificate.write`; :mod:`exactnorm.certificate` re-exports both. This reads; it
+does not decide validity: that is the independent checker's job (:mod:`exactnorm.checker`).
+
+Two readers remain (this one for dense documents, version 1 and 2, and
+:mod:`~exactnorm.certificate.read_conv` for documents of every kind, version 2); one reader built
+on the checker's typed records replaces both in a later step.
 """
 
 from __future__ import annotations
@@ -11,11 +16,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from exactnorm.certificate import (
-    _weight,
-    decode_compact,
-    expand_skip,
-)
+from exactnorm.certificate.compact import decode_compact, expand_skip, weight_json
+from exactnorm.checker import ReadError, read_file_bytes
+from exactnorm.checker.regenerate import RecordError, validate_record
 from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES as DEFAULT_MAX_CERTIFICATE_BYTES
 from exactnorm.checker.vocabulary import (
     FORMAT,
@@ -29,6 +32,7 @@ from exactnorm.errors import (
     LimitExceededError,
     ShapeError,
 )
+from exactnorm.exact.generator import matrix_from_record
 from exactnorm.exact.linalg import to_fmpq_mat
 from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
@@ -37,7 +41,8 @@ from exactnorm.exact.rationals import (
 )
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip
 
-__all__ = ["read_certificate_bytes", "load_certificate", "network_from_dict", "expand_document"]
+__all__ = ["read_certificate_bytes", "load_certificate", "network_from_dict", "expand_document",
+           "regenerate_record"]
 
 
 def read_certificate_bytes(path: str | os.PathLike[str], *,
@@ -71,8 +76,6 @@ def read_certificate_bytes(path: str | os.PathLike[str], *,
     InputError
         Also a truncated or corrupt gzip stream (unreadable input, not an invalid proof).
     """
-    from exactnorm.checker import ReadError, read_file_bytes
-
     if not 0 <= max_bytes <= MAX_CERTIFICATE_BYTES_CAP:
         raise LimitExceededError(f"--max-bytes must be between 0 and {MAX_CERTIFICATE_BYTES_CAP} "
                                  f"(1 TiB), got {max_bytes}")
@@ -133,7 +136,7 @@ def network_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGI
         if isinstance(weight, dict) and set(weight) == {"random"}:
             if source is not None:
                 raise InputError(f"{what} is given by reference and also has a 'source'")
-            return _regenerate(weight["random"], what, max_entries), weight["random"]
+            return regenerate_record(weight["random"], what, max_entries), weight["random"]
         if source is not None and not isinstance(source, dict):
             raise InputError(f"{what} source must be an object")
         return mat(weight, what), source
@@ -160,11 +163,8 @@ def network_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGI
         raise InputError(f"certificate network section is malformed: {exc!r}"[:300]) from None
 
 
-def _regenerate(record: Any, what: str, max_entries: int) -> Any:
+def regenerate_record(record: Any, what: str, max_entries: int = DEFAULT_MAX_ENTRIES) -> Any:
     """The matrix of a by-reference weight: the reference validates, the fast generator draws."""
-    from exactnorm.exact.generator import matrix_from_record
-    from exactnorm.regenerate import RecordError, validate_record
-
     try:
         validate_record(record, max_entries=max_entries)
     except RecordError as exc:
@@ -200,7 +200,7 @@ def expand_document(doc: dict[str, Any], *,
     --------
     >>> from exactnorm.model.targets import demo_target
     >>> from exactnorm.constructions import certify_theorem1
-    >>> from exactnorm.certificate import certificate_document
+    >>> from exactnorm.certificate.write import certificate_document
     >>> full = expand_document(certificate_document(certify_theorem1(demo_target(), seed=0)))
     >>> layer = full["network"]["layers"][0]
     >>> type(layer["weight"]), type(layer["gamma"]), layer["source"]["generator"]
@@ -213,8 +213,8 @@ def expand_document(doc: dict[str, Any], *,
         if "weight" in obj:
             weight = obj["weight"] = expand_skip(weight)
         if isinstance(weight, dict) and set(weight) == {"random"}:
-            M = _regenerate(weight["random"], what, max_entries)
-            obj["weight"] = _weight(M, compact=False)
+            M = regenerate_record(weight["random"], what, max_entries)
+            obj["weight"] = weight_json(M, compact=False)
             obj["source"] = weight["random"]
 
     for j, layer in enumerate(out.get("network", {}).get("layers", []), 1):

@@ -1,0 +1,66 @@
+"""Certificates: writing (:mod:`~exactnorm.certificate.write`, a kind-free frame with one codec per
+layer kind in :mod:`~exactnorm.certificate.kinds`), compact numbers
+(:mod:`~exactnorm.certificate.compact`) and reading (:mod:`~exactnorm.certificate.read`,
+:mod:`~exactnorm.certificate.read_kinds`). Validity is *not* decided here: that is the
+independent checker's job (:mod:`exactnorm.checker`).
+
+>>> from exactnorm.constructions.plan import construct
+>>> from exactnorm.model.targets import demo_target
+>>> doc = certificate_document(construct(demo_target(), seed=0))
+>>> doc["format"], doc["version"], doc["network"]["checkpoints"]
+('exactnorm.certificate', 2, [2, 4, 6])
+"""
+
+from __future__ import annotations
+
+from exactnorm.certificate.compact import (
+    DEFAULT_MAX_ENTRIES,
+    compact_integer,
+    compact_numbers,
+    compact_skip,
+    decode_compact,
+    expand_skip,
+)
+from exactnorm.certificate.read import (
+    expand_document,
+    load_certificate,
+    network_from_dict,
+    read_certificate_bytes,
+    regenerate_record,
+)
+from exactnorm.certificate.read_kinds import (
+    exact_agreement,
+    needs_kind_reader,
+    read_networks,
+    read_target,
+)
+from exactnorm.certificate.write import (
+    COMPACT_VERSION,
+    DEFAULT_FROZEN_WEIGHTS,
+    DEFAULT_MAX_CERTIFICATE_BYTES,
+    DEFAULT_VERSION,
+    FORMAT,
+    FROZEN_WEIGHTS,
+    MAX_CERTIFICATE_BYTES_CAP,
+    VERSION,
+    VERSIONS,
+    certificate_bytes,
+    certificate_document,
+    network_to_dict,
+    require_version,
+    save_certificate,
+    singular_draws,
+    target_sections,
+    write_certificate,
+)
+
+__all__ = [
+    "FORMAT", "VERSION", "VERSIONS", "DEFAULT_VERSION", "COMPACT_VERSION", "FROZEN_WEIGHTS",
+    "DEFAULT_FROZEN_WEIGHTS", "DEFAULT_MAX_CERTIFICATE_BYTES", "DEFAULT_MAX_ENTRIES",
+    "MAX_CERTIFICATE_BYTES_CAP",
+    "certificate_document", "write_certificate", "save_certificate", "certificate_bytes",
+    "network_to_dict", "target_sections", "singular_draws", "require_version",
+    "compact_numbers", "decode_compact", "compact_skip", "expand_skip", "compact_integer",
+    "read_certificate_bytes", "load_certificate", "network_from_dict", "expand_document",
+    "regenerate_record", "read_networks", "read_target", "needs_kind_reader", "exact_agreement",
+]

@@ -1,0 +1,32 @@
+"""The ``avgpool`` codec, version 2 (docs/certificate-format.md §8): target and frozen layers
+``{"kind": "avgpool", ["input",] "input_shape", "kernel_shape", "stride", "padding",
+"activation": "identity"}`` — a declared fixed map, no weight, γ or β."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from exactnorm.certificate.kinds.window import geometry_json
+from exactnorm.model.kinds import avgpool
+from exactnorm.model.kinds.avgpool import FrozenPoolLayer, PoolTargetLayer
+
+__all__ = ["PoolCodec", "CODEC"]
+
+
+class PoolCodec:
+    """Codec of the ``avgpool`` kind (module doc)."""
+
+    kind = avgpool.NAME
+    since_version = 2
+
+    def target_json(self, layer: PoolTargetLayer) -> dict[str, Any]:
+        return {"kind": self.kind, **geometry_json(layer.geometry, dilation=False),
+                "activation": "identity"}
+
+    def frozen_json(self, layer: FrozenPoolLayer, j: int, version: int,
+                    frozen_weights: str) -> dict[str, Any]:
+        return {"kind": self.kind, "input": layer.input,
+                **geometry_json(layer.geometry, dilation=False), "activation": "identity"}
+
+
+CODEC = PoolCodec()

@@ -1,0 +1,30 @@
+"""What a layer kind's certificate codec must implement (docs/certificate-format.md §8).
+
+A codec writes one target layer and one frozen layer of its kind as the JSON objects of the
+``target`` and ``network`` sections; the document frame (:mod:`exactnorm.certificate.write`) is
+kind-free and asks the codec of each layer's ``kind``. ``since_version`` is the first format
+version with the kind; the frame refuses an older version before writing anything. Reading stays
+with the readers of :mod:`exactnorm.certificate.read` for now (one reader, built on the checker's
+records, is a later step).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+__all__ = ["Codec"]
+
+
+class Codec(Protocol):
+    """A kind's certificate encoding."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def since_version(self) -> int: ...
+
+    def target_json(self, layer: Any) -> dict[str, Any]: ...   # plain exact numbers
+
+    def frozen_json(self, layer: Any, j: int, version: int,
+                    frozen_weights: str) -> dict[str, Any]: ...

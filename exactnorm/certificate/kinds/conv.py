@@ -1,0 +1,50 @@
+"""The ``conv`` codec, version 2 (docs/certificate-format.md §8).
+
+Target ``{"kind": "conv", "input_shape", "kernel_shape", "stride", "padding", "dilation",
+"weight", "bias", "activation"}`` with the ``c_out × C·kh·kw`` kernel matrix in plain exact
+numbers; frozen ``{"kind": "conv", "input", <geometry>, "weight": {"random": R}, "gamma",
+"beta", "activation"}`` with one γ and one β per channel (compact numbers) and ``R`` a draw record
+of 4-d shape ``[c1, C, kh, kw]`` (the same words as ``[c1, C·kh·kw]``), or the explicit matrix
+with ``R`` in ``source``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from exactnorm.certificate.compact import frozen_matrix_json, is_draw_record, numbers_json
+from exactnorm.certificate.kinds.window import geometry_json
+from exactnorm.errors import InputError
+from exactnorm.exact.linalg import to_fractions
+from exactnorm.exact.rationals import format_number
+from exactnorm.model.kinds import conv
+from exactnorm.model.kinds.conv import ConvTargetLayer, FrozenConvLayer
+
+__all__ = ["ConvCodec", "CODEC"]
+
+
+class ConvCodec:
+    """Codec of the ``conv`` kind (module doc)."""
+
+    kind = conv.NAME
+    since_version = 2
+
+    def target_json(self, layer: ConvTargetLayer) -> dict[str, Any]:
+        return {"kind": self.kind, **geometry_json(layer.geometry),
+                "weight": [[format_number(x) for x in row] for row in to_fractions(layer.weight)],
+                "bias": [format_number(x) for x in layer.bias], "activation": layer.activation}
+
+    def frozen_json(self, layer: FrozenConvLayer, j: int, version: int,
+                    frozen_weights: str) -> dict[str, Any]:
+        if not is_draw_record(layer.record):
+            raise InputError(f"frozen convolution {j} has no draw record")
+        entry: dict[str, Any] = {"kind": self.kind, "input": layer.input,
+                                 **geometry_json(layer.geometry)}
+        frozen_matrix_json(entry, layer.weight, layer.record, f"frozen convolution {j}",
+                           frozen_weights)
+        entry.update(gamma=numbers_json(layer.gamma, True), beta=numbers_json(layer.beta, True),
+                     activation=layer.activation)
+        return entry
+
+
+CODEC = ConvCodec()

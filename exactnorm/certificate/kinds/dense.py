@@ -1,0 +1,69 @@
+"""The ``dense`` codec: ``{"weight", "bias", "activation"}`` targets (no ``kind`` field, the
+default), frozen ``{"input", "weight", "gamma", "beta", "activation", "skip"}`` in versions 1
+and 2 (SPEC §3, docs/certificate-format.md §1–§5).
+
+Version 1 writes plain lists and explicit frozen matrices; version 2 writes γ, β and rational
+matrices as ``{"den", "num"}``, each frozen random matrix by reference or explicitly with its
+draw record, and 0/1 skips in their compact form.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from exactnorm.certificate.compact import (
+    compact_skip,
+    frozen_matrix_json,
+    numbers_json,
+    weight_json,
+)
+from exactnorm.exact.linalg import to_fractions
+from exactnorm.exact.rationals import format_number
+from exactnorm.model.kinds import dense
+from exactnorm.model.kinds.dense import FrozenLayer, TargetLayer
+
+__all__ = ["DenseCodec", "CODEC"]
+
+#: the version whose γ, β and rational matrices are compact and whose matrices carry records
+COMPACT_VERSION = 2
+
+
+class DenseCodec:
+    """Codec of the ``dense`` kind (module doc)."""
+
+    kind = dense.NAME
+    since_version = 1
+
+    def target_json(self, layer: TargetLayer) -> dict[str, Any]:
+        return {"weight": [[format_number(x) for x in row] for row in to_fractions(layer.weight)],
+                "bias": [format_number(x) for x in layer.bias],
+                "activation": layer.activation}
+
+    def frozen_json(self, layer: FrozenLayer, j: int, version: int,
+                    frozen_weights: str) -> dict[str, Any]:
+        compact = version == COMPACT_VERSION
+        entry: dict[str, Any] = {"input": layer.input}
+        if version == 1:
+            entry["weight"] = weight_json(layer.weight, compact=False)
+        else:
+            frozen_matrix_json(entry, layer.weight, layer.record, f"frozen layer {j}",
+                               frozen_weights)
+        entry.update(gamma=numbers_json(layer.gamma, compact),
+                     beta=numbers_json(layer.beta, compact), activation=layer.activation)
+        if layer.skips:
+            skips = []
+            for s in layer.skips:
+                skip: dict[str, Any] = {"from": s.source, "kind": s.kind}
+                if version == 2 and s.kind == "random":
+                    frozen_matrix_json(skip, s.weight, s.record,
+                                       f"random skip of frozen layer {j}", frozen_weights)
+                else:
+                    short = compact_skip(s.weight, s.kind) if version == 2 else None
+                    skip["weight"] = short if short is not None else weight_json(s.weight,
+                                                                                 compact)
+                skips.append(skip)
+            entry["skip"] = skips
+        return entry
+
+
+CODEC = DenseCodec()

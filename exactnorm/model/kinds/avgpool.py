@@ -1,0 +1,148 @@
+"""The ``avgpool`` kind: average pooling, a fixed linear map (padding 0, dilation 1, identity).
+
+Each output entry is the mean of its window's ``kh·kw`` inputs of one channel. Nothing is tuned:
+the frozen layer is the same declared map. The map is monotone in each input, so the exact range
+over a box is the map of the box's two corners.
+
+>>> from flint import fmpq
+>>> from exactnorm.model.kinds.window import ConvGeometry
+>>> pool = PoolTargetLayer(ConvGeometry((1, 2, 2), (2, 2), stride=(2, 2)))
+>>> pool.evaluate(tuple(fmpq(k) for k in range(4))), pool.describe()
+((3/2,), 'avgpool 2×2 s2 p0 d1, 1 channels')
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import ClassVar
+
+import numpy as np
+from flint import fmpq
+
+from exactnorm.errors import InputError, ShapeError
+from exactnorm.model.kinds.base import LayerKind, Skip
+from exactnorm.model.kinds.window import ConvGeometry
+from exactnorm.model.values import Node, Vector, exact_values, node_values
+
+__all__ = ["NAME", "PoolTargetLayer", "FrozenPoolLayer", "KIND"]
+
+#: the certificate's word for this kind
+NAME = "avgpool"
+
+
+def _windows(g: ConvGeometry) -> np.ndarray:
+    """``(C, kh·kw, positions)`` input indices of each channel's windows."""
+    C = g.input_shape[0]
+    k = g.kernel_shape[0] * g.kernel_shape[1]
+    return g.patch_index.reshape(C, k, g.positions)
+
+
+def _mean_windows(g: ConvGeometry, a: Vector) -> Vector:
+    vals = exact_values(a)
+    if len(vals) != g.input_size:
+        raise ShapeError(f"pooling input of length {len(vals)}, expected {g.input_size}")
+    win = _windows(g)
+    k = win.shape[1]
+    return tuple(sum((vals[i] for i in win[c, :, p].tolist()), fmpq(0)) / k
+                 for c in range(win.shape[0]) for p in range(win.shape[2]))
+
+
+def _mean_windows_float(g: ConvGeometry, A: np.ndarray) -> np.ndarray:
+    X = np.asarray(A, dtype=np.float64)
+    return X[:, _windows(g)].mean(axis=2).reshape(len(X), -1)
+
+
+def _describe(g: ConvGeometry) -> str:
+    return f"avgpool {g.describe()}, {g.input_shape[0]} channels"
+
+
+@dataclass(frozen=True)
+class PoolTargetLayer:
+    """Average pooling, a fixed linear map (padding 0, dilation 1): the mean of each window."""
+
+    geometry: ConvGeometry
+    activation: str = "identity"
+
+    kind: ClassVar[str] = NAME
+
+    def __post_init__(self) -> None:
+        g = self.geometry
+        if g.padding != (0, 0) or g.dilation != (1, 1):
+            raise ShapeError("average pooling takes padding [0, 0] and dilation [1, 1] only")
+        if self.activation != "identity":
+            raise InputError("average pooling has activation identity")
+
+    @property
+    def output_shape(self) -> tuple[int, int, int]:
+        return self.geometry.output_shape(self.geometry.input_shape[0])
+
+    @property
+    def input_size(self) -> int:
+        return self.geometry.input_size
+
+    @property
+    def width(self) -> int:
+        return math.prod(self.output_shape)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.width, self.input_size
+
+    parameters: ClassVar[int] = 0
+
+    def evaluate(self, a: Vector) -> Vector:
+        return _mean_windows(self.geometry, a)
+
+    def interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
+        return self.evaluate(lo), self.evaluate(hi)
+
+    def evaluate_float(self, A: np.ndarray) -> np.ndarray:
+        return _mean_windows_float(self.geometry, A)
+
+    def describe(self) -> str:
+        return _describe(self.geometry)
+
+
+@dataclass(frozen=True)
+class FrozenPoolLayer:
+    """A declared fixed average pooling of a frozen node (never tuned)."""
+
+    input: int
+    geometry: ConvGeometry
+    activation: str = "identity"
+
+    kind: ClassVar[str] = NAME
+    skips: ClassVar[tuple[Skip, ...]] = ()
+    tuned_parameters: ClassVar[int] = 0
+    frozen_parameters: ClassVar[int] = 0
+
+    def __post_init__(self) -> None:
+        PoolTargetLayer(self.geometry, self.activation)  # the same declared map
+
+    @property
+    def output_shape(self) -> tuple[int, int, int]:
+        return self.geometry.output_shape(self.geometry.input_shape[0])
+
+    @property
+    def input_size(self) -> int:
+        return self.geometry.input_size
+
+    @property
+    def width(self) -> int:
+        return math.prod(self.output_shape)
+
+    def pre_activation(self, a: Vector) -> Vector:
+        return _mean_windows(self.geometry, a)
+
+    def pre_activation_float(self, A: np.ndarray) -> np.ndarray:
+        return _mean_windows_float(self.geometry, A)
+
+    def evaluate_node(self, a: Node) -> Node:
+        return _mean_windows(self.geometry, node_values(a))
+
+    def describe(self) -> str:
+        return _describe(self.geometry)
+
+
+KIND = LayerKind(NAME, PoolTargetLayer, FrozenPoolLayer)

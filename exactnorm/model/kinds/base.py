@@ -1,0 +1,128 @@
+"""What a layer kind must implement: the declared protocols of target and frozen layers.
+
+A *kind* is the certificate's ``kind`` word (``checker.vocabulary.LAYER_KINDS``); in the model it
+is one module of this package with a target layer class and a frozen layer class, registered in
+:data:`exactnorm.model.kinds.KINDS`. The networks (:mod:`exactnorm.model.network`) only use what
+is declared here, so their loops never name a kind:
+
+* target: ``a_i = layer.evaluate(a_{i-1})`` (activation included), boxes by ``layer.interval``;
+* frozen: ``h_j = σ_j(layer.pre_activation(h_{in(j)})) + Σ_s P_{j,s} h_s`` — the skips are
+  topology and belong to the network, the pre-activation ``γ ⊙ (V·a) + β`` (per neuron or per
+  channel) to the kind.
+
+A kind whose layer is not affine on the box after stability (data-dependent normalization,
+attention, max pooling) does not fit these protocols alone: it needs a new checker rule, argued
+in its own module (docs/architecture.md, "Adding a layer kind").
+
+Correctness contract of every implementation (tested for every registered kind by
+``tests/kinds/test_kind_contract.py``): ``evaluate`` equals the kind's dense unfolded reference
+exactly; ``interval(lo, hi)`` contains ``evaluate(a)`` for every ``a`` in the box; the float
+methods agree with the exact ones up to rounding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+
+from exactnorm.checker.vocabulary import SKIP_KINDS
+from exactnorm.errors import InputError
+from exactnorm.exact.linalg import FlintMatrix
+from exactnorm.model.values import Node, Vector
+
+__all__ = ["TargetKind", "FrozenKind", "LayerKind", "Skip"]
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A frozen skip connection ``P h_source`` added after the activation (topology, any kind).
+
+    ``record`` is the draw record of a ``random`` skip (docs/certificate-format.md §2), so a
+    certificate can prove it is the seeded draw; ``identity`` and ``selection`` skips need none.
+    """
+
+    source: int
+    weight: FlintMatrix
+    kind: str  # identity | selection | random
+    # where the matrix came from, not what it is: two layers with equal matrices are equal
+    record: dict[str, Any] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in SKIP_KINDS:
+            raise InputError(f"unknown skip kind {self.kind!r}; expected one of {SKIP_KINDS}")
+
+
+class TargetKind(Protocol):
+    """A target layer ``a ↦ σ(A a + b)`` of some kind, ``A`` a fixed linear map."""
+
+    @property
+    def kind(self) -> str: ...                          # the certificate's word
+
+    @property
+    def activation(self) -> str: ...
+
+    @property
+    def input_size(self) -> int: ...                    # entries read
+
+    @property
+    def width(self) -> int: ...                         # entries written
+
+    @property
+    def shape(self) -> tuple[int, int]: ...             # (width, input_size): the unfolded map
+
+    @property
+    def parameters(self) -> int: ...                    # target scalars (weights and biases)
+
+    def evaluate(self, a: Vector) -> Vector: ...        # exact, activation included
+
+    def interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]: ...  # exact box
+
+    def evaluate_float(self, A: np.ndarray) -> np.ndarray: ...  # float64 batch (n × input_size)
+
+    def describe(self) -> str: ...                      # "conv 3×3 s1 p1 d1, 1→6 channels, relu"
+
+
+class FrozenKind(Protocol):
+    """A frozen layer ``u = γ ⊙ (V h_input) + β`` of some kind; only ``γ, β`` are tuned."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def input(self) -> int: ...                         # the node it reads
+
+    @property
+    def activation(self) -> str: ...
+
+    @property
+    def skips(self) -> tuple[Skip, ...]: ...            # () where the kind has none
+
+    @property
+    def input_size(self) -> int: ...
+
+    @property
+    def width(self) -> int: ...
+
+    @property
+    def tuned_parameters(self) -> int: ...              # γ and β entries
+
+    @property
+    def frozen_parameters(self) -> int: ...             # drawn entries (incl. random skips)
+
+    def pre_activation(self, a: Vector) -> Vector: ...  # exact γ ⊙ (V·a) + β
+
+    def pre_activation_float(self, A: np.ndarray) -> np.ndarray: ...
+
+    def evaluate_node(self, a: Node) -> Node: ...       # exact σ(pre_activation), no skips
+
+    def describe(self) -> str: ...
+
+
+class LayerKind(NamedTuple):
+    """One registered kind of the model: its word and its two layer classes."""
+
+    name: str
+    target: type
+    frozen: type

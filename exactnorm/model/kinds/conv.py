@@ -1,0 +1,192 @@
+"""The ``conv`` kind: convolutions with one γ and one β per channel (BatchNorm2d in eval mode).
+
+A convolution with geometry ``g`` maps ``a`` to ``K·patch_{y,x}(a) + b`` at every output position
+``(y, x)`` (:mod:`~exactnorm.model.kinds.window`); ``K`` is the ``c_out × C·kh·kw`` kernel matrix.
+The frozen layer computes ``σ(γ ⊙_channels (V·patch) + β)``, the same γ and β at every position.
+The interval rule is the dense rule on each patch (padding pixels the point 0), exact because each
+patch ranges over a product of intervals.
+
+>>> from flint import fmpq, fmpq_mat
+>>> from exactnorm.model.kinds.window import ConvGeometry
+>>> g = ConvGeometry((1, 3, 3), (2, 2), padding=(1, 1), stride=(2, 2))
+>>> layer = ConvTargetLayer(g, fmpq_mat([[1, 1, 1, 1]]), (fmpq(0),), "identity")
+>>> layer.evaluate(tuple(fmpq(k) for k in range(9)))
+(0, 3, 9, 24)
+>>> layer.describe()
+'conv 2×2 s2 p1 d1, 1→1 channels, identity'
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from flint import fmpq_mat, fmpz_mat
+
+from exactnorm.checker.vocabulary import ACTIVATIONS
+from exactnorm.errors import InputError, ShapeError
+from exactnorm.exact.linalg import FlintMatrix, clear_denominators, to_numpy
+from exactnorm.model.kinds.base import LayerKind, Skip
+from exactnorm.model.kinds.window import ConvGeometry, add_channel_bias, window_range
+from exactnorm.model.values import Node, Scaled, Vector, activate, scaled_affine
+
+__all__ = ["NAME", "ConvTargetLayer", "FrozenConvLayer", "KIND"]
+
+#: the certificate's word for this kind
+NAME = "conv"
+
+
+def _floats(v: Any) -> np.ndarray:
+    return np.array([float(x) for x in v])
+
+
+@dataclass(frozen=True)
+class ConvTargetLayer:
+    """A target convolution ``σ(K·patch + b)``; ``weight`` is ``c_out × C·kh·kw``."""
+
+    geometry: ConvGeometry
+    weight: fmpq_mat
+    bias: Vector
+    activation: str
+
+    kind: ClassVar[str] = NAME
+
+    def __post_init__(self) -> None:
+        if self.weight.ncols() != self.geometry.patch_size:
+            raise ShapeError(f"convolution weight has {self.weight.ncols()} columns, the patch "
+                             f"has {self.geometry.patch_size} = C·kh·kw entries")
+        if len(self.bias) != self.weight.nrows():
+            raise ShapeError(f"convolution bias has length {len(self.bias)}, expected "
+                             f"{self.weight.nrows()}")
+        if self.activation not in ACTIVATIONS:
+            raise InputError(f"unknown activation {self.activation!r}")
+
+    @property
+    def channels(self) -> int:
+        return self.weight.nrows()
+
+    @property
+    def output_shape(self) -> tuple[int, int, int]:
+        return self.geometry.output_shape(self.channels)
+
+    @property
+    def input_size(self) -> int:
+        return self.geometry.input_size
+
+    @property
+    def width(self) -> int:
+        return math.prod(self.output_shape)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.width, self.input_size
+
+    @property
+    def parameters(self) -> int:
+        return self.weight.nrows() * self.weight.ncols() + len(self.bias)
+
+    def evaluate(self, a: Vector) -> Vector:
+        return activate(self.activation, add_channel_bias(self.weight * self.geometry.patches(a),
+                                                          self.bias))
+
+    def interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
+        mn, mx = window_range(self.weight, self.geometry, lo, hi)
+        return (activate(self.activation, add_channel_bias(mn, self.bias)),
+                activate(self.activation, add_channel_bias(mx, self.bias)))
+
+    def evaluate_float(self, A: np.ndarray) -> np.ndarray:
+        P = self.geometry.patches_float(A)
+        out = np.einsum("od,ndp->nop", to_numpy(self.weight), P)
+        out += _floats(self.bias)[None, :, None]
+        out = out.reshape(len(A), -1)
+        return np.maximum(out, 0.0) if self.activation == "relu" else out
+
+    def describe(self) -> str:
+        return (f"conv {self.geometry.describe()}, {self.geometry.input_shape[0]}→"
+                f"{self.channels} channels, {self.activation}")
+
+
+@dataclass(frozen=True)
+class FrozenConvLayer:
+    """``h = σ(γ ⊙_channels (V·patch) + β)``: one γ and one β per output channel, shared by all
+    positions (BatchNorm2d in eval mode); ``V`` is the frozen ``c × C·kh·kw`` kernel matrix and
+    ``record`` its draw record (the 4-d shape is written by the certificate)."""
+
+    input: int
+    geometry: ConvGeometry
+    weight: FlintMatrix
+    gamma: Vector
+    beta: Vector
+    activation: str
+    record: dict[str, Any] | None = field(default=None, compare=False)
+
+    kind: ClassVar[str] = NAME
+    skips: ClassVar[tuple[Skip, ...]] = ()
+
+    def __post_init__(self) -> None:
+        if self.weight.ncols() != self.geometry.patch_size:
+            raise ShapeError(f"frozen convolution weight has {self.weight.ncols()} columns, "
+                             f"the patch {self.geometry.patch_size}")
+        if len(self.gamma) != self.channels or len(self.beta) != self.channels:
+            raise ShapeError("γ and β need one entry per output channel")
+
+    @property
+    def channels(self) -> int:
+        return self.weight.nrows()
+
+    @property
+    def output_shape(self) -> tuple[int, int, int]:
+        return self.geometry.output_shape(self.channels)
+
+    @property
+    def input_size(self) -> int:
+        return self.geometry.input_size
+
+    @property
+    def width(self) -> int:
+        return math.prod(self.output_shape)
+
+    @property
+    def tuned_parameters(self) -> int:
+        return 2 * self.channels
+
+    @property
+    def frozen_parameters(self) -> int:
+        return self.weight.nrows() * self.weight.ncols()
+
+    def pre_activation(self, a: Vector) -> Vector:
+        M = self.weight * self.geometry.patches(a)
+        P = M.ncols()
+        flat = M.entries()
+        return tuple(self.gamma[o] * flat[o * P + p] + self.beta[o]
+                     for o in range(self.channels) for p in range(P))
+
+    def pre_activation_float(self, A: np.ndarray) -> np.ndarray:
+        P = self.geometry.patches_float(A)
+        out = np.einsum("od,ndp->nop", to_numpy(self.weight), P)
+        out = out * _floats(self.gamma)[None, :, None] + _floats(self.beta)[None, :, None]
+        return out.reshape(len(A), -1)
+
+    def evaluate_node(self, a: Node) -> Node:
+        """Integers over one denominator: a pointwise convolution of such a node multiplies its
+        integer matrix directly; otherwise the patches are cleared of denominators once."""
+        g = self.geometry
+        if isinstance(a, Scaled) and g.pointwise and a.num.nrows() == g.input_shape[0]:
+            P, den = a.num, a.den
+        else:
+            vals = a.values() if isinstance(a, Scaled) else a
+            P, den = clear_denominators(g.patches(vals))
+        V = self.weight if isinstance(self.weight, fmpz_mat) else None
+        if V is None:
+            Vn, vden = clear_denominators(self.weight)
+            V, den = Vn, den * vden
+        return scaled_affine(V * P, den, self.gamma, self.beta, self.activation)
+
+    def describe(self) -> str:
+        return (f"conv {self.geometry.describe()}, {self.geometry.input_shape[0]}→"
+                f"{self.channels} channels, {self.activation}")
+
+
+KIND = LayerKind(NAME, ConvTargetLayer, FrozenConvLayer)

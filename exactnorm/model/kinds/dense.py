@@ -1,0 +1,196 @@
+"""The ``dense`` kind: ``σ(W a + b)`` with one γ and one β per neuron (SPEC §1).
+
+Target ``σ(W a + b)`` with ``W`` an ``fmpq_mat`` (d_i × d_{i-1}); frozen
+``σ(γ ⊙ (V h_input) + β)`` with ``V`` the frozen matrix and skips added by the network.
+The interval rule is :func:`~exactnorm.model.values.affine_interval` (exact on a box).
+
+>>> from flint import fmpq_mat, fmpq
+>>> t = TargetLayer(fmpq_mat([[1, -1]]), (fmpq(0),), "relu")
+>>> t.evaluate((fmpq(2), fmpq(1))), t.interval((fmpq(0),) * 2, (fmpq(1),) * 2)
+((1,), ((0,), (1,)))
+>>> t.describe()
+'dense 2→1, relu'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+from flint import fmpq_mat
+
+from exactnorm.checker.vocabulary import ACTIVATIONS
+from exactnorm.errors import InputError, ShapeError
+from exactnorm.exact.linalg import FlintMatrix, to_numpy
+from exactnorm.model.kinds.base import LayerKind, Skip
+from exactnorm.model.values import (
+    Node,
+    Vector,
+    activate,
+    affine_interval,
+    column,
+    node_values,
+)
+
+__all__ = ["NAME", "TargetLayer", "FrozenLayer", "KIND", "dense_layers", "dense_frozen"]
+
+#: the certificate's word for this kind
+NAME = "dense"
+
+
+def _floats(v: Any) -> np.ndarray:
+    return np.array([float(x) for x in v])
+
+
+@dataclass(frozen=True)
+class TargetLayer:
+    """One target layer ``σ(W a + b)``; ``weight`` is ``fmpq_mat`` (d_i × d_{i-1})."""
+
+    weight: fmpq_mat
+    bias: Vector
+    activation: str
+
+    kind: ClassVar[str] = NAME
+
+    def __post_init__(self) -> None:
+        if self.weight.nrows() == 0:
+            raise ShapeError("a dense target layer has width 0")
+        if len(self.bias) != self.weight.nrows():
+            raise ShapeError(f"a dense target layer's bias has length {len(self.bias)}, "
+                             f"expected {self.weight.nrows()}")
+        if self.activation not in ACTIVATIONS:
+            raise InputError(f"unknown activation {self.activation!r}; expected one of "
+                             f"{ACTIVATIONS}")
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.weight.nrows(), self.weight.ncols()
+
+    @property
+    def input_size(self) -> int:
+        return self.weight.ncols()
+
+    @property
+    def width(self) -> int:
+        return self.weight.nrows()
+
+    @property
+    def parameters(self) -> int:
+        rows, cols = self.shape
+        return rows * cols + rows
+
+    def evaluate(self, a: Vector) -> Vector:
+        z = self.weight * column(a)
+        return activate(self.activation, [z[r, 0] + self.bias[r] for r in range(z.nrows())])
+
+    def interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
+        mn, mx = affine_interval(self.weight, self.bias, lo, hi)
+        return activate(self.activation, mn), activate(self.activation, mx)
+
+    def evaluate_float(self, A: np.ndarray) -> np.ndarray:
+        out = A @ to_numpy(self.weight).T + _floats(self.bias)
+        return np.maximum(out, 0.0) if self.activation == "relu" else out
+
+    def describe(self) -> str:
+        return f"dense {self.input_size}→{self.width}, {self.activation}"
+
+
+@dataclass(frozen=True)
+class FrozenLayer:
+    """``h = σ(γ ⊙ (V h_input) + β) + Σ skips``; only ``gamma`` and ``beta`` are tuned.
+
+    ``record`` says where ``weight`` comes from: the draw record of a seeded random matrix
+    (``{"generator": "exactnorm.shake256.v1", …}``), ``{"kind": "fixed", "why": …}`` for a
+    declared non-random matrix, or ``None`` when unknown (such a network cannot be written as a
+    version-2 certificate).
+
+    ``drawn_columns`` names the columns of ``V`` that were drawn at random when the others are
+    structural zeros of a block mask (``--routing mask``); ``None`` means every entry was drawn.
+    Structural zeros are part of the layout, not frozen parameters.
+    """
+
+    input: int
+    weight: FlintMatrix
+    gamma: Vector
+    beta: Vector
+    activation: str
+    skips: tuple[Skip, ...] = ()
+    # where the matrix came from, not what it is: two layers with equal matrices are equal
+    record: dict[str, Any] | None = field(default=None, compare=False)
+    drawn_columns: tuple[int, ...] | None = None
+
+    kind: ClassVar[str] = NAME
+
+    def __post_init__(self) -> None:
+        n = self.weight.nrows()
+        if len(self.gamma) != n or len(self.beta) != n:
+            raise ShapeError(f"a dense frozen layer's γ/β lengths differ from its width {n}")
+        cols = self.drawn_columns
+        if cols is not None and (len(set(cols)) != len(cols)
+                                 or not all(0 <= c < self.weight.ncols() for c in cols)):
+            raise ShapeError(f"drawn columns {cols} are not distinct columns of a weight with "
+                             f"{self.weight.ncols()} columns")
+        if cols is not None:
+            keep = set(cols)
+            if any(x != 0 for row in self.weight.tolist() for c, x in enumerate(row)
+                   if c not in keep):
+                raise ShapeError("a weight entry outside the drawn columns is not zero")
+
+    @property
+    def input_size(self) -> int:
+        return self.weight.ncols()
+
+    @property
+    def width(self) -> int:
+        return self.weight.nrows()
+
+    @property
+    def tuned_parameters(self) -> int:
+        return 2 * self.width
+
+    @property
+    def frozen_parameters(self) -> int:
+        """Drawn entries of ``V`` (structural zeros excluded) plus entries of random skips."""
+        cols = self.weight.ncols() if self.drawn_columns is None else len(self.drawn_columns)
+        return (self.weight.nrows() * cols
+                + sum(s.weight.nrows() * s.weight.ncols() for s in self.skips
+                      if s.kind == "random"))
+
+    def pre_activation(self, a: Vector) -> Vector:
+        v = self.weight * column(a)
+        return tuple(self.gamma[r] * v[r, 0] + self.beta[r] for r in range(self.width))
+
+    def pre_activation_float(self, A: np.ndarray) -> np.ndarray:
+        return (A @ to_numpy(self.weight).T) * _floats(self.gamma) + _floats(self.beta)
+
+    def evaluate_node(self, a: Node) -> Node:
+        return activate(self.activation, self.pre_activation(node_values(a)))
+
+    def describe(self) -> str:
+        return f"dense {self.input_size}→{self.width}, {self.activation}" + (
+            f", {len(self.skips)} skip(s)" if self.skips else "")
+
+
+KIND = LayerKind(NAME, TargetLayer, FrozenLayer)
+
+
+def dense_layers(layers: Sequence[Any], what: str = "this construction") -> tuple[TargetLayer, ...]:
+    """``layers`` as dense target layers, or an :class:`InputError` naming the first other kind:
+    the precondition of the algorithms that realize dense layers only (Theorem 1, low rank, the
+    trade-off) and of the dense-only target file format."""
+    for i, layer in enumerate(layers, 1):
+        if not isinstance(layer, TargetLayer):
+            raise InputError(f"{what} takes {NAME} layers only; target layer {i} is "
+                             f"{getattr(layer, 'kind', type(layer).__name__)}")
+    return tuple(layers)
+
+
+def dense_frozen(layers: Sequence[Any], what: str = "this reader") -> tuple[FrozenLayer, ...]:
+    """``layers`` as dense frozen layers, or an :class:`InputError` naming the first other kind."""
+    for j, layer in enumerate(layers, 1):
+        if not isinstance(layer, FrozenLayer):
+            raise InputError(f"{what} takes {NAME} layers only; frozen layer {j} is "
+                             f"{getattr(layer, 'kind', type(layer).__name__)}")
+    return tuple(layers)

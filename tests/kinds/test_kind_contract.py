@@ -1,0 +1,358 @@
+"""One contract for every registered layer kind (SymPy's ``test_xxm`` style: the kinds are meant
+to be interchangeable, so the same tests run on each).
+
+For every kind of the format's ``LAYER_KINDS``:
+
+* every registry (model, construction, certificate codec, strategies) has it, under its word;
+* the model's exact evaluation equals a dense unfolded reference built here from the kind's
+  definition alone (plain ``Fraction`` arithmetic, no model code), target and frozen layers;
+* ``interval`` contains ``evaluate`` at the box's points (and is ``evaluate`` on a point box);
+  ``evaluate_float`` agrees with ``evaluate`` up to rounding;
+* construction → certificate → both checkers (``exactnorm.checker`` and the FLINT one) VALID
+  with equal verdicts, and the certificate reads back to the same networks;
+* hostile edits of the kind's fields are refused by both checkers with the same rule, message,
+  layer and neuron.
+
+A kind added to the vocabulary without its model, realizer, codec, strategy, reference or hostile
+edits fails here, by name.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from collections.abc import Callable
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, Phase, find, given, settings
+from hypothesis import strategies as st
+
+from exactnorm import api, checker, checker_flint
+from exactnorm.certificate import read_networks
+from exactnorm.certificate.kinds import CODECS
+from exactnorm.checker.vocabulary import LAYER_KINDS
+from exactnorm.constructions.kinds import REALIZERS
+from exactnorm.model.kinds import KINDS
+from exactnorm.strategies import kind_targets
+from exactnorm.strategies.kinds import LAYERS
+
+ALL = sorted(LAYER_KINDS)
+
+# --------------------------------------------------------------------------- registries
+
+REGISTRIES: dict[str, dict[str, Any]] = {
+    "exactnorm.model.kinds.KINDS": KINDS,
+    "exactnorm.constructions.kinds.REALIZERS": REALIZERS,
+    "exactnorm.certificate.kinds.CODECS": CODECS,
+    "exactnorm.strategies.kinds.LAYERS": LAYERS,
+}
+
+
+@pytest.mark.parametrize("name", sorted(REGISTRIES))
+def test_every_registry_has_exactly_the_formats_kinds(name):
+    assert set(REGISTRIES[name]) == set(LAYER_KINDS), name
+
+
+@pytest.mark.parametrize("kind", ALL)
+def test_each_registry_entry_names_its_own_kind(kind):
+    entry = KINDS[kind]
+    assert entry.name == entry.target.kind == entry.frozen.kind == kind
+    assert REALIZERS[kind].kind == CODECS[kind].kind == kind
+    assert CODECS[kind].since_version in (1, 2)
+
+
+# --------------------------------------------------------------------------- references
+
+
+def _q(x: Any) -> Fraction:
+    if hasattr(x, "p"):  # fmpq
+        return Fraction(int(x.p), int(x.q))
+    return Fraction(x) if isinstance(x, (int, Fraction)) else Fraction(int(x))  # fmpz
+
+
+def _rows(M: Any) -> list[list[Fraction]]:
+    return [[_q(x) for x in row] for row in M.tolist()]
+
+
+def _window_matrix(g: Any, K: list[list[Fraction]] | None) -> list[list[Fraction]]:
+    """The dense matrix of a window map from its definition: output (o, y, x) reads input
+    (c, y·s − p + u·d, x·s − p + v·d), zero outside; ``K`` None is the mean of one channel."""
+    C, H, W = g.input_shape
+    (kh, kw), (sh, sw) = g.kernel_shape, g.stride
+    (ph, pw), (dh, dw) = g.padding, g.dilation
+    Ho = (H + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    Wo = (W + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    out = []
+    for o in range(len(K) if K is not None else C):
+        for y in range(Ho):
+            for x in range(Wo):
+                row = [Fraction(0)] * (C * H * W)
+                for c in (range(C) if K is not None else [o]):
+                    for u in range(kh):
+                        for v in range(kw):
+                            r, s = y * sh - ph + u * dh, x * sw - pw + v * dw
+                            if 0 <= r < H and 0 <= s < W:
+                                row[(c * H + r) * W + s] += (
+                                    Fraction(1, kh * kw) if K is None
+                                    else K[o][(c * kh + u) * kw + v])
+                out.append(row)
+    return out
+
+
+def _per_position(values: Any, n: int) -> list[Fraction]:
+    per = n // len(values)
+    return [_q(v) for v in values for _ in range(per)]
+
+
+def _dense_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
+    return _rows(layer.weight), [_q(b) for b in layer.bias]
+
+
+def _conv_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
+    M = _window_matrix(layer.geometry, _rows(layer.weight))
+    return M, _per_position(layer.bias, len(M))
+
+
+def _pool_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
+    M = _window_matrix(layer.geometry, None)
+    return M, [Fraction(0)] * len(M)
+
+
+#: kind → (M, b) with the target layer ``σ(M a + b)``, from the kind's definition
+UNFOLD: dict[str, Callable[[Any], tuple[list[list[Fraction]], list[Fraction]]]] = {
+    "dense": _dense_ref, "conv": _conv_ref, "avgpool": _pool_ref}
+
+
+def _frozen_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction], list[Fraction]]:
+    """``(M, γ, β)`` of a frozen layer, per output entry: ``u = γ ⊙ (M a) + β``."""
+    if hasattr(layer, "gamma"):
+        M = (_rows(layer.weight) if not hasattr(layer, "geometry")
+             else _window_matrix(layer.geometry, _rows(layer.weight)))
+        return M, _per_position(layer.gamma, len(M)), _per_position(layer.beta, len(M))
+    M = _window_matrix(layer.geometry, None)
+    return M, [Fraction(1)] * len(M), [Fraction(0)] * len(M)
+
+
+def _affine(M: list[list[Fraction]], a: list[Fraction]) -> list[Fraction]:
+    return [sum((w * x for w, x in zip(row, a)), Fraction(0)) for row in M]
+
+
+def _act(name: str, v: list[Fraction]) -> list[Fraction]:
+    return [max(x, Fraction(0)) for x in v] if name == "relu" else v
+
+
+def _points(t: Any, n: int, seed: int) -> list[list[Fraction]]:
+    rng = random.Random(seed)
+    lo, hi = [_q(x) for x in t.lower], [_q(x) for x in t.upper]
+    pts = [lo, hi]
+    for _ in range(n):
+        pts.append([a + (b - a) * Fraction(rng.randrange(0, 9), 8) for a, b in zip(lo, hi)])
+    return pts
+
+
+def _values(v: Any) -> list[Fraction]:
+    return [_q(x) for x in v]
+
+
+def test_the_references_cover_every_kind():
+    assert set(UNFOLD) == set(HOSTILE) == set(INTERESTING) == set(LAYER_KINDS)
+
+
+# --------------------------------------------------------------------------- the model
+
+SETTINGS = settings(max_examples=15, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@pytest.mark.parametrize("kind", ALL)
+def test_exact_evaluation_equals_the_unfolded_reference(kind):
+    @SETTINGS
+    @given(kind_targets(kind), st.integers(0, 3))
+    def check(t, seed):
+        for x in _points(t, 2, seed):
+            a = x
+            for layer in t.layers:
+                M, b = UNFOLD[layer.kind](layer)
+                ref = _act(layer.activation, [m + c for m, c in zip(_affine(M, a), b)])
+                assert _values(layer.evaluate(tuple(api_q(v) for v in a))) == ref
+                a = ref
+            assert _values(t.evaluate(x)) == a
+
+    check()
+
+
+def api_q(x: Fraction) -> Any:
+    from flint import fmpq
+
+    return fmpq(x.numerator, x.denominator)
+
+
+@pytest.mark.parametrize("kind", ALL)
+def test_interval_contains_evaluate_and_is_a_point_on_a_point_box(kind):
+    @SETTINGS
+    @given(kind_targets(kind, dense_head=False), st.integers(0, 3))
+    def check(t, seed):
+        layer = t.layers[0]
+        lo, hi = layer.interval(t.lower, t.upper)
+        assert len(lo) == len(hi) == layer.width
+        for x in _points(t, 3, seed):
+            v = layer.evaluate(tuple(api_q(a) for a in x))
+            assert all(a <= y <= b for a, y, b in zip(lo, v, hi))
+        point = tuple(api_q(a) for a in _points(t, 1, seed)[-1])
+        assert layer.interval(point, point) == (layer.evaluate(point),) * 2
+
+    check()
+
+
+@pytest.mark.parametrize("kind", ALL)
+def test_float_evaluation_agrees_with_exact(kind):
+    @SETTINGS
+    @given(kind_targets(kind), st.integers(0, 3))
+    def check(t, seed):
+        xs = _points(t, 2, seed)
+        X = np.array([[float(a) for a in x] for x in xs])
+        got = t.evaluate_float(X)
+        want = np.array([[float(v) for v in t.evaluate(x)] for x in xs])
+        assert np.allclose(got, want, rtol=1e-9, atol=1e-9)
+        layer = t.layers[0]
+        assert np.allclose(layer.evaluate_float(X), [[float(v) for v in layer.evaluate(
+            tuple(api_q(a) for a in x))] for x in xs], rtol=1e-9, atol=1e-9)
+
+    check()
+
+
+# --------------------------------------------------------------------------- construction
+
+
+def _both(doc: dict) -> Any:
+    v1 = checker.check_certificate(copy.deepcopy(doc))
+    v2 = checker_flint.check_certificate(copy.deepcopy(doc))
+    assert (v1.ok, v1.rule, v1.message, v1.layer, v1.neuron) == \
+        (v2.ok, v2.rule, v2.message, v2.layer, v2.neuron)
+    return v1
+
+
+@pytest.mark.parametrize("kind", ALL)
+def test_construction_certificate_and_both_checkers(kind):
+    @settings(max_examples=8, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(kind_targets(kind), st.integers(0, 2))
+    def check(t, seed):
+        c = api.certify(t, seed=seed, jobs=1)
+        assert any(layer.kind == kind for layer in c.network.layers)
+        # the frozen network against its own unfolded reference, checkpoint by checkpoint
+        for x in _points(t, 1, seed):
+            nodes = [x]
+            for layer in c.network.layers:
+                M, g, b = _frozen_ref(layer)
+                u = [gi * m + bi for gi, m, bi in zip(g, _affine(M, nodes[layer.input]), b)]
+                h = _act(layer.activation, u)
+                for s in layer.skips:
+                    h = [y + p for y, p in zip(h, _affine(_rows(s.weight), nodes[s.source]))]
+                nodes.append(h)
+            # the model's exact frozen evaluation (plain and integer-over-one-denominator)
+            assert [_values(n) for n in c.network.evaluate_nodes(x)] == nodes
+            assert [_values(n) for n in c.network.evaluate_checkpoints(x)] == \
+                [nodes[cp] for cp in c.network.checkpoints]
+            X = np.array([[float(v) for v in x]])
+            assert np.allclose(c.network.evaluate_float(X)[0], [float(v) for v in nodes[-1]],
+                               rtol=1e-6, atol=1e-6)
+            a = x
+            for layer, cp in zip(t.layers, c.network.checkpoints):
+                a = _values(layer.evaluate(tuple(api_q(v) for v in a)))
+                assert nodes[cp] == a
+        doc = api.certificate_document(c)
+        verdict = _both(doc)
+        assert verdict.ok, verdict
+        target, network = read_networks(doc)
+        assert target == c.target and network == c.network
+
+    check()
+
+
+# --------------------------------------------------------------------------- hostile edits
+
+
+def _frozen_of(doc: dict, kind: str) -> list[dict]:
+    return [L for L in doc["network"]["layers"] if L.get("kind", "dense") == kind]
+
+
+def _bump(obj: dict, key: str) -> None:
+    nums = obj[key]["num"] if isinstance(obj[key], dict) else obj[key]
+    first = nums[0] if not isinstance(nums[0], list) else nums[0]
+    if isinstance(first, list):
+        first[0] = str(int(first[0]) + 1)
+    else:
+        nums[0] = str(int(nums[0]) + 1)
+
+
+def _edit_key(L: dict) -> None:
+    L["weight"]["random"]["key"][-1] += 1
+
+
+def _grow(key: str, by: int = 1) -> Callable[[dict], None]:
+    def edit(L: dict) -> None:
+        L[key] = [v + by for v in L[key]]
+    return edit
+
+
+def _set(key: str, value: Any) -> Callable[[dict], None]:
+    def edit(L: dict) -> None:
+        L[key] = value
+    return edit
+
+
+#: kind → named edits of one frozen layer of that kind (each must make the certificate invalid)
+HOSTILE: dict[str, dict[str, Callable[[dict], None]]] = {
+    "dense": {"gamma": lambda L: _bump(L, "gamma"), "beta": lambda L: _bump(L, "beta"),
+              "weight": _edit_key, "input": _set("input", 99)},
+    "conv": {"gamma": lambda L: _bump(L, "gamma"), "beta": lambda L: _bump(L, "beta"),
+             "weight": _edit_key, "stride": _grow("stride"), "padding": _grow("padding"),
+             "dilation": _grow("dilation"), "kernel_shape": _grow("kernel_shape"),
+             "input_shape": _grow("input_shape")},
+    "avgpool": {"kernel_shape": _set("kernel_shape", [1, 1]), "stride": _grow("stride"),
+                "padding": _set("padding", [1, 1]), "activation": _set("activation", "relu"),
+                "input": _set("input", 99)},
+}
+
+def _open_box(t: Any) -> bool:
+    # on a point box every γ reads a constant input: an edit can be harmless there
+    return all(lo < hi for lo, hi in zip(t.lower, t.upper))
+
+
+#: kind → what makes a small target of that kind worth attacking (a non-trivial window, a box
+#: with interior)
+INTERESTING: dict[str, Callable[[Any], bool]] = {
+    "dense": lambda t: _open_box(t) and t.layers[0].width >= 2 and t.layers[0].input_size >= 2,
+    "conv": lambda t: _open_box(t) and t.layers[0].geometry.kernel_shape != (1, 1)
+    and t.layers[0].geometry.positions >= 2,
+    "avgpool": lambda t: _open_box(t) and t.layers[0].geometry.kernel_shape == (2, 2),
+}
+
+
+@pytest.fixture(scope="module")
+def attacked() -> dict[str, dict]:
+    docs = {}
+    for kind in ALL:
+        t = find(kind_targets(kind, dense_head=True, open_box=True), INTERESTING[kind],
+                 # the first example found, the same every run (no shrinking: it is slow and the
+                 # smallest example is not the most interesting one)
+                 settings=settings(database=None, max_examples=500, deadline=None,
+                                   derandomize=True, phases=[Phase.generate],
+                                   suppress_health_check=list(HealthCheck)))
+        docs[kind] = api.certificate_document(api.certify(t, seed=0, jobs=1))
+    return docs
+
+
+@pytest.mark.parametrize("kind, edit", [(k, e) for k in ALL for e in sorted(HOSTILE[k])])
+def test_hostile_edits_of_a_kinds_fields_are_refused_identically(attacked, kind, edit):
+    doc = copy.deepcopy(attacked[kind])
+    assert _both(doc).ok
+    targets = _frozen_of(doc, kind)
+    assert targets, f"no frozen {kind} layer to attack"
+    HOSTILE[kind][edit](targets[0])
+    verdict = _both(doc)
+    assert not verdict.ok, (kind, edit)

@@ -1,0 +1,103 @@
+"""Kind words and kind classes live in the kind modules: a mechanical guard against dispatch
+sites growing back.
+
+An AST scan of the package: a string constant equal to a word of the format's ``LAYER_KINDS``
+(docstrings excepted) or an ``isinstance`` against a layer class of a kind may appear only in a
+``*/kinds/*`` module or in ``checker/vocabulary.py``. The modules below still have such sites,
+owned by later steps of issue 31 (one reader on the checker's typed records, one ONNX walker,
+one exporter, the report, the checker's own registry, the T9 table's labels); their counts must
+match exactly, so a fix lowers the number here and a new site fails the test.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from exactnorm.checker.vocabulary import LAYER_KINDS
+from exactnorm.model.kinds import KINDS
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+PACKAGE = ROOT / "exactnorm"
+
+#: module → kind sites still there (strings and isinstance checks); shrink as they are fixed
+KNOWN_SITES = {
+    "exactnorm/certificate/read_kinds.py": 8,   # the second reader (one reader: later step)
+    "exactnorm/checker/impossibility_reading.py": 2,  # the checker's registry
+    "exactnorm/checker/reading.py": 7,          # the checker's registry
+    "exactnorm/checker/walk.py": 12,            # idem
+    "exactnorm/model/interop_cnn.py": 10,       # one ONNX walker with per-kind op tables
+    "exactnorm/outputs/data_eval.py": 6,        # the float copy on the model protocol
+    "exactnorm/outputs/export_cnn.py": 13,      # one exporter with per-kind exporters
+    "exactnorm/outputs/export_json.py": 1,      # idem
+    "exactnorm/outputs/report.py": 4,           # the report on the model protocol
+    "exactnorm/outputs/tables/conv.py": 11,     # T9's spec and row labels (byte-identical)
+}
+
+KIND_CLASSES = {cls.__name__ for kind in KINDS.values() for cls in (kind.target, kind.frozen)}
+
+
+def _allowed(rel: str) -> bool:
+    return "/kinds/" in rel or rel == "exactnorm/checker/vocabulary.py"
+
+
+def kind_sites(path: Path, words: set[str], classes: set[str]) -> list[tuple[int, str]]:
+    """``(line, what)`` of every kind word constant (not a docstring) and every ``isinstance``
+    against a kind class in ``path``."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree)
+                  if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef,
+                                       ast.AsyncFunctionDef))
+                  and node.body and isinstance(node.body[0], ast.Expr)
+                  and isinstance(node.body[0].value, ast.Constant)}
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and node.value in words and id(node) not in docstrings:
+            found.append((node.lineno, repr(node.value)))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) \
+                and node.func.id == "isinstance" and len(node.args) == 2:
+            second = node.args[1]
+            items = second.elts if isinstance(second, ast.Tuple) else [second]
+            names = {n.id if isinstance(n, ast.Name) else getattr(n, "attr", "") for n in items}
+            if names & classes:
+                found.append((node.lineno, f"isinstance(…, {', '.join(sorted(names))})"))
+    return sorted(found)
+
+
+def test_kind_words_and_classes_live_in_kind_modules():
+    counts: Counter[str] = Counter()
+    where: dict[str, list[tuple[int, str]]] = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = str(path.relative_to(ROOT))
+        if _allowed(rel):
+            continue
+        sites = kind_sites(path, set(LAYER_KINDS), KIND_CLASSES)
+        if sites:
+            counts[rel] = len(sites)
+            where[rel] = sites
+    new = {rel: where[rel] for rel in counts if rel not in KNOWN_SITES}
+    assert not new, f"kind dispatch outside */kinds/*: {new}"
+    changed = {rel: (KNOWN_SITES[rel], counts.get(rel, 0)) for rel in KNOWN_SITES
+               if counts.get(rel, 0) != KNOWN_SITES[rel]}
+    assert not changed, f"update KNOWN_SITES (known, found): {changed}"
+
+
+def test_the_scan_can_fail(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text('"""conv"""\n\ndef f(layer):\n    """dense"""\n'
+                     '    if isinstance(layer, (ConvTargetLayer, int)):\n'
+                     '        return "avgpool"\n    return layer.kind == "dense"\n')
+    found = kind_sites(probe, set(LAYER_KINDS), KIND_CLASSES)
+    assert [what for _, what in found] == ["isinstance(…, ConvTargetLayer, int)", "'avgpool'",
+                                           "'dense'"]
+
+
+@pytest.mark.parametrize("cls", sorted(KIND_CLASSES))
+def test_every_kind_class_is_defined_in_a_kind_module(cls):
+    module = next(kind_cls.__module__ for kind in KINDS.values()
+                  for kind_cls in (kind.target, kind.frozen) if kind_cls.__name__ == cls)
+    assert ".kinds." in module, module
