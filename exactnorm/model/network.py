@@ -5,13 +5,19 @@ One :class:`TargetNetwork` and one :class:`FrozenNetwork` hold layers of any reg
 (:mod:`exactnorm.model.kinds.base`) and never name a kind. Ground types: matrices are ``fmpq_mat``
 (frozen weights may be ``fmpz_mat``), vectors are tuples of ``fmpq``. Nothing here solves a system.
 
-Target ``g``: ``a_i = L_i(a_{i-1})``, ``a_0 = x ∈ D = [lower, upper]``, where a dense layer is
-``σ_i(W_i a + b_i)`` and a convolution or pooling another fixed affine map followed by ``σ_i``.
+Target ``g``: ``a_i = σ_i(A_i(a_{p(i)}) + S_i a_{q(i)})``, ``a_0 = x ∈ D = [lower, upper]``, where
+``A_i`` is the layer's fixed affine map (``W_i a + b_i`` for a dense layer, a convolution or a
+pooling for the others), ``p(i)`` the node it reads (``i − 1`` in a chain) and ``S_i a_q`` an
+optional skip added before the activation (a residual block's shortcut: identity or selection,
+:class:`~exactnorm.model.routes.Route`). The topology (:class:`Wiring`) is kind-free and lives
+here, not in the layers.
 
 Frozen ``f``: node 0 is ``x``; layer ``j`` (from 1) computes the pre-activation
-``u_j = γ_j ⊙ (V_j h_{in(j)}) + β_j`` of its kind and ``h_j = σ_j(u_j) + Σ_s P_{j,s} h_s`` (skips
-are topology: any kind may have them); only ``γ, β`` are tuned. ``checkpoints[i-1]`` is the node
-that equals ``a_i``.
+``u_j = γ_j ⊙ (V_j h_{in(j)}) + β_j`` of its kind and ``h_j = σ_j(u_j + R_j h_{r(j)}) + Σ_s P_{j,s}
+h_s``: the skips ``P`` after the activation are the layer's (any kind may have them), the
+*residual* ``R_j`` before it is the network's and sits on checkpoints only (the target layer's
+skip, read from the checkpoint of its source); only ``γ, β`` are tuned. ``checkpoints[i-1]`` is
+the node that equals ``a_i``.
 
 >>> from flint import fmpq_mat, fmpq
 >>> g = TargetNetwork.from_lists([[[1, -1]]], [[0]], ["identity"], lower=[0, 0], upper=[1, 2])
@@ -31,9 +37,10 @@ import numpy as np
 
 from exactnorm.checker.vocabulary import ACTIVATIONS, SKIP_KINDS
 from exactnorm.errors import InputError, LimitExceededError, ShapeError
-from exactnorm.exact.linalg import to_fmpq_mat, to_numpy
+from exactnorm.exact.linalg import to_fmpq_mat
 from exactnorm.model.kinds.base import FrozenKind, Skip, TargetKind
 from exactnorm.model.kinds.dense import FrozenLayer, TargetLayer
+from exactnorm.model.routes import Route, apply_linear, apply_linear_float, linear_interval
 from exactnorm.model.values import (
     Node,
     Vector,
@@ -51,6 +58,7 @@ __all__ = [
     "TargetLayer",
     "TargetNetwork",
     "Skip",
+    "Wiring",
     "FrozenLayer",
     "FrozenNetwork",
     "Vector",
@@ -61,6 +69,20 @@ __all__ = [
 
 #: Largest width accepted from a file unless the caller raises it.
 DEFAULT_MAX_WIDTH = 4096
+
+
+@dataclass(frozen=True)
+class Wiring:
+    """Where target layer ``i`` reads and what it adds before its activation: ``input`` is the
+    node ``p(i) < i`` (0 is the input ``x``), ``skip`` an identity or selection skip (a
+    :class:`~exactnorm.model.routes.Route`) from node ``skip.source < i``, or ``None``."""
+
+    input: int
+    skip: Skip | None = None
+
+
+def _add(u: Vector, v: Vector) -> Vector:
+    return tuple(x + y for x, y in zip(u, v))
 
 
 @dataclass(frozen=True)
@@ -77,6 +99,17 @@ class TargetNetwork:
     lower: Vector
     upper: Vector
     source: dict[str, Any] | None = field(default=None, compare=False, repr=False)
+    #: one :class:`Wiring` per layer, or ``None`` for a chain (every layer reads the one before)
+    wiring: tuple[Wiring, ...] | None = None
+
+    def wire(self, i: int) -> Wiring:
+        """The wiring of target layer ``i`` (from 1)."""
+        return Wiring(i - 1) if self.wiring is None else self.wiring[i - 1]
+
+    @property
+    def is_chain(self) -> bool:
+        """Whether every layer reads the layer before it and adds no skip."""
+        return all(w == Wiring(i) for i, w in enumerate(self.wiring or ()))
 
     def box_text(self) -> str:
         """The input box in a few words: ``[lo, hi]^n`` for a cube, else its dimension."""
@@ -109,22 +142,47 @@ class TargetNetwork:
             raise ShapeError("the target network has no layers")
         if len(self.lower) != len(self.upper):
             raise ShapeError(f"box has {len(self.lower)} lower and {len(self.upper)} upper bounds")
-        d_prev = len(self.lower)
-        if d_prev == 0:
+        if len(self.lower) == 0:
             raise ShapeError("the input dimension must be at least 1")
         for k, (l, h) in enumerate(zip(self.lower, self.upper)):
             if l > h:
                 raise InputError(f"inverted box: lower[{k}] = {l} > upper[{k}] = {h}")
+        if self.wiring is not None:
+            object.__setattr__(self, "wiring", tuple(self.wiring))
+            if len(self.wiring) != len(self.layers):
+                raise ShapeError(f"{len(self.wiring)} wirings for {len(self.layers)} layers")
+        dims = [len(self.lower)]
         for i, layer in enumerate(self.layers, 1):
-            n = layer.input_size
-            if n != d_prev and i == 1:
+            w = self.wire(i)
+            if type(w.input) is not int or not 0 <= w.input < i:
+                raise ShapeError(f"target layer {i} reads node {w.input!r}, not an earlier node")
+            n, have = layer.input_size, dims[w.input]
+            if n != have and i == 1:
                 # the input dimension is the box's: say so in the words of the box
-                raise ShapeError(f"the box has {d_prev} coordinates but the network input has "
+                raise ShapeError(f"the box has {have} coordinates but the network input has "
                                  f"{n}")
-            if n != d_prev:
-                raise ShapeError(f"target layer {i} ({layer.kind}) reads {n} values, the "
-                                 f"previous width is {d_prev}")
-            d_prev = layer.width
+            if n != have:
+                what = "the previous width is" if w.input == i - 1 \
+                    else f"node {w.input} has width"
+                raise ShapeError(f"target layer {i} ({layer.kind}) reads {n} values, {what} "
+                                 f"{have}")
+            if w.skip is not None:
+                self._check_skip(i, layer, w.skip, dims)
+            dims.append(layer.width)
+
+    @staticmethod
+    def _check_skip(i: int, layer: TargetKind, skip: Skip, dims: list[int]) -> None:
+        if not 0 <= skip.source < i:
+            raise ShapeError(f"target layer {i}: skip from node {skip.source}, not an earlier "
+                             f"node")
+        if skip.kind not in ("identity", "selection") or not isinstance(skip.weight, Route):
+            raise InputError(f"target layer {i}: a target's skip is an identity or selection "
+                             f"route, not {skip.kind}")
+        shape = (skip.weight.nrows(), skip.weight.ncols())
+        if shape != (layer.width, dims[skip.source]):
+            raise ShapeError(f"target layer {i}: skip of shape {shape[0]}×{shape[1]}, the "
+                             f"layer writes {layer.width} values and node {skip.source} has "
+                             f"{dims[skip.source]}")
 
     @classmethod
     def from_lists(cls, weights: Sequence[Any], biases: Sequence[Any],
@@ -174,26 +232,55 @@ class TargetNetwork:
         """Number of target scalars: the weights and biases of every layer."""
         return sum(layer.parameters for layer in self.layers)
 
+    def evaluate_nodes(self, x: Sequence[Any]) -> list[Vector]:
+        """Exact ``a_0 = x, a_1, …, a_L`` at a rational input (the box is not enforced)."""
+        nodes = [as_vector(x, self.widths[0], "input")]
+        for i, layer in enumerate(self.layers, 1):
+            w = self.wire(i)
+            if w.skip is None:
+                nodes.append(layer.evaluate(nodes[w.input]))
+                continue
+            u = _add(layer.affine(nodes[w.input]), apply_linear(w.skip.weight,
+                                                               nodes[w.skip.source]))
+            nodes.append(activate(layer.activation, u))
+        return nodes
+
     def evaluate(self, x: Sequence[Any]) -> Vector:
         """Exact ``g(x)`` for a rational input (the box is not enforced here)."""
-        a = as_vector(x, self.widths[0], "input")
-        for layer in self.layers:
-            a = layer.evaluate(a)
-        return a
+        if self.wiring is None:
+            a = as_vector(x, self.widths[0], "input")
+            for layer in self.layers:
+                a = layer.evaluate(a)
+            return a
+        return self.evaluate_nodes(x)[-1]
 
     def evaluate_float(self, X: np.ndarray) -> np.ndarray:
         """float64 ``g`` on a batch ``X`` (n × d_0); for comparison only."""
-        A = np.asarray(X, dtype=np.float64)
-        for layer in self.layers:
-            A = layer.evaluate_float(A)
-        return A
+        nodes = [np.asarray(X, dtype=np.float64)]
+        for i, layer in enumerate(self.layers, 1):
+            w = self.wire(i)
+            if w.skip is None:
+                nodes.append(layer.evaluate_float(nodes[w.input]))
+                continue
+            u = layer.affine_float(nodes[w.input]) + apply_linear_float(
+                w.skip.weight, nodes[w.skip.source])
+            nodes.append(np.maximum(u, 0.0) if layer.activation == "relu" else u)
+        return nodes[-1]
 
     def interval_boxes(self) -> list[tuple[Vector, Vector]]:
-        """Exact boxes ``B_0 = D, B_1, …, B_L`` with ``a_i ∈ B_i`` (each kind's exact interval
-        rule on the previous box)."""
+        """Exact boxes ``B_0 = D, B_1, …, B_L`` with ``a_i ∈ B_i``: each kind's exact interval
+        rule on the box of the node it reads; with a skip, the sum of the two terms' exact
+        ranges (sound, and loose when the terms are correlated: that only enlarges shifts)."""
         boxes = [(self.lower, self.upper)]
-        for layer in self.layers:
-            boxes.append(layer.interval(*boxes[-1]))
+        for i, layer in enumerate(self.layers, 1):
+            w = self.wire(i)
+            if w.skip is None:
+                boxes.append(layer.interval(*boxes[w.input]))
+                continue
+            lo, hi = layer.affine_interval(*boxes[w.input])
+            slo, shi = linear_interval(w.skip.weight, *boxes[w.skip.source])
+            boxes.append((activate(layer.activation, _add(lo, slo)),
+                          activate(layer.activation, _add(hi, shi))))
         return boxes
 
     def corners(self, limit: int = 64) -> list[Vector]:
@@ -213,6 +300,8 @@ class FrozenNetwork:
     input_dim: int
     layers: tuple[FrozenKind, ...]
     checkpoints: tuple[int, ...]
+    #: ``(j, R)``: checkpoint layer ``j`` adds ``R.weight · h_{R.source}`` before its activation
+    residuals: tuple[tuple[int, Skip], ...] = ()
     node_dims: tuple[int, ...] = field(init=False)
 
     def __repr__(self) -> str:
@@ -235,7 +324,25 @@ class FrozenNetwork:
                 if (s.weight.nrows(), s.weight.ncols()) != (n, dims[s.source]):
                     raise ShapeError(f"frozen layer {j} skip from node {s.source} has wrong shape")
             dims.append(n)
+        object.__setattr__(self, "residuals", tuple(self.residuals))
+        seen = set()
+        for j, r in self.residuals:
+            if j not in self.checkpoints or j in seen:
+                raise ShapeError(f"a residual on frozen layer {j}: only a checkpoint carries one, "
+                                 f"and at most one")
+            seen.add(j)
+            if not 0 <= r.source < j or not isinstance(r.weight, Route):
+                raise ShapeError(f"the residual of checkpoint {j} reads node {r.source} through a "
+                                 f"route from an earlier node")
+            if (r.weight.nrows(), r.weight.ncols()) != (dims[j], dims[r.source]):
+                raise ShapeError(f"the residual of checkpoint {j} has shape "
+                                 f"{r.weight.nrows()}×{r.weight.ncols()}, not "
+                                 f"{dims[j]}×{dims[r.source]}")
         object.__setattr__(self, "node_dims", tuple(dims))
+
+    def residual(self, j: int) -> Skip | None:
+        """The residual of frozen layer ``j`` (from 1), if any."""
+        return dict(self.residuals).get(j)
 
     @property
     def depth(self) -> int:
@@ -260,15 +367,22 @@ class FrozenNetwork:
     @staticmethod
     def _add_skips(layer: FrozenKind, h: Vector, nodes: Sequence[Node]) -> Vector:
         for s in layer.skips:
-            p = s.weight * column(node_values(nodes[s.source]))
-            h = tuple(h[r] + p[r, 0] for r in range(len(h)))
+            h = _add(h, apply_linear(s.weight, node_values(nodes[s.source])))
         return h
+
+    def _activated(self, j: int, layer: FrozenKind, nodes: Sequence[Node]) -> Vector:
+        """``σ_j(u_j + R_j h_r)``: the residual added before the activation."""
+        u = layer.pre_activation(node_values(nodes[layer.input]))
+        r = self.residual(j)
+        if r is not None:
+            u = _add(u, apply_linear(r.weight, node_values(nodes[r.source])))
+        return activate(layer.activation, u)
 
     def evaluate_nodes(self, x: Sequence[Any]) -> list[Vector]:
         """Exact values of every node ``h_0 = x, h_1, …`` at a rational input."""
         nodes: list[Vector] = [as_vector(x, self.input_dim, "input")]
-        for layer in self.layers:
-            h = activate(layer.activation, layer.pre_activation(nodes[layer.input]))
+        for j, layer in enumerate(self.layers, 1):
+            h = self._activated(j, layer, nodes)
             nodes.append(self._add_skips(layer, h, nodes) if layer.skips else h)
         return nodes
 
@@ -282,18 +396,23 @@ class FrozenNetwork:
         kind's :meth:`evaluate_node`, which may keep a node as integers over one denominator
         (:class:`~exactnorm.model.values.Scaled`): the fast path at real size."""
         nodes: list[Node] = [as_vector(x, self.input_dim, "input")]
-        for layer in self.layers:
-            h = layer.evaluate_node(nodes[layer.input])
+        with_residual = dict(self.residuals)
+        for j, layer in enumerate(self.layers, 1):
+            h: Node = self._activated(j, layer, nodes) if j in with_residual \
+                else layer.evaluate_node(nodes[layer.input])
             nodes.append(self._add_skips(layer, node_values(h), nodes) if layer.skips else h)
         return [node_values(nodes[c]) for c in self.checkpoints]
 
     def evaluate_float(self, X: np.ndarray) -> np.ndarray:
         """float64 ``f`` on a batch ``X`` (n × d_0); for comparison only."""
         nodes = [np.asarray(X, dtype=np.float64)]
-        for layer in self.layers:
+        residuals = dict(self.residuals)
+        for j, layer in enumerate(self.layers, 1):
             u = layer.pre_activation_float(nodes[layer.input])
+            if j in residuals:
+                u = u + apply_linear_float(residuals[j].weight, nodes[residuals[j].source])
             h = np.maximum(u, 0.0) if layer.activation == "relu" else u
             for s in layer.skips:
-                h = h + nodes[s.source] @ to_numpy(s.weight).T
+                h = h + apply_linear_float(s.weight, nodes[s.source])
             nodes.append(h)
         return nodes[-1]

@@ -33,6 +33,7 @@ from exactnorm.exact.linalg import to_numpy
 from exactnorm.model.interop_cnn import parse_architecture
 from exactnorm.model.kinds import ConvGeometry, FrozenConvLayer, FrozenPoolLayer, PoolTargetLayer
 from exactnorm.model.network import FrozenLayer, FrozenNetwork
+from exactnorm.model.routes import matrix_of
 
 __all__ = ["onnx_model_cnn", "torch_state_dict_cnn", "evaluate_state_dict_cnn", "cnn_network"]
 
@@ -156,7 +157,7 @@ def onnx_model_cnn(source: Any, *, input_shape: tuple[int, int, int] | None = No
             for s in layer.skips:
                 nodes.append(helper.make_node(
                     "MatMul", [flat_of(s.source), const(f"P{j}_{s.source}",
-                                                        to_numpy(s.weight).T)],
+                                                        to_numpy(matrix_of(s.weight)).T)],
                     [f"s{j}_{s.source}"], name=f"layer{j}_skip{s.source}"))
                 nodes.append(helper.make_node("Add", [h, f"s{j}_{s.source}"],
                                               [f"h{j}_{s.source}"],

@@ -91,14 +91,19 @@ class PoolTargetLayer:
 
     parameters: ClassVar[int] = 0
 
-    def evaluate(self, a: Vector) -> Vector:
+    def affine(self, a: Vector) -> Vector:
         return _mean_windows(self.geometry, a)
 
-    def interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
-        return self.evaluate(lo), self.evaluate(hi)
+    def affine_interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
+        return self.affine(lo), self.affine(hi)  # a mean of a box: monotone in every input
 
-    def evaluate_float(self, A: np.ndarray) -> np.ndarray:
+    def affine_float(self, A: np.ndarray) -> np.ndarray:
         return _mean_windows_float(self.geometry, A)
+
+    # the activation is the identity
+    evaluate = affine
+    interval = affine_interval
+    evaluate_float = affine_float
 
     def describe(self) -> str:
         return _describe(self.geometry)

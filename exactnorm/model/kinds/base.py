@@ -30,6 +30,7 @@ import numpy as np
 from exactnorm.checker.vocabulary import SKIP_KINDS
 from exactnorm.errors import InputError
 from exactnorm.exact.linalg import FlintMatrix
+from exactnorm.model.routes import Route
 from exactnorm.model.values import Node, Vector
 
 __all__ = ["TargetKind", "FrozenKind", "LayerKind", "Skip"]
@@ -37,14 +38,18 @@ __all__ = ["TargetKind", "FrozenKind", "LayerKind", "Skip"]
 
 @dataclass(frozen=True)
 class Skip:
-    """A frozen skip connection ``P h_source`` added after the activation (topology, any kind).
+    """A skip connection ``P h_source`` (topology, any kind): after the activation as a frozen
+    layer's ``skips``, before it as a network's residual (a target layer's skip, a checkpoint's
+    residual).
 
-    ``record`` is the draw record of a ``random`` skip (docs/certificate-format.md §2), so a
-    certificate can prove it is the seeded draw; ``identity`` and ``selection`` skips need none.
+    ``weight`` is a FLINT matrix or, for the 0/1 kinds, a :class:`~exactnorm.model.routes.Route`
+    (a row's one column). ``record`` is the draw record of a ``random`` skip
+    (docs/certificate-format.md §2), so a certificate can prove it is the seeded draw;
+    ``identity`` and ``selection`` skips need none.
     """
 
     source: int
-    weight: FlintMatrix
+    weight: FlintMatrix | Route
     kind: str  # identity | selection | random
     # where the matrix came from, not what it is: two layers with equal matrices are equal
     record: dict[str, Any] | None = field(default=None, compare=False)
@@ -52,6 +57,11 @@ class Skip:
     def __post_init__(self) -> None:
         if self.kind not in SKIP_KINDS:
             raise InputError(f"unknown skip kind {self.kind!r}; expected one of {SKIP_KINDS}")
+        if isinstance(self.weight, Route):
+            if self.kind == "random":
+                raise InputError("a random skip is a drawn matrix, not a 0/1 route")
+            if self.kind == "identity" and not self.weight.is_identity:
+                raise InputError("a skip of kind identity has the identity as its route")
 
 
 class TargetKind(Protocol):
@@ -74,6 +84,12 @@ class TargetKind(Protocol):
 
     @property
     def parameters(self) -> int: ...                    # target scalars (weights and biases)
+
+    def affine(self, a: Vector) -> Vector: ...          # exact, before the activation
+
+    def affine_interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]: ...
+
+    def affine_float(self, A: np.ndarray) -> np.ndarray: ...
 
     def evaluate(self, a: Vector) -> Vector: ...        # exact, activation included
 

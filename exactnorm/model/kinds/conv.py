@@ -87,20 +87,28 @@ class ConvTargetLayer:
     def parameters(self) -> int:
         return self.weight.nrows() * self.weight.ncols() + len(self.bias)
 
-    def evaluate(self, a: Vector) -> Vector:
-        return activate(self.activation, add_channel_bias(self.weight * self.geometry.patches(a),
-                                                          self.bias))
+    def affine(self, a: Vector) -> Vector:
+        return add_channel_bias(self.weight * self.geometry.patches(a), self.bias)
 
-    def interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
+    def affine_interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
         mn, mx = window_range(self.weight, self.geometry, lo, hi)
-        return (activate(self.activation, add_channel_bias(mn, self.bias)),
-                activate(self.activation, add_channel_bias(mx, self.bias)))
+        return add_channel_bias(mn, self.bias), add_channel_bias(mx, self.bias)
 
-    def evaluate_float(self, A: np.ndarray) -> np.ndarray:
+    def affine_float(self, A: np.ndarray) -> np.ndarray:
         P = self.geometry.patches_float(A)
         out = np.einsum("od,ndp->nop", to_numpy(self.weight), P)
         out += _floats(self.bias)[None, :, None]
-        out = out.reshape(len(A), -1)
+        return out.reshape(len(A), -1)
+
+    def evaluate(self, a: Vector) -> Vector:
+        return activate(self.activation, self.affine(a))
+
+    def interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
+        mn, mx = self.affine_interval(lo, hi)
+        return activate(self.activation, mn), activate(self.activation, mx)
+
+    def evaluate_float(self, A: np.ndarray) -> np.ndarray:
+        out = self.affine_float(A)
         return np.maximum(out, 0.0) if self.activation == "relu" else out
 
     def describe(self) -> str:

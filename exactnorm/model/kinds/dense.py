@@ -81,16 +81,25 @@ class TargetLayer:
         rows, cols = self.shape
         return rows * cols + rows
 
-    def evaluate(self, a: Vector) -> Vector:
+    def affine(self, a: Vector) -> Vector:
         z = self.weight * column(a)
-        return activate(self.activation, [z[r, 0] + self.bias[r] for r in range(z.nrows())])
+        return tuple(z[r, 0] + self.bias[r] for r in range(z.nrows()))
+
+    def affine_interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
+        return affine_interval(self.weight, self.bias, lo, hi)
+
+    def affine_float(self, A: np.ndarray) -> np.ndarray:
+        return A @ to_numpy(self.weight).T + _floats(self.bias)
+
+    def evaluate(self, a: Vector) -> Vector:
+        return activate(self.activation, self.affine(a))
 
     def interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
-        mn, mx = affine_interval(self.weight, self.bias, lo, hi)
+        mn, mx = self.affine_interval(lo, hi)
         return activate(self.activation, mn), activate(self.activation, mx)
 
     def evaluate_float(self, A: np.ndarray) -> np.ndarray:
-        out = A @ to_numpy(self.weight).T + _floats(self.bias)
+        out = self.affine_float(A)
         return np.maximum(out, 0.0) if self.activation == "relu" else out
 
     def describe(self) -> str:

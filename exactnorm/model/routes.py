@@ -1,0 +1,136 @@
+"""Routes: 0/1 matrices with at most one 1 per row, kept as the column each row copies.
+
+Identity and selection skips (docs/certificate-format.md §1.5) are such matrices. Written out they
+cost ``rows × columns`` numbers — 39 million for the identity on the ``8 × 28 × 28`` feature map
+of a residual block — so the model keeps them as :class:`Route`: row ``r`` of the ``n × d``
+matrix has its one 1 in column ``picks[r]``, or no 1 at all when ``picks[r]`` is ``None``. A skip's
+weight (:class:`~exactnorm.model.kinds.base.Skip`) is a Route or a FLINT matrix; the functions
+:func:`apply_linear`, :func:`apply_linear_float` and :func:`linear_interval` apply either.
+
+Correctness: ``apply`` is the matrix–vector product of the matrix the route denotes (each output
+is one input coordinate or 0), and ``interval`` is its exact range over a box (a coordinate's
+range, or ``[0, 0]``), since each output depends on one coordinate only.
+
+>>> r = Route((2, None, 0), 3)
+>>> r.apply((fmpq(5), fmpq(6), fmpq(7)))
+(7, 0, 5)
+>>> r.to_matrix().tolist()
+[[0, 0, 1], [0, 0, 0], [1, 0, 0]]
+>>> Route.from_matrix(r.to_matrix()) == r
+True
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from flint import fmpq, fmpz_mat
+
+from exactnorm.errors import ShapeError
+from exactnorm.exact.linalg import FlintMatrix, to_numpy
+from exactnorm.model.values import Vector, affine_interval, column
+
+__all__ = ["Route", "matrix_of", "apply_linear", "apply_linear_float", "linear_interval",
+           "linear_shape"]
+
+
+@dataclass(frozen=True)
+class Route:
+    """The ``len(picks) × columns`` 0/1 matrix whose row ``r`` copies column ``picks[r]`` (or is
+    zero when ``picks[r]`` is ``None``)."""
+
+    picks: tuple[int | None, ...]
+    columns: int
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "picks", tuple(self.picks))
+        if type(self.columns) is not int or self.columns < 1:
+            raise ShapeError(f"a route reads at least one column, got {self.columns!r}")
+        for r, c in enumerate(self.picks):
+            if c is not None and (type(c) is not int or not 0 <= c < self.columns):
+                raise ShapeError(f"route row {r} copies column {c!r}, not a column below "
+                                 f"{self.columns}")
+
+    @classmethod
+    def identity(cls, n: int) -> Route:
+        """The ``n × n`` identity."""
+        return cls(tuple(range(n)), n)
+
+    @classmethod
+    def from_matrix(cls, M: Any) -> Route:
+        """The route of a 0/1 matrix with at most one 1 per row (else :class:`ShapeError`)."""
+        rows = M.tolist() if hasattr(M, "tolist") else [list(r) for r in M]
+        picks: list[int | None] = []
+        for r, row in enumerate(rows):
+            ones = [c for c, x in enumerate(row) if x != 0]
+            if len(ones) > 1 or any(row[c] != 1 for c in ones):
+                raise ShapeError(f"row {r} is not a 0/1 row with at most one 1")
+            picks.append(ones[0] if ones else None)
+        return cls(tuple(picks), len(rows[0]) if rows else 1)
+
+    def nrows(self) -> int:
+        return len(self.picks)
+
+    def ncols(self) -> int:
+        return self.columns
+
+    @property
+    def is_identity(self) -> bool:
+        return self.columns == len(self.picks) and all(c == r for r, c in enumerate(self.picks))
+
+    def apply(self, v: Sequence[Any]) -> Vector:
+        zero = fmpq(0)
+        return tuple(zero if c is None else fmpq(v[c]) for c in self.picks)
+
+    def apply_float(self, A: np.ndarray) -> np.ndarray:
+        """The route applied to every row of a batch ``A`` (n × columns)."""
+        A = np.asarray(A)
+        idx = np.array([-1 if c is None else c for c in self.picks], dtype=np.int64)
+        padded = np.concatenate([A, np.zeros((len(A), 1), dtype=A.dtype)], axis=1)
+        return padded[:, idx]
+
+    def interval(self, lo: Sequence[Any], hi: Sequence[Any]) -> tuple[Vector, Vector]:
+        return self.apply(lo), self.apply(hi)
+
+    def to_matrix(self) -> fmpz_mat:
+        """The matrix written out (small sizes only: ``rows × columns`` entries)."""
+        M = fmpz_mat(len(self.picks), self.columns)
+        for r, c in enumerate(self.picks):
+            if c is not None:
+                M[r, c] = 1
+        return M
+
+
+def matrix_of(P: FlintMatrix | Route) -> FlintMatrix:
+    """``P`` as a FLINT matrix (a route written out: small sizes only)."""
+    return P.to_matrix() if isinstance(P, Route) else P
+
+
+def linear_shape(P: FlintMatrix | Route) -> tuple[int, int]:
+    return P.nrows(), P.ncols()
+
+
+def apply_linear(P: FlintMatrix | Route, v: Sequence[Any]) -> Vector:
+    """``P v`` exactly, for a route or a FLINT matrix."""
+    if isinstance(P, Route):
+        return P.apply(v)
+    p = P * column(v)
+    return tuple(p[r, 0] for r in range(p.nrows()))
+
+
+def apply_linear_float(P: FlintMatrix | Route, A: np.ndarray) -> np.ndarray:
+    """``A Pᵀ`` for a batch ``A`` (one input per row), in A's float type."""
+    if isinstance(P, Route):
+        return P.apply_float(A)
+    return A @ to_numpy(P).T.astype(np.asarray(A).dtype)
+
+
+def linear_interval(P: FlintMatrix | Route, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
+    """The exact range of ``P a`` over the box ``[lo, hi]``."""
+    if isinstance(P, Route):
+        return P.interval(lo, hi)
+    zero = tuple(fmpq(0) for _ in range(P.nrows()))
+    return affine_interval(P, zero, lo, hi)
