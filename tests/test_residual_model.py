@@ -207,3 +207,23 @@ def test_a_residual_sits_on_a_checkpoint_only():
     with pytest.raises(ShapeError, match="shape"):
         FrozenNetwork(2, f.layers, (1, 2),
                       residuals=((2, Skip(1, Route((0, 1, 0), 2), "selection")),))
+
+
+def test_the_plan_realizes_each_block_and_carries_its_skip_to_the_checkpoint():
+    from exactnorm.constructions.plan import construct
+
+    g = small_resnet()
+    c = construct(g, seed=0)
+    f = c.network
+    cps = f.checkpoints
+    # one residual per target skip, read from the checkpoint of the skip's source
+    expect = [(cps[i - 1], 0 if w.skip.source == 0 else cps[w.skip.source - 1])
+              for i, w in enumerate(g.wiring, 1) if w.skip is not None]
+    assert [(j, r.source) for j, r in f.residuals] == expect
+    # each segment's first layer reads the checkpoint of its target layer's input
+    for i, w in enumerate(g.wiring, 1):
+        first = cps[i - 2] + 1 if i > 1 else 1
+        assert f.layers[first - 1].input == (0 if w.input == 0 else cps[w.input - 1])
+    for x in _points(36, 5, 11):
+        assert f.evaluate(x) == g.evaluate(x)
+        assert f.evaluate_checkpoints(x) == [g.evaluate_nodes(x)[i] for i in range(1, 11)]

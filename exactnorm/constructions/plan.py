@@ -26,6 +26,7 @@ never depends on ``jobs``.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,6 +43,7 @@ from exactnorm.constructions.kinds.base import Options, RunPlan
 from exactnorm.errors import InputError, require_integer
 from exactnorm.exact.parallel import auto_jobs
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, parse_distribution
+from exactnorm.model.kinds.base import Skip
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
 
 __all__ = ["CONSTRUCTIONS", "CertifyPlan", "plan_certify", "certify_target", "construct",
@@ -89,8 +91,22 @@ def _choice(value: Any, allowed: Sequence[str], parameter: str) -> None:
                          parameter=parameter)
 
 
+def _chain_end(target: TargetNetwork, i: int) -> int:
+    """The end (exclusive, 0-based) of the longest chain starting at layer index ``i``: a run
+    may read any node first, then every layer reads the one before, and only its last layer adds
+    a skip (a realizer computes the boxes inside its run as a chain's)."""
+    k = i
+    while True:
+        if target.wire(k + 1).skip is not None or k + 1 >= target.depth:
+            return k + 1
+        if target.wire(k + 2).input != k + 1:
+            return k + 1
+        k += 1
+
+
 def _claims(target: TargetNetwork) -> list[tuple[str, int, int]]:
-    """``(kind, first, count)`` of each run, in target order (``first`` counts from 1)."""
+    """``(kind, first, count)`` of each run, in target order (``first`` counts from 1); runs
+    follow the topology (:func:`_chain_end`)."""
     runs = []
     i = 0
     while i < target.depth:
@@ -98,7 +114,7 @@ def _claims(target: TargetNetwork) -> list[tuple[str, int, int]]:
         if kind not in REALIZERS:
             raise InputError(f"target layer {i + 1} has kind {kind!r}, which no construction "
                              f"realizes; available: {', '.join(REALIZERS)}")
-        n = REALIZERS[kind].claim(target.layers, i)
+        n = REALIZERS[kind].claim(target.layers[:_chain_end(target, i)], i)
         if n < 1:
             raise InputError(f"the {kind} construction claims no layer at target layer {i + 1}")
         runs.append((kind, i + 1, n))
@@ -170,7 +186,7 @@ def plan_certify(target: TargetNetwork, construction: str = "auto", *, seed: int
                       shift_mode, sparsity, mask_side, jobs, scheduler, solver, factors)
 
     claims = _claims(target)
-    if len(claims) == 1:
+    if len(claims) == 1 and target.is_chain:
         whole = REALIZERS[claims[0][0]].plan_whole(target, options)
         if whole is not None:
             settled, jobs_note = _settle_jobs(jobs, whole.estimate)
@@ -191,8 +207,8 @@ def plan_certify(target: TargetNetwork, construction: str = "auto", *, seed: int
                                  f"kinds", parameter=name)
     dist = parse_distribution(distribution or DEFAULT_DISTRIBUTION).spec
     boxes = target.interval_boxes()
-    runs = tuple(REALIZERS[kind].plan(target.layers[first - 1:first - 1 + n], boxes[first - 1],
-                                      first, options, dist)
+    runs = tuple(REALIZERS[kind].plan(target.layers[first - 1:first - 1 + n],
+                                      boxes[target.wire(first).input], first, options, dist)
                  for kind, first, n in claims)
     estimate = combined_estimate([run.estimate for run in runs])
     settled, jobs_note = _settle_jobs(jobs, estimate)
@@ -240,23 +256,51 @@ def _realize_runs(target: TargetNetwork, plan: CertifyPlan,
         _merge(parts, realizer.provenance_defaults())
     if progress is not None:
         progress(0, target.depth)  # the total from the start, before the first long run
+    residuals: list[tuple[int, Skip]] = []
     for run in plan.runs:
+        # the run is built as if it read the node before it, then re-wired to the checkpoint of
+        # the target node it reads (a residual target's block input)
+        start, reads = len(layers), _node_of(checkpoints, target.wire(run.first).input)
         done = REALIZERS[run.kind].realize(target.layers[run.first - 1:run.last],
-                                           boxes[run.first - 1], run, start=len(layers),
+                                           boxes[target.wire(run.first).input], run, start=start,
                                            options=opts)
-        layers.extend(done.layers)
+        layers.extend(_reads(layer, start, reads) for layer in done.layers)
         checkpoints.extend(done.checkpoints)
+        for i in range(run.first, run.last + 1):
+            skip = target.wire(i).skip
+            if skip is not None:  # added before the checkpoint's activation, as in the target
+                residuals.append((checkpoints[i - 1], Skip(
+                    _node_of(checkpoints, skip.source), skip.weight, skip.kind)))
         reports.extend(done.reports)
         witnesses.extend(done.witnesses)
         _merge(parts, done.provenance)
         if progress is not None:
             progress(run.last, target.depth)
-    network = FrozenNetwork(len(target.lower), tuple(layers), tuple(checkpoints))
+    network = FrozenNetwork(len(target.lower), tuple(layers), tuple(checkpoints),
+                            residuals=tuple(residuals))
     return Construction(
         name=plan.construction, target=target, network=network, reports=reports,
         provenance=provenance(plan.construction, opts["seed"], opts["distribution"],
                               shift_mode=opts["shift_mode"], retry=opts["retry"], **parts),
         witnesses={"layers": witnesses})
+
+
+def _node_of(checkpoints: Sequence[int], target_node: int) -> int:
+    """The frozen node equal to target node ``target_node`` (0: the input)."""
+    return 0 if target_node == 0 else checkpoints[target_node - 1]
+
+
+def _reads(layer: Any, start: int, reads: int) -> Any:
+    """``layer`` with every read of node ``start`` moved to node ``reads``."""
+    if start == reads:
+        return layer
+    changes: dict[str, Any] = {}
+    if layer.input == start:
+        changes["input"] = reads
+    if any(s.source == start for s in layer.skips):
+        changes["skips"] = tuple(dataclasses.replace(s, source=reads) if s.source == start
+                                 else s for s in layer.skips)
+    return dataclasses.replace(layer, **changes) if changes else layer
 
 
 def construct(target: TargetNetwork, construction: str = "auto", *,
