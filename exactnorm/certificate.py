@@ -31,9 +31,11 @@ bytes.
 >>> doc = certificate_document(c, version=1)
 >>> doc["format"], doc["version"], doc["network"]["checkpoints"]
 ('exactnorm.certificate', 1, [2, 4, 6])
->>> v2 = certificate_document(c, frozen_weights="reference")
->>> v2["version"], sorted(v2["network"]["layers"][0]["weight"]["random"])
-(2, ['distribution', 'generator', 'key', 'seed', 'shape'])
+>>> v3 = certificate_document(c, frozen_weights="reference")
+>>> v3["version"], sorted(v3["network"]["layers"][0]["weight"]["random"])
+(3, ['distribution', 'generator', 'key', 'seed', 'shape'])
+>>> [L["weight"]["random"]["key"] for L in v3["network"]["layers"][:3]]
+[[1, 1, 0, 0], [1, 2, 0, 0], [2, 1, 0, 0]]
 """
 
 from __future__ import annotations
@@ -91,6 +93,7 @@ __all__ = [
     "compact_numbers",
     "decode_compact",
     "write_certificate",
+    "seed_of_target",
 ]
 
 #: the newest version this module writes, and the one it writes by default
@@ -258,7 +261,7 @@ def _frozen_matrix(entry: dict[str, Any], M: Any, record: dict[str, Any] | None,
 
 
 def _layer_dict(layer: FrozenLayer, j: int, version: int, frozen_weights: str) -> dict[str, Any]:
-    compact = version == COMPACT_VERSION
+    compact = version >= COMPACT_VERSION
     entry: dict[str, Any] = {"input": layer.input}
     if version == 1:
         entry["weight"] = _weight(layer.weight, compact=False)
@@ -270,11 +273,11 @@ def _layer_dict(layer: FrozenLayer, j: int, version: int, frozen_weights: str) -
         skips = []
         for s in layer.skips:
             skip: dict[str, Any] = {"from": s.source, "kind": s.kind}
-            if version == 2 and s.kind == "random":
+            if version >= 2 and s.kind == "random":
                 _frozen_matrix(skip, s.weight, s.record, f"random skip of frozen layer {j}",
                                frozen_weights)
             else:
-                short = compact_skip(s.weight, s.kind) if version == 2 else None
+                short = compact_skip(s.weight, s.kind) if version >= 2 else None
                 skip["weight"] = short if short is not None else _weight(s.weight, compact)
             skips.append(skip)
         entry["skip"] = skips
@@ -332,10 +335,10 @@ def certificate_document(c: Construction, *, version: int = DEFAULT_VERSION,
     --------
     >>> from exactnorm.model.targets import demo_target
     >>> from exactnorm.constructions import certify_theorem1
-    >>> v2 = certificate_document(certify_theorem1(demo_target(), seed=0))
-    >>> v2["version"], sorted(v2["network"]["layers"][0]["gamma"])
-    (2, ['den', 'num'])
-    >>> sorted(v2["network"]["layers"][0]["weight"])
+    >>> v3 = certificate_document(certify_theorem1(demo_target(), seed=0))
+    >>> v3["version"], sorted(v3["network"]["layers"][0]["gamma"])
+    (3, ['den', 'num'])
+    >>> sorted(v3["network"]["layers"][0]["weight"])
     ['random']
     """
     doc = _document_parts(c, version, frozen_weights)
@@ -347,19 +350,29 @@ def _document_parts(c: Construction, version: int, frozen_weights: str) -> dict[
     """The document with ``network.layers`` as a lazy iterator (one layer encoded at a time)."""
     _check_options(version, frozen_weights)
     doc: dict[str, Any] = {"format": FORMAT, "version": version}
-    # the target sections stay plain lists in both versions: a certificate is also a target
-    # file (SPEC §7), read by readers that know plain numbers only
-    doc.update(target_to_dict(c.target))
+    # from version 2 on, every vector and matrix of the target over one denominator when that
+    # is shorter; target readers (a certificate is also a target file) read both forms
+    doc.update(target_to_dict(c.target, compact=version >= COMPACT_VERSION))
     doc["network"] = {"layers": _LazyList(_layer_dict(layer, j, version, frozen_weights)
                                           for j, layer in enumerate(c.network.layers, 1)),
                       "checkpoints": list(c.network.checkpoints)}
-    doc["provenance"] = dict(c.provenance, frozen_weights=frozen_weights) if version == 2 \
+    doc["provenance"] = dict(c.provenance, frozen_weights=frozen_weights) if version >= 2 \
         else c.provenance
     doc["witnesses"] = c.witnesses
-    redraws = singular_draws(c.witnesses)
+    positional(doc, c.provenance, version)
+    return doc
+
+
+def positional(doc: dict[str, Any], provenance: dict[str, Any], version: int) -> None:
+    """The sections that only mean something when stream keys are bound to positions
+    (version 3): ``redraws`` and a declared ``seed_rule``."""
+    if version < 3:
+        return
+    redraws = singular_draws(doc["witnesses"])
     if redraws:
         doc["redraws"] = redraws
-    return doc
+    if provenance.get("seed_rule") == "target":
+        doc["seed_rule"] = "target"
 
 
 def singular_draws(witnesses: Any) -> list[dict[str, Any]]:
@@ -380,6 +393,27 @@ def singular_draws(witnesses: Any) -> list[dict[str, Any]]:
 
     walk(witnesses)
     return [{"key": list(k), "kernel": _json_integers(v)} for k, v in sorted(found.items())]
+
+
+def seed_of_target(target: Any) -> int:
+    """The seed derived from a target and its box (seed rule ``target``, docs/generator.md §8):
+    SHAKE-256 of the canonical text of the values the certificate will hold, computed by the
+    checker's own reader (:func:`exactnorm.checker.reading.document_seed`), so the checker finds
+    the same seed. ``target`` is a :class:`~exactnorm.model.network.TargetNetwork` or a
+    convolutional :class:`~exactnorm.model.conv.ConvTargetNetwork`.
+
+    >>> from exactnorm.model.targets import demo_target
+    >>> seed_of_target(demo_target()) == seed_of_target(demo_target()) < 2**64
+    True
+    """
+    from exactnorm.checker.reading import document_seed
+    from exactnorm.model.conv import ConvTargetNetwork
+
+    if isinstance(target, ConvTargetNetwork):
+        from exactnorm.certificate_conv import conv_target_to_dict
+
+        return document_seed(conv_target_to_dict(target, compact=True))
+    return document_seed(target_to_dict(target, compact=True))
 
 
 def compact_numbers(values: Any) -> dict[str, Any]:

@@ -52,7 +52,7 @@ from exactnorm.certificate import (
     _weight,
     _write_pieces,
     expand_skip,
-    singular_draws,
+    positional,
 )
 from exactnorm.constructions.conv import ConvConstruction
 from exactnorm.errors import (
@@ -62,7 +62,7 @@ from exactnorm.errors import (
     InvariantError,
     ShapeError,
 )
-from exactnorm.exact.linalg import to_fmpq_mat, to_fractions
+from exactnorm.exact.linalg import compact_when_shorter, to_fmpq_mat, to_fractions
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS, format_number, parse_number
 from exactnorm.model.conv import (
     AnyFrozenLayer,
@@ -82,7 +82,7 @@ __all__ = ["conv_certificate_document", "write_conv_certificate", "conv_target_t
            "conv_networks_from_dict", "conv_target_from_dict", "exact_agreement",
            "is_conv_document"]
 
-CONV_VERSION = 2
+CONV_VERSION = 3
 
 
 def _geometry(g: ConvGeometry, *, dilation: bool = True) -> dict[str, Any]:
@@ -98,23 +98,30 @@ def _plain(v: Any) -> list[Any]:
     return [format_number(x) for x in v]
 
 
-def conv_target_to_dict(t: ConvTargetNetwork) -> dict[str, Any]:
-    """The ``domain`` and ``target`` sections (plain exact numbers, as every target)."""
+def conv_target_to_dict(t: ConvTargetNetwork, *, compact: bool = False) -> dict[str, Any]:
+    """The ``domain`` and ``target`` sections: plain exact numbers, or (``compact``, the
+    certificate writer) each vector and matrix over one denominator when that is shorter."""
+    def mat(M: Any) -> Any:
+        if compact:
+            return compact_when_shorter(fmpq_mat(M))
+        return [[format_number(x) for x in row] for row in to_fractions(M)]
+
+    def vec(v: Any) -> Any:
+        return compact_when_shorter(fmpq_mat([list(v)]), vector=True) if compact else _plain(v)
+
     layers = []
     for layer in t.layers:
         if isinstance(layer, ConvTargetLayer):
             layers.append({"kind": "conv", **_geometry(layer.geometry),
-                           "weight": [[format_number(x) for x in row]
-                                      for row in to_fractions(layer.weight)],
-                           "bias": _plain(layer.bias), "activation": layer.activation})
+                           "weight": mat(layer.weight), "bias": vec(layer.bias),
+                           "activation": layer.activation})
         elif isinstance(layer, PoolTargetLayer):
             layers.append({"kind": "avgpool", **_geometry(layer.geometry, dilation=False),
                            "activation": "identity"})
         else:
-            layers.append({"weight": [[format_number(x) for x in row]
-                                      for row in to_fractions(layer.weight)],
-                           "bias": _plain(layer.bias), "activation": layer.activation})
-    return {"domain": {"lower": _plain(t.lower), "upper": _plain(t.upper)},
+            layers.append({"weight": mat(layer.weight), "bias": vec(layer.bias),
+                           "activation": layer.activation})
+    return {"domain": {"lower": vec(t.lower), "upper": vec(t.upper)},
             "target": {"layers": layers}}
 
 
@@ -147,16 +154,14 @@ def _document(c: ConvConstruction, frozen_weights: str, lazy: bool) -> dict[str,
         raise InputError(f"frozen_weights must be one of {', '.join(FROZEN_WEIGHTS)}, "
                          f"got {frozen_weights!r}", parameter="frozen_weights")
     doc: dict[str, Any] = {"format": FORMAT, "version": CONV_VERSION}
-    doc.update(conv_target_to_dict(c.target))
+    doc.update(conv_target_to_dict(c.target, compact=True))
     items = (_frozen_dict(layer, j, frozen_weights)
              for j, layer in enumerate(c.network.layers, 1))
     doc["network"] = {"layers": _LazyList(items) if lazy else list(items),
                       "checkpoints": list(c.network.checkpoints)}
     doc["provenance"] = dict(c.provenance, frozen_weights=frozen_weights)
     doc["witnesses"] = c.witnesses
-    redraws = singular_draws(c.witnesses)
-    if redraws:
-        doc["redraws"] = redraws
+    positional(doc, c.provenance, CONV_VERSION)
     return doc
 
 

@@ -137,7 +137,7 @@ def test_automatic_choice_end_to_end(tmp_path, capsys, monkeypatch):
     assert "tradeoff chosen" in captured.out  # the summary says so too
     assert "/65 blocks" in captured.err  # plain progress off a terminal: 49 + 16 blocks
     doc = load_certificate(out)
-    assert doc["version"] == 2 and doc["provenance"]["block"] == 1
+    assert doc["version"] == 3 and doc["provenance"]["block"] == 1
     assert doc["provenance"]["distribution"] == "nonzero:8"
     assert api.check(doc, pure=True).ok
     # the same file is rejected when one compact numerator changes

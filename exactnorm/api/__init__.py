@@ -183,7 +183,8 @@ def load_target(path: str | os.PathLike[str], *, box: Any = None,
 
 
 def certify(target: TargetNetwork | str | os.PathLike[str], construction: str = "auto", *,
-            seed: int = 0, distribution: str | None = None, block: int | None = None,
+            seed: int | str = "target", distribution: str | None = None,
+            block: int | None = None,
             routing: str | None = None, max_system: int = THEOREM1_MAX_SYSTEM,
             rank: int | None = None, retry: int = DEFAULT_RETRY, shift_mode: str | None = None,
             sparsity: Any = None, mask_side: str = "both", jobs: int | str = "auto",
@@ -209,8 +210,12 @@ def certify(target: TargetNetwork | str | os.PathLike[str], construction: str = 
     construction : {"auto", "theorem1", "lowrank", "tradeoff"}
         ``auto`` (default): Theorem 1 (References) while every Khatri–Rao system is at most
         ``max_system``, else the width/depth trade-off with the block size of the cost model.
-    seed : int
-        Seed of the frozen weights.
+    seed : int or "target"
+        Seed of the frozen weights. ``"target"`` (default): derived from a hash of the target
+        and its box (docs/generator.md §8), declared in the certificate (``seed_rule``) and
+        verified by the checker, so the certificate shows that the random network was fixed by
+        the target itself, not chosen after seeing it; an integer is a seed chosen by the
+        caller (the verdict says so).
     distribution : str, optional
         Frozen weight entries (``int:8``, ``nonzero:8`` …); default ``nonzero:8``, and
         ``nonzero:8`` too when the automatic choice needs block size 1.
@@ -305,7 +310,8 @@ def certify_cnn(target: Any, out: str | os.PathLike[str] | None = None, *,
 
     ``target`` is a :class:`~exactnorm.model.conv.ConvTargetNetwork` or the path of a
     convolutional ``.onnx`` model (then ``box = (lo, hi)`` is its input cube); ``options`` go
-    to :func:`~exactnorm.constructions.conv.certify_conv` (``seed``, ``distribution``,
+    to :func:`~exactnorm.constructions.conv.certify_conv` (``seed``: an integer, or
+    ``"target"``, the default, as in :func:`certify`; ``distribution``,
     ``retry``, ``shift_mode``, ``jobs``, ``solver``, ``max_system``, ``scheduler``,
     ``progress``). Returns the :class:`~exactnorm.constructions.conv.ConvConstruction`.
     """
@@ -317,11 +323,19 @@ def certify_cnn(target: Any, out: str | os.PathLike[str] | None = None, *,
         exact_box = None if box is None else (parse_number(box[0], where="box lower end"),
                                               parse_number(box[1], where="box upper end"))
         target = load_cnn_target(target, exact_box)
+    seed = options.pop("seed", "target")
+    if seed == "target":
+        from exactnorm.certificate import seed_of_target
+
+        options["seed"] = seed_of_target(target)
+    else:
+        options["seed"] = seed
     try:
         inspect.signature(certify_conv).bind(target, **options)
     except TypeError as exc:
         raise InputError(f"certify_cnn: {exc}") from None
     c = certify_conv(target, **options)
+    c.provenance["seed_rule"] = "target" if seed == "target" else "chosen"
     if out is not None:
         write_conv_certificate(c, out, frozen_weights=frozen_weights)
     return c
@@ -579,8 +593,12 @@ def realizable(width: int, *, d_in: int | None = None, d_out: int | None = None,
         Frozen width ``m`` (below ``d_in·d_out`` not every ``W`` is reachable).
     d_in, d_out : int, optional
         Sizes of a drawn ``W`` (required without ``target``).
-    seed : int
-        Seed of the frozen weights.
+    seed : int or "target"
+        Seed of the frozen weights. ``"target"`` (default): derived from a hash of the target
+        and its box (docs/generator.md §8), declared in the certificate (``seed_rule``) and
+        verified by the checker, so the certificate shows that the random network was fixed by
+        the target itself, not chosen after seeing it; an integer is a seed chosen by the
+        caller (the verdict says so).
     distribution : str, optional
         Frozen-weight entries (default that of ``certify``).
     target : path-like or TargetNetwork, optional

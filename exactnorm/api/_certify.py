@@ -77,6 +77,9 @@ class CertifyPlan:
     note: str | None
     jobs_note: str | None
     estimate: Estimate
+    #: ``"target"``: ``options["seed"]`` was derived from the target and box (checked by the
+    #: checker, docs/generator.md §8); ``"chosen"``: the caller gave it
+    seed_rule: str = "chosen"
 
     @property
     def summary(self) -> str | None:
@@ -112,7 +115,8 @@ def _only(construction: str, parameter: str, *allowed: str) -> InputError:
                       parameter=(parameter, "construction"))
 
 
-def plan_certify(target: TargetNetwork, construction: str = "auto", *, seed: int = 0,
+def plan_certify(target: TargetNetwork, construction: str = "auto", *,
+                 seed: int | str = "target",
                  distribution: str | None = None, block: int | None = None,
                  routing: str | None = None, max_system: int = THEOREM1_MAX_SYSTEM,
                  rank: int | None = None, retry: int = DEFAULT_RETRY,
@@ -145,7 +149,9 @@ def plan_certify(target: TargetNetwork, construction: str = "auto", *, seed: int
     exactnorm.errors.LimitExceededError: construction theorem1 would solve a Khatri–Rao system of size 5120 (> max_system = 4096): ...
     """  # noqa: E501
     _choice(construction, ["auto", *sorted(CONSTRUCTIONS)], "construction")
-    require_integer(seed, "seed")
+    seed_rule = "target" if seed == "target" else "chosen"
+    if seed_rule == "chosen":
+        require_integer(seed, "seed")
     require_integer(max_system, "max_system", minimum=1)
     require_integer(retry, "retry")
     if jobs != "auto":
@@ -218,6 +224,10 @@ def plan_certify(target: TargetNetwork, construction: str = "auto", *, seed: int
         if jobs > 1:
             jobs_note = (f"jobs auto: {jobs} processes, "
                          f"≈ {human_seconds(estimate.seconds / jobs)}")
+    if seed_rule == "target":
+        from exactnorm.certificate import seed_of_target
+
+        seed = seed_of_target(target)
     opts: dict[str, Any] = {"seed": seed, "distribution": dist, "retry": retry}
     if shift_mode is not None:
         opts["shift_mode"] = shift_mode  # else the construction's own default
@@ -232,7 +242,7 @@ def plan_certify(target: TargetNetwork, construction: str = "auto", *, seed: int
             opts["rank"] = rank
         if factors is not None and any(f is not None for f in factors):
             opts["factors"] = list(factors)
-    return CertifyPlan(construction, opts, note, jobs_note, estimate)
+    return CertifyPlan(construction, opts, note, jobs_note, estimate, seed_rule)
 
 
 def factors_of(path: str | os.PathLike[str]) -> list[Any] | None:
@@ -248,6 +258,7 @@ def certify_target(target: TargetNetwork, plan: CertifyPlan,
     """Build the construction of ``plan`` (``progress(done, total)`` in ``plan.unit``)."""
     t0 = time.perf_counter()
     c = CONSTRUCTIONS[plan.construction](target, progress=progress, **plan.options)
+    c.provenance["seed_rule"] = plan.seed_rule
     if target.source is not None:
         # where the target came from (names and input shape of the model file): the ONNX
         # export reuses them; descriptive only, the checker ignores provenance

@@ -29,7 +29,16 @@ pixel). Operations:
 * ``add(m1, m2)`` — the sum on the union of the supports;
 * ``support(node)`` — the columns a map depends on (the walk bounds sizes with it *before*
   asking for a product or a sum: rule ``limit`` is the walk's, identical for both);
-* ``plain(node)`` — ``(cols, rows, consts, den)`` in Python integers, for the checkpoint rule.
+* ``height(node)`` — the bit lengths of the largest |numerator| and of the denominator of the
+  map written over its *least* common denominator: a property of its values, so both
+  arithmetics return the same numbers, from which the walk computes the work budget;
+* ``plain(node)`` — ``(cols, rows, consts, den)`` in Python integers over the least common
+  denominator, for the checkpoint rule;
+* ``vanishes(A, B, v)`` — whether ``V_A·v = 0`` (``B`` None) or ``V_B·diag(v)·V_A = 0`` for two
+  regenerated draws (a redraw's proof of singularity).
+
+Every map an operation returns is over its least common denominator (reduced), so ``ranges``
+and ``plain`` give the same numerators in both arithmetics, not only the same values.
 """
 
 from __future__ import annotations
@@ -39,7 +48,8 @@ from operator import mul
 from typing import Any
 
 from .numbers import IntMatrix, IntVector, over_one_denominator
-from .reading import Draw, Picks
+from .provenance import Draw
+from .reading import Picks
 
 __all__ = ["PureArithmetic", "PureMap", "BoxFamily", "row_interval"]
 
@@ -101,12 +111,12 @@ class PureArithmetic:
         if node is None:
             cols = [t for t in range(width) if any(row[t] for row in M)]
             if len(cols) == width:
-                return cols, M, [0] * len(M), den
-            return cols, [[row[t] for t in cols] for row in M], [0] * len(M), den
+                return self.reduced((cols, M, [0] * len(M), den))
+            return self.reduced((cols, [[row[t] for t in cols] for row in M], [0] * len(M), den))
         cols, A, c, d = node
         columns = list(zip(*A)) if cols else []
-        return (cols, [[sum(map(mul, row, col)) for col in columns] for row in M],
-                [sum(map(mul, row, c)) for row in M], den * d)
+        return self.reduced((cols, [[sum(map(mul, row, col)) for col in columns] for row in M],
+                             [sum(map(mul, row, c)) for row in M], den * d))
 
     def compose_picks(self, P: Picks, node: PureMap | None) -> PureMap:
         """Row r of the result is row P.rows[r] of ``node`` (0 for None)."""
@@ -121,10 +131,12 @@ class PureArithmetic:
                 rows.append(row)
             return cols, rows, [0] * len(P.rows), 1
         cols, A, c, d = node
+        if P.rows == tuple(range(len(c))):
+            return node
         zero = [0] * len(cols)
         # rows are shared, never modified in place: every operation builds new rows
-        return (cols, [zero if t is None else A[t] for t in P.rows],
-                [0 if t is None else c[t] for t in P.rows], d)
+        return self.reduced((cols, [zero if t is None else A[t] for t in P.rows],
+                             [0 if t is None else c[t] for t in P.rows], d))
 
     def affine(self, gamma: IntVector, node: PureMap, beta: IntVector) -> PureMap:
         """diag(gamma)·node + beta over one denominator."""
@@ -136,7 +148,7 @@ class PureArithmetic:
             g *= s1
             rows.append([g * x for x in row])
             consts.append(g * const + b * s2)
-        return cols, rows, consts, D
+        return self.reduced((cols, rows, consts, D))
 
     def ranges(self, node: PureMap, box: BoxFamily) -> tuple[list[int], list[int], int,
                                                                   list[int], list[int]]:
@@ -172,8 +184,8 @@ class PureArithmetic:
         extra = [sum(map(mul, row, beta.nums)) for row in M]
         D = math.lcm(d, den * beta.den)
         s1, s2 = D // d, D // (den * beta.den)
-        return (cols, [[s1 * x for x in row] for row in A] if s1 != 1 else A,
-                [s1 * x + s2 * e for x, e in zip(c, extra)], D)
+        return self.reduced((cols, [[s1 * x for x in row] for row in A] if s1 != 1 else A,
+                             [s1 * x + s2 * e for x, e in zip(c, extra)], D))
 
     def reduced(self, node: PureMap) -> PureMap:
         """The same map over the smallest denominator, and on no column when its matrix is zero.
@@ -201,8 +213,9 @@ class PureArithmetic:
         den = math.lcm(d1, d2)
         s1, s2 = den // d1, den // d2
         if c1 == c2:
-            return (c1, [[s1 * x + s2 * y for x, y in zip(r1, r2)] for r1, r2 in zip(A1, A2)],
-                    [s1 * x + s2 * y for x, y in zip(e1, e2)], den)
+            return self.reduced((c1, [[s1 * x + s2 * y for x, y in zip(r1, r2)]
+                                      for r1, r2 in zip(A1, A2)],
+                                 [s1 * x + s2 * y for x, y in zip(e1, e2)], den))
         cols = sorted(set(c1) | set(c2))
         at = {t: k for k, t in enumerate(cols)}
         rows = []
@@ -213,7 +226,29 @@ class PureArithmetic:
             for t, y in zip(c2, r2):
                 row[at[t]] += s2 * y
             rows.append(row)
-        return cols, rows, [s1 * x + s2 * y for x, y in zip(e1, e2)], den
+        return self.reduced((cols, rows, [s1 * x + s2 * y for x, y in zip(e1, e2)], den))
+
+    def height(self, node: PureMap) -> tuple[int, int]:
+        """(bits of the largest |numerator|, bits of the denominator); maps are kept over their
+        least common denominator, so these are properties of the values."""
+        _, A, c, den = node
+        top = max((max(map(abs, row)) for row in A if row), default=0)
+        top = max(top, max(map(abs, c), default=0))
+        return top.bit_length(), den.bit_length()
+
+    def vanishes(self, A: Draw, B: Draw | None, v: list[int]) -> bool:
+        """Whether ``V_A·v = 0`` (B None) or ``V_B·diag(v)·V_A = 0`` for the regenerated
+        matrices (their denominators do not matter)."""
+        VA, _ = self.weight(A)
+        if B is None:
+            return not any(sum(map(mul, row, v)) for row in VA)
+        VB, _ = self.weight(B)
+        columns = list(zip(*VA))
+        for row in VB:
+            scaled = [x * c for x, c in zip(row, v)]
+            if any(sum(map(mul, scaled, col)) for col in columns):
+                return False
+        return True
 
     def plain(self, node: PureMap) -> tuple[list[int], list[list[int]], list[int], int]:
         return node

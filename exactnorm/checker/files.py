@@ -233,8 +233,17 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         v = Verdict(False, "format", str(exc))
     else:
-        v = check_text_with(PureArithmetic(), text, max_digits=int(max_digits),
-                            max_work=int(max_work))
+        try:
+            v = check_text_with(PureArithmetic(), text, max_digits=int(max_digits),
+                                max_work=int(max_work))
+        except MemoryError:
+            print("error: the check ran out of memory (a limit of this checker should have "
+                  "refused the certificate first: please report it)", file=sys.stderr)
+            return 3
+        except Exception as exc:  # a bug of this checker, never a verdict: one line, exit 3
+            print(f"internal error: {type(exc).__name__}: {str(exc)[:200]} (please report it)",
+                  file=sys.stderr)
+            return 3
     line = ("VALID: " if v.ok else f"INVALID [{v.rule}]: ") + v.message
     if not print_or_broken_pipe(line):
         return limits.EXIT_BROKEN_PIPE

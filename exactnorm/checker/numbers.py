@@ -24,6 +24,7 @@ from typing import Any
 from .vocabulary import ACTIVATIONS, DEFAULT_MAX_DIGITS, MAX_DIGITS_CAP
 
 __all__ = ["Verdict", "CertificateError", "ReadError", "IntVector", "IntMatrix", "show",
+           "show_ratio", "bits_of",
            "parse_certificate_text", "number", "integer", "vector", "matrix", "field",
            "activation", "index", "layer_list", "check_max_digits", "decimal_int"]
 
@@ -81,6 +82,20 @@ class _IntDigits:
 
     def __exit__(self, *exc: object) -> None:
         getattr(sys, "set_int_max_str_digits", lambda n: None)(self.old)
+
+
+def show_ratio(p: int, q: int) -> str:
+    """``p/q`` (``q > 0``) for a message: :func:`show` of the fraction in lowest terms when the
+    numbers are small enough for a cheap gcd (8192 bits), else the unreduced sizes — never a
+    quadratic gcd of numbers of a million bits for one line of text.
+
+    >>> show_ratio(-6, 4), show_ratio(1, 1 << 9000)
+    ('-3/2', '(1-bit integer)/(9001-bit integer)')
+    """
+    if max(abs(p).bit_length(), q.bit_length()) <= 8192:
+        return show(Fraction(p, q))
+    return f"{'-' if p < 0 else ''}({abs(p).bit_length()}-bit integer)/({q.bit_length()}-bit " \
+           f"integer)"
 
 
 def show(value: object) -> str:
@@ -270,6 +285,14 @@ class IntMatrix:
 
     def entry(self, r: int, t: int) -> Fraction:
         return Fraction(self.rows[r][t], self.den)
+
+
+def bits_of(x: IntVector | IntMatrix) -> int:
+    """The larger of the bit lengths of the largest |numerator| and of the denominator: the
+    size of the numbers an operation with ``x`` multiplies (the work budget's operand size)."""
+    rows = x.rows if isinstance(x, IntMatrix) else [x.nums]
+    top = max((max(map(abs, row)) for row in rows if row), default=0)
+    return max(top.bit_length(), x.den.bit_length())
 
 
 def _compact(value: dict, where: str, max_digits: int) -> tuple[int, list]:

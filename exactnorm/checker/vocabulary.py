@@ -13,12 +13,13 @@ from __future__ import annotations
 
 __all__ = ["FORMAT", "VERSIONS", "ACTIVATIONS", "SKIP_KINDS", "LAYER_KINDS", "GENERATOR",
            "DEFAULT_MAX_DIGITS", "MAX_DIGITS_CAP", "DEFAULT_MAX_BYTES", "MAX_BYTES_CAP",
-           "MAX_MAP_ENTRIES", "DEFAULT_MAX_WORK", "MAX_WORK_CAP", "EXIT_BROKEN_PIPE"]
+           "MAX_MAP_ENTRIES", "MAX_MAP_BITS", "DEFAULT_MAX_WORK", "MAX_WORK_CAP",
+           "EXIT_BROKEN_PIPE"]
 
 #: the ``format`` field of every certificate
 FORMAT = "exactnorm.certificate"
-#: the versions this checker reads (docs/certificate-format.md §0 and §1)
-VERSIONS = (1, 2)
+#: the versions this checker reads (docs/certificate-format.md §0, §1 and §4)
+VERSIONS = (1, 2, 3)
 ACTIVATIONS = ("relu", "identity")
 #: ``kind`` of a skip connection: the 0/1 kinds are checked to be what they claim
 SKIP_KINDS = ("identity", "selection", "random")
@@ -35,10 +36,13 @@ MAX_DIGITS_CAP = 10_000_000
 DEFAULT_MAX_BYTES = 2 * 1024**3
 #: the largest byte limit a caller may ask for
 MAX_BYTES_CAP = 1024**4
-#: entries of one affine map, of one regenerated matrix, or of one family of patch boxes
-MAX_MAP_ENTRIES = 1 << 26
-#: the work budget of one check, in multiply-adds estimated from the shapes before starting
-#: (a 784-128-10 trade-off certificate needs about 3·10^9; see docs/certificate-format.md §7)
+#: entries of one affine map, box, family of patch boxes or regenerated matrix
+MAX_MAP_ENTRIES = 1 << 24
+#: bits of one of those structures (entries times the bit length of its largest number, at
+#: least 64 each): 512 MiB of numbers
+MAX_MAP_BITS = 1 << 32
+#: the work budget of one check, in units (64-bit word operations, docs/certificate-format.md
+#: §7) counted before each computation
 DEFAULT_MAX_WORK = 10**11
 #: the largest work budget a caller may ask for
 MAX_WORK_CAP = 10**15

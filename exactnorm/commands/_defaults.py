@@ -32,7 +32,7 @@ SHIFT_MODES = ("neuron", "layer", "integer")
 #: exactnorm.api.CONSTRUCTIONS (its keys, sorted)
 CONSTRUCTIONS = ("lowrank", "theorem1", "tradeoff")
 #: exactnorm.certificate.DEFAULT_VERSION
-DEFAULT_VERSION = 2
+DEFAULT_VERSION = 3
 #: exactnorm.certificate.FROZEN_WEIGHTS
 FROZEN_WEIGHTS = ("reference", "explicit")
 #: exactnorm.certificate.DEFAULT_FROZEN_WEIGHTS

@@ -46,8 +46,8 @@ def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
                              f"target (Theorem 1 over channels, dense head chosen automatically)")
     if args.activations:
         raise InputError("--activations applies to state dicts; an ONNX model records its own")
-    if args.format_version != 2:
-        raise InputError("convolutional certificates exist in version 2 only")
+    if args.format_version != 3:
+        raise InputError("convolutional certificates are written in version 3 only")
     box = parse_box(args.box) if args.box else None
     target = load_cnn_target(args.target, box)
     if args.jobs == "auto":
@@ -70,7 +70,7 @@ def run_cnn(args: argparse.Namespace, summary_table: Callable[..., Any]) -> int:
     build = time.perf_counter() - t0
     console.print(summary_table(c, build, "convolutional target: Theorem 1 over channels"))
     console.print(f"certificate written to {args.out} ({os.path.getsize(args.out)} bytes, "
-                  f"version 2)")
+                  f"version 3)")
     del c
     points = exact_agreement(load_certificate(args.out), points=2)
     console.print(f"exact evaluation: every checkpoint equals its target layer at {points} "

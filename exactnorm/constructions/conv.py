@@ -172,7 +172,8 @@ def certify_conv(target: ConvTargetNetwork, *, seed: int = 0,
     target : ConvTargetNetwork
     seed, distribution, retry
         As in :func:`~exactnorm.constructions.theorem1.certify_theorem1`; convolution ``i``
-        draws from ``StreamKey(i, 0, part, attempt)``; dense layers keep their own index ``i``.
+        draws its pair at offsets 1 and 2 of segment ``i`` (``StreamKey(i, 1 | 2, WEIGHT,
+        attempt)``); dense layers keep their own index ``i``.
     shift_mode : {"integer", "neuron", "layer"}
         Per-channel shifts (and those of the dense head).
     jobs, scheduler
