@@ -425,7 +425,7 @@ class FlintArithmetic:
 
 def check_certificate(doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
                       progress: Callable[[int, int], None] | None = None,
-                      max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+                      max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
     """Same contract and verdicts as :func:`exactnorm.checker.check_certificate`."""
     return check_with(FlintArithmetic(), doc, max_digits=max_digits, progress=progress,
                       max_work=max_work)
@@ -433,14 +433,14 @@ def check_certificate(doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
 
 def check_certificate_text(text: str | bytes | bytearray, *,
                            max_digits: int = DEFAULT_MAX_DIGITS,
-                           max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+                           max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
     return check_text_with(FlintArithmetic(), text, max_digits=max_digits, max_work=max_work)
 
 
 def check_file(path: str, *, max_digits: int = DEFAULT_MAX_DIGITS,
                max_bytes: int = DEFAULT_MAX_BYTES,
                progress: Callable[[int, int], None] | None = None,
-               max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+               max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
     """Check a ``.json`` or ``.json.gz`` certificate file (unreadable: rule ``format``)."""
     return check_file_with(FlintArithmetic(), path, max_digits=max_digits, max_bytes=max_bytes,
                            progress=progress, max_work=max_work)

@@ -119,17 +119,19 @@ def reads_segment_input_drawn(seed: int = 0) -> dict[str, Any]:
 
 def big_denominator_conv_box(digits: int = 200_000, side: int = 64) -> dict[str, Any]:
     """A convolution (3×3, padding 1) on a ``1×side×side`` input whose box is ``[0, 1/D]`` with
-    one ``digits``-digit ``D`` written twice: the arithmetic must not multiply D into every
+    one ``digits``-digit ``D`` written twice, then two pointwise layers: the second layer's map
+    has a constant (β of the first), and the arithmetic must not multiply D into it at every
     position (FLINT built ``channels × positions`` copies: 3.3 GB)."""
     D = "1" + "0" * (digits - 2) + "7"
     n = side * side
     eye = [[int(r == c) for c in range(9)] for r in range(9)]
     layers = [conv_layer(0, [1, side, side], [3, 3], eye, [1] * 9, [1] * 9, "relu",
                          padding=[1, 1]),
-              conv_layer(1, [9, side, side], [1, 1], [[1] * 9], [1], [0], "relu")]
+              conv_layer(1, [9, side, side], [1, 1], eye, [1] * 9, [0] * 9, "relu"),
+              conv_layer(2, [9, side, side], [1, 1], [[1] * 9], [1], [0], "relu")]
     return document({"den": D, "num": [0] * n}, {"den": D, "num": [1] * n},
                     [target_conv([1, side, side], [3, 3], [[1] * 9], [9], "relu",
-                                 padding=[1, 1])], layers, [2], version=1)
+                                 padding=[1, 1])], layers, [3], version=1)
 
 
 # ---------------------------------------------------------------- amplification
@@ -276,3 +278,64 @@ class _digits:
     def __exit__(self, *exc: object) -> None:
         import sys
         sys.set_int_max_str_digits(self.old)
+
+
+# ---------------------------------------------------------------- provenance grinding
+
+
+def _drawn_layer(src: int, key: list[int], shape: list[int], gamma: list[int],
+                 beta: list[int], act: str, distribution: str = "nonzero:8",
+                 seed: int = 0, **extra: Any) -> dict[str, Any]:
+    return {"input": src, "weight": {"random": record(key, shape, distribution, seed, **extra)},
+            "gamma": gamma, "beta": beta, "activation": act}
+
+
+def redrawn_nonsquare(attempt: int = 209, version: int = 3, seed: int = 0) -> dict[str, Any]:
+    """A 1×2 frozen matrix at attempt ``attempt`` "shown singular" at every earlier attempt
+    (a 1×2 matrix always has a kernel vector): the writer picks the attempt whose draw the
+    target is. Keys ``[1, 1, 0, a]`` (version 3) or ``[1, 0, 4, a]`` (the version-2 final
+    matrix)."""
+    key = (lambda a: [1, 1, 0, a]) if version >= 3 else (lambda a: [1, 0, 4, a])
+    V = nonzero_draw(seed, key(attempt), 1, 2)
+    redraws = []
+    for a in range(attempt):
+        u = nonzero_draw(seed, key(a), 1, 2)[0]
+        redraws.append({"key": key(a), "kernel": [u[1], -u[0]]})
+    doc = document([0, 0], [1, 1], [{"weight": V, "bias": [0], "activation": "identity"}],
+                   [_drawn_layer(0, key(attempt), [1, 2], [1], [0], "identity", seed=seed)],
+                   [1], version=version)
+    doc["redraws"] = redraws
+    return doc
+
+
+def redrawn_pair_m_not_cd(attempt: int = 40, version: int = 3, seed: int = 0) -> dict[str, Any]:
+    """A "pair" V_in (2×1), V_out (1×2) with m = 2 ≠ c·d = 1: its Khatri–Rao system has one
+    equation and two unknowns, singular at every attempt."""
+    def keys(a: int) -> tuple[list[int], list[int]]:
+        return ([1, 1, 0, a], [1, 2, 0, a]) if version >= 3 else ([1, 0, 0, a], [1, 0, 1, a])
+
+    redraws = []
+    for a in range(attempt):
+        vin = [r[0] for r in nonzero_draw(seed, keys(a)[0], 2, 1)]
+        vout = nonzero_draw(seed, keys(a)[1], 1, 2)[0]
+        # V_out·diag(v)·V_in = Σ_k vout_k v_k vin_k = 0
+        redraws.append({"key": keys(a)[0], "kernel": [vout[1] * vin[1], -vout[0] * vin[0]]})
+    vin = [r[0] for r in nonzero_draw(seed, keys(attempt)[0], 2, 1)]
+    vout = nonzero_draw(seed, keys(attempt)[1], 1, 2)[0]
+    beta = [sum(-x for x in [v] if x < 0) for v in vin]  # stable on [0, 1]
+    W = [[vout[0] * vin[0] + vout[1] * vin[1]]]
+    b = [vout[0] * beta[0] + vout[1] * beta[1]]
+    doc = document([0], [1], [{"weight": W, "bias": b, "activation": "identity"}],
+                   [_drawn_layer(0, keys(attempt)[0], [2, 1], [1, 1], beta, "relu", seed=seed),
+                    _drawn_layer(1, keys(attempt)[1], [1, 2], [1], [0], "identity", seed=seed)],
+                   [2], version=version)
+    doc["redraws"] = redraws
+    return doc
+
+
+def zero_draw() -> dict[str, Any]:
+    """A frozen matrix masked with p = 0: all zero, "drawn" from a seed all the same."""
+    return document([0, 0], [1, 1], [{"weight": [[0, 0]], "bias": [1],
+                                      "activation": "identity"}],
+                    [_drawn_layer(0, [1, 1, 0, 0], [1, 2], [1], [1], "identity",
+                                  mask={"p": 0, "key": [1, 1, 1, 0]})], [1], version=3)

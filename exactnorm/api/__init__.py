@@ -385,7 +385,7 @@ def check(doc: dict[str, Any], *, pure: bool = False, progress: Progress = None)
 def check_file(path: str | os.PathLike[str], *, pure: bool = False,
                max_bytes: int = DEFAULT_MAX_CERTIFICATE_BYTES,
                max_digits: int = DEFAULT_MAX_DIGITS,
-               progress: Progress = None, max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+               progress: Progress = None, max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
     """Check a certificate file (``.json`` or ``.json.gz``), size-limited before parsing.
 
     Parameters
@@ -441,6 +441,8 @@ def _check_limits(max_digits: object, max_work: object) -> None:
     """The checker's limits, refused outside their documented ranges before anything is read."""
     for value, name, cap in ((max_digits, "max_digits", MAX_DIGITS_CAP),
                              (max_work, "max_work", MAX_WORK_CAP)):
+        if value is None and name == "max_work":
+            continue  # the default: a budget that grows with the certificate
         require_integer(value, name, minimum=1)
         if value > cap:  # type: ignore[operator]
             raise InputError(f"{name} must be at most {cap}, got {value}")

@@ -64,7 +64,7 @@ __all__ = ["Verdict", "CertificateError", "ReadError", "parse_certificate_text",
 
 def check_certificate(doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
                       progress: Callable[[int, int], None] | None = None,
-                      max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+                      max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
     """Check a parsed certificate with the standard-library arithmetic; never raises for bad
     content. ``progress(done, total)`` is told the frozen layers checked so far."""
     return check_with(PureArithmetic(), doc, max_digits=max_digits, progress=progress,
@@ -73,7 +73,7 @@ def check_certificate(doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
 
 def check_certificate_text(text: str | bytes | bytearray, *,
                            max_digits: int = DEFAULT_MAX_DIGITS,
-                           max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+                           max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
     """Parse strictly, then check (standard-library arithmetic)."""
     return check_text_with(PureArithmetic(), text, max_digits=max_digits, max_work=max_work)
 
@@ -81,7 +81,7 @@ def check_certificate_text(text: str | bytes | bytearray, *,
 def check_file(path: str, *, max_digits: int = DEFAULT_MAX_DIGITS,
                max_bytes: int = DEFAULT_MAX_BYTES,
                progress: Callable[[int, int], None] | None = None,
-               max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+               max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
     """Check a ``.json`` or ``.json.gz`` file (standard-library arithmetic)."""
     return check_file_with(PureArithmetic(), path, max_digits=max_digits, max_bytes=max_bytes,
                            progress=progress, max_work=max_work)

@@ -153,28 +153,28 @@ class PureArithmetic:
     def ranges(self, node: PureMap, box: BoxFamily) -> tuple[list[int], list[int], int,
                                                                   list[int], list[int]]:
         """Per row: min over positions of the row minimum and max of the row maximum, as
-        numerators over ``den·Q``, and the first positions attaining them."""
+        numerators over ``den·Q``, and the first positions attaining them. The constant (times
+        ``Q``) is the same at every position: it is added once per row."""
         cols, A, c, den = node
         P = box.positions
         lo = [box.lo[t] for t in cols]
         hi = [box.hi[t] for t in cols]
         mins, maxs, at_min, at_max = [], [], [], []
         for row, const in zip(A, c):
-            base = const * box.Q
-            best_lo = best_hi = None
+            best_lo = best_hi = 0
             p_lo = p_hi = 0
             for p in range(P):
                 mn, mx = row_interval(row, lo, hi, p)
-                mn, mx = mn + base, mx + base
-                if best_lo is None or mn < best_lo:
+                if p == 0 or mn < best_lo:
                     best_lo, p_lo = mn, p
-                if best_hi is None or mx > best_hi:
+                if p == 0 or mx > best_hi:
                     best_hi, p_hi = mx, p
-            mins.append(best_lo)
-            maxs.append(best_hi)
+            base = const * box.Q
+            mins.append(best_lo + base)
+            maxs.append(best_hi + base)
             at_min.append(p_lo)
             at_max.append(p_hi)
-        return mins, maxs, den * box.Q, at_min, at_max  # type: ignore[return-value]
+        return mins, maxs, den * box.Q, at_min, at_max
 
     def compose_scaled(self, M: list[list[int]], den: int, B: PureMap, gamma: IntVector,
                        beta: IntVector, width: int) -> PureMap:

@@ -17,7 +17,7 @@ import math
 from typing import Any
 
 from .arithmetic import row_interval
-from .budget import Budget, mul_cost, words
+from .budget import STEP, Budget, mul_cost, words
 from .numbers import IntMatrix, IntVector, bits_of
 
 __all__ = ["Box", "domain_box", "box_bits", "patch_family", "next_box"]
@@ -26,33 +26,38 @@ Box = tuple[list[int], list[int], int]
 
 
 def box_bits(box: Box) -> int:
-    """Bits of the largest numerator (or of the denominator) of a box."""
-    lo, hi, Q = box
+    """Bits of the largest |numerator| of a box (its denominator ``Q`` is stored once)."""
+    lo, hi, _ = box
     top = max(max(map(abs, lo), default=0), max(map(abs, hi), default=0))
-    return max(top.bit_length(), Q.bit_length())
+    return top.bit_length()
+
+
+def _top(v: IntVector) -> int:
+    return max(map(abs, v.nums), default=0).bit_length()
 
 
 def domain_box(lower: IntVector, upper: IntVector, budget: Budget) -> Box:
     """B_0 over one denominator; its size is bounded before the scaled numerators exist (one
     long denominator of the lower bounds would otherwise be multiplied into every upper bound)."""
     n = len(lower)
-    bits = max(bits_of(lower), bits_of(upper))
     big = lower.den.bit_length() + upper.den.bit_length()
-    budget.size(2, n, None, bits + big, where="domain", what="the box")
-    budget.work(2 * n * (1 + mul_cost(bits, big)), None, "domain")
     if lower.den == upper.den or big <= 8192:
         Q = math.lcm(lower.den, upper.den)
+        sl, su = Q // lower.den, Q // upper.den
     else:  # a common multiple without CPython's quadratic gcd of huge numbers
-        Q = lower.den * upper.den
-    return ([x * (Q // lower.den) for x in lower.nums], [x * (Q // upper.den) for x in upper.nums],
-            Q)
+        Q, sl, su = lower.den * upper.den, upper.den, lower.den
+    bits = max(_top(lower) + sl.bit_length(), _top(upper) + su.bit_length())
+    budget.size(2, n, None, bits, where="domain", what="the box")
+    budget.work(2 * n * (STEP + mul_cost(bits, max(sl, su).bit_length())), None, "domain")
+    return [x * sl for x in lower.nums], [x * su for x in upper.nums], Q
 
 
 def _reduced_box(lo: list[int], hi: list[int], Q: int, budget: Budget, where: str) -> Box:
     """Divide out common factors while that is cheap; the values never change."""
     if Q == 1 or Q.bit_length() > 4096:
         return lo, hi, Q
-    budget.work(len(lo) * 2 * mul_cost(box_bits((lo, hi, 1)), Q.bit_length()), None, where)
+    budget.work(len(lo) * 2 * (STEP + mul_cost(box_bits((lo, hi, 1)), Q.bit_length())), None,
+                where)
     g = Q
     for x in lo + hi:
         if g == 1:
@@ -68,7 +73,7 @@ def patch_family(box: Box, g: Any, budget: Budget, j: int | None,
     positions = g.Ho * g.Wo
     budget.size(2 * g.patch, positions, j, box_bits(box), where=where,
                 what="the family of patch boxes")
-    budget.work(2 * g.patch * positions, j, where)
+    budget.work(2 * g.patch * positions * STEP, j, where)
     lo, hi, _ = box
     cells = [g.pixels(y, x) for y in range(g.Ho) for x in range(g.Wo)]
     table_lo = [[0 if pix[t] is None else lo[pix[t]] for pix in cells] for t in range(g.patch)]
@@ -100,12 +105,13 @@ def next_box(layer: dict[str, Any], box: Box, budget: Budget, i: int) -> Box:
     where = f"target layer {i}"
     lo, hi, Q = box
     bits = box_bits(box)
+    qbits = Q.bit_length()
     g = layer["geom"]
     if layer["kind"] == "avgpool":
         size = g.kh * g.kw
         out = g.C * g.Ho * g.Wo
         budget.size(2, out, None, bits + size.bit_length() + 1, where=where, what="its box")
-        budget.work(2 * out * size * (1 + words(bits + size.bit_length())), None, where)
+        budget.work(2 * out * (size + 2) * (STEP + words(bits + size.bit_length())), None, where)
         out_lo, out_hi = [], []
         for c in range(g.C):
             for y in range(g.Ho):
@@ -120,15 +126,15 @@ def next_box(layer: dict[str, Any], box: Box, budget: Budget, i: int) -> Box:
     inner = W.ncols
     positions = 1 if g is None else g.Ho * g.Wo
     # mn = Σ w·lo (inner terms), then mn·b.den + bias·W.den·Q
-    out_bits = max(wbits + bits + inner.bit_length() + bbits,
-                   bbits + wbits + Q.bit_length()) + 2
+    out_bits = max(wbits + bits + inner.bit_length() + bbits, bbits + wbits + qbits) + 2
     budget.size(2 * W.nrows, positions, None, out_bits, where=where, what="its box")
     if g is not None:
         fam_lo, fam_hi = patch_family(box, g, budget, None, where)
     else:
         fam_lo, fam_hi = [[x] for x in lo], [[x] for x in hi]
     budget.product(2 * W.nrows, inner, positions, wbits, bits, None, where)
-    budget.work(2 * W.nrows * positions * (2 + mul_cost(out_bits, bbits)), None, where)
+    budget.work(W.nrows * mul_cost(2 * wbits, qbits)
+                + 2 * W.nrows * positions * (2 * STEP + mul_cost(out_bits, bbits)), None, where)
     mins, maxs, D = _interval_rows(W, b, fam_lo, fam_hi, Q)
     flat_lo = [x for row in mins for x in row]  # channel-major: (o, y, x) in C order
     flat_hi = [x for row in maxs for x in row]

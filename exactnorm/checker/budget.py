@@ -13,11 +13,16 @@ same place with the same message, before allocating or computing anything.
 Units. A unit is one 64-bit word operation: multiplying an ``a``-bit by a ``b``-bit integer
 costs ``words(a)·words(b)`` units with ``words(n) = max(1, ⌈n/64⌉)`` (schoolbook, an upper bound
 of CPython's and GMP's multiplication), a multiply-add ``1 + words(a)·words(b)``, a gcd of an
-``a``-bit and a ``b``-bit integer ``words(a)·words(b)``, one stream word of a regenerated matrix
-and one entry each 1.
+``a``-bit and a ``b``-bit integer ``words(a)·words(b)``, a division ``words(b)·(words(a) −
+words(b) + 1)``, one stream word of a regenerated matrix
+and one entry each 1. On top of the word costs, every Python-level step on a number (a
+multiply-add, a copy, a comparison) costs :data:`STEP` units, so that a unit is roughly the
+same time whatever the size of the numbers.
 
->>> words(0), words(64), words(65), mul_cost(4, 20_000)
-(1, 1, 2, 313)
+>>> words(0), words(64), words(65), mul_cost(4, 20_000), mul_cost(0, 10**6), gcd_chain(640)
+(1, 1, 2, 313, 1, 400)
+>>> mul_cost(64 * 1024, 64 * 1024)  # 1024 words each: 3^10, not 1024^2
+118098
 """
 
 from __future__ import annotations
@@ -25,7 +30,11 @@ from __future__ import annotations
 from .numbers import CertificateError
 from .vocabulary import MAX_MAP_BITS, MAX_MAP_ENTRIES
 
-__all__ = ["Budget", "words", "mul_cost"]
+__all__ = ["Budget", "STEP", "words", "mul_cost", "div_cost", "gcd_chain"]
+
+
+#: units of one Python-level step on a number, besides the word cost of its operands
+STEP = 64
 
 
 def words(bits: int) -> int:
@@ -34,8 +43,34 @@ def words(bits: int) -> int:
 
 
 def mul_cost(a: int, b: int) -> int:
-    """Units of one product of an ``a``-bit and a ``b``-bit integer."""
-    return words(a) * words(b)
+    """Units of one product of an ``a``-bit and a ``b``-bit integer: 1 when one of them is 0;
+    ``words(a)·words(b)`` (schoolbook) while the shorter has at most 32 words; beyond,
+    Karatsuba's ``(wa/wb + 1)·3^⌈log2 wb⌉`` for ``wa ≥ wb`` (CPython and GMP multiply at least
+    that fast)."""
+    if a == 0 or b == 0:
+        return 1
+    wa, wb = words(a), words(b)
+    if wa < wb:
+        wa, wb = wb, wa
+    if wb <= 32:
+        return wa * wb
+    return (wa // wb + 1) * 3 ** (wb - 1).bit_length()
+
+
+def div_cost(a: int, b: int) -> int:
+    """Units of dividing an ``a``-bit by a ``b``-bit integer (or of one Euclid step):
+    ``words(b)·(words(a) − words(b) + 1)`` (schoolbook long division)."""
+    wa, wb = words(a), words(b)
+    return wb * (max(wa - wb, 0) + 1)
+
+
+def gcd_chain(bits: int) -> int:
+    """Units of the greatest common divisors that bring a map to its least common denominator
+    beyond one division per entry: Euclid's algorithm on ``(g, r)`` costs about
+    ``words(g)·(words(g) − words(gcd))`` word operations, so the costs of the successive
+    changes of the running gcd ``g`` telescope to ``O(words(den)²)``; counted as
+    ``4·words(bits)²``."""
+    return 4 * words(bits) ** 2
 
 
 class Budget:
@@ -73,12 +108,12 @@ class Budget:
                 j: int | None, where: str | None = None) -> None:
         """A matrix product: ``rows·inner·cols`` multiply-adds of ``abits``- by
         ``bbits``-bit numbers."""
-        self.work(rows * inner * max(cols, 1) * (1 + mul_cost(abits, bbits)), j, where)
+        self.work(rows * inner * max(cols, 1) * (STEP + mul_cost(abits, bbits)), j, where)
 
     def regenerate(self, entries: int, words_per_entry: int, masked: bool,
                    j: int | None) -> None:
         """Regenerating a drawn matrix: its stream words (and its mask's) and its entries."""
-        self.work(entries * (words_per_entry + (1 if masked else 0) + 1), j)
+        self.work(entries * (words_per_entry + (1 if masked else 0) + STEP), j)
 
     @staticmethod
     def draw_bits(rec: object) -> int:

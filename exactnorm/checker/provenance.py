@@ -151,6 +151,8 @@ class Provenance:
     pools: int = 0
     units: list[RedrawUnit] = dc_field(default_factory=list)
     seed_rule: str = "chosen"
+    #: bits of the numbers the certificate writes (:func:`.reading.written_size`)
+    written: int = 0
     #: the check's :class:`~.budget.Budget`: the reader regenerates a few draws (an explicit
     #: matrix next to its record, a 0/1 skip given by a record) and counts them there
     budget: Any = None

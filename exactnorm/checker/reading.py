@@ -18,6 +18,7 @@ from typing import Any
 
 from .numbers import (
     CertificateError,
+    IntMatrix,
     IntVector,
     activation,
     field,
@@ -26,6 +27,7 @@ from .numbers import (
     matrix,
     show,
     vector,
+    written_bits,
 )
 from .provenance import (
     ROLE_WEIGHT,
@@ -472,7 +474,29 @@ def read_certificate(doc: object, max_digits: int, budget: Any = None) -> tuple[
     redraw_units(doc, layers, cps, prov, max_digits)
     if version >= 3:
         prov.seed_rule = doc.get("seed_rule", "chosen")
+    prov.written = written_size(lo, hi, target, layers, prov)
     return lo, hi, target, layers, cps, prov
+
+
+def written_size(lo: IntVector, hi: IntVector, target: list[dict], layers: list[dict],
+                 prov: Provenance) -> int:
+    """The bits of the numbers a certificate writes (docs/certificate-format.md §7): every
+    number the checker reads (:func:`.numbers.written_bits`: bit lengths plus one, a shared
+    denominator once), 64 per draw record, 8 per entry of a compact skip; the default work
+    budget grows with it."""
+    total = lo.written + hi.written + 64 * len(prov.draws)
+    total += sum(written_bits(v) for unit in prov.units for _, v in unit.kernels)
+    for tl in target:
+        total += (tl["W"].written + tl["b"].written) if tl["W"] is not None else 64
+    for layer in layers:
+        if layer["V"] is None:
+            total += 64
+            continue
+        total += layer["gamma"].written + layer["beta"].written
+        for M in [layer["V"]] + [P for _, P in layer["skips"]]:
+            total += M.written if isinstance(M, IntMatrix) else \
+                8 * len(M.rows) if isinstance(M, Picks) else 0
+    return total
 
 
 def document_seed(doc: dict, max_digits: int = MAX_DIGITS_CAP) -> int:

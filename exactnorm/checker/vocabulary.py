@@ -13,7 +13,8 @@ from __future__ import annotations
 
 __all__ = ["FORMAT", "VERSIONS", "ACTIVATIONS", "SKIP_KINDS", "LAYER_KINDS", "GENERATOR",
            "DEFAULT_MAX_DIGITS", "MAX_DIGITS_CAP", "DEFAULT_MAX_BYTES", "MAX_BYTES_CAP",
-           "MAX_MAP_ENTRIES", "MAX_MAP_BITS", "DEFAULT_MAX_WORK", "MAX_WORK_CAP",
+           "MAX_MAP_ENTRIES", "MAX_MAP_BITS", "DEFAULT_MAX_WORK", "MIN_WORK", "WORK_PER_BIT",
+           "MAX_WORK_CAP",
            "EXIT_BROKEN_PIPE"]
 
 #: the ``format`` field of every certificate
@@ -42,8 +43,15 @@ MAX_MAP_ENTRIES = 1 << 24
 #: least 64 each): 512 MiB of numbers
 MAX_MAP_BITS = 1 << 32
 #: the work budget of one check, in units (64-bit word operations, docs/certificate-format.md
-#: §7) counted before each computation
-DEFAULT_MAX_WORK = 10**11
+#: §7) counted before each computation: None (the default) means ``max(MIN_WORK, WORK_PER_BIT ×
+#: the bits of the numbers the certificate writes)``, so that a small file cannot demand a long
+#: check while a real-size certificate (whose γ and β are its bulk) gets a budget of its size
+DEFAULT_MAX_WORK = None
+#: the budget of a small certificate (a few seconds of work)
+MIN_WORK = 5 * 10**9
+#: units of work a certificate may demand per bit of the numbers it writes (a 784-128-10
+#: trade-off certificate needs about 140, a LeNet-shaped CNN about 90)
+WORK_PER_BIT = 1000
 #: the largest work budget a caller may ask for
 MAX_WORK_CAP = 10**15
 #: exit status when stdout is closed before the verdict is printed

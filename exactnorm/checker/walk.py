@@ -30,22 +30,16 @@ from collections.abc import Callable
 from typing import Any
 
 from .boxes import Box, box_bits, domain_box, next_box, patch_family
-from .budget import Budget, mul_cost
-from .numbers import CertificateError, IntMatrix, IntVector, Verdict, bits_of, show_ratio
+from .budget import STEP, Budget, div_cost, gcd_chain, mul_cost, words
+from .numbers import CertificateError, IntMatrix, IntVector, Verdict, show_ratio
 from .provenance import Draw, Provenance, verify_redraws
 from .reading import Geometry, Picks, last_uses, read_certificate
 from .seed import hashing_cost, target_seed
 from .verdict import describe_box, facts_of, progress_step, verdict_of
-from .vocabulary import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WORK
+from .vocabulary import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WORK, MIN_WORK, WORK_PER_BIT
 
 __all__ = ["Budget", "run_rules", "check_with", "verdict_of", "facts_of", "describe_box",
            "next_box", "check_segment"]
-
-#: units of one Python-level operation on small numbers (a multiply-add, a comparison, a
-#: copy), on top of the word cost of its operands: a unit is then about a nanosecond of work in
-#: either arithmetic, whatever the size of the numbers
-STEP = 16
-
 
 class Scaled:
     """A node ``diag(γ)·B + β`` kept unmultiplied: the next layer's product is taken as
@@ -64,13 +58,21 @@ def _support(ar: Any, node: Any) -> list[int] | frozenset:
     return ar.support(node)
 
 
-def _hbits(ar: Any, node: Any) -> int:
-    """The operand size of a map: the larger of its height's two bit lengths."""
-    return max(ar.height(node))
+def _num_den(x: IntVector | IntMatrix | Draw) -> tuple[int, int]:
+    """Bits of the largest |numerator| and of the denominator of a document matrix or vector
+    (a draw: the bound of its distribution)."""
+    if isinstance(x, Draw):
+        return x.bits, (1 if x.integral else x.bits)
+    rows = x.rows if isinstance(x, IntMatrix) else [x.nums]
+    top = max((max(map(abs, row)) for row in rows if row), default=0)
+    return top.bit_length(), x.den.bit_length()
 
 
-def _wbits(V: IntMatrix | Draw) -> int:
-    return V.bits if isinstance(V, Draw) else bits_of(V)
+def _reduce_cost(rows: int, cols: int, num: int, den: int) -> int:
+    """Units of bringing ``rows × (cols + 1)`` numerators of ``num`` bits over a ``den``-bit
+    denominator to their least common denominator: a division per entry, and the chain of
+    gcds (:func:`.budget.gcd_chain`)."""
+    return rows * (cols + 1) * (STEP + div_cost(num, den)) + gcd_chain(den)
 
 
 def _materialized(ar: Any, node: Any, budget: Budget, j: int) -> Any:
@@ -78,9 +80,13 @@ def _materialized(ar: Any, node: Any, budget: Budget, j: int) -> Any:
     if not isinstance(node, Scaled):
         return node
     rows, s = ar.nrows(node.B), len(ar.support(node.B))
-    bits = _hbits(ar, node.B) + bits_of(node.gamma) + bits_of(node.beta) + 2
-    budget.size(rows, s, j, bits)
-    budget.work(rows * (s + 1) * (STEP + 2 * mul_cost(bits, bits)), j)
+    hnum, hden = ar.height(node.B)
+    (gnum, gden), (bnum, bden) = _num_den(node.gamma), _num_den(node.beta)
+    rden = gden + hden + bden
+    rnum = max(gnum + hnum + bden, bnum + gden + hden if bnum else 0) + 1
+    budget.size(rows, s, j, max(rnum, rden))
+    budget.work(rows * (s + 1) * (STEP + mul_cost(gnum, hnum) + mul_cost(rnum, bden))
+                + _reduce_cost(rows, s, rnum, rden), j)
     return ar.affine(node.gamma, node.B, node.beta)
 
 
@@ -90,32 +96,37 @@ def _compose(ar: Any, M: IntMatrix | Draw, node: Any, width: int, budget: Budget
     draw, the product over the node's support (the segment input: a restriction of M), and the
     reduction of the result to its least common denominator."""
     rows, n = M.nrows, M.ncols
-    mbits = _wbits(M)
+    mnum, mden = _num_den(M)
     if isinstance(M, Draw):
         budget.regenerate(rows * n, M.words, M.masked, j)
     if node is None:
-        budget.size(rows, width, j, mbits)
-        budget.work(rows * width * STEP, j)
+        budget.size(rows, width, j, max(mnum, mden))
+        budget.work(rows * width * STEP + _reduce_cost(rows, width, mnum, mden), j)
         Mn, den = ar.weight(M)
         return ar.compose(Mn, den, None, width)
     if isinstance(node, Scaled):
         B, gamma, beta = node.B, node.gamma, node.beta
         s = len(ar.support(B))
-        gbits, bbits, hb = bits_of(gamma), bits_of(beta), _hbits(ar, B)
-        rbits = mbits + gbits + hb + n.bit_length() + 2
-        budget.size(rows, n, j, mbits + gbits)
-        budget.size(rows, s, j, rbits + bbits)
-        budget.work(rows * n * (STEP + mul_cost(mbits, gbits)), j)
-        budget.product(rows, n, s + 2, mbits + gbits + bbits, hb, j)
-        budget.work(rows * (s + 1) * (STEP + mul_cost(rbits + bbits, rbits + bbits)), j)
+        (gnum, gden), (bnum, bden) = _num_den(gamma), _num_den(beta)
+        hnum, hden = ar.height(B)
+        vnum, vden = mnum + gnum, mden + gden  # M·diag(γ)
+        pnum = vnum + hnum + n.bit_length()  # (M·diag(γ))·B
+        rden = vden + hden + mden + bden
+        rnum = max(pnum + mden + bden, mnum + bnum + n.bit_length() + vden + hden) + 1
+        budget.size(rows, n, j, max(vnum, vden))
+        budget.size(rows, s, j, max(rnum, rden))
+        budget.work(rows * n * (2 * STEP + mul_cost(mnum, gnum) + mul_cost(mnum, bnum)), j)
+        budget.product(rows, n, s + 1, vnum, hnum, j)
+        budget.work(rows * (s + 1) * (STEP + mul_cost(pnum, mden + bden))
+                    + _reduce_cost(rows, s, rnum, rden), j)
         Mn, den = ar.weight(M)
         return ar.compose_scaled(Mn, den, B, gamma, beta, width)
     s = len(ar.support(node))
-    hb = _hbits(ar, node)
-    rbits = mbits + hb + n.bit_length() + 1
-    budget.size(rows, s, j, rbits)
-    budget.product(rows, n, s + 1, mbits, hb, j)
-    budget.work(rows * (s + 1) * (STEP + mul_cost(rbits, rbits)), j)
+    hnum, hden = ar.height(node)
+    rnum, rden = mnum + hnum + n.bit_length() + 1, mden + hden
+    budget.size(rows, s, j, max(rnum, rden))
+    budget.product(rows, n, s + 1, mnum, hnum, j)
+    budget.work(_reduce_cost(rows, s, rnum, rden), j)
     Mn, den = ar.weight(M)
     return ar.compose(Mn, den, node, width)
 
@@ -155,16 +166,23 @@ def _stable(ar: Any, B: Any, gamma: IntVector, beta: IntVector, family: Any, j: 
 
 
 def _stability(ar: Any, B: Any, gamma: IntVector, beta: IntVector, family: Any, fbits: int,
-               budget: Budget, j: int, g: Geometry | None) -> tuple[IntVector, IntVector]:
+               qbits: int, budget: Budget, j: int,
+               g: Geometry | None) -> tuple[IntVector, IntVector]:
     """Rule ``stability`` for a ReLU layer inside a segment, counted first; dead rows get
     γ = β = 0."""
     rows, s, P = ar.nrows(B), len(ar.support(B)), family.positions
-    hb = _hbits(ar, B)
-    rbits = hb + fbits + s.bit_length() + 1
-    budget.size(2 * rows, P, j, rbits)
-    budget.product(2 * rows, s, P, hb, fbits, j)
-    budget.work(rows * (2 * P * STEP + 4 * mul_cost(rbits + bits_of(gamma) + bits_of(beta),
-                                                     rbits + bits_of(gamma) + bits_of(beta))), j)
+    hnum, hden = ar.height(B)
+    (gnum, gden), (bnum, bden) = _num_den(gamma), _num_den(beta)
+    # the ranges: numerators over hden + qbits (the constant times Q enters once per row)
+    pbits = hnum + fbits + s.bit_length() + 1
+    rbits = max(pbits, hnum + qbits) + 1
+    budget.size(2 * rows, P, j, pbits)
+    budget.product(2 * rows, s, P, hnum, fbits, j)
+    # per row, twice: the constant, γ_k·t·β.den + β_k·γ.den·den, and the comparisons
+    ends = (mul_cost(hnum, qbits) + mul_cost(gnum, rbits) + mul_cost(gnum + rbits, bden)
+            + mul_cost(bnum, gden) + mul_cost(bnum + gden, hden + qbits)
+            + words(gnum + rbits + bnum + gden + bden))
+    budget.work(rows * (2 * P * STEP + 2 * (4 * STEP + ends)), j)
     keep = _stable(ar, B, gamma, beta, family, j, g)
     if not all(keep):
         gamma = IntVector([x if k else 0 for x, k in zip(gamma.nums, keep)], gamma.den)
@@ -220,48 +238,65 @@ def _rule_checkpoint(layer: dict, plain: tuple, tl: dict, j: int, i: int, box: B
         theirs_num = b.nums[r] * W.den * Q + b.den * sum(wrow[t] * lo[t] for t in fixed)
         if mine_num * b.den * W.den != theirs_num * den:
             folded = " (with the coordinates where lower = upper folded in)" if fixed else ""
+            mine = show_ratio(mine_num, den * Q) if fixed else show_ratio(consts[r], den)
+            theirs = show_ratio(theirs_num, b.den * W.den * Q) if fixed else \
+                show_ratio(b.nums[r], b.den)
             raise CertificateError("identity", f"checkpoint layer {j}: pre-activation bias [{r}]"
-                                               f"{folded} is {show_ratio(mine_num, den * Q)}, "
-                                               f"target layer {i} has "
-                                               f"{show_ratio(theirs_num, b.den * W.den * Q)}",
-                                   layer=j, neuron=r)
+                                               f"{folded} is {mine}, target layer {i} has "
+                                               f"{theirs}", layer=j, neuron=r)
 
 
 def _checkpoint(ar: Any, layer: dict, B: Any, gamma: IntVector, beta: IntVector, tl: dict,
                 j: int, i: int, box: Box, budget: Budget) -> None:
     """The checkpoint map diag(γ)·B + β compared with the target layer, counted first."""
     rows, s = ar.nrows(B), len(ar.support(B))
-    bits = _hbits(ar, B) + bits_of(gamma) + bits_of(beta) + 2
+    hnum, hden = ar.height(B)
+    (gnum, gden), (bnum, bden) = _num_den(gamma), _num_den(beta)
+    rden = gden + hden + bden
+    anum = gnum + hnum + bden + 1  # the matrix's numerators over rden
+    cnum = max(anum, bnum + gden + hden if bnum else 0) + 1  # the constant's
     W = tl["W"]
-    cols = W.ncols
-    budget.size(rows, s, j, bits)
-    budget.work(rows * (s + 1) * (STEP + 2 * mul_cost(bits, bits)), j)
-    qbits = box[2].bit_length() + box_bits(box)
-    tbits = max(bits_of(W), bits_of(tl["b"]))
-    budget.work(W.nrows * (cols + 2) * (STEP + 2 * mul_cost(bits + qbits, tbits + qbits)), j)
+    budget.size(rows, s, j, max(cnum, rden))
+    budget.work(rows * (s + 1) * (STEP + mul_cost(gnum, hnum) + mul_cost(cnum, bden))
+                + _reduce_cost(rows, s, cnum, rden), j)
+    (tnum, tden), (bbnum, bbden) = _num_den(W), _num_den(tl["b"])
+    lo, hi, Q = box
+    qb = box_bits(box) + Q.bit_length()
+    pinned = 0 if tl["kind"] == "conv" else sum(1 for x, y in zip(lo, hi) if x == y)
+    budget.work(W.nrows * W.ncols * (2 * STEP + mul_cost(anum, tden) + mul_cost(tnum, rden))
+                + W.nrows * (pinned + 2) * (4 * STEP + mul_cost(cnum + qb, bbden + tden)
+                                            + mul_cost(max(anum, tnum) + qb, rden + bbden)
+                                            + mul_cost(bbnum + tden + qb, rden)), j)
     _rule_checkpoint(layer, ar.plain(ar.affine(gamma, B, beta)), tl, j, i, box)
 
 
 def _skip_term(ar: Any, P: Any, sub: Any, width: int, budget: Budget, j: int) -> Any:
     """``P·h_s`` of one skip."""
     if isinstance(P, Picks):
-        cols = len({t for t in P.rows if t is not None}) if sub is None \
-            else len(ar.support(sub))
-        bits = 1 if sub is None else _hbits(ar, sub)
-        budget.size(len(P.rows), cols, j, bits)
-        budget.work(len(P.rows) * (cols + 1) * (STEP + mul_cost(bits, bits)), j)
+        if sub is None:
+            cols, num, den = len({t for t in P.rows if t is not None}), 1, 1
+        else:
+            cols, (num, den) = len(ar.support(sub)), ar.height(sub)
+        budget.size(len(P.rows), cols, j, max(num, den))
+        budget.work(len(P.rows) * (cols + 1) * STEP + _reduce_cost(len(P.rows), cols, num, den),
+                    j)
         return ar.compose_picks(P, sub)
     return _compose(ar, P, sub, width, budget, j)
 
 
 def _sum(ar: Any, A: Any, S: Any, budget: Budget, j: int) -> Any:
-    """``A + S`` on the union of the supports, counted first (lcm, scaling, reduction)."""
+    """``A + S`` on the union of the supports, counted first: the lcm of the denominators, each
+    map scaled to it, the sums, and the reduction."""
+    ca, cs = len(ar.support(A)), len(ar.support(S))
     cols = len(set(ar.support(A)) | set(ar.support(S)))
-    ha, hs = ar.height(A), ar.height(S)
-    bits = max(ha) + max(hs) + 2
-    budget.size(ar.nrows(A), cols, j, bits)
-    budget.work(ar.nrows(A) * (cols + 1) * (STEP + 3 * mul_cost(bits, bits))
-                + mul_cost(ha[1], hs[1]), j)
+    (anum, aden), (snum, sden) = ar.height(A), ar.height(S)
+    rnum, rden = max(anum + sden, snum + aden) + 1, aden + sden
+    rows = ar.nrows(A)
+    budget.size(rows, cols, j, max(rnum, rden))
+    budget.work(mul_cost(aden, sden) + gcd_chain(max(aden, sden))
+                + rows * (ca + 1) * (STEP + mul_cost(anum, sden))
+                + rows * (cs + 1) * (STEP + mul_cost(snum, aden))
+                + rows * (cols + 1) * STEP + _reduce_cost(rows, cols, rnum, rden), j)
     return ar.add(A, S)
 
 
@@ -282,7 +317,7 @@ def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i
     else:
         fam_lo, fam_hi = [[x] for x in box[0]], [[x] for x in box[1]]
         width = len(box[0])
-    fbits = box_bits(box)
+    fbits, qbits = box_bits(box), box[2].bit_length()
     family = ar.box(fam_lo, fam_hi, box[2])
     maps: dict[int, Any] = {start: None}
     last = last_uses(layers, start, end)
@@ -303,7 +338,7 @@ def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i
         B = _compose(ar, V, node, width, budget, j)
         gamma, beta = layer["gamma"], layer["beta"]
         if j < end and layer["act"] == "relu":
-            gamma, beta = _stability(ar, B, gamma, beta, family, fbits, budget, j, seg)
+            gamma, beta = _stability(ar, B, gamma, beta, family, fbits, qbits, budget, j, seg)
         if j == end:
             _checkpoint(ar, layer, B, gamma, beta, tl, j, i, box, budget)
             return
@@ -340,10 +375,12 @@ def rule_seed(prov: Provenance, lower: IntVector, upper: IntVector, target: list
 
 def run_rules(ar: Any, doc: object, max_digits: int = DEFAULT_MAX_DIGITS,
               progress: Callable[[int, int], None] | None = None,
-              max_work: int = DEFAULT_MAX_WORK) -> dict[str, Any]:
+              max_work: int | None = DEFAULT_MAX_WORK) -> dict[str, Any]:
     """Every rule in order, with the arithmetic ``ar``; returns the facts proven when all hold."""
-    budget = Budget(max_work)
+    budget = Budget(MIN_WORK if max_work is None else max_work)
     lower, upper, target, layers, cps, prov = read_certificate(doc, max_digits, budget)
+    if max_work is None:  # the default budget grows with the numbers the certificate writes
+        budget.max_work = max(MIN_WORK, WORK_PER_BIT * prov.written)
     rule_seed(prov, lower, upper, target, budget)
     verify_redraws(ar, prov, budget)
     box = domain_box(lower, upper, budget)
@@ -354,11 +391,14 @@ def run_rules(ar: Any, doc: object, max_digits: int = DEFAULT_MAX_DIGITS,
             box = next_box(tl, box, budget, i)
     if progress is not None:
         progress(len(layers), len(layers))
-    return facts_of(doc, lower, upper, target, len(layers), prov)  # type: ignore[arg-type]
+    facts = facts_of(doc, lower, upper, target, len(layers), prov)  # type: ignore[arg-type]
+    facts["work"] = budget.spent
+    facts["work_budget"] = budget.max_work
+    return facts
 
 
 def check_with(ar: Any, doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
                progress: Callable[[int, int], None] | None = None,
-               max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+               max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
     """Check a parsed certificate with arithmetic ``ar``; never raises for bad content."""
     return verdict_of(lambda: run_rules(ar, doc, max_digits, progress, max_work))

@@ -9,13 +9,18 @@ mirrors (named next to it), so that they cannot drift apart.
 from __future__ import annotations
 
 from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES as DEFAULT_MAX_CERTIFICATE_BYTES
-from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WORK
+from exactnorm.checker.vocabulary import (
+    DEFAULT_MAX_DIGITS,
+    DEFAULT_MAX_WORK,
+    MIN_WORK,
+    WORK_PER_BIT,
+)
 from exactnorm.checker.vocabulary import MAX_BYTES_CAP as MAX_CERTIFICATE_BYTES_CAP
 
 # the format's limits come from its one vocabulary (standard library only, light to import);
 # the other defaults below mirror the library and are compared with it by a test
 __all__ = ["MIRRORS", "DEFAULT_MAX_CERTIFICATE_BYTES", "DEFAULT_MAX_DIGITS", "DEFAULT_MAX_WORK",
-           "MAX_CERTIFICATE_BYTES_CAP"]
+           "MAX_CERTIFICATE_BYTES_CAP", "MIN_WORK", "WORK_PER_BIT"]
 
 #: exactnorm.model.network.DEFAULT_MAX_WIDTH
 DEFAULT_MAX_WIDTH = 4096
