@@ -59,7 +59,9 @@ Map = FMap
 
 def _fmap(pieces: list[Piece], cn: fmpz_mat, cden: fmpz, support: frozenset,
           info: tuple[fmpz, fmpz] | None = None) -> FMap:
-    out = FMap((pieces, cn, cden, support))
+    """A map; with no nonzero piece left it depends on no column (as the reference's
+    reduction, which drops the columns of an all-zero matrix)."""
+    out = FMap((pieces, cn, cden, support if pieces else frozenset()))
     out.info = info if info is not None else _pieces_info(pieces)
     return out
 

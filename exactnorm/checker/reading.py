@@ -391,7 +391,7 @@ def rule_checkpoints(cps: list[int], n_target: int, n_layers: int) -> None:
 
 
 def rule_segments(layers: list[dict], cps: list[int], target: list[dict]) -> None:
-    """Rule ``segment``, the node reads (docs/certificate-format.md §9), before any arithmetic.
+    """Rule ``segment``, node reads (docs/certificate-format.md §0 and §8), before any arithmetic.
 
     Layer j of segment i (``c_{i-1} < j <= c_i``) reads nodes ``s`` with ``c_{i-1} <= s < j``
     (input and skips), and the checkpoint layer has no skip (rule ``skip``). By the kind of target

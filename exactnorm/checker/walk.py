@@ -1,4 +1,4 @@
-"""The one walk of the checker (docs/certificate-format.md §0, §6–§9): segments, stability,
+"""The one walk of the checker (docs/certificate-format.md §0, §4, §6–§8): segments, stability,
 checkpoint identity, the proofs of redraws and of the seed rule, the work budget — written once,
 over an arithmetic (:mod:`.arithmetic`). Standard library only.
 
@@ -50,12 +50,6 @@ class Scaled:
 
     def __init__(self, B: Any, gamma: IntVector, beta: IntVector) -> None:
         self.B, self.gamma, self.beta = B, gamma, beta
-
-
-def _support(ar: Any, node: Any) -> list[int] | frozenset:
-    if isinstance(node, Scaled):
-        return ar.support(node.B) if any(node.gamma.nums) else []
-    return ar.support(node)
 
 
 def _num_den(x: IntVector | IntMatrix | Draw) -> tuple[int, int]:
