@@ -49,7 +49,7 @@ Piece = tuple[list[int], fmpz_mat, fmpz]
 
 class FMap(tuple):
     """``(pieces, constant column numerators, constant denominator, support)``; ``info`` caches
-    ``(lcm of the pieces' denominators, largest |numerator| of the pieces over it)``."""
+    ``(lcm of the pieces' denominators, largest absolute numerator of the pieces over it)``."""
 
     info: tuple[fmpz, fmpz]
 
@@ -72,7 +72,7 @@ def _amax(A: fmpz_mat) -> fmpz:
 
 
 def _pieces_info(pieces: list[Piece]) -> tuple[fmpz, fmpz]:
-    """(lcm of the pieces' denominators, largest |numerator| over it)."""
+    """(lcm of the pieces' denominators, largest absolute numerator over it)."""
     L = fmpz(1)
     for _, _, d in pieces:
         L = _lcm(L, d)
@@ -264,8 +264,9 @@ class FlintArithmetic:
         return frozenset() if node is None else node[3]
 
     def height(self, node: Map) -> tuple[int, int]:
-        """(bits of the largest |numerator|, bits of the denominator) of the map over its least
-        common denominator: the lcm of its reduced pieces' and constant's denominators."""
+        """(bits of the largest absolute numerator, bits of the denominator) of the map over
+        its least common denominator: the lcm of its reduced pieces' and constant's
+        denominators."""
         pieces, cn, cden, _ = node[:4]
         L, top = _info(node)
         D = _lcm(L, cden)

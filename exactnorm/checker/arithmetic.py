@@ -29,7 +29,7 @@ pixel). Operations:
 * ``add(m1, m2)`` — the sum on the union of the supports;
 * ``support(node)`` — the columns a map depends on (the walk bounds sizes with it *before*
   asking for a product or a sum: rule ``limit`` is the walk's, identical for both);
-* ``height(node)`` — the bit lengths of the largest |numerator| and of the denominator of the
+* ``height(node)`` — the bit lengths of the largest absolute numerator and of the denominator of the
   map written over its *least* common denominator: a property of its values, so both
   arithmetics return the same numbers, from which the walk computes the work budget;
 * ``plain(node)`` — ``(cols, rows, consts, den)`` in Python integers over the least common
@@ -229,8 +229,8 @@ class PureArithmetic:
         return self.reduced((cols, rows, [s1 * x + s2 * y for x, y in zip(e1, e2)], den))
 
     def height(self, node: PureMap) -> tuple[int, int]:
-        """(bits of the largest |numerator|, bits of the denominator); maps are kept over their
-        least common denominator, so these are properties of the values."""
+        """(bits of the largest absolute numerator, bits of the denominator); maps are kept
+        over their least common denominator, so these are properties of the values."""
         _, A, c, den = node
         top = max((max(map(abs, row)) for row in A if row), default=0)
         top = max(top, max(map(abs, c), default=0))

@@ -26,7 +26,7 @@ Box = tuple[list[int], list[int], int]
 
 
 def box_bits(box: Box) -> int:
-    """Bits of the largest |numerator| of a box (its denominator ``Q`` is stored once)."""
+    """Bits of the largest absolute numerator of a box (its denominator ``Q`` is stored once)."""
     lo, hi, _ = box
     top = max(max(map(abs, lo), default=0), max(map(abs, hi), default=0))
     return top.bit_length()

@@ -292,7 +292,7 @@ class IntMatrix:
 
 
 def bits_of(x: IntVector | IntMatrix) -> int:
-    """The larger of the bit lengths of the largest |numerator| and of the denominator: the
+    """The larger of the bit lengths of the largest absolute numerator and of the denominator: the
     size of the numbers an operation with ``x`` multiplies (the work budget's operand size)."""
     rows = x.rows if isinstance(x, IntMatrix) else [x.nums]
     top = max((max(map(abs, row)) for row in rows if row), default=0)

@@ -53,7 +53,7 @@ class Scaled:
 
 
 def _num_den(x: IntVector | IntMatrix | Draw) -> tuple[int, int]:
-    """Bits of the largest |numerator| and of the denominator of a document matrix or vector
+    """Bits of the largest absolute numerator and of the denominator of a document matrix or vector
     (a draw: the bound of its distribution)."""
     if isinstance(x, Draw):
         return x.bits, (1 if x.integral else x.bits)
