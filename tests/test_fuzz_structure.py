@@ -181,5 +181,6 @@ def test_both_arithmetics_agree_on_what_layers_read(doc, solvable):
     assert (a.ok, a.rule, a.message, a.layer, a.neuron) == \
         (b.ok, b.rule, b.message, b.layer, b.neuron), (a, b)
     if a.ok:
+        assert a.facts == b.facts  # the work counted alike, the same draws and bits
         assert exact_agreement(doc, points=3) == 3
         ACCEPTED["structured document"] += 1

@@ -152,4 +152,23 @@ def test_trained_784_128_10_float64_mlp_certifies_valid(tmp_path):
         arrays[f"W{i}"], arrays[f"b{i}"] = W.T.astype(np.float64), b.astype(np.float64)
     np.savez(tmp_path / "m.npz", **arrays)
     doc = _certify_and_check(tmp_path / "m.npz", box="0:1")
-    assert len(_denominators(doc)) > 100
+    assert len(_denominators(doc)) > 20 and max(_denominators(doc)) >= 2**1074
+
+
+def test_a_certificate_is_a_target_file_with_its_compact_target(tmp_path):
+    """Writers put a target matrix over one denominator when that is shorter (float weights of
+    one exponent range); load_target reads the certificate back as the same target."""
+    from exactnorm.certificate import save_certificate
+    from exactnorm.model.targets import load_target
+
+    rng = np.random.default_rng(0)
+    arrays = {"W1": rng.normal(size=(4, 6)).astype(np.float32),
+              "b1": rng.normal(size=4).astype(np.float32),
+              "W2": rng.normal(size=(2, 4)).astype(np.float32),
+              "b2": rng.normal(size=2).astype(np.float32)}
+    np.savez(tmp_path / "t.npz", **arrays)
+    g = api.load_target(tmp_path / "t.npz", box="0:1")
+    doc = _certify_and_check(g)
+    assert isinstance(doc["target"]["layers"][0]["weight"], dict)  # {"den", "num"}
+    save_certificate(doc, tmp_path / "c.json")
+    assert load_target(tmp_path / "c.json") == g

@@ -37,11 +37,11 @@ the record lets a certificate prove which random draw it uses.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import re
 import struct
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable  # noqa: UP035  (standalone: no collections.abc needed)
@@ -360,8 +360,8 @@ def max_probability(rec: DrawRecord) -> tuple[int, int, int, int]:
         return _gauss_mode(rec.param), den, _gauss_mode(rec.param), den
     if rec.kind == "set":
         n = len(rec.values)
-        most = max(rec.values.count(v) for v in set(rec.values))
-        zero = rec.values.count(0)
+        counts = Counter(rec.values)
+        most, zero = max(counts.values()), counts.get(0, 0)
         return min(most * _residue(n), two64), two64, min(zero * _residue(n), two64), two64
     n = {"int": 2 * rec.param + 1, "nonzero": 2 * rec.param, "rational": 2 * rec.param + 1,
          "bits": 2 * (1 << rec.param) + 1}[rec.kind]
@@ -369,16 +369,30 @@ def max_probability(rec: DrawRecord) -> tuple[int, int, int, int]:
     return _residue(n), two64, (0 if rec.kind == "nonzero" else _residue(n)), two64
 
 
-@functools.lru_cache(maxsize=256)
 def _log2_floor_1024(num: int, den: int) -> int:
-    """``⌊1024·log2(den/num)⌋`` for ``0 < num ≤ den``, exactly (integers only)."""
-    a, b = num ** 1024, den ** 1024
-    e = b.bit_length() - a.bit_length()
-    while e > 0 and (a << e) > b:
-        e -= 1
-    while (a << (e + 1)) <= b:
-        e += 1
-    return max(e, 0)
+    """A lower bound of ``1024·log2(den/num)`` for ``0 < num ≤ den``, in integers: the integer
+    part ``k`` exactly, then ten binary digits of ``log2(y)``, ``y = den/(num·2^k)`` in
+    ``[1, 2)``, by repeated squaring of ``y`` as a fixed-point number with 128 fractional bits,
+    rounded down at each step (docs/generator.md §7). Rounding down can only lower a digit, so
+    the result never exceeds ``⌊1024·log2(den/num)⌋``; its cost does not depend on the size of
+    the numbers.
+
+    >>> _log2_floor_1024(1, 16), _log2_floor_1024(1, 3), _log2_floor_1024(5, 5)
+    (4096, 1623, 0)
+    """
+    k = den.bit_length() - num.bit_length()
+    if (num << k) > den:
+        k -= 1
+    frac = 128
+    y = (den << frac) // (num << k)
+    e = 0
+    for _ in range(10):
+        y = (y * y) >> frac
+        e <<= 1
+        if y >= 2 << frac:
+            e |= 1
+            y >>= 1
+    return (k << 10) + e
 
 
 def min_entropy_bits(rec: DrawRecord) -> int:
