@@ -1,6 +1,7 @@
-"""Certificate documents, format ``exactnorm.certificate`` versions 1 and 2.
+"""Certificate documents, format ``exactnorm.certificate`` versions 1 to 3.
 
-SPEC §3 defines version 1, docs/certificate-format.md version 2.
+SPEC §3 defines version 1, docs/certificate-format.md versions 2 and 3 (version 3, the default,
+draws every frozen matrix from the stream key its position fixes).
 
 Build one from a :class:`~exactnorm.constructions.Construction`, save it atomically (``.json`` or
 ``.json.gz``), load it strictly. Validity is *not* decided here: that is the independent checker's
@@ -101,7 +102,7 @@ VERSION = max(VERSIONS)
 DEFAULT_VERSION = VERSION
 #: the version with common-denominator vectors and matrices (docs/certificate-format.md)
 COMPACT_VERSION = 2
-#: how version 2 writes frozen random matrices
+#: how versions 2 and 3 write frozen random matrices
 FROZEN_WEIGHTS = ("reference", "explicit")
 #: by reference: smaller (a record instead of every entry) and never slower to check, because a
 #: checker regenerates the draw in both modes (docs/performance.md, "Frozen weights")
@@ -249,7 +250,7 @@ def _is_draw_record(record: Any) -> bool:
 
 def _frozen_matrix(entry: dict[str, Any], M: Any, record: dict[str, Any] | None, what: str,
                    frozen_weights: str) -> None:
-    """Write ``weight`` (and ``source``) of one frozen matrix into ``entry`` (version 2)."""
+    """Write ``weight`` (and ``source``) of one frozen matrix into ``entry`` (version 2 on)."""
     if record is None:
         raise InputError(f"{what} has no draw record: a version-2 certificate needs the "
                          f"provenance of every frozen matrix (declare it fixed or draw it)")
@@ -329,7 +330,7 @@ def certificate_document(c: Construction, *, version: int = DEFAULT_VERSION,
     Raises
     ------
     InputError
-        Unknown version or mode; in version 2, a frozen matrix without a record.
+        Unknown version or mode; from version 2 on, a frozen matrix without a record.
 
     Examples
     --------

@@ -1,5 +1,5 @@
 """Certificates of convolutional constructions (docs/certificate-format.md, "Convolutional
-layers"): writer and reader of the ``conv`` and ``avgpool`` layer kinds, version 2 only.
+layers"): writer and reader of the ``conv`` and ``avgpool`` layer kinds, version 3.
 
 Values between layers are vectors (a ``(C, H, W)`` tensor in C order), so flatten is never a
 layer. Target layers: dense layers as in every certificate; ``{"kind": "conv", "input_shape",
@@ -167,7 +167,7 @@ def _document(c: ConvConstruction, frozen_weights: str, lazy: bool) -> dict[str,
 
 def conv_certificate_document(c: ConvConstruction, *,
                               frozen_weights: str = DEFAULT_FROZEN_WEIGHTS) -> dict[str, Any]:
-    """The certificate document of a convolutional construction (version 2)."""
+    """The certificate document of a convolutional construction (version 3)."""
     return _document(c, frozen_weights, lazy=False)
 
 

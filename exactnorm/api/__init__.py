@@ -400,7 +400,9 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
     progress : callable(done, total), optional
         Told the frozen layers checked so far.
     max_work : int
-        The check's work budget in multiply-adds (docs/certificate-format.md §7; 1 … 10^15).
+        The check's work budget in units of 64-bit word operations (docs/certificate-format.md
+        §7; 1 … 10^15); ``None`` (default): 1,000 per bit of the numbers the certificate
+        writes, at least 5·10^9.
 
     Returns
     -------

@@ -73,6 +73,12 @@ def row_interval(row: list[int], lo: list[list[int]], hi: list[list[int]],
     return mn, mx
 
 
+class _Reduced(tuple):
+    """A map over its least common denominator, caching its height."""
+
+    height: tuple[int, int] | None = None
+
+
 class BoxFamily:
     """Bounds ``lo[t][p]/Q ≤ a_t ≤ hi[t][p]/Q`` for coordinates ``t`` and positions ``p``."""
 
@@ -197,15 +203,16 @@ class PureArithmetic:
         if cols and not any(map(any, A)):
             cols, A = [], [[] for _ in A]
         if den == 1:
-            return cols, A, c, den
+            return _Reduced((cols, A, c, den))
         g = math.gcd(den, *c)
         for row in A:
             if g == 1:
-                return cols, A, c, den
+                return _Reduced((cols, A, c, den))
             g = math.gcd(g, *row)
         if g == 1:
-            return cols, A, c, den
-        return cols, [[x // g for x in row] for row in A], [x // g for x in c], den // g
+            return _Reduced((cols, A, c, den))
+        return _Reduced((cols, [[x // g for x in row] for row in A], [x // g for x in c],
+                         den // g))
 
     def add(self, m1: PureMap, m2: PureMap) -> PureMap:
         """m1 + m2 on the union of their supports, over the lcm of their denominators."""
@@ -231,10 +238,16 @@ class PureArithmetic:
     def height(self, node: PureMap) -> tuple[int, int]:
         """(bits of the largest absolute numerator, bits of the denominator); maps are kept
         over their least common denominator, so these are properties of the values."""
+        known = getattr(node, "height", None)
+        if known is not None:
+            return known
         _, A, c, den = node
         top = max((max(map(abs, row)) for row in A if row), default=0)
         top = max(top, max(map(abs, c), default=0))
-        return top.bit_length(), den.bit_length()
+        out = top.bit_length(), den.bit_length()
+        if isinstance(node, _Reduced):
+            node.height = out  # maps are never modified: computed once per map
+        return out
 
     def vanishes(self, A: Draw, B: Draw | None, v: list[int]) -> bool:
         """Whether ``V_A·v = 0`` (B None) or ``V_B·diag(v)·V_A = 0`` for the regenerated

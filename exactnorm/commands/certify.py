@@ -105,7 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="exact solver of the Khatri–Rao systems (same result; default auto)")
     p.add_argument("--frozen-weights", choices=list(FROZEN_WEIGHTS),
                    default=DEFAULT_FROZEN_WEIGHTS,
-                   help="version 2: frozen random matrices by reference (draw records the "
+                   help="versions 2 and 3: frozen random matrices by reference (draw records the "
                         "checker regenerates) or explicit with their records "
                         f"(default {DEFAULT_FROZEN_WEIGHTS})")
     p.add_argument("--out", default="certificate.json",
