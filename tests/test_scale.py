@@ -225,7 +225,7 @@ def test_196_64_10_trained_mlp_end_to_end(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "tradeoff chosen" in captured.err and "VALID" in captured.out
     doc = json.loads(__import__("gzip").decompress(out.read_bytes()))
-    assert doc["version"] == 2 and doc["provenance"]["construction"] == "tradeoff"
+    assert doc["version"] == 3 and doc["provenance"]["construction"] == "tradeoff"
     assert doc["provenance"]["shift_mode"] == "integer"
     # one segment of 3·196 + 1 layers; both checkers agree, message included
     pure, fast = api.check(doc, pure=True), api.check(doc)
