@@ -50,7 +50,7 @@ DEFAULT_MAX_WORK = None
 #: the budget of a small certificate (a few seconds of work)
 MIN_WORK = 5 * 10**9
 #: units of work a certificate may demand per bit of the numbers it writes (a 784-128-10
-#: trade-off certificate needs about 140, a LeNet-shaped CNN about 90)
+#: trade-off certificate needs about 170, a LeNet-shaped CNN about 90)
 WORK_PER_BIT = 1000
 #: the largest work budget a caller may ask for
 MAX_WORK_CAP = 10**15
