@@ -1,4 +1,4 @@
-"""The ``avgpool`` codec, version 2 (docs/certificate-format.md §8): target and frozen layers
+"""The ``avgpool`` codec, versions 2 and 3 (docs/certificate-format.md §8): target and frozen layers
 ``{"kind": "avgpool", ["input",] "input_shape", "kernel_shape", "stride", "padding",
 "activation": "identity"}`` — a declared fixed map, no weight, γ or β."""
 
@@ -19,7 +19,7 @@ class PoolCodec:
     kind = avgpool.NAME
     since_version = 2
 
-    def target_json(self, layer: PoolTargetLayer) -> dict[str, Any]:
+    def target_json(self, layer: PoolTargetLayer, compact: bool = False) -> dict[str, Any]:
         return {"kind": self.kind, **geometry_json(layer.geometry, dilation=False),
                 "activation": "identity"}
 

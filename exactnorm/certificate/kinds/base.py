@@ -24,7 +24,9 @@ class Codec(Protocol):
     @property
     def since_version(self) -> int: ...
 
-    def target_json(self, layer: Any) -> dict[str, Any]: ...   # plain exact numbers
+    # plain exact numbers, or (``compact``) each vector and matrix over one denominator when
+    # that is shorter (:func:`~exactnorm.exact.linalg.compact_when_shorter`)
+    def target_json(self, layer: Any, compact: bool = False) -> dict[str, Any]: ...
 
     def frozen_json(self, layer: Any, j: int, version: int,
                     frozen_weights: str) -> dict[str, Any]: ...
