@@ -17,6 +17,7 @@ from dataclasses import field as dc_field
 from fractions import Fraction
 from typing import Any
 
+from . import kind_globalavgpool as gap
 from .numbers import (
     CertificateError,
     IntMatrix,
@@ -232,6 +233,10 @@ def read_target(doc: dict, d0: int, max_digits: int) -> list[dict[str, Any]]:
     for i, layer in enumerate(layer_list(doc["target"], "target"), 1):
         where = f"target layer {i}"
         kind = layer_kind(layer, where)
+        if kind == gap.NAME:  # its own module: kind_globalavgpool
+            out.append(gap.read_target_layer(layer, where, width))
+            width = out[-1]["width"]
+            continue
         geom = None if kind == "dense" else read_geometry(layer, where, width, kind)
         if kind == "avgpool":
             act = activation(field(layer, "activation", where), where)
@@ -432,6 +437,11 @@ def read_network(doc: dict, d0: int, max_digits: int,
         if not 0 <= src < j:
             raise CertificateError("segment", f"{where} reads node {show(src)}, not an earlier "
                                               f"node", layer=j)
+        if kind == gap.NAME:  # its own module: kind_globalavgpool
+            out.append(gap.read_frozen_layer(layer, where, j, src, dims[src]))
+            prov.pools += 1
+            dims.append(out[-1]["shape"][0])
+            continue
         geom = None if kind == "dense" else read_geometry(layer, where, dims[src], kind)
         if kind == "avgpool":
             assert geom is not None

@@ -30,6 +30,7 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from . import kind_globalavgpool as gap
 from .arithmetic import row_interval
 from .numbers import CertificateError, IntMatrix, IntVector, Verdict, show
 from .reading import Geometry, Picks, Provenance, last_uses, read_certificate
@@ -122,6 +123,8 @@ def patch_family(box: Box, g: Geometry) -> tuple[list[list[int]], list[list[int]
 
 def next_box(layer: dict[str, Any], box: Box) -> Box:
     """B_i from B_{i-1}: exact interval bounds of target layer i (relu clamps at 0)."""
+    if layer["kind"] == gap.NAME:  # its own module: kind_globalavgpool
+        return _reduced_box(*gap.next_box(layer, box))
     lo, hi, Q = box
     g = layer["geom"]
     if layer["kind"] == "avgpool":
@@ -298,6 +301,11 @@ def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i
                   box: Box, budget: Budget, step: Callable[[int], None] | None = None) -> None:
     """Nodes start+1..end as affine maps of a = h_start (or of its patches): stability inside,
     the checkpoint rule at the end. A node's map is dropped after its last reader."""
+    if tl["kind"] == gap.NAME:  # its own module: kind_globalavgpool
+        if step is not None:
+            step(end)
+        gap.check_segment(layers, start, end, tl, i)
+        return
     if tl["kind"] == "avgpool":
         if step is not None:
             step(end)

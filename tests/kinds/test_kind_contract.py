@@ -121,9 +121,23 @@ def _pool_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
     return M, [Fraction(0)] * len(M)
 
 
+def _channel_means(shape: tuple[int, int, int]) -> list[list[Fraction]]:
+    """Row c has 1/(H·W) at the H·W entries of channel c (C order), 0 elsewhere."""
+    C, H, W = shape
+    n = H * W
+    return [[Fraction(1, n) if c * n <= t < (c + 1) * n else Fraction(0) for t in range(C * n)]
+            for c in range(C)]
+
+
+def _global_pool_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
+    M = _channel_means(layer.input_shape)
+    return M, [Fraction(0)] * len(M)
+
+
 #: kind → (M, b) with the target layer ``σ(M a + b)``, from the kind's definition
 UNFOLD: dict[str, Callable[[Any], tuple[list[list[Fraction]], list[Fraction]]]] = {
-    "dense": _dense_ref, "conv": _conv_ref, "avgpool": _pool_ref}
+    "dense": _dense_ref, "conv": _conv_ref, "avgpool": _pool_ref,
+    "globalavgpool": _global_pool_ref}
 
 
 def _frozen_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction], list[Fraction]]:
@@ -132,7 +146,8 @@ def _frozen_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction], list[
         M = (_rows(layer.weight) if not hasattr(layer, "geometry")
              else _window_matrix(layer.geometry, _rows(layer.weight)))
         return M, _per_position(layer.gamma, len(M)), _per_position(layer.beta, len(M))
-    M = _window_matrix(layer.geometry, None)
+    M = (_window_matrix(layer.geometry, None) if hasattr(layer, "geometry")
+         else _channel_means(layer.input_shape))
     return M, [Fraction(1)] * len(M), [Fraction(0)] * len(M)
 
 
@@ -316,6 +331,9 @@ HOSTILE: dict[str, dict[str, Callable[[dict], None]]] = {
     "avgpool": {"kernel_shape": _set("kernel_shape", [1, 1]), "stride": _grow("stride"),
                 "padding": _set("padding", [1, 1]), "activation": _set("activation", "relu"),
                 "input": _set("input", 99)},
+    "globalavgpool": {"input_shape": lambda L: L.update(input_shape=L["input_shape"][::-1]),
+                      "activation": _set("activation", "relu"), "input": _set("input", 99),
+                      "gamma": _set("gamma", [1]), "kind": _set("kind", "avgpool")},
 }
 
 def _open_box(t: Any) -> bool:
@@ -330,6 +348,9 @@ INTERESTING: dict[str, Callable[[Any], bool]] = {
     "conv": lambda t: _open_box(t) and t.layers[0].geometry.kernel_shape != (1, 1)
     and t.layers[0].geometry.positions >= 2,
     "avgpool": lambda t: _open_box(t) and t.layers[0].geometry.kernel_shape == (2, 2),
+    # a reshaped input_shape is another map only when the channels change
+    "globalavgpool": lambda t: _open_box(t) and t.layers[0].input_shape[0] >= 2
+    and t.layers[0].input_shape[0] != t.layers[0].input_shape[2],
 }
 
 
