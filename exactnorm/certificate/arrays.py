@@ -120,11 +120,15 @@ def _regenerated(record: Any, what: str) -> np.ndarray:
 
 
 def exact_numbers(obj: Any, what: str) -> tuple[fmpq, ...]:
-    """A vector of exact numbers (plain list or compact ``{"den", "num"}``) as ``fmpq``."""
-    if isinstance(obj, dict) and set(obj) == {"den", "num"} and type(obj["den"]) is int \
-            and obj["den"] > 0 and isinstance(obj["num"], list):
+    """A vector of exact numbers (plain list or compact ``{"den", "num"}``) as ``fmpq``; a compact
+    vector's fractions are reduced by FLINT (a 23,000-bit γ of a convolution is read in
+    milliseconds, not through ``math.gcd`` of Python integers)."""
+    if isinstance(obj, dict) and set(obj) == {"den", "num"} and isinstance(obj["num"], list) \
+            and all(not isinstance(n, list) for n in obj["num"]):
         # compact numbers (format §1.4): one shared denominator, no "p/q" strings in between
-        den = obj["den"]
+        den = compact_integer(obj["den"], f"{what} den")
+        if den <= 0:
+            raise InvalidCertificateError(f"{what}: compact denominator must be positive")
         return tuple(fmpq(compact_integer(n, what), den) for n in obj["num"])
     obj = decode_compact(obj, what)
     out = []

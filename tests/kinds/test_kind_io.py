@@ -210,3 +210,29 @@ def test_export_under_onnxruntime_matches_the_exact_target(certified, kind, tmp_
         <= 1e-9 * scale
     api.export(doc, tmp_path / f"{kind}.json", format="json", mean="1/3", scale="2")
     assert load_exported_json(tmp_path / f"{kind}.json") == read_networks(doc)[1]
+
+
+@pytest.mark.parametrize("kind", ALL)
+def test_the_torch_layout_matches_the_exact_target(certified, kind):
+    """The state dict of the PyTorch layout, evaluated by its numpy forward pass (always) and
+    loaded into the module itself (with torch), against the exact target."""
+    from exactnorm.certificate import float_network
+    from exactnorm.outputs.export import evaluate_state_dict, torch_module, torch_state_dict
+
+    t, doc = certified[kind]
+    X = np.array([[float(Fraction(int(v.p), int(v.q))) for v in x]
+                  for x in box_points(t.lower, t.upper, 5, seed=3)])
+    exact = np.array([[float(v) for v in t.evaluate([Fraction(a) for a in x])] for x in X])
+    scale = max(1.0, float(np.max(np.abs(exact))))
+    net = float_network(doc)
+    state = torch_state_dict(doc, mean="1/4", scale="2", eps=1e-3)
+    Y = evaluate_state_dict(state, [layer.activation for layer in net.layers], X, eps=1e-3,
+                            kinds=[layer.kind for layer in net.layers])
+    assert np.max(np.abs(Y - exact)) <= 1e-9 * scale
+    torch = pytest.importorskip("torch")
+    module = torch_module(doc, mean="1/4", scale="2", eps=1e-3)
+    with torch.no_grad():
+        out = module(torch.from_numpy(X)).numpy()
+    assert np.max(np.abs(out - exact)) <= 1e-9 * scale
+    frozen = [name for name, p in module.named_parameters() if not p.requires_grad]
+    assert all(".norm." not in name for name in frozen)

@@ -31,6 +31,7 @@ from exactnorm.certificate import (
 )
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.rationals import parse_option_number
+from exactnorm.model.kinds.base import rounded
 from exactnorm.model.network import FloatNetwork, FrozenNetwork
 from exactnorm.outputs.stages import ProgressHook
 
@@ -188,6 +189,6 @@ def float_layers(source: Any, mean: Any, scale: Any, eps: float, *,
 
 
 def floats(v: Sequence[fmpq]) -> np.ndarray:
-    # through Fraction: float() of a Fraction is correctly rounded
-    from fractions import Fraction
-    return np.array([float(Fraction(int(x.p), int(x.q))) for x in v], dtype=np.float64)
+    """Exact numbers rounded to float64, each correctly (Python's ``int / int`` is, as
+    ``float(Fraction)`` is, and fast at any size)."""
+    return rounded(v)

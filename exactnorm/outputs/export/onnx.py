@@ -169,6 +169,9 @@ def onnx_model(source: Any, *, dtype: str = "float64", normalization: str = "bat
         raise InputError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}",
                          parameter="layout")
     spatial_ops = layout == "nchw" or (layout == "auto" and dtype == "float32")
+    # BatchNormalization's epsilon is a float32 attribute: the statistics are written for the
+    # value it holds, so that running_var + epsilon is s² and the normalization is Γ·v + β
+    eps = float(np.float32(eps))
     net, stats = float_layers(source, mean, scale, eps, progress=progress)
     first = [layer for layer in net.layers if layer.input == 0]
     image = EXPORTERS[first[0].kind].input_image(first[0]) if first else None
