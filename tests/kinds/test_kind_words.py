@@ -5,9 +5,8 @@ An AST scan of the package: a string constant equal to a word of the format's ``
 (docstrings excepted) or an ``isinstance`` against a layer class of a kind may appear only in a
 ``*/kinds/*`` module, in a checker kind module ``checker/kind_<word>.py`` or in
 ``checker/vocabulary.py``. The modules below still have such sites, owned by later steps of
-issue 31 (one reader on the checker's typed records, the checker's own registry, the T9 table's
-labels); their counts must match exactly, so a fix lowers the number here and a new site fails
-the test.
+issue 31 (one reader on the checker's typed records, the checker's own registry); their counts
+must match exactly, so a fix lowers the number here and a new site fails the test.
 """
 
 from __future__ import annotations
@@ -30,7 +29,6 @@ KNOWN_SITES = {
     "exactnorm/checker/impossibility_reading.py": 2,  # the checker's registry
     "exactnorm/checker/reading.py": 7,          # the checker's registry
     "exactnorm/checker/walk.py": 12,            # idem
-    "exactnorm/outputs/tables/conv.py": 11,     # T9's spec and row labels (byte-identical)
 }
 
 KIND_CLASSES = {cls.__name__ for kind in KINDS.values()

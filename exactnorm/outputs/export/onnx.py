@@ -53,7 +53,7 @@ class _Builder:
         from onnx import helper, numpy_helper
 
         self.helper, self.numpy_helper = helper, numpy_helper
-        self.np_dtype, self.normalization_kind, self.eps = np_dtype, normalization, eps
+        self.np_dtype, self.normalization_form, self.eps = np_dtype, normalization, eps
         self.spatial_ops = spatial_ops
         self.inits: list[Any] = []
         self.nodes: list[Any] = []
@@ -95,7 +95,7 @@ class _Builder:
         return self._image[k]
 
     def normalization(self, j: int, src: str, stats: Any, trailing: int) -> str:
-        if self.normalization_kind == "batchnorm":
+        if self.normalization_form == "batchnorm":
             return self.node(
                 "BatchNormalization",
                 [src, self.const(f"bn{j}_scale", stats["gamma_hat"]),
