@@ -3,7 +3,8 @@ to be interchangeable, so the same tests run on each).
 
 For every kind of the format's ``LAYER_KINDS``:
 
-* every registry (model, construction, certificate codec, strategies) has it, under its word;
+* every registry (model, readers, construction, certificate codec, exporters, strategies) has
+  it, under its word;
 * the model's exact evaluation equals a dense unfolded reference built here from the kind's
   definition alone (plain ``Fraction`` arithmetic, no model code), target and frozen layers;
 * ``interval`` contains ``evaluate`` at the box's points (and is ``evaluate`` on a point box);
@@ -35,7 +36,9 @@ from exactnorm.certificate import read_networks
 from exactnorm.certificate.kinds import CODECS
 from exactnorm.checker.vocabulary import LAYER_KINDS
 from exactnorm.constructions.kinds import REALIZERS
+from exactnorm.model.interop.kinds import READERS
 from exactnorm.model.kinds import KINDS
+from exactnorm.outputs.export.kinds import EXPORTERS
 from exactnorm.strategies import kind_targets
 from exactnorm.strategies.kinds import LAYERS
 
@@ -45,8 +48,10 @@ ALL = sorted(LAYER_KINDS)
 
 REGISTRIES: dict[str, dict[str, Any]] = {
     "exactnorm.model.kinds.KINDS": KINDS,
+    "exactnorm.model.interop.kinds.READERS": READERS,
     "exactnorm.constructions.kinds.REALIZERS": REALIZERS,
     "exactnorm.certificate.kinds.CODECS": CODECS,
+    "exactnorm.outputs.export.kinds.EXPORTERS": EXPORTERS,
     "exactnorm.strategies.kinds.LAYERS": LAYERS,
 }
 
@@ -60,7 +65,8 @@ def test_every_registry_has_exactly_the_formats_kinds(name):
 def test_each_registry_entry_names_its_own_kind(kind):
     entry = KINDS[kind]
     assert entry.name == entry.target.kind == entry.frozen.kind == kind
-    assert REALIZERS[kind].kind == CODECS[kind].kind == kind
+    assert REALIZERS[kind].kind == CODECS[kind].kind == EXPORTERS[kind].kind == kind
+    assert kind == READERS[kind].NAME
     assert CODECS[kind].since_version in (1, 2)
 
 

@@ -3,7 +3,6 @@ the kind contract, :mod:`tests.kinds.test_kind_contract`).
 
 For every kind of the format's ``LAYER_KINDS``:
 
-* the readers' and the exporters' registries have it (``READERS``, ``EXPORTERS``);
 * a target of that kind written as an ONNX graph here, node by node from the kind's definition
   (:data:`TO_ONNX`, no exactnorm code), is read back by the one ONNX walker to the same target
   (every float the dyadic rational it denotes) and onnxruntime agrees with its exact evaluation;
@@ -25,9 +24,7 @@ from exactnorm import api
 from exactnorm.certificate import read_networks
 from exactnorm.checker.vocabulary import LAYER_KINDS
 from exactnorm.model.interop import target_from_onnx
-from exactnorm.model.interop.kinds import READERS
 from exactnorm.outputs.export import evaluate_npz_export, load_exported_json, onnx_model
-from exactnorm.outputs.export.kinds import EXPORTERS
 from exactnorm.outputs.floatnet import box_points
 from exactnorm.strategies import kind_targets
 
@@ -36,13 +33,6 @@ ort = pytest.importorskip("onnxruntime")
 from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 ALL = sorted(LAYER_KINDS)
-
-
-@pytest.mark.parametrize("registry", [READERS, EXPORTERS], ids=["READERS", "EXPORTERS"])
-def test_the_io_registries_have_exactly_the_formats_kinds(registry):
-    assert set(registry) == set(LAYER_KINDS)
-    assert all(getattr(entry, "kind", getattr(entry, "NAME", None)) == kind
-               for kind, entry in registry.items())
 
 
 # --------------------------------------------------------------------------- writing ONNX here

@@ -109,7 +109,7 @@ class _Builder:
                          f"u{j}", f"layer{j}_shift")
 
 
-def onnx_model(source: Any, *, dtype: str = "float64", normalization: str = "batchnorm",
+def onnx_model(cert_doc: Any, *, dtype: str = "float64", normalization: str = "batchnorm",
                mean: Any = 0, scale: Any = 1, eps: float = DEFAULT_EPS,
                progress: ProgressHook | None = None, interface: str = "source",
                layout: str = "auto") -> Any:
@@ -117,7 +117,7 @@ def onnx_model(source: Any, *, dtype: str = "float64", normalization: str = "bat
 
     Parameters
     ----------
-    source
+    cert_doc
         A certificate document (read it with :func:`exactnorm.certificate.load_certificate`),
         or a construction or frozen network (then without a recorded interface).
     dtype
@@ -172,7 +172,7 @@ def onnx_model(source: Any, *, dtype: str = "float64", normalization: str = "bat
     # BatchNormalization's epsilon is a float32 attribute: the statistics are written for the
     # value it holds, so that running_var + epsilon is s² and the normalization is Γ·v + β
     eps = float(np.float32(eps))
-    net, stats = float_layers(source, mean, scale, eps, progress=progress)
+    net, stats = float_layers(cert_doc, mean, scale, eps, progress=progress)
     first = [layer for layer in net.layers if layer.input == 0]
     image = EXPORTERS[first[0].kind].input_image(first[0]) if first else None
     g = _Builder(FLOAT_DTYPES[dtype], normalization, eps, spatial_ops, image, net.input_dim)
@@ -191,8 +191,8 @@ def onnx_model(source: Any, *, dtype: str = "float64", normalization: str = "bat
         g.images.append(shape)
         g.dims.append(layer.width)
     g.node("Identity", [g.flat(net.depth)], "y", "output")
-    face = interface_of(source, net.input_dim) if interface == "source" \
-        and isinstance(source, dict) else Interface()
+    face = interface_of(cert_doc, net.input_dim) if interface == "source" \
+        and isinstance(cert_doc, dict) else Interface()
     body_input: list[Any] = ["N", *image] if image is not None else ["N", net.input_dim]
     return assemble(g.nodes, g.inits,
                     elem=TensorProto.FLOAT if dtype == "float32" else TensorProto.DOUBLE,
