@@ -21,6 +21,7 @@ from exactnorm.certificate.compact import (
     decode_compact,
     expand_skip,
 )
+from exactnorm.certificate.float_read import float_network
 from exactnorm.certificate.read import (
     expand_document,
     load_certificate,
@@ -66,4 +67,5 @@ __all__ = [
     "compact_numbers", "decode_compact", "compact_skip", "expand_skip", "compact_integer",
     "read_certificate_bytes", "load_certificate", "network_from_dict", "expand_document",
     "regenerate_record", "read_networks", "read_target", "needs_kind_reader", "exact_agreement",
+    "float_network",
 ]

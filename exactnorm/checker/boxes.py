@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from . import kind_globalavgpool as gap
 from .arithmetic import row_interval
 from .budget import STEP, Budget, mul_cost, words
 from .numbers import IntMatrix, IntVector, bits_of
@@ -107,6 +108,12 @@ def next_box(layer: dict[str, Any], box: Box, budget: Budget, i: int) -> Box:
     bits = box_bits(box)
     qbits = Q.bit_length()
     g = layer["geom"]
+    if layer["kind"] == gap.NAME:  # its own module: kind_globalavgpool
+        C, H, W = layer["shape"]
+        n = H * W
+        budget.size(2, C, None, bits + n.bit_length() + 1, where=where, what="its box")
+        budget.work(2 * C * (n + 2) * (STEP + words(bits + n.bit_length())), None, where)
+        return _reduced_box(*gap.next_box(layer, box), budget, where)
     if layer["kind"] == "avgpool":
         size = g.kh * g.kw
         out = g.C * g.Ho * g.Wo

@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from . import kind_globalavgpool as gap
 from .numbers import (
     CertificateError,
     IntMatrix,
@@ -216,6 +217,10 @@ def read_target(doc: dict, d0: int, max_digits: int) -> list[dict[str, Any]]:
     for i, layer in enumerate(layer_list(doc["target"], "target"), 1):
         where = f"target layer {i}"
         kind = layer_kind(layer, where)
+        if kind == gap.NAME:  # its own module: kind_globalavgpool
+            out.append(gap.read_target_layer(layer, where, width))
+            width = out[-1]["width"]
+            continue
         geom = None if kind == "dense" else read_geometry(layer, where, width, kind)
         if kind == "avgpool":
             act = activation(field(layer, "activation", where), where)
@@ -324,6 +329,11 @@ def read_network(doc: dict, d0: int, max_digits: int,
         if not 0 <= src < j:
             raise CertificateError("segment", f"{where} reads node {show(src)}, not an earlier "
                                               f"node", layer=j)
+        if kind == gap.NAME:  # its own module: kind_globalavgpool
+            out.append(gap.read_frozen_layer(layer, where, j, src, dims[src]))
+            prov.pools += 1
+            dims.append(out[-1]["shape"][0])
+            continue
         geom = None if kind == "dense" else read_geometry(layer, where, dims[src], kind)
         if kind == "avgpool":
             assert geom is not None
@@ -417,6 +427,8 @@ def rule_segments(layers: list[dict], cps: list[int], target: list[dict]) -> Non
                     raise CertificateError("segment", f"network layer {j} is a {layer['kind']} "
                                                       f"layer inside the dense segment of target "
                                                       f"layer {i}", layer=j)
+            elif kind == gap.NAME:  # its own module: kind_globalavgpool
+                gap.check_segment(layers, start, end, tl, i)
             elif kind == "avgpool":
                 if end != start + 1 or layer["kind"] != "avgpool" or layer["input"] != start:
                     raise CertificateError("segment", f"network layer {start + 1}: the segment "

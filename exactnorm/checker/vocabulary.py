@@ -26,7 +26,7 @@ ACTIVATIONS = ("relu", "identity")
 #: ``kind`` of a skip connection: the 0/1 kinds are checked to be what they claim
 SKIP_KINDS = ("identity", "selection", "random")
 #: ``kind`` of a target or frozen layer (absent: dense)
-LAYER_KINDS = ("dense", "conv", "avgpool")
+LAYER_KINDS = ("dense", "conv", "avgpool", "globalavgpool")
 #: the one frozen-weight generator (docs/generator.md)
 GENERATOR = "exactnorm.shake256.v1"
 

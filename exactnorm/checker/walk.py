@@ -29,6 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from . import kind_globalavgpool as gap
 from .boxes import Box, box_bits, domain_box, next_box, patch_family
 from .budget import STEP, Budget, div_cost, gcd_chain, mul_cost, words
 from .numbers import CertificateError, IntMatrix, IntVector, Verdict, show_ratio
@@ -304,6 +305,11 @@ def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i
                   box: Box, budget: Budget, step: Callable[[int], None] | None = None) -> None:
     """Nodes start+1..end as affine maps of a = h_start (or of its patches): stability inside,
     the checkpoint rule at the end. A node's map is dropped after its last reader."""
+    if tl["kind"] == gap.NAME:  # its own module: kind_globalavgpool
+        if step is not None:
+            step(end)
+        gap.check_segment(layers, start, end, tl, i)
+        return
     if tl["kind"] == "avgpool":
         if step is not None:
             step(end)

@@ -14,13 +14,14 @@ from typing import Any
 
 from flint import fmpq_mat
 
+from exactnorm.certificate.arrays import exact_numbers, frozen_array
 from exactnorm.certificate.compact import frozen_matrix_json, is_draw_record, numbers_json
-from exactnorm.certificate.kinds.window import geometry_json
+from exactnorm.certificate.kinds.window import geometry_json, geometry_of
 from exactnorm.errors import InputError
 from exactnorm.exact.linalg import compact_when_shorter, to_fractions
 from exactnorm.exact.rationals import format_number
 from exactnorm.model.kinds import conv
-from exactnorm.model.kinds.conv import ConvTargetLayer, FrozenConvLayer
+from exactnorm.model.kinds.conv import ConvTargetLayer, FloatConvLayer, FrozenConvLayer
 
 __all__ = ["ConvCodec", "CODEC"]
 
@@ -52,6 +53,13 @@ class ConvCodec:
         entry.update(gamma=numbers_json(layer.gamma, True), beta=numbers_json(layer.beta, True),
                      activation=layer.activation)
         return entry
+
+    def float_layer(self, entry: dict[str, Any], j: int) -> FloatConvLayer:
+        return FloatConvLayer(int(entry["input"]), geometry_of(entry),
+                              frozen_array(entry, f"layer {j} weight", kernel=True),
+                              exact_numbers(entry["gamma"], f"layer {j} gamma"),
+                              exact_numbers(entry["beta"], f"layer {j} beta"),
+                              str(entry["activation"]))
 
 
 CODEC = ConvCodec()

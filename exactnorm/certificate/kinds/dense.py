@@ -14,6 +14,7 @@ from typing import Any
 
 from flint import fmpq_mat
 
+from exactnorm.certificate.arrays import exact_numbers, frozen_array
 from exactnorm.certificate.compact import (
     compact_skip,
     frozen_matrix_json,
@@ -23,7 +24,7 @@ from exactnorm.certificate.compact import (
 from exactnorm.exact.linalg import compact_when_shorter, to_fractions
 from exactnorm.exact.rationals import format_number
 from exactnorm.model.kinds import dense
-from exactnorm.model.kinds.dense import FrozenLayer, TargetLayer
+from exactnorm.model.kinds.dense import FloatLayer, FrozenLayer, TargetLayer
 
 __all__ = ["DenseCodec", "CODEC"]
 
@@ -72,6 +73,15 @@ class DenseCodec:
                 skips.append(skip)
             entry["skip"] = skips
         return entry
+
+    def float_layer(self, entry: dict[str, Any], j: int) -> FloatLayer:
+        skips = entry.get("skip", [])
+        return FloatLayer(int(entry["input"]), frozen_array(entry, f"layer {j} weight"),
+                          exact_numbers(entry["gamma"], f"layer {j} gamma"),
+                          exact_numbers(entry["beta"], f"layer {j} beta"),
+                          str(entry["activation"]),
+                          tuple((int(s["from"]), frozen_array(s, f"layer {j} skip weight"))
+                                for s in skips), tuple(str(s["kind"]) for s in skips))
 
 
 CODEC = DenseCodec()
