@@ -61,8 +61,8 @@ def main() -> int:
     from exactnorm.api import check_file
     from exactnorm.certificate import exact_agreement, load_certificate, write_certificate
     from exactnorm.constructions.plan import construct
-    from exactnorm.model.interop_cnn import target_from_state_dict_cnn
-    from exactnorm.outputs.export_cnn import onnx_model_cnn
+    from exactnorm.model.interop import target_from_state_dict
+    from exactnorm.outputs.export import onnx_model
 
     folder = Path(args.keep or tempfile.mkdtemp(prefix="exactnorm-cnn-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -81,7 +81,8 @@ def main() -> int:
         print(f"{name:<34} {rows[-1][1]:>8.2f} s  peak {rows[-1][2]:>6} MiB  {nbytes}", flush=True)
 
     t0 = time.perf_counter()
-    target = target_from_state_dict_cnn(params, ARCHITECTURE, INPUT_SHAPE, 0, 1)
+    target = target_from_state_dict(params, 0, 1, architecture=ARCHITECTURE,
+                                    input_shape=INPUT_SHAPE)
     phase("1 read target (exact)", t0)
     t0 = time.perf_counter()
     c = construct(target, seed=0, jobs=args.jobs)
@@ -103,7 +104,7 @@ def main() -> int:
     phase(f"3b exact cross-check ({points} corners)", t0)
     t0 = time.perf_counter()
     exported = folder / "export.onnx"
-    exported.write_bytes(onnx_model_cnn(doc).SerializeToString())
+    exported.write_bytes(onnx_model(doc).SerializeToString())
     del doc
     original = folder / "lenet.onnx"
     onnx_of_lenet(params, original)

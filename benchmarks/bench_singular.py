@@ -4,7 +4,8 @@ Why: the default distribution must make every construction non-singular with hig
 including the trade-off's width-1 blocks, where ``K = V_out · diag(V_in)`` is singular as soon as
 one entry of ``V_in`` is 0 (``int:8``: probability ``1 − (16/17)^m``). This script measures, for
 each distribution and each Khatri–Rao shape ``d_in × d_out`` (``m = d_in·d_out``), the fraction of
-draws ``StreamKey(1, 0, part, 0)`` over seeds ``0 … n−1`` whose system has exact rank ``< m``
+draws of the pair at layers 1 and 2 of segment 1 over seeds ``0 … n−1`` whose system has exact
+rank ``< m``
 (FLINT's exact rank), the singular rate of the trade-off's final ``d × d`` matrix, and the median
 bit size of ``γ`` solving ``K γ = vec(W)`` for a random ``int:8`` target ``W``.
 
@@ -32,7 +33,7 @@ from exactnorm.constructions.theorem1 import draw_pair, khatri_rao_system  # noq
 from exactnorm.exact.generator import draw  # noqa: E402
 from exactnorm.exact.linalg import max_bits, vec  # noqa: E402
 from exactnorm.exact.sampling import layer_rng, parse_distribution, sample_matrix  # noqa: E402
-from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey  # noqa: E402
+from exactnorm.exact.streams import StreamKey  # noqa: E402
 
 DISTRIBUTIONS = ("set:-1,1", "int:1", "nonzero:3", "int:8", "nonzero:8", "int:64", "bits:16")
 #: (d_in, d_out): trade-off blocks of width 1 and 2 at small and MNIST-like widths, Theorem 1
@@ -58,7 +59,7 @@ def singular_rate(dist: str, d_in: int, d_out: int, draws: int) -> tuple[float, 
 
 
 def final_singular_rate(dist: str, d: int, draws: int) -> float:
-    key = StreamKey(1, WHOLE_LAYER, Part.FINAL).key
+    key = StreamKey(1, 1).key  # a final matrix is a square weight of its own position
     return sum(draw(s, key, d, d, dist)[0].rank() < d for s in range(draws)) / draws
 
 

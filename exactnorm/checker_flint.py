@@ -10,10 +10,15 @@ Fraction computation, and the fuzz and mutation suites compare whole verdicts.
 Representation. A map is a list of *pieces* ``(cols, A, den)`` — ``A`` an ``fmpz_mat`` on
 disjoint columns of the segment input — plus a constant column over its own denominator and the
 support (the union of the columns, as the reference counts them). Adding a block on new columns
-joins two lists; a piece is kept over its smallest denominator. Products of a frozen matrix with a
-piece run in FLINT, one column at a time when an operand is long (FLINT's multi-modular product
-is pathologically slow with entries of tens of thousands of bits). Box families are ``fmpz_mat``
-of lower and upper numerators; a row's extremes over the family are two FLINT products.
+joins two lists; every piece and the constant are kept over their smallest denominators, so the
+least common denominator of a map is the lcm of theirs and its *height* (:meth:`height`, what
+the work budget is computed from) equals the reference's exactly; a map caches the lcm and the
+largest numerator of its pieces (:class:`FMap`), so joining a block costs no pass over the
+others. Products of a frozen matrix with a piece run in FLINT, one column at a time when an
+operand is long (FLINT's multi-modular product is pathologically slow with entries of tens of
+thousands of bits). Box families are lists of lower and upper numerators; a row's extremes over
+the family are two FLINT products, over the pieces' own denominator: the box's denominator and
+the constant enter once per row, never once per position.
 """
 
 from __future__ import annotations
@@ -25,7 +30,8 @@ from flint import fmpz, fmpz_mat
 
 from exactnorm.checker.files import check_file_with, check_text_with
 from exactnorm.checker.numbers import IntMatrix, IntVector, Verdict, over_one_denominator
-from exactnorm.checker.reading import Draw, Picks
+from exactnorm.checker.provenance import Draw
+from exactnorm.checker.reading import Picks
 from exactnorm.checker.regenerate import regenerate_integers_flat
 from exactnorm.checker.vocabulary import (
     DEFAULT_MAX_BYTES,
@@ -40,8 +46,46 @@ __all__ = ["FlintArithmetic", "Verdict", "check_certificate", "check_certificate
            "check_file"]
 
 Piece = tuple[list[int], fmpz_mat, fmpz]
-# (pieces, constant column numerators, constant denominator, support)
-Map = tuple[list[Piece], fmpz_mat, fmpz, frozenset]
+
+
+class FMap(tuple):
+    """``(pieces, constant column numerators, constant denominator, support)``; ``info`` caches
+    ``(lcm of the pieces' denominators, largest absolute numerator of the pieces over it)``."""
+
+    info: tuple[fmpz, fmpz]
+
+
+Map = FMap
+
+
+def _fmap(pieces: list[Piece], cn: fmpz_mat, cden: fmpz, support: frozenset,
+          info: tuple[fmpz, fmpz] | None = None) -> FMap:
+    """A map; with no nonzero piece left it depends on no column (as the reference's
+    reduction, which drops the columns of an all-zero matrix)."""
+    out = FMap((pieces, cn, cden, support if pieces else frozenset()))
+    out.info = info if info is not None else _pieces_info(pieces)
+    return out
+
+
+def _amax(A: fmpz_mat) -> fmpz:
+    entries = A.entries()
+    return max(max(entries), -min(entries)) if entries else fmpz(0)
+
+
+def _pieces_info(pieces: list[Piece]) -> tuple[fmpz, fmpz]:
+    """(lcm of the pieces' denominators, largest absolute numerator over it)."""
+    L = fmpz(1)
+    for _, _, d in pieces:
+        L = _lcm(L, d)
+    top = fmpz(0)
+    for _, A, d in pieces:
+        top = max(top, _amax(A) * (L // d))
+    return L, top
+
+
+def _info(node: Any) -> tuple[fmpz, fmpz]:
+    info = getattr(node, "info", None)
+    return info if info is not None else _pieces_info(node[0])
 
 
 def _lcm(a: fmpz, b: fmpz) -> fmpz:
@@ -140,13 +184,16 @@ def _merged(pieces: list[Piece], rows: int) -> Piece:
 
 def _add_maps(m1: Map, m2: Map) -> Map:
     """m1 + m2: pieces whose columns meet are merged, the others are kept as they are."""
-    (p1, c1, d1, s1), (p2, c2, d2, s2) = m1, m2
+    (p1, c1, d1, s1), (p2, c2, d2, s2) = m1[:4], m2[:4]
     rows = c1.nrows()
     den = _lcm(d1, d2)
     cn = (c1 if d1 == den else c1 * (den // d1)) + (c2 if d2 == den else c2 * (den // d2))
     support = s1 | s2
     if s1.isdisjoint(s2):  # e.g. an accumulator gaining a block: no piece changes
-        return p1 + p2, *_reduced_column(cn, den), support
+        (L1, t1), (L2, t2) = _info(m1), _info(m2)
+        L = _lcm(L1, L2)
+        info = (L, max(t1 * (L // L1), t2 * (L // L2)))
+        return _fmap(p1 + p2, *_reduced_column(cn, den), support, info)
     pieces = p1 + p2
     owner: dict[int, int] = {}
     parent = list(range(len(pieces)))
@@ -169,7 +216,7 @@ def _add_maps(m1: Map, m2: Map) -> Map:
            for group in groups.values()]  # a lone piece is kept as it is
     # the support stays the union even where a merged piece summed to zero, as the pure
     # checker's columns do: the map-size limit must count the same columns in both checkers
-    return [p for p in out if p is not None], *_reduced_column(cn, den), support
+    return _fmap([p for p in out if p is not None], *_reduced_column(cn, den), support)
 
 
 
@@ -188,6 +235,10 @@ class _Family:
     def __init__(self, lo: list[list[int]], hi: list[list[int]], Q: int) -> None:
         self.positions = len(lo[0]) if lo else 1
         self.lo, self.hi, self.Q = lo, hi, fmpz(Q)
+
+
+def _matrix_of(rows: list[list[int]]) -> fmpz_mat:
+    return fmpz_mat(rows) if rows and rows[0] else fmpz_mat(len(rows), 0)
 
 
 class FlintArithmetic:
@@ -215,15 +266,28 @@ class FlintArithmetic:
     def support(self, node: Map | None) -> frozenset:
         return frozenset() if node is None else node[3]
 
+    def height(self, node: Map) -> tuple[int, int]:
+        """(bits of the largest absolute numerator, bits of the denominator) of the map over
+        its least common denominator: the lcm of its reduced pieces' and constant's
+        denominators."""
+        pieces, cn, cden, _ = node[:4]
+        L, top = _info(node)
+        D = _lcm(L, cden)
+        consts = cn.entries()
+        cmax = max(max(consts), -min(consts)) if consts else fmpz(0)
+        num = max(top * (D // L), cmax * (D // cden))
+        return int(num).bit_length(), int(D).bit_length()
+
     def compose(self, Vn: fmpz_mat, vden: fmpz, node: Map | None, width: int) -> Map:
-        """(Vn/vden)·node."""
+        """(Vn/vden)·node, every piece over its smallest denominator."""
         if node is None:
             cols, An = _restricted(Vn, width)
-            return (([(cols, An, vden)] if cols else []), fmpz_mat(Vn.nrows(), 1), fmpz(1),
-                    frozenset(cols))
-        pieces, cn, cden, support = node
-        return ([(cols, _product(Vn, A), vden * den) for cols, A, den in pieces], Vn * cn,
-                vden * cden, support)
+            pieces = [p for p in [_reduced((cols, An, vden))] if p is not None] if cols else []
+            return _fmap(pieces, fmpz_mat(Vn.nrows(), 1), fmpz(1), frozenset(cols))
+        pieces, cn, cden, support = node[:4]
+        out = [_reduced((cols, _product(Vn, A), vden * den)) for cols, A, den in pieces]
+        return _fmap([p for p in out if p is not None],
+                     *_reduced_column(Vn * cn, vden * cden), support)
 
     def compose_picks(self, P: Picks, node: Map | None) -> Map:
         """P·node for a 0/1 skip: rows are copied, an identity on the whole node returns the
@@ -237,8 +301,8 @@ class FlintArithmetic:
                 if t is not None:
                     flat[r * len(cols) + at[t]] = 1
             pieces = [(cols, fmpz_mat(n, len(cols), flat), fmpz(1))] if cols else []
-            return pieces, fmpz_mat(n, 1), fmpz(1), frozenset(cols)
-        pieces, cn, cden, support = node
+            return _fmap(pieces, fmpz_mat(n, 1), fmpz(1), frozenset(cols))
+        pieces, cn, cden, support = node[:4]
         if P.rows == tuple(range(cn.nrows())):
             return node
         zero = fmpz(0)
@@ -247,14 +311,16 @@ class FlintArithmetic:
             rows, k = A.tolist(), len(cols)
             entries: list[Any] = [x for t in P.rows
                                   for x in (rows[t] if t is not None else [zero] * k)]
-            picked.append((cols, fmpz_mat(n, k, entries), den))
+            piece = _reduced((cols, fmpz_mat(n, k, entries), den))
+            if piece is not None:
+                picked.append(piece)
         consts = cn.entries()
-        return (picked, fmpz_mat(n, 1, [consts[t] if t is not None else zero for t in P.rows]),
-                cden, support)
+        column = fmpz_mat(n, 1, [consts[t] if t is not None else zero for t in P.rows])
+        return _fmap(picked, *_reduced_column(column, cden), support)
 
     def affine(self, gamma: IntVector, node: Map, beta: IntVector) -> Map:
         """diag(γ)·node + β: pieces over gden·den, constants over lcm(gden·cden, bden)."""
-        pieces, cn, cden, support = node
+        pieces, cn, cden, support = node[:4]
         gn = [fmpz(x) for x in gamma.nums]
         gden, bden = fmpz(gamma.den), fmpz(beta.den)
         scaled = [p for p in (_reduced((cols, _scale_int_rows(gn, A), gden * den))
@@ -263,18 +329,21 @@ class FlintArithmetic:
         D = _lcm(D0, bden)
         s1, s2 = D // D0, D // bden
         consts = [g * x * s1 + b * s2 for g, x, b in zip(gn, cn.entries(), beta.nums)]
-        return scaled, fmpz_mat(len(consts), 1, consts), D, support if scaled else frozenset()
+        return _fmap(scaled, *_reduced_column(fmpz_mat(len(consts), 1, consts), D),
+                     support if scaled else frozenset())
 
     def ranges(self, node: Map, family: _Family) -> tuple[list[Any], list[Any], Any,
                                                             list[int], list[int]]:
         """Per row: min over positions of the row minimum, max of the row maximum, as
-        numerators over one denominator, and the first positions attaining them."""
-        pieces, cn, cden, _ = node
+        numerators over the map's least common denominator times the family's, and the first
+        positions attaining them. The pieces' products are summed over the lcm of their own
+        denominators; the constant and the family's denominator enter once per row."""
+        pieces, cn, cden, _ = node[:4]
         P = family.positions
         rows = cn.nrows()
-        ones = fmpz_mat(1, P, [1] * P)
-        L = cden * family.Q
-        mn = mx = (cn * family.Q) * ones
+        L, _ = _info(node)
+        mn: Any = None
+        mx: Any = None
         for cols, A, den in pieces:
             lo = fmpz_mat(len(cols), P, [x for t in cols for x in family.lo[t]])
             hi = fmpz_mat(len(cols), P, [x for t in cols for x in family.hi[t]])
@@ -283,25 +352,26 @@ class FlintArithmetic:
             pos = fmpz_mat([[x if x > 0 else zero for x in row] for row in entries])
             neg = fmpz_mat([[x if x < 0 else zero for x in row] for row in entries])
             pmn, pmx = _product(pos, lo) + _product(neg, hi), _product(pos, hi) + _product(neg, lo)
-            pd = den * family.Q
-            L2 = _lcm(L, pd)
-            s_old, s_new = L2 // L, L2 // pd
-            if s_old != 1:
-                mn, mx = mn * s_old, mx * s_old
-            if s_new != 1:
-                pmn, pmx = pmn * s_new, pmx * s_new
-            mn, mx, L = mn + pmn, mx + pmx, L2
+            s = L // den
+            if s != 1:
+                pmn, pmx = pmn * s, pmx * s
+            mn, mx = (pmn, pmx) if mn is None else (mn + pmn, mx + pmx)
+        D = _lcm(L, cden)
+        sp, sc = D // L, (D // cden) * family.Q
+        consts = cn.entries()
         mins, maxs, at_min, at_max = [], [], [], []
-        lows, highs = mn.tolist(), mx.tolist()
+        lows = mn.tolist() if mn is not None else [[fmpz(0)] * P for _ in range(rows)]
+        highs = mx.tolist() if mx is not None else lows
         for r in range(rows):
             low, high = lows[r], highs[r]
             a = min(range(P), key=low.__getitem__)
             b = max(range(P), key=high.__getitem__)
-            mins.append(low[a])
-            maxs.append(high[b])
+            base = consts[r] * sc
+            mins.append(low[a] * sp + base)
+            maxs.append(high[b] * sp + base)
             at_min.append(a)
             at_max.append(b)
-        return mins, maxs, L, at_min, at_max
+        return mins, maxs, D * family.Q, at_min, at_max
 
     def compose_scaled(self, Vn: fmpz_mat, vden: fmpz, B: Map, gamma: IntVector,
                        beta: IntVector, width: int) -> Map:
@@ -310,31 +380,35 @@ class FlintArithmetic:
         rows = Vn.tolist()
         Vg = fmpz_mat([[m * g for m, g in zip(row, gn)] for row in rows]) if rows and rows[0] \
             else Vn
-        pieces, cn, cden, support = self.compose(Vg, vden * gamma.den, B, width)
+        pieces, cn, cden, support = self.compose(Vg, vden * gamma.den, B, width)[:4]
         extra = Vn * fmpz_mat(len(beta.nums), 1, beta.nums)
         d2 = vden * beta.den
         D = _lcm(cden, d2)
         cn = (cn if cden == D else cn * (D // cden)) + (extra if d2 == D else extra * (D // d2))
-        return pieces, cn, D, support
+        return _fmap(pieces, *_reduced_column(cn, D), support)
 
     def reduced(self, node: Map) -> Map:
-        """Zero pieces dropped and the constant over its smallest denominator; the pieces are
-        already over theirs (:meth:`affine` and :meth:`add` reduce every piece they build)."""
-        pieces, cn, cden, support = node
-        kept = [p for p in pieces if not p[1].is_zero()]
-        return (kept, *_reduced_column(cn, cden), support if kept else frozenset())
+        """Zero pieces dropped, every piece and the constant over their smallest
+        denominators."""
+        pieces, cn, cden, support = node[:4]
+        kept = [p for p in (_reduced(piece) for piece in pieces) if p is not None]
+        return _fmap(kept, *_reduced_column(cn, cden), support if kept else frozenset())
 
     def add(self, m1: Map, m2: Map) -> Map:
         return _add_maps(m1, m2)
 
     def plain(self, node: Map) -> tuple[list[int], list[list[int]], list[int], int]:
-        """The map as (cols, integer rows, consts, den) in Python integers."""
-        pieces, cn, cden, _ = node
+        """The map as (cols, integer rows, consts, den) in Python integers, over its least
+        common denominator (as the reference)."""
+        pieces, cn, cden, _ = node[:4]
         rows = cn.nrows()
-        if pieces:
-            cols, A, den = _merged(pieces, rows)
-        else:
+        merged = _reduced(_merged(pieces, rows)) if pieces else None
+        cols: list[int]
+        if merged is None:
             cols, A, den = [], fmpz_mat(rows, 0), fmpz(1)
+        else:
+            cols, A, den = merged
+        cn, cden = _reduced_column(cn, cden)
         D = _lcm(den, cden)
         A = A if den == D else A * (D // den)
         cn = cn if cden == D else cn * (D // cden)
@@ -344,10 +418,20 @@ class FlintArithmetic:
     def box(self, lo: list[list[int]], hi: list[list[int]], Q: int) -> _Family:
         return _Family(lo, hi, Q)
 
+    def vanishes(self, A: Draw, B: Draw | None, v: list[int]) -> bool:
+        """Whether ``V_A·v = 0`` (B None) or ``V_B·diag(v)·V_A = 0`` for the regenerated
+        matrices (their denominators do not matter)."""
+        VA, _ = self.weight(A)
+        if B is None:
+            return (VA * fmpz_mat(len(v), 1, v)).is_zero()
+        VB, _ = self.weight(B)
+        scaled = _matrix_of([[int(x) * c for x, c in zip(row, v)] for row in VB.tolist()])
+        return _product(scaled, VA).is_zero()
+
 
 def check_certificate(doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
                       progress: Callable[[int, int], None] | None = None,
-                      max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+                      max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
     """Same contract and verdicts as :func:`exactnorm.checker.check_certificate`."""
     return check_with(FlintArithmetic(), doc, max_digits=max_digits, progress=progress,
                       max_work=max_work)
@@ -355,14 +439,14 @@ def check_certificate(doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
 
 def check_certificate_text(text: str | bytes | bytearray, *,
                            max_digits: int = DEFAULT_MAX_DIGITS,
-                           max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+                           max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
     return check_text_with(FlintArithmetic(), text, max_digits=max_digits, max_work=max_work)
 
 
 def check_file(path: str, *, max_digits: int = DEFAULT_MAX_DIGITS,
                max_bytes: int = DEFAULT_MAX_BYTES,
                progress: Callable[[int, int], None] | None = None,
-               max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+               max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
     """Check a ``.json`` or ``.json.gz`` certificate file (unreadable: rule ``format``)."""
     return check_file_with(FlintArithmetic(), path, max_digits=max_digits, max_bytes=max_bytes,
                            progress=progress, max_work=max_work)

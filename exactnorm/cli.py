@@ -120,10 +120,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         _traceback(debug)
         sys.stderr.write(f"exactnorm: error: {render_error(exc)}\n")
         return exc.exit_code
-    except (MemoryError, RecursionError) as exc:
+    except RecursionError:
         _traceback(debug)
-        sys.stderr.write(f"exactnorm: error: input too large or too deeply nested "
-                         f"({type(exc).__name__})\n")
+        sys.stderr.write("exactnorm: error: input too deeply nested (RecursionError)\n")
+        return 2
+    except MemoryError:
+        _traceback(debug)
+        sys.stderr.write("exactnorm: error: out of memory (MemoryError): the input is too large "
+                         "for this machine\n")
         return 2
     except OSError as exc:  # unreadable input, unwritable --out, disk full: the user's to fix
         _traceback(debug)

@@ -282,7 +282,8 @@ def test_cli_defaults_mirror_the_library():
         assert getattr(_defaults, name) == getattr(importlib.import_module(module), attr), name
     assert tuple(sorted(CONSTRUCTIONS)) == _defaults.CONSTRUCTIONS
     from_vocabulary = {"DEFAULT_MAX_CERTIFICATE_BYTES", "DEFAULT_MAX_DIGITS", "DEFAULT_MAX_WORK",
-                       "MAX_CERTIFICATE_BYTES_CAP", "OUTPUT_SCALES"}  # imported, not repeated
+                       "MAX_CERTIFICATE_BYTES_CAP", "MIN_WORK", "OUTPUT_SCALES",
+                       "WORK_PER_BIT", "IMPOSSIBILITY_MAX_WORK"}  # imported, not repeated
     assert set(_defaults.MIRRORS) | {"CONSTRUCTIONS"} | from_vocabulary == {
         n for n in vars(_defaults) if n.isupper() and n != "MIRRORS"}
 

@@ -228,8 +228,8 @@ FAILING = [
      'duplicated key "format"'),
     ("format-name", edit(case_a, lambda d: setitem(d, "format", "other")), "format", None, None,
      "exactnorm.certificate"),
-    ("version-3", edit(case_a, lambda d: setitem(d, "version", 3)), "format", None, None,
-     "version 3"),
+    ("version-4", edit(case_a, lambda d: setitem(d, "version", 4)), "format", None, None,
+     "version 4"),
     ("version-bool", edit(case_a, lambda d: setitem(d, "version", True)), "format", None, None,
      "version true"),
     ("version-string", edit(case_a, lambda d: setitem(d, "version", "1")), "format", None, None,
@@ -705,9 +705,9 @@ def test_checker_is_standalone(tmp_path):
                 imported |= {a.name.split(".")[0] for a in node.names}
             elif isinstance(node, ast.ImportFrom) and not node.level:
                 imported.add((node.module or "").split(".")[0])
-    assert imported <= {"__future__", "collections", "dataclasses", "fractions", "hashlib",
-                        "json", "math", "operator", "os", "re", "stat", "struct", "sys",
-                        "typing", "zlib"}, imported
+    assert imported <= {"__future__", "collections", "dataclasses", "fractions", "functools",
+                        "hashlib", "json", "math", "operator", "os", "re", "stat", "struct",
+                        "sys", "typing", "zlib"}, imported
     shutil.copytree(package, tmp_path / "checker")
     (tmp_path / "c.json").write_text(json.dumps(case_d()))
     (tmp_path / "w.json").write_text(json.dumps(edit(case_d, lambda d: setitem(

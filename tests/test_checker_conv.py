@@ -165,11 +165,20 @@ def _bump(v: dict, k: int, by: int = 1) -> None:
     v["num"][k] = str(int(v["num"][k]) + by * int(v["den"]))
 
 
+def _target_plus_one(layer: dict, key: str) -> None:
+    """Entry 0 (of row 0) of a target vector or matrix, plain or compact, increased by 1."""
+    value = layer[key]
+    if isinstance(value, dict):
+        nums = value["num"][0] if isinstance(value["num"][0], list) else value["num"]
+        nums[0] = str(int(nums[0]) + int(value["den"]))
+        return
+    row = value[0] if isinstance(value[0], list) else value
+    row[0] = str(Fraction(parse_number(row[0])) + 1)
+
+
 EDITS = {
-    "target kernel entry": lambda d: d["target"]["layers"][0]["weight"][0].__setitem__(
-        0, str(Fraction(parse_number(d["target"]["layers"][0]["weight"][0][0])) + 1)),
-    "target bias": lambda d: d["target"]["layers"][0]["bias"].__setitem__(
-        0, str(Fraction(parse_number(d["target"]["layers"][0]["bias"][0])) + 1)),
+    "target kernel entry": lambda d: _target_plus_one(d["target"]["layers"][0], "weight"),
+    "target bias": lambda d: _target_plus_one(d["target"]["layers"][0], "bias"),
     "stride": lambda d: _plus_one(_conv_layers(d)[0], "stride"),
     "padding": lambda d: _plus_one(_conv_layers(d)[0], "padding"),
     "dilation": lambda d: _plus_one(_conv_layers(d)[0], "dilation"),

@@ -19,6 +19,7 @@ from exactnorm.certificate import certificate_document, network_from_dict
 from exactnorm.checker.modular import PureLinear, is_prime
 from exactnorm.checker_flint_linear import FlintLinear
 from exactnorm.constructions.burkholz import certify_burkholz
+from exactnorm.errors import SingularSystemError
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.targets import random_target, target_to_dict
 from exactnorm.outputs.tables.capacity import below_threshold_document, t11_target
@@ -290,6 +291,23 @@ def test_burkholz_reaches_the_threshold_and_one_unit_less_is_impossible(n):
         v = both(doc)
         assert v.ok and v.facts["class"] == "every"
         assert refuse_every_mutation(doc) > 5
+
+
+def test_burkholz_draws_from_the_keys_of_its_positions_and_is_never_redrawn():
+    """Version 3 binds every key to its position; a burkholz pair (m < c0·c2) cannot prove a
+    redraw, so a failed draw is an error naming its rank, and another key is refused."""
+    g = random_target((3, 4, 2), seed=1)
+    doc = certificate_document(certify_burkholz(g, seed=2))
+    keys = [L["weight"]["random"]["key"] for L in doc["network"]["layers"]]
+    assert doc["version"] == 3 and keys == [[1, 1, 0, 0], [1, 2, 0, 0], [2, 1, 0, 0],
+                                            [2, 2, 0, 0]]
+    assert both(doc).ok
+    bad = copy.deepcopy(doc)
+    bad["network"]["layers"][0]["weight"]["random"]["key"] = [1, 0, 0, 0]  # the old layout
+    assert both(bad).rule == "provenance"
+    with pytest.raises(SingularSystemError, match="never redrawn") as info:
+        certify_burkholz(g, distribution="set:1", retry=5)  # K singular at every attempt
+    assert info.value.rank is not None
 
 
 def test_mutation_helper_changes_what_it_says():

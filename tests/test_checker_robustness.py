@@ -144,9 +144,9 @@ def test_many_checkpoints_are_linear():
     """120,000 checkpoints took 62 s in the segment rule with list membership (quadratic); with a
     set it is linear. The rule alone on 200,000 layers, then a whole 2,000-segment certificate."""
     n = 200_000
-    layers = [{"input": j, "skips": []} for j in range(n)]
+    layers = [{"input": j, "skips": [], "kind": "dense"} for j in range(n)]
     t0 = time.perf_counter()
-    reading.rule_segments(layers, list(range(1, n + 1)))
+    reading.rule_segments(layers, list(range(1, n + 1)), [{"kind": "dense"}] * n)
     reading.rule_checkpoints(list(range(1, n + 1)), n, n)
     assert time.perf_counter() - t0 < 5
     assert both(chain(2_000)).ok

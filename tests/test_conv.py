@@ -322,7 +322,7 @@ def _ort_outputs(path, X):
 @pytest.mark.parametrize("bn", [False, True])
 def test_onnx_cnn_import_certifies_and_export_reproduces_it(tmp_path, bn):
     from exactnorm import api
-    from exactnorm.outputs.export_cnn import onnx_model_cnn
+    from exactnorm.outputs.export import onnx_model
 
     path = tmp_path / "cnn.onnx"
     _onnx_cnn(path, bn=bn)
@@ -338,11 +338,10 @@ def test_onnx_cnn_import_certifies_and_export_reproduces_it(tmp_path, bn):
     original = _ort_outputs(path, X)
     assert np.abs(c.target.evaluate_float(X) - original).max() <= 1e-5 * np.abs(original).max()
     doc = load_certificate(out)
-    for conv_op in ("im2col", "Conv"):
-        exported = tmp_path / f"export_{conv_op}.onnx"
-        dtype = "float64" if conv_op == "im2col" else "float32"
-        exported.write_bytes(onnx_model_cnn(doc, dtype=dtype, conv_op=conv_op)
-                             .SerializeToString())
+    for layout in ("im2col", "nchw"):
+        exported = tmp_path / f"export_{layout}.onnx"
+        dtype = "float64" if layout == "im2col" else "float32"
+        exported.write_bytes(onnx_model(doc, dtype=dtype, layout=layout).SerializeToString())
         mine = _ort_outputs(exported, X)
         assert np.abs(mine - original).max() <= 1e-4 * np.abs(original).max()
         # the source's interface: its input and output names, float32 in and out
@@ -350,20 +349,20 @@ def test_onnx_cnn_import_certifies_and_export_reproduces_it(tmp_path, bn):
         s = ort.InferenceSession(str(exported))
         assert [(i.name, i.type) for i in s.get_inputs()] == [("x", "tensor(float)")]
         assert [(o.name, o.type) for o in s.get_outputs()] == [("y", "tensor(float)")]
-        if conv_op == "im2col":  # double precision: the float64 target itself, closely
+        if layout == "im2col":  # double precision: the float64 target itself, closely
             plain = tmp_path / "plain.onnx"
-            plain.write_bytes(onnx_model_cnn(doc, dtype=dtype, conv_op=conv_op,
-                                             interface="plain").SerializeToString())
+            plain.write_bytes(onnx_model(doc, dtype=dtype, layout=layout,
+                                         interface="plain").SerializeToString())
             exact = c.target.evaluate_float(X)
             mine = _ort_outputs(plain, X)
             assert np.abs(mine - exact).max() <= 1e-9 * np.abs(exact).max()
 
 
 def test_batchnorm_folding_is_exact(tmp_path):
-    from exactnorm.model.interop_cnn import target_from_onnx_cnn
+    from exactnorm.model.interop import target_from_onnx
 
     a = _onnx_cnn(tmp_path / "bn.onnx", bn=True)
-    layer = target_from_onnx_cnn(tmp_path / "bn.onnx", 0, 1).layers[0]
+    layer = target_from_onnx(tmp_path / "bn.onnx", 0, 1).layers[0]
     f32 = {k: v.astype(np.float32).astype(np.float64) for k, v in a.items()}
     scale = f32["g"] / np.sqrt(f32["var"] + np.float32(1e-5).astype(np.float64))
     for o in range(2):
@@ -376,48 +375,48 @@ def test_batchnorm_folding_is_exact(tmp_path):
 
 
 def test_maxpool_is_refused_with_its_node_name(tmp_path):
-    from exactnorm.model.interop_cnn import target_from_onnx_cnn
+    from exactnorm.model.interop import target_from_onnx
 
     _onnx_cnn(tmp_path / "max.onnx", maxpool=True)
     with pytest.raises(InputError, match="'pool1' \\(MaxPool\\) is not supported"):
-        target_from_onnx_cnn(tmp_path / "max.onnx", 0, 1)
+        target_from_onnx(tmp_path / "max.onnx", 0, 1)
 
 
 def test_state_dict_with_declared_architecture_equals_the_onnx_reading(tmp_path):
-    from exactnorm.model.interop_cnn import (
-        fold_batchnorm,
-        target_from_onnx_cnn,
-        target_from_state_dict_cnn,
-    )
+    from exactnorm.model.interop import target_from_onnx, target_from_state_dict
+    from exactnorm.model.onnx_common import fold_batchnorm
 
     a = _onnx_cnn(tmp_path / "m.onnx", bn=True)
     _onnx_cnn(tmp_path / "plain.onnx", bn=False)
     f = {k: v.astype(np.float32) for k, v in a.items()}
     sd = {"0.weight": f["W1"], "0.bias": f["b1"], "3.weight": f["W2"], "3.bias": f["b2"],
           "6.weight": f["G"].T, "6.bias": f["c"]}
-    t = target_from_state_dict_cnn(sd, "conv(padding=1),relu,avgpool(2),conv,relu,flatten,"
-                                       "linear", (1, 6, 6), 0, 1)
-    assert t == target_from_onnx_cnn(tmp_path / "plain.onnx", 0, 1)
+    t = target_from_state_dict(sd, 0, 1, architecture="conv(padding=1),relu,avgpool(2),conv,"
+                               "relu,flatten,linear", input_shape=(1, 6, 6))
+    assert t == target_from_onnx(tmp_path / "plain.onnx", 0, 1)
     bn = {"0.weight": f["W1"], "0.bias": f["b1"], "1.weight": f["g"], "1.bias": f["be"],
           "1.running_mean": f["mu"], "1.running_var": f["var"]}
-    folded = target_from_state_dict_cnn(bn, "conv(padding=1),bn", (1, 6, 6), 0, 1).layers[0]
+    folded = target_from_state_dict(bn, 0, 1, architecture="conv(padding=1),bn",
+                                    input_shape=(1, 6, 6)).layers[0]
     W, b = fold_batchnorm([[Fraction(float(w)) for w in f["W1"][o].reshape(-1)]
                            for o in range(2)], [Fraction(float(x)) for x in f["b1"]],
                           f["g"], f["be"], f["mu"], f["var"], 1e-5)  # PyTorch's eps, a double
     assert folded.weight == to_fmpq_mat(W)
     assert folded.bias == tuple(to_fmpq_mat([b]).entries())
     with pytest.raises(InputError, match="modules with parameters"):
-        target_from_state_dict_cnn(sd, "conv,relu,linear", (1, 6, 6), 0, 1)
+        target_from_state_dict(sd, 0, 1, architecture="conv,relu,linear", input_shape=(1, 6, 6))
 
 
 def test_torch_style_export_reproduces_the_target():
-    from exactnorm.outputs.export_cnn import evaluate_state_dict_cnn, torch_state_dict_cnn
+    from exactnorm.outputs.export import evaluate_state_dict, torch_state_dict
 
     t = lenet_like()
-    sd, arch = torch_state_dict_cnn(construct(t, seed=0))
-    assert arch[:3] == ["conv(stride=1,padding=1,dilation=1)", "bn", "relu"]
+    c = construct(t, seed=0)
+    sd = torch_state_dict(c)
+    assert sd["blocks.0.conv.weight"].ndim == 4 and "blocks.0.norm.running_var" in sd
     X = np.random.default_rng(0).random((5, 64))
-    y = evaluate_state_dict_cnn(sd, arch, (1, 8, 8), X)
+    y = evaluate_state_dict(sd, [layer.activation for layer in c.network.layers], X,
+                            kinds=[layer.kind for layer in c.network.layers])
     ref = t.evaluate_float(X)
     assert np.abs(y - ref).max() <= 1e-9 * np.abs(ref).max()
 

@@ -175,12 +175,12 @@ def test_reader_refuses_bad_records_with_one_line():
         certificate.network_from_dict(both)
 
 
-def test_cli_frozen_weights_writes_version2(tmp_path, capsys):
+def test_cli_frozen_weights_writes_version3(tmp_path, capsys):
     out = tmp_path / "c.json"
     assert main(["certify", "--force", "--frozen-weights", "reference", "--no-check",
                  "--out", str(out)]) == 0
     doc = json.loads(out.read_text())
-    assert doc["version"] == 2
+    assert doc["version"] == 3 and doc["seed_rule"] == "target"
     assert all("random" in e["weight"] for e in doc["network"]["layers"])
 
 

@@ -122,8 +122,7 @@ def test_readme_onnx_operators_equal_what_the_readers_do():
     """The README's ONNX bullet against the readers' operator tables: every operator it says is
     read is read, every one it says is refused is refused, and every operator a reader handles
     is named (Identity and Constant aside)."""
-    from exactnorm.model.interop_cnn import CNN_ONNX_OPS
-    from exactnorm.model.interop_onnx import HANDLERS
+    from exactnorm.model.interop import HANDLERS
     from exactnorm.model.onnx_common import HEAD_OPS, POST_OPS
 
     bullet = re.search(r"\* \*\*ONNX\*\*.*?(?=\n\* \*\*)", _readme(), re.S).group(0)
@@ -132,12 +131,10 @@ def test_readme_onnx_operators_equal_what_the_readers_do():
     named = set(re.findall(r"`([A-Z][A-Za-z]+)`", bullet.split("are refused")[0])) - {
         "StandardScaler"}
     refused = set(re.findall(r"`([A-Z][A-Za-z]+)`", refused_part))
-    supported = ({op for _, op in HANDLERS} | set(CNN_ONNX_OPS) | set(HEAD_OPS)
-                 | {op for _, op in POST_OPS})
+    supported = {op for _, op in HANDLERS} | set(HEAD_OPS) | {op for _, op in POST_OPS}
     assert refused and not refused & supported, refused & supported
     assert named - refused <= supported, (named - refused) - supported
-    handled = ({op for _, op in HANDLERS} | {op for op in CNN_ONNX_OPS if " " not in op}
-               | set(HEAD_OPS)) - {"Identity", "Constant"}
+    handled = ({op for _, op in HANDLERS} | set(HEAD_OPS)) - {"Identity", "Constant"}
     assert handled <= named, handled - named
 
 

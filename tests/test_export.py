@@ -318,7 +318,7 @@ def _json_export_cases():
 def test_fast_json_export_equals_the_exact_network_path():
     # two independent readers of the same certificate: the checker's reader with NumPy draws,
     # and the exact FrozenNetwork rebuilt and written back as version 1
-    from exactnorm.outputs.export_json import _export_document_exact, _read_fast, export_document
+    from exactnorm.outputs.export.json import _export_document_exact, _read_fast, export_document
 
     fast_paths = 0
     for doc in _json_export_cases():
@@ -328,7 +328,7 @@ def test_fast_json_export_equals_the_exact_network_path():
 
 
 def test_fast_json_export_reports_progress_per_layer(cert):
-    from exactnorm.outputs.export_json import export_document
+    from exactnorm.outputs.export.json import export_document
 
     seen: list[tuple[int, int]] = []
     export_document(cert, progress=lambda d, t: seen.append((d, t)))
@@ -337,38 +337,37 @@ def test_fast_json_export_reports_progress_per_layer(cert):
 
 
 def test_convolutional_certificates_export_and_verify(tmp_path):
-    """A LeNet-shaped certificate through every export: ONNX measured under onnxruntime, npz
-    evaluated by the documented nn.Sequential semantics, both against the exact target; JSON
-    and non-default statistics refused with the parameter named."""
+    """Certificates of windowed kinds (convolutions, pooling, dense heads) through every export:
+    ONNX measured under onnxruntime, npz evaluated by its documented numpy forward pass, both
+    against the exact target, with default and non-default frozen statistics; the exact JSON
+    export read back to the certified network exactly (it was refused before the exporters
+    were per kind)."""
     pytest.importorskip("onnxruntime")
-    from exactnorm.certificate.read_kinds import conv_networks_from_dict
+    from exactnorm.certificate import read_networks
     from exactnorm.exact.rationals import strict_json_loads
-    from exactnorm.outputs.export_cnn import evaluate_state_dict_cnn
+    from exactnorm.outputs.export import evaluate_npz_export, load_exported_json
     from exactnorm.outputs.floatnet import box_points
     from tests.test_fuzz import conv_certificate_pool
 
     for k, text in enumerate(conv_certificate_pool()):
         doc = strict_json_loads(text.encode(), what="pool")
-        text_out = api.export(doc, tmp_path / f"c{k}.onnx", format="onnx", verify=8)
-        assert "largest output agrees at 8/8" in text_out
-        err = float(text_out.text.split("max abs error ")[1].split(",")[0])
-        assert err < 1e-9
-        api.export(doc, tmp_path / f"c{k}.npz", format="npz")
-        with np.load(tmp_path / f"c{k}.npz") as z:
-            arrays = {name: z[name] for name in z.files}
-        arch = [str(a) for a in arrays.pop("architecture")]
-        g, f = conv_networks_from_dict(doc)
+        g, f = read_networks(doc)
         pts = box_points(g.lower, g.upper, 5, seed=k)
         X = np.array([[float(v) for v in x] for x in pts])
-        shape = f.layers[0].geometry.input_shape
-        Y = evaluate_state_dict_cnn(arrays, arch, shape, X)
         exact = np.array([[float(v) for v in g.evaluate(x)] for x in pts])
-        assert np.max(np.abs(Y - exact)) < 1e-9
-        with pytest.raises(InputError, match="json export of a convolutional") as info:
-            api.export(doc, tmp_path / "c.json", format="json")
-        assert info.value.parameter == "format"
-        with pytest.raises(InputError, match="mean 0, scale 1"):
-            api.export(doc, tmp_path / "c2.onnx", format="onnx", mean="1/2")
+        for stats in ({}, {"mean": "1/2", "scale": "3/2"}):
+            text_out = api.export(doc, tmp_path / f"c{k}.onnx", format="onnx", verify=8,
+                                  **stats)
+            assert "largest output agrees at 8/8" in text_out.text
+            err = float(text_out.text.split("max abs error ")[1].split(",")[0])
+            assert err < 1e-9
+            api.export(doc, tmp_path / f"c{k}.npz", format="npz", **stats)
+            Y = evaluate_npz_export(tmp_path / f"c{k}.npz", X)
+            assert np.max(np.abs(Y - exact)) < 1e-9
+        api.export(doc, tmp_path / f"c{k}.json", format="json", mean="1/3", scale="5/2")
+        back = load_exported_json(tmp_path / f"c{k}.json")
+        assert back == f
+        assert [back.evaluate(x) for x in pts[:2]] == [g.evaluate(x) for x in pts[:2]]
 
 
 @pytest.mark.parametrize("format", ["json", "npz", "onnx"])

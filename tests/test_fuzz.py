@@ -137,11 +137,11 @@ def certificate_like(draw: Any) -> Any:
     def maybe(value: Any) -> Any:
         return draw(junk) if draw(st.integers(0, 15)) == 0 else value
 
-    version = draw(st.sampled_from([1, 1, 2]))
+    version = draw(st.sampled_from([1, 1, 2, 3]))
 
     def v2_vector(values: list[Any]) -> Any:
         """Sometimes the compact form {"den", "num"} (integers over one denominator)."""
-        if version == 2 and draw(st.integers(0, 2)) == 0:
+        if version >= 2 and draw(st.integers(0, 2)) == 0:
             den = draw(st.sampled_from([1, 2, 3, "6", 0, -1, "1/2"]))
             return {"den": den, "num": [draw(st.integers(-4, 4)) for _ in values]}
         return values
@@ -150,7 +150,9 @@ def certificate_like(draw: Any) -> Any:
         """(weight, source): explicit, by reference, explicit with a record, or fixed."""
         form = draw(st.sampled_from(["explicit", "reference", "sourced", "fixed"]))
         rec = {"generator": "exactnorm.shake256.v1", "seed": draw(st.integers(0, 2)),
-               "key": [layer_key, draw(st.integers(0, 1))],
+               "key": ([1, layer_key, 0, draw(st.integers(0, 1))]  # version 3: positional
+                       if version == 3 and draw(st.booleans())
+                       else [layer_key, draw(st.integers(0, 1))]),
                "distribution": draw(st.sampled_from(["int:2", "nonzero:1", "set:0,1"])),
                "shape": [rows, cols]}
         if draw(st.integers(0, 7)) == 0:
@@ -341,7 +343,7 @@ def certificate_pool() -> tuple[str, ...]:
         texts.append(certificate_bytes(compact_skip_certificate(seed)).decode())
     # a pair redrawn after singular draws (int:1 values): the redraws section and its kernels
     g = random_target((1, 3), seed=0)
-    c = api.certify(g, "theorem1", seed=0, distribution="int:1")
+    c = api.certify(g, "theorem1", seed=4, distribution="int:1")
     texts.append(certificate_bytes(certificate_document(c)).decode())
     return tuple(texts)
 

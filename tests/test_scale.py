@@ -137,7 +137,7 @@ def test_automatic_choice_end_to_end(tmp_path, capsys, monkeypatch):
     assert "tradeoff chosen" in captured.out  # the summary says so too
     assert "/65 blocks" in captured.err  # plain progress off a terminal: 49 + 16 blocks
     doc = load_certificate(out)
-    assert doc["version"] == 2 and doc["provenance"]["block"] == 1
+    assert doc["version"] == 3 and doc["provenance"]["block"] == 1
     assert doc["provenance"]["distribution"] == "nonzero:8"
     assert api.check(doc, pure=True).ok
     # the same file is rejected when one compact numerator changes
@@ -225,7 +225,7 @@ def test_196_64_10_trained_mlp_end_to_end(tmp_path, capsys):
     captured = capsys.readouterr()
     assert "tradeoff chosen" in captured.err and "VALID" in captured.out
     doc = json.loads(__import__("gzip").decompress(out.read_bytes()))
-    assert doc["version"] == 2 and doc["provenance"]["construction"] == "tradeoff"
+    assert doc["version"] == 3 and doc["provenance"]["construction"] == "tradeoff"
     assert doc["provenance"]["shift_mode"] == "integer"
     # one segment of 3·196 + 1 layers; both checkers agree, message included
     pure, fast = api.check(doc, pure=True), api.check(doc)

@@ -466,7 +466,7 @@ def test_exhaustive_limits():
 @pytest.mark.parametrize("d_in,d_out", [(1, 1), (1, 2), (2, 1), (2, 2), (2, 3), (3, 3)])
 def test_cramer_gamma_equals_solve_exact(d_in, d_out):
     m = d_in * d_out
-    V_in, V_out = draw_pair(11, 1, 0, d_in, d_out, m, parse_distribution("nonzero:4"))
+    V_in, V_out = draw_pair(13, 1, 0, d_in, d_out, m, parse_distribution("nonzero:4"))
     sol = cramer_gamma(V_in, V_out)
     K = khatri_rao_system(V_in, V_out)
     assert sol.det_K == int(K.det()) != 0

@@ -331,9 +331,9 @@ def aligned_witness(weights: Sequence[FlintMatrix], g: TargetNetwork) -> dict[st
 
 def compact_target(doc: dict[str, Any], g: TargetNetwork) -> dict[str, Any]:
     """``doc`` with the target's weights and biases in the compact ``{"den", "num"}`` form
-    (format §1.1): a trained network's float weights have many power-of-two denominators, and
-    as plain lists the checker would put them over a bound on their common denominator that is
-    far larger than their true one (format §6, rule ``limit``)."""
+    (format §1.1): a trained network's float weights have many power-of-two denominators, whose
+    common denominator written once is the short form (the checker reads either form and bounds
+    a plain list's common denominator by what it is, format §6)."""
     layers = [{**entry, "weight": compact_numbers(layer.weight),
                "bias": number_list(layer.bias)}
               for entry, layer in zip(doc["target"]["layers"],

@@ -113,7 +113,8 @@ __all__ = [
 ]
 
 def certify(target: Any, construction: str = "auto", *,
-            seed: int = 0, distribution: str | None = None, block: int | None = None,
+            seed: int | str = "target", distribution: str | None = None,
+            block: int | None = None,
             routing: str | None = None, max_system: int = THEOREM1_MAX_SYSTEM,
             rank: int | None = None, retry: int = DEFAULT_RETRY, shift_mode: str | None = None,
             sparsity: Any = None, mask_side: str = "both", jobs: int | str = "auto",
@@ -144,8 +145,12 @@ def certify(target: Any, construction: str = "auto", *,
         the cost model; a target with convolutions or poolings is realized run by run (Theorem
         1 over channels, fixed poolings, the automatic choice for each run of dense layers), and
         takes ``auto`` only.
-    seed : int
-        Seed of the frozen weights.
+    seed : int or "target"
+        Seed of the frozen weights. ``"target"`` (default): derived from a hash of the target
+        and its box (docs/generator.md §8), declared in the certificate (``seed_rule``) and
+        verified by the checker, so the certificate shows that the random network was fixed by
+        the target itself, not chosen after seeing it; an integer is a seed chosen by the
+        caller (the verdict says so). The same for every layer kind.
     distribution : str, optional
         Frozen weight entries (``int:8``, ``nonzero:8`` …); default ``nonzero:8``, and
         ``nonzero:8`` too when the automatic choice needs block size 1.
@@ -261,7 +266,7 @@ def check(doc: dict[str, Any], *, pure: bool = False, progress: Progress = None)
 def check_file(path: str | os.PathLike[str], *, pure: bool = False,
                max_bytes: int = DEFAULT_MAX_CERTIFICATE_BYTES,
                max_digits: int = DEFAULT_MAX_DIGITS,
-               progress: Progress = None, max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+               progress: Progress = None, max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
     """Check a certificate file (``.json`` or ``.json.gz``), size-limited before parsing.
 
     Parameters
@@ -275,8 +280,11 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
         Refuse numbers with more digits (1 … 10^7).
     progress : callable(done, total), optional
         Told the frozen layers checked so far.
-    max_work : int
-        The check's work budget in multiply-adds (docs/certificate-format.md §7; 1 … 10^15).
+    max_work : int, optional
+        The check's work budget in units of 64-bit word operations (docs/certificate-format.md
+        §7; 1 … 10^15); ``None`` (default): 1,000 per bit of the numbers the certificate
+        writes, at least 5·10^9. An impossibility document (§9) counts multiply-adds, 10^11 by
+        default.
 
     Returns
     -------
@@ -317,6 +325,8 @@ def _check_limits(max_digits: object, max_work: object) -> None:
     """The checker's limits, refused outside their documented ranges before anything is read."""
     for value, name, cap in ((max_digits, "max_digits", MAX_DIGITS_CAP),
                              (max_work, "max_work", MAX_WORK_CAP)):
+        if value is None and name == "max_work":
+            continue  # the default: a budget that grows with the certificate
         require_integer(value, name, minimum=1)
         if value > cap:  # type: ignore[operator]
             raise InputError(f"{name} must be at most {cap}, got {value}")

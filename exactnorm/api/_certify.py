@@ -1,23 +1,26 @@
-"""``certify``: the plan of the construction (:mod:`exactnorm.constructions.plan`) and the timed
-result the API returns.
+"""``certify``: the plan of the construction (:mod:`exactnorm.constructions.plan`) with the seed
+rule of the API and the command line, and the timed result the API returns.
 
 The command line ``exactnorm certify`` and :func:`exactnorm.certify` run exactly this code with
 the same defaults, so that both give byte-identical certificates (tested); every choice
-(construction, block size, distribution, processes) is settled by :func:`plan_certify` before
-any mathematics runs, for a target of any layer kinds.
+(construction, block size, distribution, processes, seed) is settled by :func:`plan_certify`
+before any mathematics runs, for a target of any layer kinds.
 
 >>> from exactnorm.model.targets import demo_target
->>> plan_certify(demo_target()).construction
-'theorem1'
+>>> p = plan_certify(demo_target())
+>>> p.construction, p.seed_rule
+('theorem1', 'target')
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from dataclasses import dataclass, fields
 from typing import Any
 
+from exactnorm.certificate.write import seed_of_target
 from exactnorm.constructions.common import Construction
 from exactnorm.constructions.kinds.dense import WIDE_DISTRIBUTION
 from exactnorm.constructions.lowrank import factors_from_target_file
@@ -25,9 +28,9 @@ from exactnorm.constructions.plan import (
     CONSTRUCTIONS,
     CertifyPlan,
     ProgressHook,
-    plan_certify,
 )
 from exactnorm.constructions.plan import certify_target as build_target
+from exactnorm.constructions.plan import plan_certify as settle_plan
 from exactnorm.model.network import TargetNetwork
 
 __all__ = ["CONSTRUCTIONS", "WIDE_DISTRIBUTION", "CertifyPlan", "CertifyResult", "plan_certify",
@@ -41,6 +44,28 @@ class CertifyResult(Construction):
 
     plan: CertifyPlan | None = None
     seconds: float = 0.0
+
+
+def plan_certify(target: TargetNetwork, construction: str = "auto", *,
+                 seed: int | str = "target", **options: Any) -> CertifyPlan:
+    """Settle every choice of :func:`exactnorm.api.certify` without building anything:
+    :func:`exactnorm.constructions.plan.plan_certify` (which documents the options and what it
+    raises) with the seed rule of the API and the command line.
+
+    ``seed="target"`` (the default) derives the seed from the target and its box
+    (:func:`~exactnorm.certificate.write.seed_of_target`, docs/generator.md §8) after every
+    option is settled, so a wrong option is refused before the target is hashed; the plan's
+    ``seed_rule`` is then ``"target"``, which the certificate declares and the checker verifies.
+    An integer is a seed the caller chose (``seed_rule`` ``"chosen"``). The rule is the same for
+    every layer kind.
+    """
+    if seed != "target":
+        return settle_plan(target, construction, seed=seed, **options)  # type: ignore[arg-type]
+    # no option of the plan depends on the seed: settle it with a placeholder, then put the
+    # derived seed where the construction reads it
+    plan = settle_plan(target, construction, seed=0, **options)
+    return dataclasses.replace(plan, options=dict(plan.options, seed=seed_of_target(target)),
+                               seed_rule="target")
 
 
 def factors_of(path: str | os.PathLike[str]) -> list[Any] | None:

@@ -20,8 +20,7 @@ from exactnorm.errors import InputError, require_extra, require_integer
 from exactnorm.exact.files import require_file
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.outputs.data_eval import data_samples
-from exactnorm.outputs.export import EXPORT_FORMATS, export_certificate
-from exactnorm.outputs.export_onnx import INTERFACES
+from exactnorm.outputs.export import EXPORT_FORMATS, INTERFACES, export_certificate
 from exactnorm.outputs.report import FLOAT_ERROR_POINTS, report_contents, write_report
 from exactnorm.outputs.stages import Stages, declared_depth, refuse_invalid
 

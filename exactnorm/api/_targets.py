@@ -1,7 +1,7 @@
 """Targets for the verbs: any file the CLI reads, or a model already in memory.
 
 :func:`load_target` reads every target file (JSON, ``W1, b1, …`` npz, PyTorch state dicts, MLP and
-CNN ONNX models; :func:`~exactnorm.model.loading.load_target_file`) on the box the caller gives.
+CNN ONNX models; :func:`~exactnorm.model.interop.load_target_any`) on the box the caller gives.
 :func:`target_of` is what :func:`exactnorm.certify` accepts: a :class:`TargetNetwork` (it has its
 box), a path, a fitted scikit-learn MLP or pipeline, or a state dict of arrays (both need a box,
 the state dict its activations too).
@@ -20,8 +20,7 @@ from typing import Any
 from exactnorm.api._boxes import Bounds, apply_box, is_cube, resolve_box
 from exactnorm.errors import InputError, require_integer
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
-from exactnorm.model.interop import target_from_sklearn, target_from_state_dict
-from exactnorm.model.loading import load_target_file
+from exactnorm.model.interop import load_target_file, target_from_sklearn, target_from_state_dict
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.targets import demo_target
 
@@ -36,7 +35,7 @@ def load_target(path: str | os.PathLike[str], *, box: Any = None,
                 max_digits: int = DEFAULT_MAX_DIGITS) -> TargetNetwork:
     """Read a target network from any file the CLI reads: JSON, a ``W1, b1, …`` npz, a PyTorch
     ``nn.Sequential`` state dict (``.npz``/``.pt``), or an ONNX MLP or CNN (one loader,
-    :func:`exactnorm.model.loading.load_target_file`).
+    :func:`exactnorm.model.interop.load_target_any`).
 
     Parameters
     ----------

@@ -8,7 +8,7 @@ independent checker's job (:mod:`exactnorm.checker`).
 >>> from exactnorm.model.targets import demo_target
 >>> doc = certificate_document(construct(demo_target(), seed=0))
 >>> doc["format"], doc["version"], doc["network"]["checkpoints"]
-('exactnorm.certificate', 2, [2, 4, 6])
+('exactnorm.certificate', 3, [2, 4, 6])
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from exactnorm.certificate.compact import (
     decode_compact,
     expand_skip,
 )
+from exactnorm.certificate.float_read import float_network
 from exactnorm.certificate.read import (
     expand_document,
     load_certificate,
@@ -47,8 +48,10 @@ from exactnorm.certificate.write import (
     certificate_bytes,
     certificate_document,
     network_to_dict,
+    positional,
     require_version,
     save_certificate,
+    seed_of_target,
     singular_draws,
     target_sections,
     write_certificate,
@@ -59,8 +62,10 @@ __all__ = [
     "DEFAULT_FROZEN_WEIGHTS", "DEFAULT_MAX_CERTIFICATE_BYTES", "DEFAULT_MAX_ENTRIES",
     "MAX_CERTIFICATE_BYTES_CAP",
     "certificate_document", "write_certificate", "save_certificate", "certificate_bytes",
-    "network_to_dict", "target_sections", "singular_draws", "require_version",
+    "network_to_dict", "target_sections", "singular_draws", "positional", "seed_of_target",
+    "require_version",
     "compact_numbers", "decode_compact", "compact_skip", "expand_skip", "compact_integer",
     "read_certificate_bytes", "load_certificate", "network_from_dict", "expand_document",
     "regenerate_record", "read_networks", "read_target", "needs_kind_reader", "exact_agreement",
+    "float_network",
 ]

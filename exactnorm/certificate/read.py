@@ -112,7 +112,7 @@ def network_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGI
     export).
 
     This parses, it does not validate the proof: use the checker for that. Compact
-    (version-2) numbers are accepted; by-reference weights (version 2) are regenerated from their
+    (version-2 and 3) numbers are accepted; by-reference weights are regenerated from their
     draw records (at most ``max_entries`` entries each); records of explicit weights are kept on
     the layers (``FrozenLayer.record``) unchecked.
     """

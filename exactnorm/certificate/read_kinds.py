@@ -33,6 +33,7 @@ from exactnorm.certificate.compact import (
     decode_compact,
     expand_skip,
 )
+from exactnorm.certificate.kinds import CODECS
 from exactnorm.certificate.read import network_from_dict, regenerate_record
 from exactnorm.errors import (
     ExactnormError,
@@ -124,6 +125,8 @@ def conv_target_from_dict(doc: dict[str, Any], *,
                 tlayers.append(TargetLayer(fmpq_mat(_read_matrix(L["weight"], what, max_digits)),
                                            _read_numbers(L["bias"], what, max_digits),
                                            L["activation"]))
+            elif hasattr(CODECS.get(kind), "target_from_json"):  # a kind that reads itself
+                tlayers.append(CODECS[kind].target_from_json(L, what))  # type: ignore[attr-defined]
             else:
                 raise InputError(f"{what}: unknown kind {kind!r}")
         return TargetNetwork(tuple(tlayers), lower, upper)
@@ -176,6 +179,8 @@ def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MA
                 flayers.append(FrozenLayer(int(L["input"]), V, nums(L["gamma"], what),
                                            nums(L["beta"], what), L["activation"],
                                            tuple(skips), record=rec))
+            elif hasattr(CODECS.get(kind), "frozen_from_json"):  # a kind that reads itself
+                flayers.append(CODECS[kind].frozen_from_json(L, what))  # type: ignore[attr-defined]
             else:
                 raise InputError(f"{what}: unknown kind {kind!r}")
         network = FrozenNetwork(len(target.lower), tuple(flayers),

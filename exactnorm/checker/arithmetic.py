@@ -29,7 +29,16 @@ pixel). Operations:
 * ``add(m1, m2)`` — the sum on the union of the supports;
 * ``support(node)`` — the columns a map depends on (the walk bounds sizes with it *before*
   asking for a product or a sum: rule ``limit`` is the walk's, identical for both);
-* ``plain(node)`` — ``(cols, rows, consts, den)`` in Python integers, for the checkpoint rule.
+* ``height(node)`` — the bit lengths of the largest absolute numerator and of the denominator of the
+  map written over its *least* common denominator: a property of its values, so both
+  arithmetics return the same numbers, from which the walk computes the work budget;
+* ``plain(node)`` — ``(cols, rows, consts, den)`` in Python integers over the least common
+  denominator, for the checkpoint rule;
+* ``vanishes(A, B, v)`` — whether ``V_A·v = 0`` (``B`` None) or ``V_B·diag(v)·V_A = 0`` for two
+  regenerated draws (a redraw's proof of singularity).
+
+Every map an operation returns is over its least common denominator (reduced), so ``ranges``
+and ``plain`` give the same numerators in both arithmetics, not only the same values.
 """
 
 from __future__ import annotations
@@ -39,7 +48,8 @@ from operator import mul
 from typing import Any
 
 from .numbers import IntMatrix, IntVector, over_one_denominator
-from .reading import Draw, Picks
+from .provenance import Draw
+from .reading import Picks
 
 __all__ = ["PureArithmetic", "PureMap", "BoxFamily", "row_interval"]
 
@@ -61,6 +71,12 @@ def row_interval(row: list[int], lo: list[list[int]], hi: list[list[int]],
             mn += w * h[p]
             mx += w * l[p]
     return mn, mx
+
+
+class _Reduced(tuple):
+    """A map over its least common denominator, caching its height."""
+
+    height: tuple[int, int] | None = None
 
 
 class BoxFamily:
@@ -101,12 +117,12 @@ class PureArithmetic:
         if node is None:
             cols = [t for t in range(width) if any(row[t] for row in M)]
             if len(cols) == width:
-                return cols, M, [0] * len(M), den
-            return cols, [[row[t] for t in cols] for row in M], [0] * len(M), den
+                return self.reduced((cols, M, [0] * len(M), den))
+            return self.reduced((cols, [[row[t] for t in cols] for row in M], [0] * len(M), den))
         cols, A, c, d = node
         columns = list(zip(*A)) if cols else []
-        return (cols, [[sum(map(mul, row, col)) for col in columns] for row in M],
-                [sum(map(mul, row, c)) for row in M], den * d)
+        return self.reduced((cols, [[sum(map(mul, row, col)) for col in columns] for row in M],
+                             [sum(map(mul, row, c)) for row in M], den * d))
 
     def compose_picks(self, P: Picks, node: PureMap | None) -> PureMap:
         """Row r of the result is row P.rows[r] of ``node`` (0 for None)."""
@@ -121,10 +137,12 @@ class PureArithmetic:
                 rows.append(row)
             return cols, rows, [0] * len(P.rows), 1
         cols, A, c, d = node
+        if P.rows == tuple(range(len(c))):
+            return node
         zero = [0] * len(cols)
         # rows are shared, never modified in place: every operation builds new rows
-        return (cols, [zero if t is None else A[t] for t in P.rows],
-                [0 if t is None else c[t] for t in P.rows], d)
+        return self.reduced((cols, [zero if t is None else A[t] for t in P.rows],
+                             [0 if t is None else c[t] for t in P.rows], d))
 
     def affine(self, gamma: IntVector, node: PureMap, beta: IntVector) -> PureMap:
         """diag(gamma)·node + beta over one denominator."""
@@ -136,33 +154,33 @@ class PureArithmetic:
             g *= s1
             rows.append([g * x for x in row])
             consts.append(g * const + b * s2)
-        return cols, rows, consts, D
+        return self.reduced((cols, rows, consts, D))
 
     def ranges(self, node: PureMap, box: BoxFamily) -> tuple[list[int], list[int], int,
                                                                   list[int], list[int]]:
         """Per row: min over positions of the row minimum and max of the row maximum, as
-        numerators over ``den·Q``, and the first positions attaining them."""
+        numerators over ``den·Q``, and the first positions attaining them. The constant (times
+        ``Q``) is the same at every position: it is added once per row."""
         cols, A, c, den = node
         P = box.positions
         lo = [box.lo[t] for t in cols]
         hi = [box.hi[t] for t in cols]
         mins, maxs, at_min, at_max = [], [], [], []
         for row, const in zip(A, c):
-            base = const * box.Q
-            best_lo = best_hi = None
+            best_lo = best_hi = 0
             p_lo = p_hi = 0
             for p in range(P):
                 mn, mx = row_interval(row, lo, hi, p)
-                mn, mx = mn + base, mx + base
-                if best_lo is None or mn < best_lo:
+                if p == 0 or mn < best_lo:
                     best_lo, p_lo = mn, p
-                if best_hi is None or mx > best_hi:
+                if p == 0 or mx > best_hi:
                     best_hi, p_hi = mx, p
-            mins.append(best_lo)
-            maxs.append(best_hi)
+            base = const * box.Q
+            mins.append(best_lo + base)
+            maxs.append(best_hi + base)
             at_min.append(p_lo)
             at_max.append(p_hi)
-        return mins, maxs, den * box.Q, at_min, at_max  # type: ignore[return-value]
+        return mins, maxs, den * box.Q, at_min, at_max
 
     def compose_scaled(self, M: list[list[int]], den: int, B: PureMap, gamma: IntVector,
                        beta: IntVector, width: int) -> PureMap:
@@ -172,8 +190,8 @@ class PureArithmetic:
         extra = [sum(map(mul, row, beta.nums)) for row in M]
         D = math.lcm(d, den * beta.den)
         s1, s2 = D // d, D // (den * beta.den)
-        return (cols, [[s1 * x for x in row] for row in A] if s1 != 1 else A,
-                [s1 * x + s2 * e for x, e in zip(c, extra)], D)
+        return self.reduced((cols, [[s1 * x for x in row] for row in A] if s1 != 1 else A,
+                             [s1 * x + s2 * e for x, e in zip(c, extra)], D))
 
     def reduced(self, node: PureMap) -> PureMap:
         """The same map over the smallest denominator, and on no column when its matrix is zero.
@@ -185,15 +203,16 @@ class PureArithmetic:
         if cols and not any(map(any, A)):
             cols, A = [], [[] for _ in A]
         if den == 1:
-            return cols, A, c, den
+            return _Reduced((cols, A, c, den))
         g = math.gcd(den, *c)
         for row in A:
             if g == 1:
-                return cols, A, c, den
+                return _Reduced((cols, A, c, den))
             g = math.gcd(g, *row)
         if g == 1:
-            return cols, A, c, den
-        return cols, [[x // g for x in row] for row in A], [x // g for x in c], den // g
+            return _Reduced((cols, A, c, den))
+        return _Reduced((cols, [[x // g for x in row] for row in A], [x // g for x in c],
+                         den // g))
 
     def add(self, m1: PureMap, m2: PureMap) -> PureMap:
         """m1 + m2 on the union of their supports, over the lcm of their denominators."""
@@ -201,8 +220,9 @@ class PureArithmetic:
         den = math.lcm(d1, d2)
         s1, s2 = den // d1, den // d2
         if c1 == c2:
-            return (c1, [[s1 * x + s2 * y for x, y in zip(r1, r2)] for r1, r2 in zip(A1, A2)],
-                    [s1 * x + s2 * y for x, y in zip(e1, e2)], den)
+            return self.reduced((c1, [[s1 * x + s2 * y for x, y in zip(r1, r2)]
+                                      for r1, r2 in zip(A1, A2)],
+                                 [s1 * x + s2 * y for x, y in zip(e1, e2)], den))
         cols = sorted(set(c1) | set(c2))
         at = {t: k for k, t in enumerate(cols)}
         rows = []
@@ -213,7 +233,35 @@ class PureArithmetic:
             for t, y in zip(c2, r2):
                 row[at[t]] += s2 * y
             rows.append(row)
-        return cols, rows, [s1 * x + s2 * y for x, y in zip(e1, e2)], den
+        return self.reduced((cols, rows, [s1 * x + s2 * y for x, y in zip(e1, e2)], den))
+
+    def height(self, node: PureMap) -> tuple[int, int]:
+        """(bits of the largest absolute numerator, bits of the denominator); maps are kept
+        over their least common denominator, so these are properties of the values."""
+        known = getattr(node, "height", None)
+        if known is not None:
+            return known
+        _, A, c, den = node
+        top = max((max(map(abs, row)) for row in A if row), default=0)
+        top = max(top, max(map(abs, c), default=0))
+        out = top.bit_length(), den.bit_length()
+        if isinstance(node, _Reduced):
+            node.height = out  # maps are never modified: computed once per map
+        return out
+
+    def vanishes(self, A: Draw, B: Draw | None, v: list[int]) -> bool:
+        """Whether ``V_A·v = 0`` (B None) or ``V_B·diag(v)·V_A = 0`` for the regenerated
+        matrices (their denominators do not matter)."""
+        VA, _ = self.weight(A)
+        if B is None:
+            return not any(sum(map(mul, row, v)) for row in VA)
+        VB, _ = self.weight(B)
+        columns = list(zip(*VA))
+        for row in VB:
+            scaled = [x * c for x, c in zip(row, v)]
+            if any(sum(map(mul, scaled, col)) for col in columns):
+                return False
+        return True
 
     def plain(self, node: PureMap) -> tuple[list[int], list[list[int]], list[int], int]:
         return node

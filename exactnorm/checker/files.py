@@ -153,7 +153,7 @@ def read_file_bytes(path: str | os.PathLike[str],
 
 def check_text_with(ar: Any, text: str | bytes | bytearray, *,
                     max_digits: int = limits.DEFAULT_MAX_DIGITS,
-                    max_work: int = limits.DEFAULT_MAX_WORK) -> Verdict:
+                    max_work: int | None = limits.DEFAULT_MAX_WORK) -> Verdict:
     """Parse strictly, then check with arithmetic ``ar``; never raises for bad content."""
     try:
         doc = parse_certificate_text(text, max_digits=max_digits)
@@ -165,7 +165,7 @@ def check_text_with(ar: Any, text: str | bytes | bytearray, *,
 def check_file_with(ar: Any, path: str, *, max_digits: int = limits.DEFAULT_MAX_DIGITS,
                     max_bytes: int = limits.DEFAULT_MAX_BYTES,
                     progress: Callable[[int, int], None] | None = None,
-                    max_work: int = limits.DEFAULT_MAX_WORK) -> Verdict:
+                    max_work: int | None = limits.DEFAULT_MAX_WORK) -> Verdict:
     """Check a ``.json`` or ``.json.gz`` certificate file with arithmetic ``ar``; a file that
     cannot be read is a failed verdict with rule ``format``."""
     try:
@@ -224,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     max_bytes = given["--max-bytes"] or limits.DEFAULT_MAX_BYTES
     max_digits = check_max_digits(given["--max-digits"] or limits.DEFAULT_MAX_DIGITS)
-    max_work = given["--max-work"] or limits.DEFAULT_MAX_WORK
+    max_work = given["--max-work"]
     try:
         text = read_file_bytes(args[0], int(max_bytes))
     except ReadError as exc:
@@ -233,8 +233,17 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         v = Verdict(False, "format", str(exc))
     else:
-        v = check_text_with(PureArithmetic(), text, max_digits=int(max_digits),
-                            max_work=int(max_work))
+        try:
+            v = check_text_with(PureArithmetic(), text, max_digits=int(max_digits),
+                                max_work=max_work)
+        except MemoryError:
+            print("error: the check ran out of memory (a limit of this checker should have "
+                  "refused the certificate first: please report it)", file=sys.stderr)
+            return 3
+        except Exception as exc:  # a bug of this checker, never a verdict: one line, exit 3
+            print(f"internal error: {type(exc).__name__}: {str(exc)[:200]} (please report it)",
+                  file=sys.stderr)
+            return 3
     claim = (v.facts or {}).get("claim") if v.ok else None  # an impossibility document (§9)
     line = (f"{claim + ' ' if claim else ''}VALID: " if v.ok else f"INVALID [{v.rule}]: ") \
         + v.message

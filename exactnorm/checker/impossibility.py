@@ -61,7 +61,7 @@ from .modular import PureLinear, is_prime
 from .numbers import CertificateError, IntMatrix, IntVector, Verdict, matrix, show, vector
 from .vocabulary import (
     DEFAULT_MAX_DIGITS,
-    DEFAULT_MAX_WORK,
+    IMPOSSIBILITY_MAX_WORK,
     MAX_MAP_ENTRIES,
     OUTPUT_SCALES,
     WITNESS_KINDS,
@@ -511,10 +511,12 @@ def _run(ops: Any, doc: object, max_digits: int, max_work: int) -> tuple[str, di
 
 def check_impossibility(ops: Any, doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
                         progress: Callable[[int, int], None] | None = None,
-                        max_work: int = DEFAULT_MAX_WORK) -> Verdict:
+                        max_work: int | None = None) -> Verdict:
     """Check an ``exactnorm.impossibility`` document with the operations ``ops`` (``None``: the
-    standard-library :class:`~.modular.PureLinear`); never raises for bad content."""
+    standard-library :class:`~.modular.PureLinear`); never raises for bad content. ``max_work``
+    counts multiply-adds (``None``: ``IMPOSSIBILITY_MAX_WORK``)."""
     ops = PureLinear() if ops is None else ops
+    max_work = IMPOSSIBILITY_MAX_WORK if max_work is None else max_work
     if progress is not None:
         progress(0, 1)
     try:

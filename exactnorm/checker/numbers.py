@@ -24,6 +24,7 @@ from typing import Any
 from .vocabulary import ACTIVATIONS, DEFAULT_MAX_DIGITS, MAX_DIGITS_CAP
 
 __all__ = ["Verdict", "CertificateError", "ReadError", "IntVector", "IntMatrix", "show",
+           "show_ratio", "bits_of", "written_bits",
            "parse_certificate_text", "number", "integer", "vector", "matrix", "field",
            "activation", "index", "layer_list", "check_max_digits", "decimal_int"]
 
@@ -81,6 +82,20 @@ class _IntDigits:
 
     def __exit__(self, *exc: object) -> None:
         getattr(sys, "set_int_max_str_digits", lambda n: None)(self.old)
+
+
+def show_ratio(p: int, q: int) -> str:
+    """``p/q`` (``q > 0``) for a message: :func:`show` of the fraction in lowest terms when the
+    numbers are small enough for a cheap gcd (8192 bits), else the unreduced sizes — never a
+    quadratic gcd of numbers of a million bits for one line of text.
+
+    >>> show_ratio(-6, 4), show_ratio(1, 1 << 9000)
+    ('-3/2', '(1-bit integer)/(9001-bit integer)')
+    """
+    if p == 0 or max(abs(p).bit_length(), q.bit_length()) <= 8192:
+        return show(Fraction(p, q))
+    return f"{'-' if p < 0 else ''}({abs(p).bit_length()}-bit integer)/({q.bit_length()}-bit " \
+           f"integer)"
 
 
 def show(value: object) -> str:
@@ -238,10 +253,12 @@ def integer(value: object, where: str, max_digits: int) -> int:
 
 @dataclass(frozen=True)
 class IntVector:
-    """A vector of rationals as integer numerators over one denominator ``den > 0``."""
+    """A vector of rationals as integer numerators over one denominator ``den > 0``;
+    ``written`` is the size of the numbers as the document writes them (:func:`written_bits`)."""
 
     nums: list[int]
     den: int
+    written: int = dc_field(default=0, compare=False)
 
     def __len__(self) -> int:
         return len(self.nums)
@@ -255,10 +272,12 @@ class IntVector:
 
 @dataclass(frozen=True)
 class IntMatrix:
-    """A non-empty matrix of rationals as integer rows over one denominator ``den > 0``."""
+    """A non-empty matrix of rationals as integer rows over one denominator ``den > 0``;
+    ``written`` as for :class:`IntVector`."""
 
     rows: list[list[int]]
     den: int
+    written: int = dc_field(default=0, compare=False)
 
     @property
     def nrows(self) -> int:
@@ -272,6 +291,14 @@ class IntMatrix:
         return Fraction(self.rows[r][t], self.den)
 
 
+def bits_of(x: IntVector | IntMatrix) -> int:
+    """The larger of the bit lengths of the largest absolute numerator and of the denominator: the
+    size of the numbers an operation with ``x`` multiplies (the work budget's operand size)."""
+    rows = x.rows if isinstance(x, IntMatrix) else [x.nums]
+    top = max((max(map(abs, row)) for row in rows if row), default=0)
+    return max(top.bit_length(), x.den.bit_length())
+
+
 def _compact(value: dict, where: str, max_digits: int) -> tuple[int, list]:
     """The denominator and the integer numerators of ``{"den": D, "num": [...]}`` (version 2)."""
     if set(value) != {"den", "num"}:
@@ -283,44 +310,95 @@ def _compact(value: dict, where: str, max_digits: int) -> tuple[int, list]:
     return den, value["num"]
 
 
+def written_bits(nums: list[int], den: int = 1) -> int:
+    """The size of integers as a document writes them: the bit length of each ``|n|`` plus one,
+    and the bit length of a shared denominator (docs/certificate-format.md §7: the work budget
+    grows with it)."""
+    return sum(map(int.bit_length, map(abs, nums))) + len(nums) + den.bit_length()
+
+
+def _written_pairs(pairs: list[tuple[int, int]]) -> int:
+    return sum(abs(p).bit_length() + q.bit_length() + 1 for p, q in pairs)
+
+
+def _odd_part(q: int) -> tuple[int, int]:
+    """``(a, o)`` with ``q = 2^a · o`` and ``o`` odd."""
+    a = (q & -q).bit_length() - 1
+    return a, q >> a
+
+
 def over_one_denominator(values: list[tuple[int, int]], where: str) -> tuple[list[int], int]:
     """Numbers ``p/q`` (pairs, ``q > 0``, not necessarily in lowest terms) as integer numerators
     over one common denominator, refused (rule ``limit``) before it is built when it would make
-    the numerators much longer than the numbers written: n coprime d-digit denominators have a
-    common denominator of n·d digits, and n numerators of that size would be an n-fold
-    amplification of the file.
+    the numerators much longer than the numbers written (docs/certificate-format.md §6).
 
-    Small denominators are put over their lcm. Above a few thousand bits CPython's gcd and
-    division are quadratic, so large ones are put over their product (any common multiple is a
-    common denominator; the values are the same), each numerator scaled by the product of the
-    *other* denominators, found by prefix and suffix products without a single division.
+    The common denominator is ``2^e · L · P``: ``2^e`` the largest power of two dividing a
+    denominator, ``L`` the least common multiple of the odd parts of at most 64 bits, ``P`` the
+    product of the distinct odd parts above 64 bits (their lcm would need a quadratic gcd of huge
+    numbers; any common multiple is a common denominator). Float weights have power-of-two
+    denominators (``L = P = 1``): ``2^e`` has at most 1,075 + 52 bits whatever their number. The
+    denominator is refused when its bit length times the number of entries exceeds
+    ``64·W + 2^20``, ``W`` the bits written (the sum over the entries of the bit lengths of
+    ``|p|`` and ``q``); ``L`` is built one factor at a time and the refusal comes as soon as the
+    bound is passed. Numerators are scaled by cofactors (prefix and suffix products for ``P``),
+    never by a division of huge numbers.
+
+    >>> over_one_denominator([(1, 2), (3, 8), (1, 1 << 1000)], "w")[1] == 1 << 1000
+    True
+    >>> over_one_denominator([(1, 6), (1, 10)], "w")
+    ([5, 3], 30)
     """
-    dens = sorted({q for _, q in values if q != 1})
-    bound = sum(d.bit_length() for d in dens)  # a common multiple of at most this many bits
-    if len(dens) > 1:
-        written = sum(p.bit_length() + q.bit_length() for p, q in values)
-        if bound * len(values) > 64 * written + (1 << 20):
-            raise CertificateError("limit", f"{where}: {len(dens)} different denominators; "
-                                            f"over their common denominator (up to {bound} "
-                                            f"bits) the numbers would take about "
-                                            f"{bound * len(values) // 8:,} bytes (write them "
-                                            f"over one denominator, {{\"den\", \"num\"}})")
-    if bound <= 8192:
-        den = 1
-        for d in dens:
-            if den % d:
-                den = den * d // math.gcd(den, d)
-        return [p * (den // q) for p, q in values], den
+    n = len(values)
+    dens = {q for _, q in values if q != 1}
+    if not dens:
+        return [p for p, _ in values], 1
+    written = sum(abs(p).bit_length() + q.bit_length() for p, q in values)
+    allowance = (64 * written + (1 << 20)) // n  # bits the common denominator may have
+    e = 0
+    small: set[int] = set()
+    big: set[int] = set()
+    for q in dens:
+        a, o = _odd_part(q)
+        e = max(e, a)
+        if o != 1:
+            (small if o.bit_length() <= 64 else big).add(o)
+    big_bits = sum(o.bit_length() for o in big)
+
+    def refuse() -> CertificateError:
+        return CertificateError("limit", f"{where}: {len(dens)} different denominators; over "
+                                         f"their common denominator (more than {allowance:,} "
+                                         f"bits) the {n:,} numbers would take more than 64 times "
+                                         f"the bits they are written with (write them over one "
+                                         f"denominator, {{\"den\", \"num\"}})")
+
+    if e + big_bits > allowance:
+        raise refuse()
+    L = 1
+    for o in sorted(small):
+        if L % o:
+            L = L * o // math.gcd(L, o)
+            if e + L.bit_length() + big_bits > allowance:
+                raise refuse()
+    ordered = sorted(big)
     prefix = [1]
-    for d in dens:
+    for d in ordered:
         prefix.append(prefix[-1] * d)
     suffix = [1]
-    for d in reversed(dens):
+    for d in reversed(ordered):
         suffix.append(suffix[-1] * d)
     suffix.reverse()
-    others = {d: prefix[k] * suffix[k + 1] for k, d in enumerate(dens)}
-    den = prefix[-1]
-    return [p * (den if q == 1 else others[q]) for p, q in values], den
+    others = {d: prefix[k] * suffix[k + 1] for k, d in enumerate(ordered)}
+    P = prefix[-1]
+    den = (L * P) << e
+    out = []
+    for p, q in values:
+        if q == 1:
+            out.append(p * den)
+            continue
+        a, o = _odd_part(q)
+        cof = (L // o) * P if o.bit_length() <= 64 else L * others[o]
+        out.append((p * cof) << (e - a))
+    return out, den
 
 
 def vector(value: object, where: str, length: int | None = None,
@@ -332,17 +410,17 @@ def vector(value: object, where: str, length: int | None = None,
             raise CertificateError("shape", f"{where}.num must be a non-empty list of integers")
         if length is not None and len(nums) != length:
             raise CertificateError("shape", f"{where} has length {len(nums)}, expected {length}")
-        return IntVector([integer(x, f"{where}.num[{k}]", max_digits)
-                          for k, x in enumerate(nums)], den)
+        ints = [integer(x, f"{where}.num[{k}]", max_digits) for k, x in enumerate(nums)]
+        return IntVector(ints, den, written_bits(ints, den))
     if not isinstance(value, list) or not value:
         raise CertificateError("shape", f"{where} must be a non-empty list")
     if length is not None and len(value) != length:
         raise CertificateError("shape", f"{where} has length {len(value)}, expected {length}")
     if all(type(x) is int for x in value):
-        return IntVector([integer(x, f"{where}[{k}]", max_digits)
-                          for k, x in enumerate(value)], 1)
-    return IntVector(*over_one_denominator([number_pair(x, f"{where}[{k}]", max_digits)
-                                            for k, x in enumerate(value)], where))
+        ints = [integer(x, f"{where}[{k}]", max_digits) for k, x in enumerate(value)]
+        return IntVector(ints, 1, written_bits(ints))
+    pairs = [number_pair(x, f"{where}[{k}]", max_digits) for k, x in enumerate(value)]
+    return IntVector(*over_one_denominator(pairs, where), _written_pairs(pairs))
 
 
 def matrix(value: object, where: str, rows: int | None = None, cols: int | None = None,
@@ -374,11 +452,12 @@ def matrix(value: object, where: str, rows: int | None = None, cols: int | None 
             out.append([number_pair(x, f"{where}[{r}][{t}]", max_digits)
                         for t, x in enumerate(row)])
     if compact or plain_ints:
-        return IntMatrix(out, den)
-    flat, den = over_one_denominator([x if isinstance(x, tuple) else (x, 1)
-                                      for row in out for x in row], where)
+        return IntMatrix(out, den, sum(written_bits(row) for row in out) + den.bit_length())
+    pairs = [x if isinstance(x, tuple) else (x, 1) for row in out for x in row]
+    flat, den = over_one_denominator(pairs, where)
     width = len(out[0])
-    return IntMatrix([flat[r * width:(r + 1) * width] for r in range(len(out))], den)
+    return IntMatrix([flat[r * width:(r + 1) * width] for r in range(len(out))], den,
+                     _written_pairs(pairs))
 
 
 def check_max_digits(max_digits: object) -> int:

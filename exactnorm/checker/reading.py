@@ -2,21 +2,21 @@
 target, frozen layers with their provenance, checkpoints and segments. Standard library only.
 
 Contract. :func:`read_certificate` applies the reading and structural rules in document order
-(``format``, ``number``, ``shape``, ``domain``, ``provenance``, ``skip``, ``checkpoints``,
-``segment``) and returns plain data that both arithmetics consume: the box and every vector or
-matrix as integers over one denominator, frozen weights given by reference as :class:`Draw`
-(validated now, regenerated only when the walk reaches their layer, so memory does not grow with
-depth), 0/1 skips as :class:`Picks`, and convolution geometry as :class:`Geometry`. It does no
-arithmetic on maps; the one walk (:mod:`.walk`) does.
+(``format``, ``number``, ``shape``, ``domain``, ``provenance``, ``skip``), then ``checkpoints``,
+``segment`` (the node reads) and, in version 3, the stream keys of positions and the structure of
+the redraws (``provenance``), and returns plain data that both arithmetics consume: the box and
+every vector or matrix as integers over one denominator, frozen weights given by reference as
+:class:`~.provenance.Draw` (validated now, regenerated only when the walk reaches their layer, so
+memory does not grow with depth), 0/1 skips as :class:`Picks`, and convolution geometry as
+:class:`Geometry`. It does no arithmetic on maps; the one walk (:mod:`.walk`) does.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from dataclasses import field as dc_field
-from fractions import Fraction
 from typing import Any
 
+from . import kind_globalavgpool as gap
 from .numbers import (
     CertificateError,
     IntMatrix,
@@ -28,38 +28,31 @@ from .numbers import (
     matrix,
     show,
     vector,
+    written_bits,
 )
-from .regenerate import RecordError, regenerate, regenerate_integers, validate_record
-from .vocabulary import FORMAT, LAYER_KINDS, MAX_MAP_ENTRIES, SKIP_KINDS, VERSIONS
+from .provenance import (
+    ROLE_WEIGHT,
+    TOP_LEVEL_KEYS,
+    Draw,
+    Provenance,
+    redraw_units,
+    rule_provenance,
+    rule_stream_keys,
+    skip_role,
+)
+from .seed import SEED_RULES, target_seed
+from .vocabulary import (
+    FORMAT,
+    LAYER_KINDS,
+    MAX_DIGITS_CAP,
+    MAX_MAP_ENTRIES,
+    SKIP_KINDS,
+    VERSIONS,
+)
 
-__all__ = ["Draw", "Picks", "Geometry", "Provenance", "read_certificate", "read_target",
-           "read_network", "rule_checkpoints", "rule_segments", "last_uses", "rule_skip_kind",
-           "picks_of"]
-
-
-@dataclass(frozen=True)
-class Draw:
-    """A frozen matrix given by reference: a validated draw record and its shape."""
-
-    record: dict
-    rows: int
-    cols: int
-    integral: bool
-
-    @property
-    def nrows(self) -> int:
-        return self.rows
-
-    @property
-    def ncols(self) -> int:
-        return self.cols
-
-    def integers(self) -> list[list[int]]:
-        """The regenerated matrix, integer distributions only."""
-        return regenerate_integers(self.record, max_entries=MAX_MAP_ENTRIES)
-
-    def fractions(self) -> list[list[Fraction]]:
-        return regenerate(self.record, max_entries=MAX_MAP_ENTRIES)
+__all__ = ["Picks", "Geometry", "read_certificate", "read_target", "read_network",
+           "rule_checkpoints", "rule_segments", "last_uses", "rule_skip_kind", "picks_of",
+           "document_seed"]
 
 
 @dataclass(frozen=True)
@@ -131,23 +124,6 @@ class Geometry:
                 f"{self.ph}x{self.pw}, dilation {self.dh}x{self.dw} on {self.C}x{self.H}x{self.W}")
 
 
-@dataclass
-class Provenance:
-    """What the frozen matrices were proven to be: draws (seed, key) or given explicitly."""
-
-    version: int
-    seeds: set[int] = dc_field(default_factory=set)
-    keys: dict[tuple[int, ...], str] = dc_field(default_factory=dict)
-    regenerated: int = 0
-    explicit: int = 0
-    fixed: list[str] = dc_field(default_factory=list)
-    constant: int = 0
-    distributions: set[str] = dc_field(default_factory=set)
-    pools: int = 0
-    records: dict[tuple[int, ...], tuple[dict, str, int]] = dc_field(default_factory=dict)
-    redraws: int = 0
-
-
 # ---------------------------------------------------------------- structural rules (format §0)
 
 
@@ -157,9 +133,18 @@ def rule_format(doc: dict) -> int:
     version = doc.get("version")
     if type(version) is not int or version not in VERSIONS:
         raise CertificateError("format", f"unsupported version {show(version)} (this checker "
-                                         f"reads versions 1 and 2)")
+                                         f"reads versions {', '.join(map(str, VERSIONS))})")
     for key in ("domain", "target", "network"):
         field(doc, key, "certificate")
+    if version >= 3:
+        extra = sorted(set(map(str, doc)) - set(TOP_LEVEL_KEYS))
+        if extra:
+            raise CertificateError("format", f"unknown top-level key {show(extra[0])} (version "
+                                             f"3 has {', '.join(TOP_LEVEL_KEYS)})")
+        rule = doc.get("seed_rule", "chosen")
+        if rule not in SEED_RULES:
+            raise CertificateError("format", f"seed_rule must be one of "
+                                             f"{show(list(SEED_RULES))}, got {show(rule)}")
     return version
 
 
@@ -232,6 +217,10 @@ def read_target(doc: dict, d0: int, max_digits: int) -> list[dict[str, Any]]:
     for i, layer in enumerate(layer_list(doc["target"], "target"), 1):
         where = f"target layer {i}"
         kind = layer_kind(layer, where)
+        if kind == gap.NAME:  # its own module: kind_globalavgpool
+            out.append(gap.read_target_layer(layer, where, width))
+            width = out[-1]["width"]
+            continue
         geom = None if kind == "dense" else read_geometry(layer, where, width, kind)
         if kind == "avgpool":
             act = activation(field(layer, "activation", where), where)
@@ -250,101 +239,6 @@ def read_target(doc: dict, d0: int, max_digits: int) -> list[dict[str, Any]]:
                         "width": W.nrows * (1 if geom is None else geom.Ho * geom.Wo)})
         width = out[-1]["width"]
     return out
-
-
-# ---------------------------------------------------------------- provenance (version 2)
-
-
-def rule_draw_record(record: object, where: str, j: int, prov: Provenance) -> Any:
-    """Validate a draw record (rules provenance and shape) and register its seed and key."""
-    try:
-        rec = validate_record(record, max_entries=MAX_MAP_ENTRIES)
-    except RecordError as exc:
-        raise CertificateError("provenance", f"{where}: {exc}", layer=j) from None
-    if rec.rows == 0 or rec.cols == 0:
-        raise CertificateError("shape", f"{where}: the draw record has an empty shape", layer=j)
-    if prov.seeds and rec.seed not in prov.seeds:
-        raise CertificateError("provenance", f"{where}: draw record seed {rec.seed}, other "
-                                             f"matrices of this certificate were drawn with seed "
-                                             f"{min(prov.seeds)}", layer=j)
-    keys = [(rec.key, where)]
-    if rec.mask is not None and rec.mask.key is not None:
-        keys.append((rec.mask.key, f"the mask of {where}"))
-    for key, owner in keys:
-        if key in prov.keys:
-            raise CertificateError("provenance", f"{owner}: stream key {show(list(key))} is "
-                                                 f"also the key of {prov.keys[key]}", layer=j)
-        prov.keys[key] = owner
-    prov.seeds.add(rec.seed)
-    prov.records[rec.key] = (record, where, j)  # type: ignore[assignment]
-    prov.distributions.add(rec.distribution)
-    if rec.kind == "set" and len(set(rec.values)) == 1:
-        prov.constant += 1
-    return rec
-
-
-def rule_same_as_draw(M: IntMatrix, drawn: list[list[Any]], where: str, j: int) -> None:
-    """An explicit matrix with a draw record equals the regenerated matrix entry by entry."""
-    if M.nrows != len(drawn) or M.ncols != len(drawn[0]):
-        raise CertificateError("provenance", f"{where}: weight is {M.nrows} x {M.ncols}, its "
-                                             f"draw record has shape {len(drawn)} x "
-                                             f"{len(drawn[0])}", layer=j)
-    for r, (row, drow) in enumerate(zip(M.rows, drawn)):
-        for t, (x, y) in enumerate(zip(row, drow)):
-            if x * Fraction(y).denominator != Fraction(y).numerator * M.den:
-                raise CertificateError("provenance", f"{where}: weight[{r}][{t}] is "
-                                                     f"{show(M.entry(r, t))}, the draw record "
-                                                     f"gives {show(Fraction(y))}",
-                                       layer=j, neuron=r)
-
-
-def rule_provenance(obj: dict, value: object, kind: str | None, where: str, j: int,
-                    rows: int | None, cols: int, prov: Provenance,
-                    max_digits: int) -> IntMatrix | Draw:
-    """The matrix of a layer weight or skip (``kind`` None for a layer), with its provenance.
-
-    ``{"random": R}`` is regenerated from R (lazily, see :class:`Draw`); an explicit matrix with
-    ``"source": R`` must equal the regenerated one entry by entry; ``"source": {"kind": "fixed",
-    "why": text}`` declares a matrix that is not a draw. In version 2 a layer weight or a random
-    skip needs one of these.
-    """
-    source = obj.get("source")
-    record = value["random"] if isinstance(value, dict) and set(value) == {"random"} else None
-    if record is not None and source is not None:
-        raise CertificateError("provenance", f"{where}: a weight given by reference carries no "
-                                             f"separate source", layer=j)
-    fixed = isinstance(source, dict) and source.get("kind") == "fixed"
-    if fixed:
-        assert isinstance(source, dict)
-        if set(source) != {"kind", "why"} or not isinstance(source["why"], str):
-            raise CertificateError("provenance", f"{where} source: a fixed declaration is "
-                                                 f"{{\"kind\": \"fixed\", \"why\": text}}", layer=j)
-        if kind == "random":
-            raise CertificateError("provenance", f"{where}: a random skip cannot be declared "
-                                                 f"fixed", layer=j)
-        prov.fixed.append(f"{where}: {source['why'][:120]}")
-        source = None
-    if record is None and source is None:
-        if prov.version >= 2 and not fixed and kind in (None, "random"):
-            raise CertificateError("provenance", f"{where} has neither a draw record nor a "
-                                                 f"fixed declaration", layer=j)
-        prov.explicit += 1
-        return matrix(value, f"{where} weight", rows, cols, max_digits)
-    rec = rule_draw_record(record if record is not None else source, where, j, prov)
-    integral = rec.kind not in ("rational", "gauss")
-    drawn = Draw(record if record is not None else source, rec.rows, rec.cols,  # type: ignore[arg-type]
-                 integral)
-    prov.regenerated += 1
-    if record is not None:
-        # the shape is compared before anything is regenerated
-        if (rows is not None and rec.rows != rows) or rec.cols != cols:
-            raise CertificateError("shape", f"{where}: the draw record has shape {rec.rows} x "
-                                            f"{rec.cols}, expected {rows or rec.rows} x {cols}",
-                                   layer=j)
-        return drawn
-    M = matrix(value, f"{where} weight", rows, cols, max_digits)
-    rule_same_as_draw(M, drawn.integers() if integral else drawn.fractions(), where, j)
-    return M
 
 
 def picks_of(P: list[list]) -> Picks:
@@ -407,10 +301,13 @@ def _skips(layer: dict, where: str, j: int, n: int, dims: list[int], prov: Prove
             prov.explicit += 1
             skips.append((frm, compact_picks(weight, kind, sw, n, dims[frm], j)))
             continue
-        P = rule_provenance(s, weight, kind, sw, j, n, dims[frm], prov, max_digits)
+        P = rule_provenance(s, weight, kind, sw, j, skip_role(t), n, dims[frm], prov,
+                            max_digits)
         if kind == "random":
             skips.append((frm, P))
             continue
+        if isinstance(P, Draw):
+            prov.charge_regeneration(P, j)
         rows = P.integers() if isinstance(P, Draw) and P.integral else \
             P.fractions() if isinstance(P, Draw) else \
             [[x if P.den == 1 else P.entry(r, c) for c, x in enumerate(row)]
@@ -432,6 +329,11 @@ def read_network(doc: dict, d0: int, max_digits: int,
         if not 0 <= src < j:
             raise CertificateError("segment", f"{where} reads node {show(src)}, not an earlier "
                                               f"node", layer=j)
+        if kind == gap.NAME:  # its own module: kind_globalavgpool
+            out.append(gap.read_frozen_layer(layer, where, j, src, dims[src]))
+            prov.pools += 1
+            dims.append(out[-1]["shape"][0])
+            continue
         geom = None if kind == "dense" else read_geometry(layer, where, dims[src], kind)
         if kind == "avgpool":
             assert geom is not None
@@ -446,8 +348,8 @@ def read_network(doc: dict, d0: int, max_digits: int,
             dims.append(geom.C * geom.Ho * geom.Wo)
             continue
         cols = dims[src] if geom is None else geom.patch
-        V = rule_provenance(layer, field(layer, "weight", where), None, where, j, None, cols,
-                            prov, max_digits)
+        V = rule_provenance(layer, field(layer, "weight", where), None, where, j, ROLE_WEIGHT,
+                            None, cols, prov, max_digits, geom)
         n = V.nrows
         gamma = vector(field(layer, "gamma", where), f"{where} gamma", n, max_digits)
         beta = vector(field(layer, "beta", where), f"{where} beta", n, max_digits)
@@ -498,20 +400,65 @@ def rule_checkpoints(cps: list[int], n_target: int, n_layers: int) -> None:
                                               f"{n_layers}")
 
 
-def rule_segments(layers: list[dict], cps: list[int]) -> None:
-    """Layer j with c_{i-1} < j <= c_i reads nodes s with c_{i-1} <= s < j; c_i has no skip."""
-    checkpoints = set(cps)
+def rule_segments(layers: list[dict], cps: list[int], target: list[dict]) -> None:
+    """Rule ``segment``, node reads (docs/certificate-format.md §0 and §8), before any arithmetic.
+
+    Layer j of segment i (``c_{i-1} < j <= c_i``) reads nodes ``s`` with ``c_{i-1} <= s < j``
+    (input and skips), and the checkpoint layer has no skip (rule ``skip``). By the kind of target
+    layer i: a dense segment holds dense layers; a convolution segment starts with a conv layer
+    reading ``c_{i-1}`` and continues with pointwise conv layers on its output grid, each reading
+    a node *strictly inside* the segment (``c_{i-1} < s < j``): the segment input holds pixel
+    coordinates, every later node patch coordinates, and a layer may only compose with the
+    latter; a pooling segment is one avgpool layer reading ``c_{i-1}``.
+    """
     start = 0
-    for j, layer in enumerate(layers, 1):
-        for src in [layer["input"]] + [s for s, _ in layer["skips"]]:
-            if not start <= src < j:
-                raise CertificateError("segment", f"network layer {j} reads node {src}, outside "
-                                                  f"its segment [{start}, {j})", layer=j)
-        if j in checkpoints:
-            if layer["skips"]:
-                raise CertificateError("skip", f"checkpoint layer {j} has a skip connection",
-                                       layer=j)
-            start = j
+    for i, (end, tl) in enumerate(zip(cps, target), 1):
+        kind = tl["kind"]
+        grid = (0, 0)  # the output grid of the segment's first convolution
+        for j in range(start + 1, end + 1):
+            layer = layers[j - 1]
+            for src in [layer["input"]] + [s for s, _ in layer["skips"]]:
+                if not start <= src < j:
+                    raise CertificateError("segment", f"network layer {j} reads node {src}, "
+                                                      f"outside its segment [{start}, {j})",
+                                           layer=j)
+            if kind == "dense":
+                if layer["kind"] != "dense":
+                    raise CertificateError("segment", f"network layer {j} is a {layer['kind']} "
+                                                      f"layer inside the dense segment of target "
+                                                      f"layer {i}", layer=j)
+            elif kind == gap.NAME:  # its own module: kind_globalavgpool
+                gap.check_segment(layers, start, end, tl, i)
+            elif kind == "avgpool":
+                if end != start + 1 or layer["kind"] != "avgpool" or layer["input"] != start:
+                    raise CertificateError("segment", f"network layer {start + 1}: the segment "
+                                                      f"of avgpool target layer {i} is one "
+                                                      f"avgpool layer reading node {start}",
+                                           layer=start + 1)
+            elif j == start + 1:
+                if layer["kind"] != "conv" or layer["input"] != start:
+                    raise CertificateError("segment", f"network layer {j}: a convolution segment "
+                                                      f"(target layer {i}) starts with a conv "
+                                                      f"layer reading node {start}", layer=j)
+                grid = (layer["geom"].Ho, layer["geom"].Wo)
+            else:
+                g = layer["geom"]
+                if layer["kind"] != "conv" or not g.pointwise() or grid != (g.H, g.W):
+                    raise CertificateError("segment", f"network layer {j}: inside the "
+                                                      f"convolution segment of target layer {i} "
+                                                      f"every layer after the first is a 1x1 conv "
+                                                      f"(stride 1, padding 0, dilation 1) on the "
+                                                      f"{grid[0]}x{grid[1]} output grid", layer=j)
+                if layer["input"] == start:
+                    raise CertificateError("segment", f"network layer {j} reads node {start}, the "
+                                                      f"input of the convolution segment of "
+                                                      f"target layer {i}: after its first layer "
+                                                      f"a layer reads a node in [{start + 1}, "
+                                                      f"{j})", layer=j)
+        if layers[end - 1]["skips"]:
+            raise CertificateError("skip", f"checkpoint layer {end} has a skip connection",
+                                   layer=end)
+        start = end
 
 
 def last_uses(layers: list[dict], start: int, end: int) -> dict[int, int]:
@@ -523,115 +470,50 @@ def last_uses(layers: list[dict], start: int, end: int) -> dict[int, int]:
     return last
 
 
-# ---------------------------------------------------------------- exact integer arithmetic
-
-
-# stream-key parts of docs/certificate-format.md §4 that a redraw may concern
-PAIR_FIRST, PAIR_SECOND, FINAL = 0, 1, 4
-
-
-def _at_attempt(record: dict, attempt: int) -> dict:
-    """The same draw record at another attempt: the last part of its key (and its mask's)."""
-    out = dict(record, key=list(record["key"][:-1]) + [attempt])
-    mask = record.get("mask")
-    if isinstance(mask, dict) and "key" in mask:
-        out["mask"] = dict(mask, key=list(mask["key"][:-1]) + [attempt])
-    return out
-
-
-def _redraw_entries(doc: dict, max_digits: int) -> dict[tuple[int, ...], list[int]]:
-    raw = doc.get("redraws", [])
-    if not isinstance(raw, list):
-        raise CertificateError("format", "redraws must be a list")
-    kernels = {}
-    for t, entry in enumerate(raw):
-        where = f"redraws[{t}]"
-        if not isinstance(entry, dict) or set(entry) != {"key", "kernel"}:
-            raise CertificateError("format", f"{where} is {{\"key\": [...], \"kernel\": "
-                                             f"[...]}}")
-        key = entry["key"]
-        if not isinstance(key, list) or len(key) != 4 or \
-                any(type(x) is not int or not 0 <= x < 1 << 64 for x in key):
-            raise CertificateError("format", f"{where}: key must be four integers "
-                                             f"(target_layer, block, part, attempt), got "
-                                             f"{show(key)}")
-        kernels[tuple(key)] = vector(entry["kernel"], f"{where} kernel", None, max_digits).nums
-    return kernels
-
-
-def _kernel_holds(where: str, j: int, attempt: int, v: list[int], first: dict,
-                  second: dict | None) -> None:
-    """``v ≠ 0`` and ``V·v = 0`` (a final matrix) or ``V_out·diag(v)·V_in = 0`` (a Khatri–Rao
-    pair: ``K v = vec(V_out diag(v) V_in)``), for the regenerated matrices of ``attempt``."""
-    V = regenerate(first, max_entries=MAX_MAP_ENTRIES)
-    if second is None:
-        rows, m = V, len(V[0])
-        out_rows = [[sum(x * y for x, y in zip(row, v))] for row in rows]
-    else:
-        V_out = regenerate(second, max_entries=MAX_MAP_ENTRIES)
-        m = len(V)
-        if len(V_out[0]) * len(V[0]) * m > 16 * MAX_MAP_ENTRIES:
-            raise CertificateError("limit", f"{where}: checking the singular attempt {attempt} "
-                                            f"needs {len(V_out[0]) * len(V[0]) * m} products",
-                                   layer=j)
-        scaled = [[x * c for x in row] for row, c in zip(V, v)]
-        out_rows = [[sum(r[k] * scaled[k][t] for k in range(m)) for t in range(len(V[0]))]
-                    for r in V_out]
-    if len(v) != m or not any(v):
-        raise CertificateError("provenance", f"{where}: the kernel vector of attempt {attempt} "
-                                             f"must be nonzero with {m} entries", layer=j)
-    if any(x for row in out_rows for x in row):
-        raise CertificateError("provenance", f"{where}: the vector given for attempt {attempt} "
-                                             f"is not in the kernel of its system: that draw is "
-                                             f"not shown singular", layer=j)
-
-
-def rule_redraws(doc: dict, prov: Provenance, max_digits: int) -> None:
-    """A draw at attempt ``a > 0`` counts only if attempts ``0 … a−1`` of the same matrices are
-    regenerated and shown singular by a nonzero kernel vector in ``redraws``; so the accepted
-    draw is the first nonsingular one of the seed, and attempts cannot be tried until the
-    "random" matrices fit the target (rule ``provenance``)."""
-    kernels = _redraw_entries(doc, max_digits)
-    for key, (record, where, j) in list(prov.records.items()):
-        if len(key) != 4 or key[3] == 0:
-            continue
-        layer, block, part, attempt = key
-        if part == PAIR_SECOND and (layer, block, PAIR_FIRST, attempt) in prov.records:
-            continue  # checked with the first matrix of its pair
-        if part not in (PAIR_FIRST, FINAL):
-            raise CertificateError("provenance", f"{where}: stream key {show(list(key))} is "
-                                                 f"attempt {attempt} of a matrix that is redrawn "
-                                                 f"neither with its pair nor as a final matrix",
-                                   layer=j)
-        second = None
-        if part == PAIR_FIRST:
-            other = prov.records.get((layer, block, PAIR_SECOND, attempt))
-            if other is None:
-                raise CertificateError("provenance", f"{where}: attempt {attempt} of a pair "
-                                                     f"without its second matrix", layer=j)
-            second = other[0]
-        for earlier in range(attempt):
-            v = kernels.get((layer, block, part, earlier))
-            if v is None:
-                raise CertificateError("provenance", f"{where}: attempt {attempt} is used, but "
-                                                     f"attempt {earlier} of the same draw is not "
-                                                     f"shown singular (no kernel vector in "
-                                                     f"redraws)", layer=j)
-            _kernel_holds(where, j, earlier, v, _at_attempt(record, earlier),
-                          None if second is None else _at_attempt(second, earlier))
-        prov.redraws += attempt
-
-
-def read_certificate(doc: object, max_digits: int) -> tuple[Any, ...]:
+def read_certificate(doc: object, max_digits: int, budget: Any = None) -> tuple[Any, ...]:
     """The reading and structural rules, in order; returns (lower, upper, target, layers,
-    checkpoints, provenance)."""
+    checkpoints, provenance). ``budget`` counts the few draws the reader regenerates."""
     if not isinstance(doc, dict):
         raise CertificateError("format", "a certificate is a JSON object")
-    prov = Provenance(rule_format(doc))
+    version = rule_format(doc)
+    prov = Provenance(version, budget=budget)
     lo, hi = rule_domain(doc, max_digits)
     target = read_target(doc, len(lo), max_digits)
     layers, cps = read_network(doc, len(lo), max_digits, prov)
-    rule_redraws(doc, prov, max_digits)
     rule_checkpoints(cps, len(target), len(layers))
-    rule_segments(layers, cps)
+    rule_segments(layers, cps, target)
+    rule_stream_keys(prov, cps)
+    redraw_units(doc, layers, cps, prov, max_digits)
+    if version >= 3:
+        prov.seed_rule = doc.get("seed_rule", "chosen")
+    prov.written = written_size(lo, hi, target, layers, prov)
     return lo, hi, target, layers, cps, prov
+
+
+def written_size(lo: IntVector, hi: IntVector, target: list[dict], layers: list[dict],
+                 prov: Provenance) -> int:
+    """The bits of the numbers a certificate writes (docs/certificate-format.md §7): every
+    number the checker reads (:func:`.numbers.written_bits`: bit lengths plus one, a shared
+    denominator once), 64 per draw record, 8 per entry of a compact skip; the default work
+    budget grows with it."""
+    total = lo.written + hi.written + 64 * len(prov.draws)
+    total += sum(written_bits(v) for unit in prov.units for _, v in unit.kernels)
+    for tl in target:
+        total += (tl["W"].written + tl["b"].written) if tl["W"] is not None else 64
+    for layer in layers:
+        if layer["V"] is None:
+            total += 64
+            continue
+        total += layer["gamma"].written + layer["beta"].written
+        for M in [layer["V"]] + [P for _, P in layer["skips"]]:
+            total += M.written if isinstance(M, IntMatrix) else \
+                8 * len(M.rows) if isinstance(M, Picks) else 0
+    return total
+
+
+def document_seed(doc: dict, max_digits: int = MAX_DIGITS_CAP) -> int:
+    """The seed of rule ``target`` of a document's ``domain`` and ``target`` sections, read as
+    the checker reads them (docs/generator.md §8): what a writer draws from with ``--seed
+    target``."""
+    lo, hi = rule_domain(doc, max_digits)
+    return target_seed(lo, hi, read_target(doc, len(lo), max_digits))

@@ -41,6 +41,7 @@ import hashlib
 import re
 import struct
 import sys
+from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any, Callable  # noqa: UP035  (standalone: no collections.abc needed)
@@ -63,6 +64,9 @@ __all__ = [
     "regenerate_integers",
     "regenerate_integers_flat",
     "regenerate_mask",
+    "words_per_entry",
+    "max_probability",
+    "min_entropy_bits",
 ]
 
 #: default bound on ``rows · cols`` of one record (the caller may pass its own)
@@ -313,6 +317,116 @@ def validate_record(record: Any, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> D
     if mask is not None and mask.key == key:
         raise RecordError("draw record: the mask stream key equals the matrix stream key")
     return DrawRecord(seed, key, kind, param, values, rows, cols, mask)
+
+
+# ---------------------------------------------------------------- min-entropy
+
+
+def words_per_entry(rec: DrawRecord) -> int:
+    """Stream words one entry reads (a Bernoulli mask reads one more per entry)."""
+    return _WORDS_PER_ENTRY[rec.kind]
+
+
+def _residue(n: int) -> int:
+    """``⌈2^64/n⌉``: the most words ``u`` below ``2^64`` with one residue ``u mod n``."""
+    return -(-(1 << 64) // n)
+
+
+def _gauss_mode(b: int) -> int:
+    """How many 12-tuples of ``b``-bit words sum to ``6·(2^b − 1)``, the most likely sum
+    (inclusion–exclusion over the summands that reach ``2^b``)."""
+    from math import comb
+
+    s, n = 6 * ((1 << b) - 1), 1 << b
+    return sum((-1) ** k * comb(12, k) * comb(s - k * n + 11, 11)
+               for k in range(13) if s - k * n >= 0)
+
+
+def max_probability(rec: DrawRecord) -> tuple[int, int, int, int]:
+    """Upper bounds ``(p_num, p_den, z_num, z_den)`` of the probability of the most likely value
+    of one drawn entry and of the value 0, before any mask (docs/generator.md §7).
+
+    A residue ``u mod n`` of a uniform 64-bit word has probability at most ``⌈2^64/n⌉/2^64``;
+    ``gauss:b`` takes ``b`` low bits of each word, which are exactly uniform.
+
+    >>> r = validate_record({"generator": GENERATOR, "seed": 0, "key": [], "shape": [1, 1],
+    ...                      "distribution": "set:1,1,2"})
+    >>> max_probability(r) == (2 * _residue(3), 1 << 64, 0, 1 << 64)
+    True
+    """
+    two64 = 1 << 64
+    if rec.kind == "gauss":
+        den = 1 << (12 * rec.param)
+        return _gauss_mode(rec.param), den, _gauss_mode(rec.param), den
+    if rec.kind == "set":
+        n = len(rec.values)
+        counts = Counter(rec.values)
+        most, zero = max(counts.values()), counts.get(0, 0)
+        return min(most * _residue(n), two64), two64, min(zero * _residue(n), two64), two64
+    n = {"int": 2 * rec.param + 1, "nonzero": 2 * rec.param, "rational": 2 * rec.param + 1,
+         "bits": 2 * (1 << rec.param) + 1}[rec.kind]
+    # rational: a value's numerator is one residue of the first word, whatever the denominator
+    return _residue(n), two64, (0 if rec.kind == "nonzero" else _residue(n)), two64
+
+
+def _log2_floor_1024(num: int, den: int) -> int:
+    """A lower bound of ``1024·log2(den/num)`` for ``0 < num ≤ den``, in integers: the integer
+    part ``k`` exactly, then ten binary digits of ``log2(y)``, ``y = den/(num·2^k)`` in
+    ``[1, 2)``, by repeated squaring of ``y`` as a fixed-point number with 128 fractional bits,
+    rounded down at each step (docs/generator.md §7). Rounding down can only lower a digit, so
+    the result never exceeds ``⌊1024·log2(den/num)⌋``; its cost does not depend on the size of
+    the numbers.
+
+    >>> _log2_floor_1024(1, 16), _log2_floor_1024(1, 3), _log2_floor_1024(5, 5)
+    (4096, 1623, 0)
+    """
+    k = den.bit_length() - num.bit_length()
+    if (num << k) > den:
+        k -= 1
+    frac = 128
+    y = (den << frac) // (num << k)
+    e = 0
+    for _ in range(10):
+        y = (y * y) >> frac
+        e <<= 1
+        if y >= 2 << frac:
+            e |= 1
+            y >>= 1
+    return (k << 10) + e
+
+
+def min_entropy_bits(rec: DrawRecord) -> int:
+    """A lower bound, in whole bits, of the min-entropy of the matrix a record draws:
+    ``⌊n·⌊1024·log2(1/p)⌋/1024⌋`` for the ``n`` entries that are not structurally zero and
+    ``p`` the bound of :func:`max_probability` of one entry, combined with a Bernoulli mask
+    (docs/generator.md §7). 0 for a constant draw (``set`` with one value) and for a mask with
+    ``p = 0``: such a matrix is not random.
+
+    >>> r = validate_record({"generator": GENERATOR, "seed": 0, "key": [], "shape": [2, 3],
+    ...                      "distribution": "nonzero:8"})
+    >>> min_entropy_bits(r)  # 6 entries of 4 bits (a residue mod 16 of a 64-bit word)
+    24
+    """
+    pn, pd, zn, zd = max_probability(rec)
+    n = rec.rows * rec.cols
+    mask = rec.mask
+    if mask is not None and mask.columns is not None:
+        n = rec.rows * len(mask.columns)
+    elif mask is not None:
+        if mask.num == 0:
+            return 0
+        if mask.num != mask.den:
+            two64, r = 1 << 64, _residue(mask.den)
+            keep = min(mask.num * r, two64)  # over 2^64
+            drop = min((mask.den - mask.num) * r, two64)
+            # the most likely masked value: 0 (dropped, or kept and 0) or the most likely kept
+            # one; both over 2^64·zd·pd
+            zero = min(drop * zd + keep * zn, two64 * zd) * pd
+            most = keep * pn * zd
+            pn, pd = max(zero, most), two64 * zd * pd
+    if n == 0 or pn >= pd:
+        return 0
+    return n * _log2_floor_1024(pn, pd) // 1024
 
 
 # ---------------------------------------------------------------- regeneration

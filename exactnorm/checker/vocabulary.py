@@ -13,19 +13,20 @@ from __future__ import annotations
 
 __all__ = ["FORMAT", "VERSIONS", "ACTIVATIONS", "SKIP_KINDS", "LAYER_KINDS", "GENERATOR",
            "DEFAULT_MAX_DIGITS", "MAX_DIGITS_CAP", "DEFAULT_MAX_BYTES", "MAX_BYTES_CAP",
-           "MAX_MAP_ENTRIES", "DEFAULT_MAX_WORK", "MAX_WORK_CAP", "EXIT_BROKEN_PIPE",
+           "MAX_MAP_ENTRIES", "MAX_MAP_BITS", "DEFAULT_MAX_WORK", "MIN_WORK", "WORK_PER_BIT",
+           "MAX_WORK_CAP", "EXIT_BROKEN_PIPE",
            "IMPOSSIBILITY_FORMAT", "IMPOSSIBILITY_VERSIONS", "WITNESS_KINDS", "OUTPUT_SCALES",
-           "WITNESS_PRIME_BITS"]
+           "WITNESS_PRIME_BITS", "IMPOSSIBILITY_MAX_WORK"]
 
 #: the ``format`` field of every certificate
 FORMAT = "exactnorm.certificate"
-#: the versions this checker reads (docs/certificate-format.md §0 and §1)
-VERSIONS = (1, 2)
+#: the versions this checker reads (docs/certificate-format.md §0, §1 and §4)
+VERSIONS = (1, 2, 3)
 ACTIVATIONS = ("relu", "identity")
 #: ``kind`` of a skip connection: the 0/1 kinds are checked to be what they claim
 SKIP_KINDS = ("identity", "selection", "random")
 #: ``kind`` of a target or frozen layer (absent: dense)
-LAYER_KINDS = ("dense", "conv", "avgpool")
+LAYER_KINDS = ("dense", "conv", "avgpool", "globalavgpool")
 #: the one frozen-weight generator (docs/generator.md)
 GENERATOR = "exactnorm.shake256.v1"
 
@@ -37,11 +38,21 @@ MAX_DIGITS_CAP = 10_000_000
 DEFAULT_MAX_BYTES = 2 * 1024**3
 #: the largest byte limit a caller may ask for
 MAX_BYTES_CAP = 1024**4
-#: entries of one affine map, of one regenerated matrix, or of one family of patch boxes
-MAX_MAP_ENTRIES = 1 << 26
-#: the work budget of one check, in multiply-adds estimated from the shapes before starting
-#: (a 784-128-10 trade-off certificate needs about 3·10^9; see docs/certificate-format.md §7)
-DEFAULT_MAX_WORK = 10**11
+#: entries of one affine map, box, family of patch boxes or regenerated matrix
+MAX_MAP_ENTRIES = 1 << 24
+#: bits of one of those structures (entries times the bit length of its largest number, at
+#: least 64 each): 512 MiB of numbers
+MAX_MAP_BITS = 1 << 32
+#: the work budget of one check, in units (64-bit word operations, docs/certificate-format.md
+#: §7) counted before each computation: None (the default) means ``max(MIN_WORK, WORK_PER_BIT ×
+#: the bits of the numbers the certificate writes)``, so that a small file cannot demand a long
+#: check while a real-size certificate (whose γ and β are its bulk) gets a budget of its size
+DEFAULT_MAX_WORK = None
+#: the budget of a small certificate (a few seconds of work)
+MIN_WORK = 5 * 10**9
+#: units of work a certificate may demand per bit of the numbers it writes (a 784-128-10
+#: trade-off certificate needs about 170, a LeNet-shaped CNN about 90)
+WORK_PER_BIT = 1000
 #: the largest work budget a caller may ask for
 MAX_WORK_CAP = 10**15
 #: exit status when stdout is closed before the verdict is printed
@@ -61,3 +72,7 @@ WITNESS_KINDS = ("rank", "fredholm", "kink", "aligned")
 OUTPUT_SCALES = ("tuned", "fixed")
 #: the moduli of a rank witness are primes below 2 to this power (FLINT's word-size arithmetic)
 WITNESS_PRIME_BITS = 62
+#: the default work budget of an impossibility document, in multiply-adds (§9 counts its own
+#: work in multiply-adds of its small exact systems, not in the units of §7); ``--max-work N``
+#: replaces it
+IMPOSSIBILITY_MAX_WORK = 10**11

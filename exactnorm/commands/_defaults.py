@@ -9,13 +9,21 @@ mirrors (named next to it), so that they cannot drift apart.
 from __future__ import annotations
 
 from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES as DEFAULT_MAX_CERTIFICATE_BYTES
-from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WORK, OUTPUT_SCALES
+from exactnorm.checker.vocabulary import (
+    DEFAULT_MAX_DIGITS,
+    DEFAULT_MAX_WORK,
+    IMPOSSIBILITY_MAX_WORK,
+    MIN_WORK,
+    OUTPUT_SCALES,
+    WORK_PER_BIT,
+)
 from exactnorm.checker.vocabulary import MAX_BYTES_CAP as MAX_CERTIFICATE_BYTES_CAP
 
 # the format's limits come from its one vocabulary (standard library only, light to import);
 # the other defaults below mirror the library and are compared with it by a test
 __all__ = ["MIRRORS", "DEFAULT_MAX_CERTIFICATE_BYTES", "DEFAULT_MAX_DIGITS", "DEFAULT_MAX_WORK",
-           "MAX_CERTIFICATE_BYTES_CAP", "OUTPUT_SCALES"]
+           "MAX_CERTIFICATE_BYTES_CAP", "MIN_WORK", "OUTPUT_SCALES", "WORK_PER_BIT",
+           "IMPOSSIBILITY_MAX_WORK"]
 
 #: exactnorm.model.network.DEFAULT_MAX_WIDTH
 DEFAULT_MAX_WIDTH = 4096
@@ -32,7 +40,7 @@ SHIFT_MODES = ("neuron", "layer", "integer")
 #: exactnorm.api.CONSTRUCTIONS (its keys, sorted)
 CONSTRUCTIONS = ("burkholz", "lowrank", "theorem1", "tradeoff")
 #: exactnorm.certificate.DEFAULT_VERSION
-DEFAULT_VERSION = 2
+DEFAULT_VERSION = 3
 #: exactnorm.certificate.FROZEN_WEIGHTS
 FROZEN_WEIGHTS = ("reference", "explicit")
 #: exactnorm.certificate.DEFAULT_FROZEN_WEIGHTS

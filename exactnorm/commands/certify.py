@@ -62,7 +62,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="which construction (default auto: Theorem 1 while every Khatri–Rao "
                         "system is small enough, else the trade-off with a block size from the "
                         "measured cost model)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the frozen weights (default 0)")
+    p.add_argument("--seed", type=_seed, default="target", metavar="N|target",
+                   help="seed of the frozen weights: target (default) derives it from a hash "
+                        "of the target and box, which the checker verifies (the verdict says "
+                        "the random network was fixed by the target itself); an integer N is a "
+                        "seed you choose (the verdict says so)")
     p.add_argument("--distribution", default=None,
                    help=f"frozen weight entries, e.g. int:8, bits:30, set:-1,1, gauss:16 "
                         f"(default {DEFAULT_DISTRIBUTION}; {WIDE_DISTRIBUTION} when the automatic "
@@ -103,21 +107,36 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="exact solver of the Khatri–Rao systems (same result; default auto)")
     p.add_argument("--frozen-weights", choices=list(FROZEN_WEIGHTS),
                    default=DEFAULT_FROZEN_WEIGHTS,
-                   help="version 2: frozen random matrices by reference (draw records the "
+                   help="versions 2 and 3: frozen random matrices by reference (draw records the "
                         "checker regenerates) or explicit with their records "
                         f"(default {DEFAULT_FROZEN_WEIGHTS})")
     p.add_argument("--out", default="certificate.json",
                    help="certificate path; .json.gz compresses (default certificate.json; an "
                         "existing file is kept unless --force)")
     p.add_argument("--force", action="store_true", help="overwrite an existing --out file")
-    p.add_argument("--format-version", type=int, choices=[1, 2], default=DEFAULT_VERSION,
-                   help="certificate version: 2 (default) records every frozen matrix's draw "
-                        "and shares one denominator per vector (docs/certificate-format.md); 1 "
-                        "writes plain lists")
+    p.add_argument("--format-version", type=int, choices=[1, 2, 3], default=DEFAULT_VERSION,
+                   help="certificate version: 3 (default) records every frozen matrix's draw "
+                        "under the stream key of its position and shares one denominator per "
+                        "vector (docs/certificate-format.md); 2 the same with keys the checker "
+                        "does not bind to positions; 1 writes plain lists")
     p.add_argument("--no-check", action="store_true",
                    help="do not run the independent checker on the written certificate")
     p.add_argument("--pure", action="store_true", help="check with the standard-library checker")
     p.set_defaults(func=run)
+
+
+def _seed(text: str) -> int | str:
+    """``--seed``: a non-negative integer or ``target``."""
+    if text == "target":
+        return text
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a non-negative integer or target, got "
+                                         f"{text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"a seed is non-negative, got {value}")
+    return value
 
 
 def _jobs(text: str) -> int | str:

@@ -28,9 +28,11 @@ folds them):
    V_1``: the pre-activation equals ``W a + b`` on the box.
 
 :func:`realize_given_pair` applies the same steps to *given* matrices (``exactnorm capacity``);
-:func:`certify_burkholz` draws them at random (``--construction burkholz``). A draw is redrawn
-only when ``K`` itself has a kernel vector (the redraw rule the checker knows, format §6); a draw
-whose ``A`` fails for this target (a "pathological target") is an error, never silently redrawn.
+:func:`certify_burkholz` draws them at random (``--construction burkholz``) from the stream keys
+of their positions (layers 1 and 2 of segment ``i``, docs/certificate-format.md §4). A draw is
+never redrawn: version 3 proves a redraw only for a Khatri–Rao pair with ``m = c·d`` or a square
+matrix (format §6), and this pair has ``m = c2'(c0 − 1) + 1 < c0·c2``; a draw whose ``A`` has no
+usable kernel vector is an error naming its exact rank (try another seed, or theorem1).
 
 >>> from exactnorm.model.targets import demo_target
 >>> c = certify_burkholz(demo_target(), seed=0)
@@ -68,7 +70,7 @@ from exactnorm.exact.modular import (
     witness_prime,
 )
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
-from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
+from exactnorm.exact.streams import WEIGHT, StreamKey
 from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, Vector, column
 
@@ -254,10 +256,11 @@ def certify_burkholz(target: TargetNetwork, *, seed: int = 0,
     docstring): depth ``2L``, the first frozen layer of each pair ``c2'(c0 − 1) + 1`` wide
     (``c0`` free coordinates of the layer's box, ``c2'`` live rows).
 
-    Frozen weights of target layer ``i``, attempt ``t`` are drawn from ``StreamKey(i, 0, part,
-    t)`` (parts 0 and 1, as Theorem 1). ``retry`` bounds the redraws of draws whose ``K`` has a
-    kernel vector (recorded in the certificate); any other failure raises
-    :class:`~exactnorm.errors.SingularSystemError` with the exact rank.
+    Frozen weights of target layer ``i`` are drawn from ``StreamKey(i, 1, WEIGHT, 0)`` and
+    ``StreamKey(i, 2, WEIGHT, 0)``, the keys of their positions (as Theorem 1). ``retry`` is
+    accepted for the constructions' common signature, but no draw is redrawn (module doc): a
+    failed draw raises :class:`~exactnorm.errors.SingularSystemError` with the exact rank and,
+    when ``K`` itself is singular, a kernel vector.
     """
     dist = parse_distribution(distribution)
     require_integer(retry, "retry")
@@ -271,29 +274,20 @@ def certify_burkholz(target: TargetNetwork, *, seed: int = 0,
         live = live_rows(tl.weight, free)
         d_out, d_in = tl.weight.nrows(), tl.weight.ncols()
         c1 = burkholz_width(len(free), len(live))
-        failures: list[dict[str, Any]] = []
-        solution: PairSolution | None = None
-        for attempt in range(retry + 1):
-            stream = StreamKey(i, WHOLE_LAYER, Part.PAIR_IN, attempt)
-            V1, rec1 = draw(seed, stream.key, c1, d_in, dist)
-            V2, rec2 = draw(seed, stream.with_part(Part.PAIR_OUT).key, d_out, c1, dist)
-            p = witness_prime(fmpq(x).denom() for M in (V1, V2, tl.weight)
-                              for x in M.entries())
-            found = solve_pair(V1, V2, tl.weight, free, p)
-            if found is not None:
-                solution = found
-                break
+        stream = StreamKey(i, 1, WEIGHT, 0)
+        V1, rec1 = draw(seed, stream.key, c1, d_in, dist)
+        V2, rec2 = draw(seed, stream.next_layer().key, d_out, c1, dist)
+        p = witness_prime(fmpq(x).denom() for M in (V1, V2, tl.weight) for x in M.entries())
+        solution = solve_pair(V1, V2, tl.weight, free, p)
+        if solution is None:
             kernel = _kernel_of_k(V1, V2, p)
             rank = rank_and_pivots(pair_system(V1, V2, tl.weight, live, free).Az, p)[0]
-            if kernel is None or attempt == retry:
-                raise SingularSystemError(
-                    f"burkholz: target layer {i}: no kernel vector of [K | -B] with every output "
-                    f"scale nonzero for this draw (rank {rank} modulo a prime, {c1 + len(live)} "
-                    f"unknowns; seed {seed}, attempt {attempt}); try another seed or theorem1",
-                    rank=rank, size=c1 + len(live), kernel=kernel, layer=i)
-            failures.append({"attempt": attempt, "rank": rank, "size": c1,
-                             "key": list(stream.key), "kernel": kernel})
-        assert solution is not None  # the loop breaks with one or raises
+            raise SingularSystemError(
+                f"burkholz: target layer {i}: no kernel vector of [K | -B] with every output "
+                f"scale nonzero for this draw (rank {rank} modulo a prime, {c1 + len(live)} "
+                f"unknowns; seed {seed}); a burkholz pair is never redrawn (its redraw cannot be "
+                f"proven in a certificate: m < c0·c2); try another seed or theorem1",
+                rank=rank, size=c1 + len(live), kernel=kernel, layer=i)
         pair = realize_given_pair(V1, V2, solution, tl.weight, tl.bias, tl.activation,
                                   (lo, hi), input_node=len(layers), records=(rec1, rec2),
                                   shift_mode=shift_mode)
@@ -304,12 +298,12 @@ def certify_burkholz(target: TargetNetwork, *, seed: int = 0,
         reports.append(LayerReport(
             layer=i, d_in=d_in, d_out=d_out, widths=(c1, d_out), systems=1,
             system_size=len(live) * len(free), rank=solution.rank, gamma_bits=gamma_bits,
-            beta_bits=beta_bits, attempts=len(failures) + 1,
+            beta_bits=beta_bits, attempts=1,
             seconds=time.perf_counter() - t0,
-            witness={"layer": i, "block": WHOLE_LAYER, "system": "[K | -B_W] (output scale "
-                     "tuned)", "equations": len(live) * len(free), "unknowns": solution.unknowns,
+            witness={"layer": i, "offset": 1, "system": "[K | -B_W] (output scale tuned)",
+                     "equations": len(live) * len(free), "unknowns": solution.unknowns,
                      "rank": solution.rank, "stream_key": list(stream.key),
-                     "singular_draws": failures},
+                     "singular_draws": []},
             system_ranks=((solution.rank, solution.unknowns),)))
         if progress is not None:
             progress(i, target.depth)

@@ -178,9 +178,8 @@ def provenance(construction: str, seed: int, distribution: str, **extra: Any) ->
         "seed": seed,
         "distribution": distribution,
         "rng": "exactnorm.shake256.v1",
-        "stream_keys": "(target_layer, block, part, attempt); part 0/1: first/second matrix of a "
-                       "Khatri-Rao pair, 2/3: their masks, 4: final mixing matrix, 5: routing "
-                       "matrix",
+        "stream_keys": "(segment, layer of the segment, role, attempt); role 0: the layer's "
+                       "weight, 1: its mask, 2 + 2t: skip t, 3 + 2t: its mask",
         "versions": {
             "exactnorm": __version__,
             "python-flint": installed("python-flint"),

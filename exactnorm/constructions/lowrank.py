@@ -51,7 +51,6 @@ from exactnorm.errors import InputError, ShapeError, require_integer
 from exactnorm.exact.linalg import exact_rank, to_fmpq_mat
 from exactnorm.exact.rationals import parse_number, strict_json_loads
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
-from exactnorm.exact.streams import LOWRANK_P, LOWRANK_U
 from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, affine_interval
 
@@ -165,9 +164,10 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
     ----------
     target : TargetNetwork
     seed, distribution, retry, shift_mode
-        As in :func:`~exactnorm.constructions.theorem1.certify_theorem1`; pair ``part`` of target
-        layer ``i`` draws from the streams of blocks ``LOWRANK_P`` (1) and ``LOWRANK_U`` (2) of
-        :class:`~exactnorm.exact.streams.StreamKey` ``(i, block, part, attempt)``.
+        As in :func:`~exactnorm.constructions.theorem1.certify_theorem1`; the ``P`` pair of
+        target layer ``i`` stands at offsets 1 and 2 of its segment, the ``U`` pair at 3 and 4,
+        and each matrix draws from the :class:`~exactnorm.exact.streams.StreamKey` of its
+        position.
     factors : list of (U, P), {"U": …, "P": …} or None, optional
         Given factorizations per layer (``fmpq_mat`` or rows of exact numbers), checked exactly
         (``U·P = W``); ``None`` entries are found exactly by :func:`rank_factorization`.
@@ -210,11 +210,11 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
         z_box = (tuple(fmpq(0) for _ in range(r)), tuple(x - y for x, y in zip(pmax, pmin)))
         bias_u = cancelling_bias(U, shift, tl.bias)
         first, rep1 = realize_layer_theorem1(
-            P, shift, "relu", (lo, hi), seed=seed, layer=i, block=LOWRANK_P,
+            P, shift, "relu", (lo, hi), seed=seed, layer=i, offset=1,
             input_node=len(layers), distribution=dist, retry=retry, shift_mode=shift_mode)
         layers.extend(first)
         second, rep2 = realize_layer_theorem1(
-            U, bias_u, tl.activation, z_box, seed=seed, layer=i, block=LOWRANK_U,
+            U, bias_u, tl.activation, z_box, seed=seed, layer=i, offset=3,
             input_node=len(layers), distribution=dist, retry=retry, shift_mode=shift_mode)
         layers.extend(second)
         checkpoints.append(len(layers))
@@ -233,6 +233,6 @@ def certify_lowrank(target: TargetNetwork, *, seed: int = 0,
     return Construction(
         name="lowrank", target=target, network=network, reports=reports,
         provenance=provenance("lowrank", seed, dist.spec, shift_mode=shift_mode, retry=retry,
-                              blocks="block 1: P pair, block 2: U pair"),
+                              pairs="P pair at offsets 1-2, U pair at offsets 3-4"),
         witnesses={"layers": [r.witness for r in reports]},
     )

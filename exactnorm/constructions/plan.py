@@ -67,7 +67,11 @@ class CertifyPlan:
     ``note`` is the sentence of an automatic choice (``None`` when the caller chose everything),
     ``jobs_note`` that of ``jobs="auto"``, ``estimate`` the cost model's estimate (a planning aid,
     not certified). ``runs`` is empty when the whole target is realized by ``construction``,
-    else the runs in target order; ``unit`` is what progress counts.
+    else the runs in target order; ``unit`` is what progress counts. ``seed_rule`` is
+    ``"target"`` when ``options["seed"]`` was derived from the target and its box (the API's and
+    the command line's default, :func:`exactnorm.api.plan_certify`; docs/generator.md §8), else
+    ``"chosen"``; the construction's provenance records it and a version-3 certificate declares
+    the rule ``target``, which the checker verifies.
     """
 
     construction: str
@@ -77,6 +81,7 @@ class CertifyPlan:
     estimate: Estimate
     runs: tuple[RunPlan, ...] = ()
     unit: str = "target layers"
+    seed_rule: str = "chosen"
 
     @property
     def summary(self) -> str | None:
@@ -235,6 +240,7 @@ def certify_target(target: TargetNetwork, plan: CertifyPlan,
         c = CONSTRUCTIONS[plan.construction](target, progress=progress, **plan.options)
     else:
         c = _realize_runs(target, plan, progress)
+    c.provenance["seed_rule"] = plan.seed_rule
     if target.source is not None:
         # where the target came from (names and input shape of the model file): the ONNX
         # export reuses them; descriptive only, the checker ignores provenance

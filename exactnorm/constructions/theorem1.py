@@ -62,7 +62,7 @@ from exactnorm.exact.sampling import (
     layer_rng,
     parse_distribution,
 )
-from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
+from exactnorm.exact.streams import WEIGHT, StreamKey
 from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, Vector
 
@@ -88,11 +88,13 @@ class FrozenPair:
 def draw_frozen_pair(seed: int, stream: StreamKey, d_in: int, d_out: int, m: int,
                      dist: Distribution, sparsity: Any = None, mask_side: str = "both",
                      columns: tuple[int, Sequence[int]] | None = None) -> FrozenPair:
-    """The frozen pair of one (target layer, block, attempt) with its draw records.
+    """The frozen pair whose first layer stands at ``stream`` (segment, offset, attempt), with
+    its draw records.
 
-    ``V_in`` draws from ``stream`` with part ``PAIR_IN``, ``V_out`` with ``PAIR_OUT``; with
-    ``sparsity = p`` (an exact keep probability; a float means its decimal value) the masked
-    sides multiply by Bernoulli(p) masks of parts ``MASK_IN``/``MASK_OUT`` (SPEC §2.4). With
+    ``V_in`` draws from ``stream`` (the weight of its layer), ``V_out`` from the weight of the next
+    layer of the segment, same attempt (:meth:`StreamKey.next_layer`); with ``sparsity = p`` (an
+    exact keep probability; a float means its decimal value) the masked sides multiply by
+    Bernoulli(p) masks drawn from their matrices' mask keys (SPEC §2.4). With
     ``columns = (d, S)`` the first matrix is an m × d draw whose columns outside ``S`` are
     structural zeros (masked routing); the system uses its columns ``S``.
     """
@@ -102,11 +104,11 @@ def draw_frozen_pair(seed: int, stream: StreamKey, d_in: int, d_out: int, m: int
     p = exact_probability(sparsity) if sparsity is not None else None
     mask_in = p if p is not None and mask_side in ("input", "both") else None
     mask_out = p if p is not None and mask_side in ("output", "both") else None
-    key_in = stream.with_part(Part.PAIR_IN)
-    key_out = stream.with_part(Part.PAIR_OUT)
+    key_in = stream
+    key_out = stream.next_layer()
     if columns is None:
         stored_in, rec_in = draw(seed, key_in.key, m, d_in, dist, mask_p=mask_in,
-                                 mask_key=stream.with_part(Part.MASK_IN).key)
+                                 mask_key=key_in.mask_key)
         V_in = stored_in
     else:
         width, S = columns
@@ -114,7 +116,7 @@ def draw_frozen_pair(seed: int, stream: StreamKey, d_in: int, d_out: int, m: int
         sub: list[list[Any]] = [[row[c] for c in S] for row in stored_in.tolist()]
         V_in = type(stored_in)(sub) if m and len(S) else type(stored_in)(m, len(S))
     V_out, rec_out = draw(seed, key_out.key, d_out, m, dist, mask_p=mask_out,
-                          mask_key=stream.with_part(Part.MASK_OUT).key)
+                          mask_key=key_out.mask_key)
     return FrozenPair(V_in, V_out, stored_in, rec_in, rec_out)
 
 
@@ -123,11 +125,11 @@ def draw_pair(seed: int, layer: int, attempt: int, d_in: int, d_out: int, m: int
               mask_side: str = "both") -> tuple[FlintMatrix, FlintMatrix]:
     """The frozen pair ``(V_in, V_out)`` of shapes m×d_in and d_out×m of target layer ``layer``.
 
-    Exactly the matrices :func:`certify_theorem1` draws for that layer and attempt (stream
-    ``StreamKey(layer, 0, part, attempt)``, see :func:`draw_frozen_pair`).
+    Exactly the matrices :func:`certify_theorem1` draws for that layer and attempt (streams
+    ``StreamKey(layer, 1, WEIGHT, attempt)`` and its next layer, see :func:`draw_frozen_pair`).
     """
-    pair = draw_frozen_pair(seed, StreamKey(layer, WHOLE_LAYER, Part.PAIR_IN, attempt), d_in,
-                            d_out, m, dist, sparsity, mask_side)
+    pair = draw_frozen_pair(seed, StreamKey(layer, 1, WEIGHT, attempt), d_in, d_out, m, dist,
+                            sparsity, mask_side)
     return pair.V_in, pair.V_out
 
 
@@ -167,7 +169,7 @@ def _solve_layer(V_in: FlintMatrix, V_out: FlintMatrix, rhs: FlintMatrix, prime:
                 gamma_col = gamma_col * fmpq(1, int(rden))
             return gamma_col, m
     K = khatri_rao_system(V_in, V_out)
-    gamma_col = solve_exact(K, rhs, layer=stream.target_layer, where=stream.where())
+    gamma_col = solve_exact(K, rhs, layer=stream.segment, where=stream.where())
     witness = rank_mod_prime(K, prime) if is_integer and witness_prime else None
     return gamma_col, witness
 
@@ -186,15 +188,16 @@ class SolvedPair:
     rank_mod_prime: int | None
 
 
-def solve_pair(W: fmpq_mat, *, seed: int, layer: int, block: int = WHOLE_LAYER,
+def solve_pair(W: fmpq_mat, *, seed: int, layer: int, offset: int = 1,
                distribution: str | Distribution = DEFAULT_DISTRIBUTION,
                retry: int = DEFAULT_RETRY, sparsity: Any = None, mask_side: str = "both",
                prime_bits: int = 60, witness_prime: bool = True, solver: str = "auto",
                solve_jobs: int = 1,
                columns: tuple[int, Sequence[int]] | None = None) -> SolvedPair:
-    """Draw the pair of (``layer``, ``block``) and solve ``K γ = vec(W)``, redrawing a singular
-    draw up to ``retry`` times (step 1 of :func:`realize_layer_theorem1`, which documents the
-    parameters); the shifts are the caller's."""
+    """Draw the pair whose first layer is layer ``offset`` of segment ``layer`` and solve
+    ``K γ = vec(W)``, redrawing a singular draw up to ``retry`` times (step 1 of
+    :func:`realize_layer_theorem1`, which documents the parameters); the shifts are the
+    caller's."""
     if solver not in ("auto", "padic", "flint"):
         raise InputError(f"solver must be auto, padic or flint, got {solver!r}",
                          parameter="solver")
@@ -204,9 +207,9 @@ def solve_pair(W: fmpq_mat, *, seed: int, layer: int, block: int = WHOLE_LAYER,
     rhs = vec(W, "F")
     failures: list[dict[str, Any]] = []
     for attempt in range(retry + 1):
-        stream = StreamKey(layer, block, Part.PAIR_IN, attempt)
+        stream = StreamKey(layer, offset, WEIGHT, attempt)
         pair = draw_frozen_pair(seed, stream, d_in, d_out, m, dist, sparsity, mask_side, columns)
-        prime_rng = layer_rng(seed, *stream.with_part(Part.PRIME).key)
+        prime_rng = layer_rng(seed, *stream.prime_key)
         prime = random_prime(prime_bits, prime_rng)
         try:
             gamma_col, rank_mod_p = _solve_layer(
@@ -230,16 +233,17 @@ def realize_layer_theorem1(
     seed: int, layer: int, input_node: int, distribution: str | Distribution = DEFAULT_DISTRIBUTION,
     retry: int = DEFAULT_RETRY, shift_mode: str = "neuron", sparsity: Any = None,
     mask_side: str = "both", prime_bits: int = 60, witness_prime: bool = True,
-    solver: str = "auto", solve_jobs: int = 1, block: int = WHOLE_LAYER,
+    solver: str = "auto", solve_jobs: int = 1, offset: int = 1,
     columns: tuple[int, Sequence[int]] | None = None,
 ) -> tuple[list[FrozenLayer], LayerReport]:
     """Two frozen layers equal to ``σ(W a + b)`` for every ``a`` in ``box`` (Lemma 7).
 
     Returns the two :class:`FrozenLayer` objects (reading from ``input_node``, each carrying the
     draw record of its frozen matrix) and a report with the exact rank, a rank-mod-prime witness
-    and bit sizes. ``layer`` is the target layer and ``block`` the sub-system within it
-    (:mod:`~exactnorm.exact.streams`); attempt ``t`` draws from ``StreamKey(layer, block, part,
-    t)``. ``columns`` is passed to :func:`draw_frozen_pair` (masked routing).
+    and bit sizes. ``layer`` is the target layer (the segment) and ``offset`` the position of
+    the pair's first frozen layer in that segment (:mod:`~exactnorm.exact.streams`); attempt ``t``
+    draws from ``StreamKey(layer, offset, WEIGHT, t)`` and the next layer's key. ``columns`` is
+    passed to :func:`draw_frozen_pair` (masked routing).
 
     ``solver`` chooses how ``K γ = vec(W)`` is solved: ``"auto"`` (p-adic lifting on the
     Khatri–Rao structure for integer weights and m ≥ 200, FLINT otherwise), ``"padic"`` (p-adic
@@ -255,7 +259,7 @@ def realize_layer_theorem1(
     t0 = time.perf_counter()
     d_out, d_in = W.nrows(), W.ncols()
     m = d_in * d_out
-    solved = solve_pair(W, seed=seed, layer=layer, block=block, distribution=distribution,
+    solved = solve_pair(W, seed=seed, layer=layer, offset=offset, distribution=distribution,
                         retry=retry, sparsity=sparsity, mask_side=mask_side,
                         prime_bits=prime_bits, witness_prime=witness_prime, solver=solver,
                         solve_jobs=solve_jobs, columns=columns)
@@ -273,7 +277,7 @@ def realize_layer_theorem1(
                          record=pair.record_out)
     witness = {
         "layer": layer,
-        "block": block,
+        "offset": offset,
         "system": "V_in^T khatri_rao V_out",
         "system_size": m,
         "rank": m,
@@ -305,7 +309,8 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
     target : TargetNetwork
     seed : int
         Frozen weights of target layer ``i``, attempt ``t`` come from the streams
-        ``StreamKey(i, 0, part, t)`` of generator ``exactnorm.shake256.v1``.
+        ``StreamKey(i, 1, WEIGHT, t)`` and ``StreamKey(i, 2, WEIGHT, t)`` (their positions) of
+        generator ``exactnorm.shake256.v1``.
     distribution : str
         Entry distribution of the frozen weights (see :mod:`~exactnorm.exact.sampling`).
     retry : int

@@ -80,7 +80,7 @@ from exactnorm.exact.sampling import (
     Distribution,
     parse_distribution,
 )
-from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
+from exactnorm.exact.streams import WEIGHT, StreamKey
 from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork
 
@@ -107,13 +107,15 @@ def _selection(rows: list[int], d: int) -> fmpz_mat:
     return fmpz_mat([[1 if c == r else 0 for c in range(d)] for r in rows])
 
 
-def _final_matrix(seed: int, layer: int, d_out: int, dist: Distribution, retry: int,
-                  singular: list[dict[str, Any]]) -> tuple[FlintMatrix, dict[str, Any], int]:
-    """``V_F`` of target layer ``layer``, its draw record and the attempt that was invertible;
-    every singular attempt before it is appended to ``singular`` with a kernel vector (the
-    checker accepts a redraw only after draws shown singular)."""
+def _final_matrix(seed: int, layer: int, offset: int, d_out: int, dist: Distribution,
+                  retry: int, singular: list[dict[str, Any]]
+                  ) -> tuple[FlintMatrix, dict[str, Any], int]:
+    """``V_F`` of target layer ``layer`` (the last frozen layer of its segment, at ``offset``),
+    its draw record and the attempt that was invertible; every singular attempt before it is
+    appended to ``singular`` with a kernel vector (the checker accepts a redraw only after draws
+    shown singular)."""
     for attempt in range(retry + 1):
-        stream = StreamKey(layer, WHOLE_LAYER, Part.FINAL, attempt)
+        stream = StreamKey(layer, offset, WEIGHT, attempt)
         V, record = draw(seed, stream.key, d_out, d_out, dist)
         if exact_rank(V) == d_out:
             return V, record, attempt
@@ -147,8 +149,9 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         exact shifts.
     seed, distribution, retry
         As in :func:`~exactnorm.constructions.theorem1.certify_theorem1`; block ``t`` of target
-        layer ``i`` draws from :class:`~exactnorm.exact.streams.StreamKey` ``(i, t, part,
-        attempt)`` (``t`` from 1; ``V_F`` is block 0, part ``FINAL``).
+        layer ``i`` draws from :class:`~exactnorm.exact.streams.StreamKey` ``(i, offset, role,
+        attempt)`` of their positions: block ``t`` (from 1) stands at offsets ``3t − 2 … 3t``
+        of the segment (``2t − 1, 2t`` with masked routing) and ``V_F`` last.
     routing : {"selection", "mask"}
         How a block's pair sees only its inputs: a routing layer with a declared ``selection``
         skip (depth ``3T + 1``), or a block-masked frozen ``V`` (depth ``2T + 1``).
@@ -191,20 +194,22 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         d_out, d_in = tl.shape
         lo, hi = boxes[i - first_layer]
         blocks = input_blocks(d_in, block)
+        per = 3 if routing == "selection" else 2
         if len(blocks) == 1:
             finals.append(None)
-            tasks.append({"layer": i, "block": 1, "W": pack_matrix(tl.weight),
+            tasks.append({"layer": i, "block": 1, "offset": 1, "W": pack_matrix(tl.weight),
                           "b": [pack_q(x) for x in tl.bias], "activation": tl.activation,
                           "S": blocks[0], "d_in": d_in, "lo": [pack_q(x) for x in lo],
                           "hi": [pack_q(x) for x in hi], "whole": True, **options})
             continue
         final_singular: list[dict[str, Any]] = []
-        V_F, final_record, final_attempt = _final_matrix(seed, i, d_out, dist, retry,
-                                                         final_singular)
+        V_F, final_record, final_attempt = _final_matrix(seed, i, per * len(blocks) + 1, d_out,
+                                                         dist, retry, final_singular)
         finals.append((V_F, final_record, final_attempt, final_singular))
         W_prime = _left_divide(V_F, tl.weight)  # V_F⁻¹ W, exact
         for t, S in enumerate(blocks, 1):
-            tasks.append({"layer": i, "block": t, "d_in": d_in, "S": S, "whole": False,
+            tasks.append({"layer": i, "block": t, "offset": per * (t - 1) + 1, "d_in": d_in,
+                          "S": S, "whole": False,
                           "W": pack_matrix(fmpq_mat([[W_prime[r, c] for c in S]
                                                       for r in range(d_out)])),
                           "lo": [pack_q(lo[c]) for c in S], "hi": [pack_q(hi[c]) for c in S],
@@ -340,7 +345,7 @@ def _realize_block(task: dict[str, Any]) -> dict[str, Any]:
     assembling process renumbers them), the block's activating shift ``c_t`` and its report.
     """
     dist = parse_distribution(task["distribution"])
-    i, t, S, d_in = task["layer"], task["block"], task["S"], task["d_in"]
+    i, S, d_in, offset = task["layer"], task["S"], task["d_in"], task["offset"]
     W = unpack_matrix(task["W"])
     W = W if isinstance(W, fmpq_mat) else fmpq_mat(W)
     box = (tuple(unpack_q(x) for x in task["lo"]), tuple(unpack_q(x) for x in task["hi"]))
@@ -348,19 +353,20 @@ def _realize_block(task: dict[str, Any]) -> dict[str, Any]:
     if task["whole"]:
         pair, rep = realize_layer_theorem1(
             W, tuple(unpack_q(x) for x in task["b"]), task["activation"], box,
-            seed=task["seed"], layer=i, block=1, input_node=0, distribution=dist,
+            seed=task["seed"], layer=i, offset=1, input_node=0, distribution=dist,
             retry=task["retry"], shift_mode=task["shift_mode"])
         return {"layers": [_pack_layer(fl) for fl in pair], "shift": ([], 1), "report": rep}
     c_t = activating_shift(W, *box, mode=task["shift_mode"])
     if task["routing"] == "selection":
         zeros = tuple(fmpq(0) for _ in S)
-        routing_V, routing_record = draw(task["seed"], StreamKey(i, t, Part.ROUTING).key,
-                                         len(S), d_in, dist)
+        routing_V, routing_record = draw(task["seed"], StreamKey(i, offset).key, len(S), d_in,
+                                         dist)
+        offset += 1
         out.append(FrozenLayer(0, routing_V, zeros, zeros, "relu",
                                (Skip(0, _selection(S, d_in), "selection"),),
                                record=routing_record))
     pair, rep = realize_layer_theorem1(
-        W, c_t, "relu", box, seed=task["seed"], layer=i, block=t, input_node=0,
+        W, c_t, "relu", box, seed=task["seed"], layer=i, offset=offset, input_node=0,
         distribution=dist, retry=task["retry"], shift_mode=task["shift_mode"],
         columns=(d_in, S) if task["routing"] == "mask" else None)
     hidden, second = pair

@@ -37,6 +37,7 @@ from exactnorm.errors import InputError, NumberFormatError, ShapeError, Singular
 
 __all__ = [
     "FlintMatrix",
+    "compact_when_shorter",
     "khatri_rao",
     "khatri_rao_system",
     "khatri_rao_int64",
@@ -286,6 +287,45 @@ def clear_denominators(M: FlintMatrix) -> tuple[fmpz_mat, fmpz]:
     if M.nrows() == 0 or M.ncols() == 0:
         return fmpz_mat(M.nrows(), M.ncols()), fmpz(1)
     return M.numer_denom()
+
+
+def compact_when_shorter(M: FlintMatrix, *, vector: bool = False) -> Any:
+    """An exact matrix (or a 1-row matrix as a vector) as JSON: plain rows of exact numbers, or
+    ``{"den": D, "num": rows}`` over its least common denominator ``D`` when that is shorter.
+
+    Shorter is measured in bits: the plain form writes ``bits(p) + bits(q)`` per entry ``p/q``
+    (``bits(p)`` for an integer), the compact form ``bits(D)`` once and ``bits(p·D/q)`` per entry
+    (docs/certificate-format.md §5). Weights with one shared scale (float weights of one
+    exponent range: powers of two) become one denominator; weights whose denominators differ
+    wildly (subnormal floats next to ordinary ones) stay plain, and the checker bounds their
+    common denominator by what it really is.
+
+    >>> from flint import fmpq_mat
+    >>> compact_when_shorter(fmpq_mat([[fmpq(1, 4), fmpq(3, 4), fmpq(-1, 2)]]), vector=True)
+    {'den': 4, 'num': [1, 3, -2]}
+    >>> compact_when_shorter(fmpq_mat([[2, fmpq(1, 2**60)]]), vector=True)
+    [2, '1/1152921504606846976']
+    """
+    from exactnorm.exact.rationals import format_number
+
+    if isinstance(M, fmpz_mat) or M.nrows() == 0 or M.ncols() == 0:
+        rows: list[list[Any]] = [[format_number(int(x)) if isinstance(x, fmpz)
+                                  else format_number(x) for x in row] for row in M.tolist()]
+        return rows[0] if vector else rows
+    entries = M.entries()
+    plain = sum(int(x.p).bit_length() + (int(x.q).bit_length() if x.q != 1 else 0)
+                for x in entries)
+    numer, den = M.numer_denom()
+    nums = [int(x) for x in numer.entries()]
+    compact = int(den).bit_length() + sum(n.bit_length() for n in nums)
+    cols = M.ncols()
+    if compact < plain:
+        flat = [format_number(n) for n in nums]
+        rows = [flat[r * cols:(r + 1) * cols] for r in range(M.nrows())]
+        return {"den": format_number(int(den)), "num": rows[0] if vector else rows}
+    flat = [format_number(x) for x in entries]
+    rows = [flat[r * cols:(r + 1) * cols] for r in range(M.nrows())]
+    return rows[0] if vector else rows
 
 
 def exact_rank(M: FlintMatrix) -> int:

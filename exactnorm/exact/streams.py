@@ -1,107 +1,111 @@
-"""The one registry of random stream keys: which frozen matrix draws from which stream.
+"""The one registry of random stream keys: the key of a frozen matrix is its position.
 
 Contract. Every frozen random matrix (and mask) of a construction draws from the stream
-``(seed, key)`` of :mod:`exactnorm.exact.generator` with ``key = StreamKey(...).key``, a tuple
-``(target_layer, block, part, attempt)`` of non-negative integers. Two different matrices of one
-certificate get different keys, for any number of layers and blocks; a key decodes back to the
-matrix it names (:meth:`StreamKey.from_key`, :meth:`StreamKey.describe`), so messages name the
-true target layer and block.
+``(seed, key)`` of :mod:`exactnorm.exact.generator` with ``key = StreamKey(...).key``, the tuple
+``(segment, offset, role, attempt)`` that the certificate format fixes (docs/certificate-format.md
+§4): ``segment`` is the target layer the matrix helps realize (from 1), ``offset`` the position of
+its frozen layer inside that segment (from 1), ``role`` which matrix of the layer it is
+(:data:`WEIGHT` 0, its Bernoulli mask 1, skip ``t``: :func:`skip_role`, its mask the next role)
+and ``attempt`` the redraw number after singular draws (from 0). The checker recomputes the first
+three parts from the document's structure and refuses any other key, so a writer cannot choose a
+key; the attempt counts only with proofs that the earlier attempts were singular.
 
-Correctness argument. The map ``StreamKey → tuple`` is injective (it *is* the tuple of fields),
-and the generator hashes the decimal key parts separated by commas, so different tuples give
-different streams; nothing is packed arithmetically (the former ``1000·layer + part`` keys
-collided from 999 blocks on). ``block`` numbers sub-systems within a target layer: ``0`` for a
-layer's single Theorem-1 pair and the trade-off's final matrix, ``1 … T`` for trade-off input
-blocks, ``1`` and ``2`` for the low-rank ``P`` and ``U`` pairs.
+Correctness argument. Two different matrices of one certificate have different positions, hence
+different keys, for any number of layers; the generator hashes the decimal key parts separated by
+commas, so different tuples give different streams. A construction knows where each frozen layer
+it draws will stand: Theorem 1 puts a layer's pair at offsets 1 and 2, the trade-off's block
+``t`` at offsets ``3t − 2 … 3t`` (routing layer, then the pair; ``2t − 1, 2t`` with masked routing)
+and its final matrix last, the low-rank construction its two pairs at offsets 1–2 and 3–4.
 
 Reference: Giannou, Rajput, Papailiopoulos, "The Expressive Power of Tuning Only the
 Normalization Layers", COLT 2023, arXiv:2302.07937 (Theorem 1: a fresh random pair per layer).
 
->>> k = StreamKey(target_layer=3, block=1001, part=Part.PAIR_OUT, attempt=2)
->>> k.key
-(3, 1001, 1, 2)
->>> StreamKey.from_key(k.key).describe()
-'target layer 3, block 1001, second matrix of the pair, attempt 2'
+>>> k = StreamKey(segment=3, offset=4, attempt=2)
+>>> k.key, k.mask_key, k.next_layer().key
+((3, 4, 0, 2), (3, 4, 1, 2), (3, 5, 0, 2))
+>>> StreamKey.from_key((3, 4, 2, 0)).describe()
+'target layer 3, layer 4 of its segment, skip 0, attempt 0'
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from exactnorm.errors import InputError
 
-__all__ = ["Part", "StreamKey", "LOWRANK_P", "LOWRANK_U", "WHOLE_LAYER"]
+__all__ = ["StreamKey", "WEIGHT", "skip_role", "role_name", "PRIME_ROLE"]
 
-#: ``block`` of a target layer realized by one pair (Theorem 1) and of the trade-off's ``V_F``
-WHOLE_LAYER = 0
-#: ``block`` of the low-rank construction's first (``P``) and second (``U``) pair
-LOWRANK_P, LOWRANK_U = 1, 2
-
-
-class Part(enum.IntEnum):
-    """Which matrix of a (target layer, block) a stream draws."""
-
-    PAIR_IN = 0  # V_in (m × d_in): first matrix of a Khatri–Rao pair
-    PAIR_OUT = 1  # V_out (d_out × m): second matrix of the pair
-    MASK_IN = 2  # Bernoulli mask of V_in (sparse frozen weights)
-    MASK_OUT = 3  # Bernoulli mask of V_out
-    FINAL = 4  # the trade-off's final mixing matrix V_F (d_out × d_out)
-    ROUTING = 5  # a trade-off routing layer's frozen V (its γ = β = 0)
-    PRIME = 6  # the witness prime of a system (not a frozen matrix)
-    SKIP = 7  # a random frozen skip matrix (test networks of exactnorm.strategies)
+#: role of a layer's own frozen weight; ``role + 1`` is its Bernoulli mask
+WEIGHT = 0
+#: the role of a system's witness prime stream (never a frozen matrix, never in a certificate)
+PRIME_ROLE = 2**31 - 1
 
 
-_DESCRIPTION = {
-    Part.PAIR_IN: "first matrix of the pair",
-    Part.PAIR_OUT: "second matrix of the pair",
-    Part.MASK_IN: "mask of the first matrix",
-    Part.MASK_OUT: "mask of the second matrix",
-    Part.FINAL: "final mixing matrix",
-    Part.ROUTING: "routing matrix",
-    Part.PRIME: "witness prime",
-    Part.SKIP: "random skip matrix",
-}
+def skip_role(t: int) -> int:
+    """The role of skip ``t`` (0-based) of a layer; ``skip_role(t) + 1`` is its mask."""
+    return 2 + 2 * t
+
+
+def role_name(role: int) -> str:
+    """``weight``, ``skip t``, with ``mask`` for the odd roles.
+
+    >>> role_name(0), role_name(1), role_name(4), role_name(5)
+    ('weight', 'weight mask', 'skip 1', 'skip 1 mask')
+    """
+    if role == PRIME_ROLE:
+        return "witness prime"
+    base = "weight" if role < 2 else f"skip {(role - 2) // 2}"
+    return base if role % 2 == 0 else f"{base} mask"
 
 
 @dataclass(frozen=True)
 class StreamKey:
-    """The stream of one frozen matrix: ``(target_layer, block, part, attempt)``.
+    """The stream of one frozen matrix: ``(segment, offset, role, attempt)``.
 
     Parameters
     ----------
-    target_layer
+    segment
         The target layer realized (from 1).
-    block
-        Sub-system within the layer (see the module doc); ``0`` when there is one.
-    part
-        Which matrix (:class:`Part`).
+    offset
+        Position of the frozen layer inside the segment (from 1).
+    role
+        Which matrix of that layer (:data:`WEIGHT`, :func:`skip_role`; a mask is ``role + 1``).
     attempt
         Redraw number after singular draws (from 0).
     """
 
-    target_layer: int
-    block: int
-    part: Part
+    segment: int
+    offset: int
+    role: int = WEIGHT
     attempt: int = 0
 
     def __post_init__(self) -> None:
-        for name in ("target_layer", "block", "attempt"):
+        for name in ("segment", "offset", "role", "attempt"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise InputError(f"stream key {name} must be a non-negative integer, "
                                  f"got {value!r}")
-        object.__setattr__(self, "part", Part(self.part))
 
     @property
     def key(self) -> tuple[int, int, int, int]:
         """The tuple hashed by the generator."""
-        return (self.target_layer, self.block, int(self.part), self.attempt)
+        return (self.segment, self.offset, self.role, self.attempt)
 
-    def with_part(self, part: Part) -> StreamKey:
-        """The same layer, block and attempt, another matrix."""
-        return replace(self, part=part)
+    @property
+    def mask_key(self) -> tuple[int, int, int, int]:
+        """The key of this matrix's Bernoulli mask (same position and attempt, role + 1)."""
+        return (self.segment, self.offset, self.role + 1, self.attempt)
+
+    @property
+    def prime_key(self) -> tuple[int, int, int, int]:
+        """The stream of the witness prime of the system this matrix starts."""
+        return (self.segment, self.offset, PRIME_ROLE, self.attempt)
+
+    def next_layer(self) -> StreamKey:
+        """The weight of the next frozen layer of the segment, same attempt (a pair's second
+        matrix)."""
+        return replace(self, offset=self.offset + 1, role=WEIGHT)
 
     def with_attempt(self, attempt: int) -> StreamKey:
         """The same matrix, redrawn."""
@@ -114,23 +118,16 @@ class StreamKey:
         Raises
         ------
         InputError
-            When ``key`` is not four non-negative integers with a known part.
+            When ``key`` is not four non-negative integers.
         """
         if len(key) != 4:
-            raise InputError(f"a construction stream key has 4 parts, got {list(key)!r:.80}")
-        layer, block, part, attempt = key
-        try:
-            named = Part(part)
-        except ValueError:
-            raise InputError(f"unknown stream part {part!r} in key {list(key)!r:.80}") from None
-        return cls(layer, block, named, attempt)
+            raise InputError(f"a stream key has 4 parts, got {list(key)!r:.80}")
+        return cls(*key)
 
     def where(self) -> str:
-        """``"target layer i"`` or ``"target layer i, block t"`` (for messages)."""
-        if self.block == WHOLE_LAYER:
-            return f"target layer {self.target_layer}"
-        return f"target layer {self.target_layer}, block {self.block}"
+        """``"target layer i, layer k of its segment"`` (for messages)."""
+        return f"target layer {self.segment}, layer {self.offset} of its segment"
 
     def describe(self) -> str:
         """Human-readable name of the stream."""
-        return f"{self.where()}, {_DESCRIPTION[self.part]}, attempt {self.attempt}"
+        return f"{self.where()}, {role_name(self.role)}, attempt {self.attempt}"

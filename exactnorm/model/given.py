@@ -24,11 +24,12 @@ exactnorm finds correspond to ``γ_bn = γ√(σ² + ε)``, ``β_bn = β − γ 
 certified). A layer without normalization is tuned as if one were inserted after it (its linear
 bias ``c`` is absorbed into ``β``). The network's *own* current function uses
 ``γ = γ_bn/√(σ² + ε)`` rounded once to float64, as the CNN reader folds BatchNorm
-(:func:`exactnorm.model.interop_cnn.fold_batchnorm`), and ``γ = 1``, ``β = c`` without one.
+(:func:`exactnorm.model.onnx_common.fold_batchnorm`), and ``γ = 1``, ``β = c`` without one.
 
-Readers: :func:`given_from_onnx` (``Gemm``, ``MatMul`` + ``Add``, ``BatchNormalization`` after a
-linear layer, ``Relu``, ``Flatten``/``Reshape``/``Identity``/``Cast``, a classifier head as in the
-MLP reader), :func:`given_from_state_dict` (an ``nn.Sequential`` of ``Linear`` and
+Readers: :func:`given_from_onnx` (the one ONNX walker of targets, with ``BatchNormalization``
+kept after a linear layer instead of folded: ``Gemm``, ``MatMul`` + ``Add``, element-wise affine
+maps that fold into ``V`` and ``c``, ``Relu``, ``Flatten``/``Reshape``/``Identity``/``Cast``, a
+classifier head), :func:`given_from_state_dict` (an ``nn.Sequential`` of ``Linear`` and
 ``BatchNorm1d``; the activations are declared), :func:`given_from_sklearn` (a fitted MLP or a
 ``Pipeline`` of scalers and an MLP; scalers fold into ``V_1``), :func:`given_from_target` (any
 target network read by exactnorm), and :func:`load_given` for files.
@@ -58,16 +59,13 @@ from flint import fmpq, fmpq_mat
 from exactnorm.errors import InputError, LimitExceededError, ShapeError, require_extra
 from exactnorm.exact.files import npz_array, npz_header, read_npz_archive
 from exactnorm.exact.linalg import to_fmpq_mat
-from exactnorm.model.interop import (
-    exact_matrix,
-    exact_vector,
-    parse_activations,
-    sklearn_mlp,
-    target_from_sklearn,
-)
+from exactnorm.model.interop.chain import Chain, Constants, exact_matrix, exact_vector
+from exactnorm.model.interop.onnx import read_onnx
+from exactnorm.model.interop.sklearn import sklearn_mlp, target_from_sklearn
+from exactnorm.model.interop.torch import parse_activations
 from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
-from exactnorm.model.onnx_common import HEAD_OPS, attributes
+from exactnorm.model.onnx_common import node_label
 from exactnorm.model.targets import load_target, npz_activations
 
 __all__ = ["BatchNorm", "GivenLayer", "GivenNetwork", "given_from_onnx",
@@ -239,106 +237,34 @@ def given_from_sklearn(model: Any, name: str | None = None) -> GivenNetwork:
     return GivenNetwork(layers, label)
 
 
+def _keep_batchnorm(chain: Chain, node: Any, attrs: dict[str, Any], consts: Constants) -> None:
+    """The walker's hook for ``BatchNormalization``: kept as the tuned normalization of the
+    linear layer it directly follows (module docstring), not folded."""
+    last = chain.layers[-1] if chain.layers else None
+    if last is None or not last.linear or last.norm is not None or chain.pending is not None:
+        raise InputError(f"{node_label(node)}: a BatchNormalization must directly follow a "
+                         f"linear layer")
+    if len(node.output) > 1 and any(node.output[1:]):
+        raise InputError(f"{node_label(node)}: only the inference form (one output) is read")
+    g, be, mu, var = (np.asarray(consts.get(node, k), dtype=np.float64).reshape(-1)
+                      for k in (1, 2, 3, 4))
+    last.norm = BatchNorm(g, be, mu, var, float(attrs.get("epsilon", 1e-5)))
+
+
 def given_from_onnx(model: Any, *, max_width: int = DEFAULT_MAX_WIDTH) -> GivenNetwork:
     """An ONNX MLP chain with or without ``BatchNormalization`` after its linear layers
-    (module docstring); any other operator is refused with its op type and node name."""
-    onnx = require_extra("onnx", "reading an ONNX model")
-    from onnx import numpy_helper
-
+    (module docstring), read by the one ONNX walker (:func:`~exactnorm.model.interop.onnx.
+    read_onnx`) with its ``BatchNormalization`` handler replaced by one that keeps the
+    statistics; any other operator is refused as for a target, with its op type and node
+    name."""
     name = os.fspath(model) if isinstance(model, (str, os.PathLike)) else "ONNX model"
-    if isinstance(model, (str, os.PathLike)):
-        try:
-            model = onnx.load(os.fspath(model))
-        except Exception as exc:  # protobuf DecodeError and friends
-            raise InputError(f"cannot read {name} as ONNX: {type(exc).__name__}") from None
-    graph = model.graph
-    consts = {t.name: t for t in graph.initializer}
-    for node in graph.node:
-        if node.op_type == "Constant" and node.output and "value" in attributes(node):
-            consts[node.output[0]] = attributes(node)["value"]
-    inputs = [i.name for i in graph.input if i.name not in consts]
-    if len(inputs) != 1:
-        raise InputError(f"the ONNX graph has {len(inputs)} data inputs; an MLP has one")
-
-    def const(key: str, node: Any) -> np.ndarray:
-        if key not in consts:
-            raise InputError(f"ONNX node {node.name!r} ({node.op_type}): input {key!r} is not an "
-                             f"initializer; weights must be stored constants")
-        t = consts[key]
-        if any(dim > max_width for dim in t.dims):
-            raise LimitExceededError(f"ONNX initializer {key!r} has shape {tuple(t.dims)}, above "
-                                     f"the width limit {max_width} (raise it with --max-width)")
-        return np.asarray(numpy_helper.to_array(t))
-
-    layers: list[GivenLayer] = []
-    current, open_matmul = inputs[0], False
-    allowed = ("Gemm", "MatMul", "Add", "BatchNormalization", "Relu", "Identity", "Flatten",
-               "Reshape", "Cast", "Constant")
-    for node in graph.node:
-        label = f"ONNX node {node.name or '(unnamed)'!r} ({node.op_type})"
-        if node.output and node.output[0] in consts:
-            continue
-        if node.op_type in HEAD_OPS and list(node.input) == [current] and layers \
-                and len(graph.output) > 1:
-            break  # a classifier's probabilities: the logits before them are the network
-        if node.op_type not in allowed:
-            raise InputError(f"{label} is not supported in a given network; use "
-                             f"{', '.join(allowed)}")
-        data = [i for i in node.input if i and i not in consts]
-        if data != [current]:
-            raise InputError(f"{label} does not continue the chain from {current!r}")
-        attrs, op = attributes(node), node.op_type
-        last = layers[-1] if layers else None
-        if op == "Gemm":
-            if attrs.get("transA", 0):
-                raise InputError(f"{label}: transA = 1 is not an MLP layer on a batch")
-            B = const(node.input[1], node)
-            alpha = Fraction(float(np.float32(attrs.get("alpha", 1.0))))
-            beta = Fraction(float(np.float32(attrs.get("beta", 1.0))))
-            W = [[alpha * w for w in row]
-                 for row in exact_matrix(B if attrs.get("transB", 0) else B.T, label)]
-            c = [Fraction(0)] * len(W)
-            if len(node.input) > 2 and node.input[2]:
-                cv = exact_vector(const(node.input[2], node), f"{label} bias")
-                c = [beta * x for x in (cv * len(W) if len(cv) == 1 else cv)]
-            layers.append(_layer(W, c, f"{name}: {label} weight", max_width))
-            open_matmul = False
-        elif op == "MatMul":
-            W = exact_matrix(const(node.input[1], node).T, label)
-            layers.append(_layer(W, [Fraction(0)] * len(W), f"{name}: {label} weight",
-                                 max_width))
-            open_matmul = True
-        elif op == "Add" and open_matmul and last is not None:
-            (cname,) = [i for i in node.input if i in consts]
-            c = exact_vector(const(cname, node), f"{label} bias")
-            layers[-1] = GivenLayer(last.weight, tuple(fmpq(x.numerator, x.denominator)
-                                                       for x in c), None, "identity",
-                                    last.source)
-            open_matmul = False
-        elif op == "BatchNormalization":
-            if last is None or last.norm is not None or last.activation != "identity":
-                raise InputError(f"{label}: a BatchNormalization must directly follow a linear "
-                                 f"layer")
-            g, be, mu, var = (np.asarray(const(i, node), dtype=np.float64).reshape(-1)
-                              for i in node.input[1:5])
-            norm = BatchNorm(g, be, mu, var, float(attrs.get("epsilon", 1e-5)))
-            layers[-1] = GivenLayer(last.weight, last.bias, norm, "identity", last.source)
-            open_matmul = False
-        elif op == "Relu":
-            if last is None or last.activation != "identity":
-                raise InputError(f"{label} does not directly follow a linear layer")
-            layers[-1] = GivenLayer(last.weight, last.bias, last.norm, "relu", last.source)
-            open_matmul = False
-        elif op == "Add":
-            raise InputError(f"{label}: an Add must directly follow a MatMul (its bias)")
-        elif op == "Flatten" and attrs.get("axis", 1) != 1:
-            raise InputError(f"{label}: only axis = 1 (flatten each sample) is supported")
-        elif op == "Cast" and attrs.get("to") not in (1, 11):
-            raise InputError(f"{label}: only a cast to float or double is a no-op")
-        current = node.output[0]
-    if not layers:
-        raise InputError(f"{name} has no Gemm or MatMul layer")
-    return GivenNetwork(tuple(layers), name)
+    chain = read_onnx(model, max_width, hooks={("", "BatchNormalization"): _keep_batchnorm},
+                      source=False).chain
+    targets = dense_layers(chain.finish(), "a given network")
+    layers = tuple(GivenLayer(t.weight, tuple(t.bias), raw.norm, t.activation,
+                              f"{name}: {raw.label} weight")
+                   for t, raw in zip(targets, chain.layers))
+    return GivenNetwork(layers, name)
 
 
 def given_from_state_dict(arrays: Mapping[str, Any], activations: str | Sequence[str] | None,

@@ -38,7 +38,7 @@ import numpy as np
 from exactnorm.checker.vocabulary import ACTIVATIONS, SKIP_KINDS
 from exactnorm.errors import InputError, LimitExceededError, ShapeError
 from exactnorm.exact.linalg import to_fmpq_mat
-from exactnorm.model.kinds.base import FrozenKind, Skip, TargetKind
+from exactnorm.model.kinds.base import FloatKind, FrozenKind, Skip, TargetKind
 from exactnorm.model.kinds.dense import FrozenLayer, TargetLayer
 from exactnorm.model.routes import Route, apply_linear, apply_linear_float, linear_interval
 from exactnorm.model.values import (
@@ -61,6 +61,7 @@ __all__ = [
     "Wiring",
     "FrozenLayer",
     "FrozenNetwork",
+    "FloatNetwork",
     "Vector",
     "affine_interval",
     "activate",
@@ -416,3 +417,68 @@ class FrozenNetwork:
                 h = h + apply_linear_float(s.weight, nodes[s.source])
             nodes.append(h)
         return nodes[-1]
+
+    def float_copy(self) -> FloatNetwork:
+        """The network with every frozen entry rounded once to float64 (each kind's
+        :meth:`float_layer`), γ and β kept exact."""
+        return FloatNetwork(self.input_dim, tuple(layer.float_layer() for layer in self.layers),
+                            self.checkpoints)
+
+
+@dataclass(frozen=True)
+class FloatNetwork:
+    """A frozen network as a float copy (layers of any kind, :class:`~exactnorm.model.kinds.
+    base.FloatKind`): what an export computes, evaluated by :meth:`forward` in any float dtype.
+    Read from a certificate by :func:`exactnorm.certificate.float_network` without building an
+    exact matrix, or from an exact network by :meth:`FrozenNetwork.float_copy`."""
+
+    input_dim: int
+    layers: tuple[FloatKind, ...]
+    checkpoints: tuple[int, ...]
+
+    def __repr__(self) -> str:
+        return (f"FloatNetwork(input_dim={self.input_dim}, depth={len(self.layers)}, "
+                f"checkpoints={len(self.checkpoints)})")
+
+    @property
+    def depth(self) -> int:
+        return len(self.layers)
+
+    @property
+    def widths(self) -> tuple[int, ...]:
+        return tuple(layer.width for layer in self.layers)
+
+    @property
+    def node_dims(self) -> tuple[int, ...]:
+        return (self.input_dim,) + self.widths
+
+    @property
+    def tuned_parameters(self) -> int:
+        return sum(layer.tuned_parameters for layer in self.layers)
+
+    @property
+    def frozen_parameters(self) -> int:
+        return sum(layer.frozen_parameters for layer in self.layers)
+
+    def forward(self, X: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
+        """The network in ``dtype`` arithmetic, every parameter rounded once to ``dtype``:
+        ``h_j = σ_j(u_j) + Σ_s P_{j,s} h_s`` with each kind's pre-activation ``u_j`` (the
+        ``muladd`` form of an export)."""
+        t = np.dtype(dtype).type
+        # a node is dropped after the last layer that reads it: a real-size network has
+        # thousands of nodes, and a batch of them all would not fit in memory
+        last = {0: 0}
+        for j, layer in enumerate(self.layers, 1):
+            for source in (layer.input, *(s for s, _ in layer.skips)):
+                last[source] = j
+        nodes: list[np.ndarray | None] = [np.asarray(X, dtype=t)]
+        for j, layer in enumerate(self.layers, 1):
+            u = layer.pre_activation(nodes[layer.input], t)  # type: ignore[arg-type]
+            h = np.maximum(u, t(0)) if layer.activation == "relu" else u
+            for source, P in layer.skips:
+                h = h + nodes[source] @ P.astype(t).T
+            nodes.append(h)
+            for k in {layer.input, *(s for s, _ in layer.skips)}:
+                if last.get(k, 0) <= j and k != len(nodes) - 1:
+                    nodes[k] = None
+        return nodes[-1]  # type: ignore[return-value]

@@ -1,5 +1,5 @@
-"""ONNX pieces shared by the MLP reader (:mod:`~exactnorm.model.interop`) and the convolutional
-reader (:mod:`~exactnorm.model.interop_cnn`): loading a file with a precise message, the graph's
+"""ONNX pieces shared by the one ONNX walker (:mod:`~exactnorm.model.interop.onnx`), its per-kind
+handlers and the given-network reader: loading a file with a precise message, the graph's
 constants, a table of element-wise affine operators that fold exactly into a linear layer, the
 classifier head after the certified logits, the refusal of everything else by name with what
 would work instead, and the description of the model's interface that ``certify`` records in
@@ -87,7 +87,6 @@ HINTS = {
     "Clip": "only Relu is supported (a clip has two kinks)",
     "MaxPool": "max pooling is not affine on a box; AveragePool is supported (retrain with "
                "average pooling)",
-    "GlobalAveragePool": "use AveragePool with the whole image as its kernel",
     "Dropout": "export the model in eval mode (torch.onnx.export of model.eval()) so that "
                "dropout is removed",
     "Softmax": "a softmax is kept only as the final classifier head; inside the network it "
@@ -95,8 +94,6 @@ HINTS = {
     "LogSoftmax": "a log-softmax is kept only as the final classifier head",
     "Normalizer": "it divides each sample by its norm, which is not affine; remove it from the "
                   "pipeline",
-    "Conv": "a convolutional graph is read by the convolutional reader (exactnorm certify "
-            "model.onnx sends it there)",
 }
 _ML_HINT = ("for a scikit-learn model, load it in Python and call "
             "exactnorm.model.interop.target_from_sklearn(model, lower, upper) (scalers fold "

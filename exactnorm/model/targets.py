@@ -91,7 +91,10 @@ def _fmt_vec(v: Any) -> list[Any]:
 
 
 def target_to_dict(g: TargetNetwork) -> dict[str, Any]:
-    """``TargetNetwork`` → the ``domain``/``target`` sections of SPEC §3 (exact JSON values)."""
+    """``TargetNetwork`` → the ``domain``/``target`` sections of SPEC §3 (exact JSON values).
+    The certificate writer writes them over one denominator when that is shorter
+    (:func:`exactnorm.certificate.write.target_sections`); :func:`target_from_dict` reads both
+    forms."""
     return {
         "domain": {"lower": _fmt_vec(g.lower), "upper": _fmt_vec(g.upper)},
         "target": {"layers": [
@@ -103,13 +106,42 @@ def target_to_dict(g: TargetNetwork) -> dict[str, Any]:
     }
 
 
+def _compact_numbers(obj: dict[str, Any], what: str, max_digits: int) -> list[Any]:
+    """``{"den": D, "num": [...]}`` (a vector, or a matrix when ``num`` holds rows) as exact
+    Fractions; ``D`` and the numerators are integers (JSON or decimal strings)."""
+    if set(obj) != {"den", "num"} or not isinstance(obj["num"], list):
+        raise ShapeError(f"{what} must be a list or {{\"den\": D, \"num\": [...]}}")
+    den = parse_number(obj["den"], max_digits=max_digits, where=f"{what} den")
+    if den.denominator != 1 or den <= 0:
+        raise NumberFormatError(f"{what} den must be a positive integer")
+
+    def one(x: Any, where: str) -> Fraction:
+        n = parse_number(x, max_digits=max_digits, where=where)
+        if n.denominator != 1:
+            raise NumberFormatError(f"{where} must be an integer numerator")
+        return n / den
+
+    return [[one(x, f"{what}[{r}][{c}]") for c, x in enumerate(row)] if isinstance(row, list)
+            else one(row, f"{what}[{r}]") for r, row in enumerate(obj["num"])]
+
+
 def _numbers(obj: Any, what: str, max_digits: int) -> list[Fraction]:
+    if isinstance(obj, dict):
+        out = _compact_numbers(obj, what, max_digits)
+        if any(isinstance(x, list) for x in out):
+            raise ShapeError(f"{what} must be a vector")
+        return out
     if not isinstance(obj, list):
         raise ShapeError(f"{what} must be a list")
     return [parse_number(x, max_digits=max_digits, where=f"{what}[{k}]") for k, x in enumerate(obj)]
 
 
 def _matrix(obj: Any, what: str, max_digits: int) -> list[list[Fraction]]:
+    if isinstance(obj, dict):
+        rows = _compact_numbers(obj, what, max_digits)
+        if not rows or not all(isinstance(row, list) for row in rows):
+            raise ShapeError(f"{what} must be a non-empty list of rows")
+        return rows
     if not isinstance(obj, list) or not obj:
         raise ShapeError(f"{what} must be a non-empty list of rows")
     return [_numbers(row, f"{what}[{i}]", max_digits) for i, row in enumerate(obj)]

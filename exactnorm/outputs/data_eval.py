@@ -6,13 +6,14 @@ Contract
 * :func:`load_data` reads an ``.npy`` sample array of shape ``(n, d_0)`` or ``(n, …)`` with
   ``d_0`` entries per sample (an image batch) and optional integer labels; pickles are refused.
 * :func:`exact_outputs` evaluates the **exact** target at every sample (each float sample is the
-  dyadic rational it denotes): batches of rational matrix products for a dense target, one
-  exact evaluation per sample for a convolutional one. It returns the outputs rounded once to
-  float64 and the index of the largest output decided **exactly** (ties: the lowest index).
+  dyadic rational it denotes): batches of samples through each layer kind's exact batch rule
+  (a rational matrix product for a dense layer, column by column for a windowed one). It returns
+  the outputs rounded once to float64 and the index of the largest output decided **exactly**
+  (ties: the lowest index).
 * :func:`float_copy` is the certified frozen network with every parameter rounded to a float
-  dtype, evaluated in that dtype (dense: :func:`~exactnorm.outputs.floatnet.float_forward`;
-  convolutional: patches and matrix products, the same rounding as the ONNX export's im2col
-  form) — what an export computes, without a framework.
+  dtype (:class:`~exactnorm.model.network.FloatNetwork`, every kind's float copy), evaluated in
+  that dtype — what an export computes (the same rounding as the ONNX export's im2col form),
+  without a framework.
 * :func:`compare` turns float outputs and the exact ones into the numbers a report shows: the
   largest absolute and relative error, the predictions that change, and accuracies.
 
@@ -28,21 +29,25 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from flint import fmpq, fmpq_mat
+from flint import fmpq
 
+from exactnorm.certificate import float_network
 from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.files import require_file
 from exactnorm.exact.linalg import from_numpy_exact, to_numpy
-from exactnorm.model.kinds import FrozenConvLayer, FrozenPoolLayer, TargetLayer
+from exactnorm.model.network import FloatNetwork
 
 __all__ = ["load_data", "exact_outputs", "float_copy", "compare", "inside_box",
-           "MAX_DATA_BYTES", "CHUNK"]
+           "MAX_DATA_BYTES", "CHUNK", "EXACT_CHUNK"]
 
 #: the largest data file read (the checker's default certificate limit)
 MAX_DATA_BYTES = DEFAULT_MAX_BYTES
 #: samples per batch of a float evaluation (bounds the memory of a wide frozen network)
 CHUNK = 256
+#: samples per batch of the exact evaluation (one exact matrix product per dense layer; a
+#: windowed layer evaluates its columns one by one, so progress comes every few seconds)
+EXACT_CHUNK = 32
 
 Hook = Callable[[int, int], None] | None
 
@@ -145,111 +150,30 @@ def _argmax_exact(columns: list[list[fmpq]]) -> list[int]:
 def exact_outputs(target: Any, X: np.ndarray, progress: Hook = None
                   ) -> tuple[np.ndarray, np.ndarray]:
     """The exact target at every row of ``X``: outputs rounded to float64 and the exact argmax
-    (module doc). ``progress(done, n)`` counts samples."""
+    (module doc), a batch of :data:`EXACT_CHUNK` samples at a time through each kind's
+    :meth:`evaluate_columns`. ``progress(done, n)`` counts samples."""
     n = len(X)
     values = np.zeros((n, target.widths[-1]))
     best = np.zeros(n, dtype=np.int64)
-    if all(isinstance(layer, TargetLayer) for layer in target.layers):
-        # fully connected: a batch of samples at a time
-        for start in range(0, n, CHUNK):
-            A = from_numpy_exact(np.asarray(X[start:start + CHUNK], dtype=np.float64)
-                                 ).transpose()
-            for layer in target.layers:
-                Z = layer.weight * A
-                m = Z.ncols()
-                flat = Z.entries()
-                vals = [flat[r * m + c] + b for r, b in enumerate(layer.bias) for c in range(m)]
-                if layer.activation == "relu":
-                    zero = fmpq(0)
-                    vals = [v if v > 0 else zero for v in vals]
-                A = fmpq_mat(Z.nrows(), m, vals)
-            values[start:start + m] = to_numpy(A).T
-            flat = A.entries()
-            cols = [[flat[r * m + c] for r in range(A.nrows())] for c in range(m)]
-            best[start:start + m] = _argmax_exact(cols)
-            if progress is not None:
-                progress(start + m, n)
-        return values, best
-    for i in range(n):
-        y = target.evaluate([fmpq(*float(v).as_integer_ratio()) for v in X[i]])
-        values[i] = [int(v.p) / int(v.q) for v in y]
-        best[i] = _argmax_exact([list(y)])[0]
-        if progress is not None and (i % 16 == 15 or i == n - 1):
-            progress(i + 1, n)
+    for start in range(0, n, EXACT_CHUNK):
+        A = from_numpy_exact(np.asarray(X[start:start + EXACT_CHUNK], dtype=np.float64)
+                             ).transpose()
+        for layer in target.layers:
+            A = layer.evaluate_columns(A)
+        m = A.ncols()
+        values[start:start + m] = to_numpy(A).T
+        flat = A.entries()
+        best[start:start + m] = _argmax_exact([list(flat[c::m]) for c in range(m)])
+        if progress is not None:
+            progress(start + m, n)
     return values, best
 
 
-class _ConvCopy:
-    """A convolutional frozen network with every parameter rounded once to float64 (the copy
-    keeps float64 arrays and rounds again to the evaluation dtype, as an export does)."""
-
-    def __init__(self, net: Any) -> None:
-        self.layers: list[tuple[str, Any]] = []
-        for layer in net.layers:
-            if isinstance(layer, FrozenPoolLayer):
-                geo = layer.geometry
-                win = geo.patch_index.reshape(geo.input_shape[0],
-                                              geo.kernel_shape[0] * geo.kernel_shape[1],
-                                              geo.positions)
-                self.layers.append(("pool", (layer.input, win)))
-                continue
-            g = np.array([int(x.p) / int(x.q) for x in layer.gamma])
-            b = np.array([int(x.p) / int(x.q) for x in layer.beta])
-            relu = layer.activation == "relu"
-            if isinstance(layer, FrozenConvLayer):
-                idx = layer.geometry.patch_index
-                self.layers.append(("conv", (layer.input, to_numpy(layer.weight), g, b, relu,
-                                             np.where(idx >= 0, idx, -1))))
-            else:
-                skips = [(s.source, to_numpy(s.weight)) for s in layer.skips]
-                self.layers.append(("dense", (layer.input, to_numpy(layer.weight), g, b, relu,
-                                              skips)))
-
-    def forward(self, X: np.ndarray, dtype: Any) -> np.ndarray:
-        t = np.dtype(dtype).type
-        nodes: list[np.ndarray] = [np.asarray(X, dtype=t)]
-        for kind, spec in self.layers:
-            src = nodes[spec[0]]
-            if kind == "pool":
-                h = src[:, spec[1]].mean(axis=2, dtype=t).reshape(len(src), -1)
-            elif kind == "conv":
-                _, V, g, b, relu, idx = spec
-                padded = np.concatenate([src, np.zeros((len(src), 1), dtype=t)], axis=1)
-                P = padded[:, idx]  # (n, patch, positions); -1 reads the appended zero
-                u = np.matmul(V.astype(t), P) * g.astype(t)[:, None] + b.astype(t)[:, None]
-                h = (np.maximum(u, t(0)) if relu else u).reshape(len(src), -1)
-            else:
-                _, V, g, b, relu, skips = spec
-                u = (src @ V.astype(t).T) * g.astype(t) + b.astype(t)
-                h = np.maximum(u, t(0)) if relu else u
-                for s, P in skips:
-                    h = h + nodes[s] @ P.astype(t).T
-            nodes.append(h)
-        return nodes[-1]
-
-
-class _DenseCopy:
-    def __init__(self, net: Any) -> None:
-        self.net = net
-
-    def forward(self, X: np.ndarray, dtype: Any) -> np.ndarray:
-        from exactnorm.outputs.floatnet import float_forward
-
-        return float_forward(self.net, X, np.dtype(dtype).type)
-
-
-def float_copy(doc: dict[str, Any], progress: Hook = None) -> Any:
-    """The frozen network of a certificate, every parameter rounded, with ``forward(X, dtype)``
-    (module doc); ``progress(done, total)`` counts the frozen layers read."""
-    from exactnorm.certificate import needs_kind_reader, read_networks
-    from exactnorm.outputs.floatnet import float_network
-
-    if needs_kind_reader(doc):
-        net = read_networks(doc)[1]
-        if progress is not None:
-            progress(len(net.layers), len(net.layers))
-        return _ConvCopy(net)
-    return _DenseCopy(float_network(doc, progress=progress))
+def float_copy(doc: dict[str, Any], progress: Hook = None) -> FloatNetwork:
+    """The frozen network of a certificate of any kinds, every parameter rounded, with
+    ``forward(X, dtype)`` (module doc); ``progress(done, total)`` counts the frozen layers
+    read."""
+    return float_network(doc, progress=progress)
 
 
 def run_float(copy: Any, X: np.ndarray, dtype: Any, progress: Hook = None) -> np.ndarray:

@@ -34,19 +34,10 @@ from pathlib import Path
 from typing import Any
 
 from exactnorm import checker_flint
-from exactnorm.certificate import (
-    decode_compact,
-    needs_kind_reader,
-    network_from_dict,
-    read_target,
-)
-from exactnorm.checker.numbers import CertificateError
-from exactnorm.checker.reading import Picks, read_certificate
-from exactnorm.checker.vocabulary import DEFAULT_MAX_DIGITS
+from exactnorm.certificate import float_network, read_target
 from exactnorm.errors import ExactnormError, InputError, MissingExtraError, require_extra
 from exactnorm.exact.files import atomic_write
-from exactnorm.model.network import TargetNetwork
-from exactnorm.model.targets import target_from_dict
+from exactnorm.model.network import FloatNetwork, TargetNetwork
 from exactnorm.outputs.stages import Stages, declared_depth, refuse_invalid
 
 __all__ = [
@@ -97,100 +88,14 @@ def _ratio(x: Any) -> tuple[int, int]:
     return f.numerator, f.denominator
 
 
-class _Skip:
-    __slots__ = ("kind", "source")
-
-    def __init__(self, kind: str, source: int) -> None:
-        self.kind, self.source = kind, source
-
-
-class _Layer:
-    """What the report needs of a frozen layer, read without regenerating its matrix: a dense or
-    convolutional layer (γ, β per neuron or per channel) or an average pooling (no parameters)."""
-
-    def __init__(self, layer: dict[str, Any], kinds: list[str]) -> None:
-        self.input, self.activation, self.kind = layer["input"], layer["act"], layer["kind"]
-        geom, V = layer["geom"], layer["V"]
-        if V is None:  # avgpool: fixed structure, nothing tuned
-            self.width, self.frozen = geom.C * geom.Ho * geom.Wo, 0
-            self.gamma: list[tuple[int, int]] = []
-            self.beta: list[tuple[int, int]] = []
-            self.skips: list[_Skip] = []
-            return
-        # a convolution's kernel is shared over positions: its width is channels × positions
-        self.width = V.nrows * (1 if geom is None else geom.Ho * geom.Wo)
-        self.frozen = V.nrows * V.ncols + sum(
-            P.nrows * P.ncols for _, P in layer["skips"] if not isinstance(P, Picks))
-        self.skips = [_Skip(kind, src) for kind, (src, _) in zip(kinds, layer["skips"])]
-        self.gamma, self.beta = _pairs(layer["gamma"]), _pairs(layer["beta"])
-
-
-class _TargetShape:
-    """What the report needs of a convolutional target, from the checker's reader: box, widths,
-    activations and parameter count (the exact target types are dense only)."""
-
-    def __init__(self, lower: Any, upper: Any, target: list[dict[str, Any]]) -> None:
-        self.lower = [Fraction(n, lower.den) for n in lower.nums]
-        self.upper = [Fraction(n, upper.den) for n in upper.nums]
-        self.widths = (len(self.lower), *(t["width"] for t in target))
-        self.layers = [_TargetLayerShape(t["act"]) for t in target]
-        self.parameters = sum(t["W"].nrows * t["W"].ncols + len(t["b"])
-                              for t in target if t["W"] is not None)
-
-
-class _TargetLayerShape:
-    __slots__ = ("activation",)
-
-    def __init__(self, activation: str) -> None:
-        self.activation = activation
-
-
-def _pairs(v: Any) -> list[tuple[int, int]]:
-    out = []
-    for n in v.nums:
-        g = math.gcd(n, v.den)
-        out.append((n // g, v.den // g))
-    return out
-
-
-class _Frozen:
-    """The frozen network as the checker's reader sees it: shapes, γ and β, no matrix."""
-
-    def __init__(self, layers: list[dict[str, Any]], raw: list[dict[str, Any]],
-                 checkpoints: list[int], d0: int) -> None:
-        # the declared skip kinds, as the document states them (the reader checked them)
-        self.layers = [_Layer(layer, [s["kind"] for s in doc_layer.get("skip", [])])
-                       for layer, doc_layer in zip(layers, raw)]
-        self.checkpoints, self.input_dim = tuple(checkpoints), d0
-        self.depth = len(self.layers)
-        self.widths = tuple(layer.width for layer in self.layers)
-        # one γ and one β per neuron, per channel for a convolution, none for a pooling
-        self.tuned_parameters = sum(len(layer.gamma) + len(layer.beta) for layer in self.layers)
-        self.frozen_parameters = sum(layer.frozen for layer in self.layers)
-
-
-def _networks(doc: dict[str, Any]) -> tuple[Any, Any]:
-    """The target (exactly when dense, its shapes when convolutional), and the frozen network's
-    shapes and tuned values through the checker's reader (draws are not regenerated: the report
-    needs no frozen matrix); a dense document that reader refuses is read fully instead, so an
-    invalid certificate still gets its report."""
+def _networks(doc: dict[str, Any]) -> tuple[TargetNetwork, FloatNetwork]:
+    """The exact target and the frozen network's float copy (layers of every kind through the
+    model protocol: widths, skips, counts, exact γ and β, the float evaluation), each read once
+    (:func:`~exactnorm.certificate.read_target`, :func:`~exactnorm.certificate.float_network`);
+    the structural rules are the checker's, so a document it refuses still gets its report."""
     if not isinstance(doc, dict):
         raise InputError("expected a certificate document (a JSON object)")
-    try:
-        lower, upper, target_layers, layers, cps, _ = read_certificate(doc, DEFAULT_MAX_DIGITS)
-    except CertificateError as exc:
-        if needs_kind_reader(doc):
-            raise InputError(f"the report reads convolutional certificates through the checker's "
-                             f"reader, which refuses this one: {exc}") from None
-        # only these two sections are decoded: the network's compact numbers stay as they are
-        target = target_from_dict(decode_compact({k: doc.get(k) for k in ("domain", "target")}))
-        return target, network_from_dict(doc)
-    frozen = _Frozen(layers, doc["network"]["layers"], cps, len(lower))
-    if any(layer["kind"] != "dense" for layer in layers) \
-            or any(t["kind"] != "dense" for t in target_layers):
-        return _TargetShape(lower, upper, target_layers), frozen
-    target = target_from_dict(decode_compact({k: doc.get(k) for k in ("domain", "target")}))
-    return target, frozen
+    return read_target(doc), float_network(doc)
 
 
 def parameter_counts(doc: dict[str, Any],
@@ -222,10 +127,10 @@ def architecture_lines(net: Any) -> list[str]:
             if j == 11:
                 lines.append(f"... nodes 11 to {n - 10} ...")
             continue
-        skips = ", ".join(f"{s.kind} from node {s.source}" for s in layer.skips)
-        kind = getattr(layer, "kind", "dense")
-        text = (f"node {j} = layer {j}: {'' if kind == 'dense' else kind + ', '}input node "
-                f"{layer.input}, width {layer.width}, {layer.activation}")
+        skips = ", ".join(f"{kind} from node {source}"
+                          for kind, (source, _) in zip(layer.skip_kinds, layer.skips))
+        text = (f"node {j} = layer {j}: {layer.kind}, input node {layer.input}, width "
+                f"{layer.width}, {layer.activation}")
         if skips:
             text += f", skips: {skips}"
         if j in marks:
@@ -481,12 +386,13 @@ FLOAT_ERROR_POINTS = 64
 
 
 def float_error_study(doc: dict[str, Any], target: Any, *,
-                      points: int = FLOAT_ERROR_POINTS,
-                      progress: Any = None) -> tuple[dict[str, dict[str, Any]] | None, str]:
+                      points: int = FLOAT_ERROR_POINTS, progress: Any = None,
+                      copy: FloatNetwork | None = None
+                      ) -> tuple[dict[str, dict[str, Any]] | None, str]:
     """The float32/float64 error an export would have, measured at ``points`` seeded points of
     the box (:func:`~exactnorm.outputs.floatnet.box_points`) against the exact target, for
-    dense and convolutional certificates alike (:mod:`exactnorm.outputs.data_eval`); or
-    ``None`` and the reason when the network cannot be read as floats.
+    certificates of every kind (:mod:`exactnorm.outputs.data_eval`; ``copy``: the float copy
+    already read); or ``None`` and the reason when the network cannot be read as floats.
 
     Per precision: ``abs`` (every output's error), ``max_abs``, ``max_rel``, ``argmax_agree``
     (points whose largest output keeps its index) and ``points``."""
@@ -496,15 +402,16 @@ def float_error_study(doc: dict[str, Any], target: Any, *,
     from exactnorm.outputs.floatnet import box_points
 
     try:
-        if needs_kind_reader(doc):
-            target = read_target(doc)
         xs = box_points(target.lower, target.upper, points, 0)
         values = [target.evaluate(x) for x in xs]
         exact = np.array([[int(v.p) / int(v.q) for v in y] for y in values]).reshape(
             points, -1)
         best = np.array([_argmax(y) for y in values], dtype=np.int64)
         X = np.array([[int(v.p) / int(v.q) for v in x] for x in xs]).reshape(points, -1)
-        copy = float_copy(doc, progress=progress)
+        if copy is None:
+            copy = float_copy(doc, progress=progress)
+        elif progress is not None:
+            progress(copy.depth, copy.depth)
         out = {}
         for name in ("float32", "float64"):
             e = compare(run_float(copy, X, np.dtype(name).type), exact, best)
@@ -589,24 +496,24 @@ def report_contents(doc: dict[str, Any], verdict: Any | None = None, *,
     depth = declared_depth(doc)
     samples = data_samples(data) if data is not None else 0
     stages = Stages(progress, check=depth if verdict is None and checked else 0, read=1,
-                    floats=depth if float_points else 0, data=3 * samples,
-                    plots=1 if plots else 0, after=steps_after)
+                    floats=depth, data=3 * samples, plots=1 if plots else 0, after=steps_after)
     v = (_verdict(doc, stages.hook("check")) if verdict is None else verdict) if checked \
         else None
     if refuse:
         refuse_invalid(v)
     stages.finish("check")
-    g, f = _networks(doc)
+    if not isinstance(doc, dict):
+        raise InputError("expected a certificate document (a JSON object)")
+    g = read_target(doc)
     stages.finish("read")
-    study = (float_error_study(doc, g, points=float_points, progress=stages.hook("floats"))
-             if float_points else None)
+    f = float_network(doc, progress=stages.hook("floats"))
+    study = (float_error_study(doc, g, points=float_points, copy=f) if float_points else None)
     stages.finish("floats")
     on_data = None
     if data is not None:
         from exactnorm.outputs.data_eval import data_study
 
-        exact_target = read_target(doc) if needs_kind_reader(doc) else g
-        on_data = data_study(doc, exact_target, data, labels, progress=stages.hook("data"))
+        on_data = data_study(doc, g, data, labels, copy=f, progress=stages.hook("data"))
     stages.finish("data")
     mag = magnitudes(f)
     pngs: dict[str, bytes] = {}

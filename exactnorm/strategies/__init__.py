@@ -56,7 +56,7 @@ from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.errors import InputError, SingularSystemError
 from exactnorm.exact.generator import draw as draw_frozen
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
-from exactnorm.exact.streams import WHOLE_LAYER, Part, StreamKey
+from exactnorm.exact.streams import StreamKey, skip_role
 from exactnorm.model.network import ACTIVATIONS, FrozenLayer, FrozenNetwork, Skip, TargetNetwork
 from exactnorm.strategies.layered import conv_geometries, conv_targets, kind_targets
 
@@ -590,11 +590,12 @@ def frozen_networks(*, input_dim: Dimension = None, min_width: int = 1, max_widt
     """Frozen networks (:class:`~exactnorm.model.network.FrozenNetwork`) with random tuned γ, β.
 
     The frozen weights ``V_j`` come from a drawn seed with the certificate generator
-    (:func:`exactnorm.exact.generator.draw`, stream ``StreamKey(j, 0, PAIR_IN)``) and
+    (:func:`exactnorm.exact.generator.draw`, stream ``StreamKey(1, j)``, its position) and
     ``distribution``, as the constructions draw them, and carry their draw records; γ and β are
     rationals drawn by Hypothesis (``|p| ≤ bound``, ``q ≤ max_denominator``). Layer ``j`` reads
     node ``j − 1``; with ``skips`` a layer ``j ≥ 2`` may add a random frozen skip ``P h_0`` from
-    the input (stream ``StreamKey(j, 0, SKIP)``, declared ``kind="random"``, with its record).
+    the input (stream ``StreamKey(1, j, skip_role(0))``, declared ``kind="random"``, with its
+    record).
     The only checkpoint is the last node.
 
     Returns
@@ -622,14 +623,13 @@ def frozen_networks(*, input_dim: Dimension = None, min_width: int = 1, max_widt
         layers = []
         for j in range(1, depth + 1):
             w = draw(st.integers(min_width, max_width))
-            V, record = draw_frozen(seed, StreamKey(j, WHOLE_LAYER, Part.PAIR_IN).key, w,
-                                    dims[-1], dist)
+            V, record = draw_frozen(seed, StreamKey(1, j).key, w, dims[-1], dist)
             gamma = tuple(draw(st.lists(scalars, min_size=w, max_size=w)))
             beta = tuple(draw(st.lists(scalars, min_size=w, max_size=w)))
             layer_skips: tuple[Skip, ...] = ()
             if skips and j >= 2 and draw(st.booleans()):
-                P, skip_record = draw_frozen(seed, StreamKey(j, WHOLE_LAYER, Part.SKIP).key, w,
-                                             d0, dist)
+                P, skip_record = draw_frozen(seed, StreamKey(1, j, skip_role(0)).key, w, d0,
+                                             dist)
                 layer_skips = (Skip(0, P, "random", record=skip_record),)
             layers.append(FrozenLayer(j - 1, V, gamma, beta, draw(act), layer_skips,
                                       record=record))

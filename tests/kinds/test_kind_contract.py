@@ -3,7 +3,8 @@ to be interchangeable, so the same tests run on each).
 
 For every kind of the format's ``LAYER_KINDS``:
 
-* every registry (model, construction, certificate codec, strategies) has it, under its word;
+* every registry (model, readers, construction, certificate codec, exporters, strategies) has
+  it, under its word;
 * the model's exact evaluation equals a dense unfolded reference built here from the kind's
   definition alone (plain ``Fraction`` arithmetic, no model code), target and frozen layers;
 * ``interval`` contains ``evaluate`` at the box's points (and is ``evaluate`` on a point box);
@@ -35,7 +36,9 @@ from exactnorm.certificate import read_networks
 from exactnorm.certificate.kinds import CODECS
 from exactnorm.checker.vocabulary import LAYER_KINDS
 from exactnorm.constructions.kinds import REALIZERS
+from exactnorm.model.interop.kinds import READERS
 from exactnorm.model.kinds import KINDS
+from exactnorm.outputs.export.kinds import EXPORTERS
 from exactnorm.strategies import kind_targets
 from exactnorm.strategies.kinds import LAYERS
 
@@ -45,8 +48,10 @@ ALL = sorted(LAYER_KINDS)
 
 REGISTRIES: dict[str, dict[str, Any]] = {
     "exactnorm.model.kinds.KINDS": KINDS,
+    "exactnorm.model.interop.kinds.READERS": READERS,
     "exactnorm.constructions.kinds.REALIZERS": REALIZERS,
     "exactnorm.certificate.kinds.CODECS": CODECS,
+    "exactnorm.outputs.export.kinds.EXPORTERS": EXPORTERS,
     "exactnorm.strategies.kinds.LAYERS": LAYERS,
 }
 
@@ -60,7 +65,8 @@ def test_every_registry_has_exactly_the_formats_kinds(name):
 def test_each_registry_entry_names_its_own_kind(kind):
     entry = KINDS[kind]
     assert entry.name == entry.target.kind == entry.frozen.kind == kind
-    assert REALIZERS[kind].kind == CODECS[kind].kind == kind
+    assert REALIZERS[kind].kind == CODECS[kind].kind == EXPORTERS[kind].kind == kind
+    assert kind == READERS[kind].NAME
     assert CODECS[kind].since_version in (1, 2)
 
 
@@ -121,9 +127,23 @@ def _pool_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
     return M, [Fraction(0)] * len(M)
 
 
+def _channel_means(shape: tuple[int, int, int]) -> list[list[Fraction]]:
+    """Row c has 1/(H·W) at the H·W entries of channel c (C order), 0 elsewhere."""
+    C, H, W = shape
+    n = H * W
+    return [[Fraction(1, n) if c * n <= t < (c + 1) * n else Fraction(0) for t in range(C * n)]
+            for c in range(C)]
+
+
+def _global_pool_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
+    M = _channel_means(layer.input_shape)
+    return M, [Fraction(0)] * len(M)
+
+
 #: kind → (M, b) with the target layer ``σ(M a + b)``, from the kind's definition
 UNFOLD: dict[str, Callable[[Any], tuple[list[list[Fraction]], list[Fraction]]]] = {
-    "dense": _dense_ref, "conv": _conv_ref, "avgpool": _pool_ref}
+    "dense": _dense_ref, "conv": _conv_ref, "avgpool": _pool_ref,
+    "globalavgpool": _global_pool_ref}
 
 
 def _frozen_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction], list[Fraction]]:
@@ -132,7 +152,8 @@ def _frozen_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction], list[
         M = (_rows(layer.weight) if not hasattr(layer, "geometry")
              else _window_matrix(layer.geometry, _rows(layer.weight)))
         return M, _per_position(layer.gamma, len(M)), _per_position(layer.beta, len(M))
-    M = _window_matrix(layer.geometry, None)
+    M = (_window_matrix(layer.geometry, None) if hasattr(layer, "geometry")
+         else _channel_means(layer.input_shape))
     return M, [Fraction(1)] * len(M), [Fraction(0)] * len(M)
 
 
@@ -316,6 +337,9 @@ HOSTILE: dict[str, dict[str, Callable[[dict], None]]] = {
     "avgpool": {"kernel_shape": _set("kernel_shape", [1, 1]), "stride": _grow("stride"),
                 "padding": _set("padding", [1, 1]), "activation": _set("activation", "relu"),
                 "input": _set("input", 99)},
+    "globalavgpool": {"input_shape": lambda L: L.update(input_shape=L["input_shape"][::-1]),
+                      "activation": _set("activation", "relu"), "input": _set("input", 99),
+                      "gamma": _set("gamma", [1]), "kind": _set("kind", "avgpool")},
 }
 
 def _open_box(t: Any) -> bool:
@@ -330,6 +354,9 @@ INTERESTING: dict[str, Callable[[Any], bool]] = {
     "conv": lambda t: _open_box(t) and t.layers[0].geometry.kernel_shape != (1, 1)
     and t.layers[0].geometry.positions >= 2,
     "avgpool": lambda t: _open_box(t) and t.layers[0].geometry.kernel_shape == (2, 2),
+    # a reshaped input_shape is another map only when the channels change
+    "globalavgpool": lambda t: _open_box(t) and t.layers[0].input_shape[0] >= 2
+    and t.layers[0].input_shape[0] != t.layers[0].input_shape[2],
 }
 
 

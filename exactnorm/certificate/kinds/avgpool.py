@@ -1,4 +1,4 @@
-"""The ``avgpool`` codec, version 2 (docs/certificate-format.md §8): target and frozen layers
+"""The ``avgpool`` codec, versions 2 and 3 (docs/certificate-format.md §8): target and frozen layers
 ``{"kind": "avgpool", ["input",] "input_shape", "kernel_shape", "stride", "padding",
 "activation": "identity"}`` — a declared fixed map, no weight, γ or β."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from exactnorm.certificate.kinds.window import geometry_json
+from exactnorm.certificate.kinds.window import geometry_json, geometry_of
 from exactnorm.model.kinds import avgpool
-from exactnorm.model.kinds.avgpool import FrozenPoolLayer, PoolTargetLayer
+from exactnorm.model.kinds.avgpool import FloatPoolLayer, FrozenPoolLayer, PoolTargetLayer
 
 __all__ = ["PoolCodec", "CODEC"]
 
@@ -19,7 +19,7 @@ class PoolCodec:
     kind = avgpool.NAME
     since_version = 2
 
-    def target_json(self, layer: PoolTargetLayer) -> dict[str, Any]:
+    def target_json(self, layer: PoolTargetLayer, compact: bool = False) -> dict[str, Any]:
         return {"kind": self.kind, **geometry_json(layer.geometry, dilation=False),
                 "activation": "identity"}
 
@@ -27,6 +27,9 @@ class PoolCodec:
                     frozen_weights: str) -> dict[str, Any]:
         return {"kind": self.kind, "input": layer.input,
                 **geometry_json(layer.geometry, dilation=False), "activation": "identity"}
+
+    def float_layer(self, entry: dict[str, Any], j: int) -> FloatPoolLayer:
+        return FloatPoolLayer(int(entry["input"]), geometry_of(entry), str(entry["activation"]))
 
 
 CODEC = PoolCodec()

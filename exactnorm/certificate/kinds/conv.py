@@ -1,24 +1,27 @@
-"""The ``conv`` codec, version 2 (docs/certificate-format.md §8).
+"""The ``conv`` codec, versions 2 and 3 (docs/certificate-format.md §8).
 
 Target ``{"kind": "conv", "input_shape", "kernel_shape", "stride", "padding", "dilation",
-"weight", "bias", "activation"}`` with the ``c_out × C·kh·kw`` kernel matrix in plain exact
-numbers; frozen ``{"kind": "conv", "input", <geometry>, "weight": {"random": R}, "gamma",
-"beta", "activation"}`` with one γ and one β per channel (compact numbers) and ``R`` a draw record
-of 4-d shape ``[c1, C, kh, kw]`` (the same words as ``[c1, C·kh·kw]``), or the explicit matrix
-with ``R`` in ``source``.
+"weight", "bias", "activation"}`` with the ``c_out × C·kh·kw`` kernel matrix in exact numbers
+(plain, or over one denominator when that is shorter); frozen ``{"kind": "conv", "input",
+<geometry>, "weight": {"random": R}, "gamma", "beta", "activation"}`` with one γ and one β per
+channel (compact numbers) and ``R`` a draw record of 4-d shape ``[c1, C, kh, kw]`` (the same
+words as ``[c1, C·kh·kw]``), or the explicit matrix with ``R`` in ``source``.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from flint import fmpq_mat
+
+from exactnorm.certificate.arrays import exact_numbers, frozen_array
 from exactnorm.certificate.compact import frozen_matrix_json, is_draw_record, numbers_json
-from exactnorm.certificate.kinds.window import geometry_json
+from exactnorm.certificate.kinds.window import geometry_json, geometry_of
 from exactnorm.errors import InputError
-from exactnorm.exact.linalg import to_fractions
+from exactnorm.exact.linalg import compact_when_shorter, to_fractions
 from exactnorm.exact.rationals import format_number
 from exactnorm.model.kinds import conv
-from exactnorm.model.kinds.conv import ConvTargetLayer, FrozenConvLayer
+from exactnorm.model.kinds.conv import ConvTargetLayer, FloatConvLayer, FrozenConvLayer
 
 __all__ = ["ConvCodec", "CODEC"]
 
@@ -29,7 +32,12 @@ class ConvCodec:
     kind = conv.NAME
     since_version = 2
 
-    def target_json(self, layer: ConvTargetLayer) -> dict[str, Any]:
+    def target_json(self, layer: ConvTargetLayer, compact: bool = False) -> dict[str, Any]:
+        if compact:
+            return {"kind": self.kind, **geometry_json(layer.geometry),
+                    "weight": compact_when_shorter(fmpq_mat(layer.weight)),
+                    "bias": compact_when_shorter(fmpq_mat([list(layer.bias)]), vector=True),
+                    "activation": layer.activation}
         return {"kind": self.kind, **geometry_json(layer.geometry),
                 "weight": [[format_number(x) for x in row] for row in to_fractions(layer.weight)],
                 "bias": [format_number(x) for x in layer.bias], "activation": layer.activation}
@@ -45,6 +53,13 @@ class ConvCodec:
         entry.update(gamma=numbers_json(layer.gamma, True), beta=numbers_json(layer.beta, True),
                      activation=layer.activation)
         return entry
+
+    def float_layer(self, entry: dict[str, Any], j: int) -> FloatConvLayer:
+        return FloatConvLayer(int(entry["input"]), geometry_of(entry),
+                              frozen_array(entry, f"layer {j} weight", kernel=True),
+                              exact_numbers(entry["gamma"], f"layer {j} gamma"),
+                              exact_numbers(entry["beta"], f"layer {j} beta"),
+                              str(entry["activation"]))
 
 
 CODEC = ConvCodec()

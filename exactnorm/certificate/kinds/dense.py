@@ -1,30 +1,35 @@
 """The ``dense`` codec: ``{"weight", "bias", "activation"}`` targets (no ``kind`` field, the
 default), frozen ``{"input", "weight", "gamma", "beta", "activation", "skip"}`` in versions 1
-and 2 (SPEC §3, docs/certificate-format.md §1–§5).
+to 3 (SPEC §3, docs/certificate-format.md §1–§5).
 
-Version 1 writes plain lists and explicit frozen matrices; version 2 writes γ, β and rational
-matrices as ``{"den", "num"}``, each frozen random matrix by reference or explicitly with its
-draw record, and 0/1 skips in their compact form.
+Version 1 writes plain lists and explicit frozen matrices; versions 2 and 3 write γ, β and
+rational matrices as ``{"den", "num"}``, the target's weight and bias over one denominator when
+that is shorter, each frozen random matrix by reference or explicitly with its draw record, and
+0/1 skips in their compact form.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from flint import fmpq_mat
+
+from exactnorm.certificate.arrays import exact_numbers, frozen_array
 from exactnorm.certificate.compact import (
     compact_skip,
     frozen_matrix_json,
     numbers_json,
     weight_json,
 )
-from exactnorm.exact.linalg import to_fractions
+from exactnorm.exact.linalg import compact_when_shorter, to_fractions
 from exactnorm.exact.rationals import format_number
 from exactnorm.model.kinds import dense
-from exactnorm.model.kinds.dense import FrozenLayer, TargetLayer
+from exactnorm.model.kinds.dense import FloatLayer, FrozenLayer, TargetLayer
 
 __all__ = ["DenseCodec", "CODEC"]
 
-#: the version whose γ, β and rational matrices are compact and whose matrices carry records
+#: the first version whose γ, β and rational matrices are compact and whose matrices carry
+#: records
 COMPACT_VERSION = 2
 
 
@@ -34,14 +39,18 @@ class DenseCodec:
     kind = dense.NAME
     since_version = 1
 
-    def target_json(self, layer: TargetLayer) -> dict[str, Any]:
+    def target_json(self, layer: TargetLayer, compact: bool = False) -> dict[str, Any]:
+        if compact:
+            return {"weight": compact_when_shorter(fmpq_mat(layer.weight)),
+                    "bias": compact_when_shorter(fmpq_mat([list(layer.bias)]), vector=True),
+                    "activation": layer.activation}
         return {"weight": [[format_number(x) for x in row] for row in to_fractions(layer.weight)],
                 "bias": [format_number(x) for x in layer.bias],
                 "activation": layer.activation}
 
     def frozen_json(self, layer: FrozenLayer, j: int, version: int,
                     frozen_weights: str) -> dict[str, Any]:
-        compact = version == COMPACT_VERSION
+        compact = version >= COMPACT_VERSION
         entry: dict[str, Any] = {"input": layer.input}
         if version == 1:
             entry["weight"] = weight_json(layer.weight, compact=False)
@@ -54,16 +63,25 @@ class DenseCodec:
             skips = []
             for s in layer.skips:
                 skip: dict[str, Any] = {"from": s.source, "kind": s.kind}
-                if version == 2 and s.kind == "random":
+                if version >= COMPACT_VERSION and s.kind == "random":
                     frozen_matrix_json(skip, s.weight, s.record,
                                        f"random skip of frozen layer {j}", frozen_weights)
                 else:
-                    short = compact_skip(s.weight, s.kind) if version == 2 else None
+                    short = compact_skip(s.weight, s.kind) if compact else None
                     skip["weight"] = short if short is not None else weight_json(s.weight,
                                                                                  compact)
                 skips.append(skip)
             entry["skip"] = skips
         return entry
+
+    def float_layer(self, entry: dict[str, Any], j: int) -> FloatLayer:
+        skips = entry.get("skip", [])
+        return FloatLayer(int(entry["input"]), frozen_array(entry, f"layer {j} weight"),
+                          exact_numbers(entry["gamma"], f"layer {j} gamma"),
+                          exact_numbers(entry["beta"], f"layer {j} beta"),
+                          str(entry["activation"]),
+                          tuple((int(s["from"]), frozen_array(s, f"layer {j} skip weight"))
+                                for s in skips), tuple(str(s["kind"]) for s in skips))
 
 
 CODEC = DenseCodec()

@@ -6,7 +6,7 @@ from typing import Any
 
 from exactnorm.model.kinds.window import ConvGeometry
 
-__all__ = ["geometry_json"]
+__all__ = ["geometry_json", "geometry_of"]
 
 
 def geometry_json(g: ConvGeometry, *, dilation: bool = True) -> dict[str, Any]:
@@ -17,3 +17,10 @@ def geometry_json(g: ConvGeometry, *, dilation: bool = True) -> dict[str, Any]:
     if dilation:
         out["dilation"] = list(g.dilation)
     return out
+
+
+def geometry_of(entry: dict[str, Any]) -> ConvGeometry:
+    """The geometry of a layer entry (its lists; ``dilation`` absent: 1)."""
+    return ConvGeometry(tuple(entry["input_shape"]), tuple(entry["kernel_shape"]),
+                        tuple(entry["stride"]), tuple(entry["padding"]),
+                        tuple(entry.get("dilation", [1, 1])))

@@ -6,12 +6,12 @@ explicit imports, and ``tests/kinds/test_kind_contract.py`` demands that its key
 format's ``LAYER_KINDS``.
 
 >>> sorted(REALIZERS)
-['avgpool', 'conv', 'dense']
+['avgpool', 'conv', 'dense', 'globalavgpool']
 """
 
 from __future__ import annotations
 
-from exactnorm.constructions.kinds import avgpool, conv, dense
+from exactnorm.constructions.kinds import avgpool, conv, dense, globalavgpool
 from exactnorm.constructions.kinds.base import Realizer
 
 __all__ = ["REALIZERS", "COMPOSITE", "COMPOSITE_SHIFT_MODE"]
@@ -21,6 +21,7 @@ REALIZERS: dict[str, Realizer] = {
     dense.REALIZER.kind: dense.REALIZER,
     conv.REALIZER.kind: conv.REALIZER,
     avgpool.REALIZER.kind: avgpool.REALIZER,
+    globalavgpool.REALIZER.kind: globalavgpool.REALIZER,
 }
 
 #: the provenance name of a construction realized run by run (a target of several kinds, or of

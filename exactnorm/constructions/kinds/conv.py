@@ -95,7 +95,9 @@ def realize_conv_layer(layer: ConvTargetLayer, box: Box, *, seed: int, index: in
                        solver: str = "auto", solve_jobs: int = 1
                        ) -> tuple[list[FrozenConvLayer], LayerReport]:
     """The two frozen convolutions of target layer ``index``, reading node ``input_node``
-    (module doc)."""
+    (module doc). They are layers 1 and 2 of segment ``index`` (its checkpoint follows them),
+    so their kernels draw from the stream keys of those positions, ``StreamKey(index, 1 | 2,
+    WEIGHT, attempt)`` (docs/certificate-format.md §4)."""
     t0 = time.perf_counter()
     W, g = layer.weight, layer.geometry
     c2, d_in = W.nrows(), W.ncols()

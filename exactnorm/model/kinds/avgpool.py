@@ -4,7 +4,7 @@ Each output entry is the mean of its window's ``kh·kw`` inputs of one channel. 
 the frozen layer is the same declared map. The map is monotone in each input, so the exact range
 over a box is the map of the box's two corners.
 
->>> from flint import fmpq
+>>> from flint import fmpq, fmpq_mat
 >>> from exactnorm.model.kinds.window import ConvGeometry
 >>> pool = PoolTargetLayer(ConvGeometry((1, 2, 2), (2, 2), stride=(2, 2)))
 >>> pool.evaluate(tuple(fmpq(k) for k in range(4))), pool.describe()
@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
-from flint import fmpq
+from flint import fmpq, fmpq_mat
 
 from exactnorm.errors import InputError, ShapeError
-from exactnorm.model.kinds.base import LayerKind, Skip
+from exactnorm.model.kinds.base import LayerKind, Skip, columns_by_evaluate
 from exactnorm.model.kinds.window import ConvGeometry
 from exactnorm.model.values import Node, Vector, exact_values, node_values
 
-__all__ = ["NAME", "PoolTargetLayer", "FrozenPoolLayer", "KIND"]
+__all__ = ["NAME", "PoolTargetLayer", "FrozenPoolLayer", "FloatPoolLayer", "KIND"]
 
 #: the certificate's word for this kind
 NAME = "avgpool"
@@ -105,6 +105,9 @@ class PoolTargetLayer:
     interval = affine_interval
     evaluate_float = affine_float
 
+    def evaluate_columns(self, A: fmpq_mat) -> fmpq_mat:
+        return columns_by_evaluate(self, A)
+
     def describe(self) -> str:
         return _describe(self.geometry)
 
@@ -146,8 +149,47 @@ class FrozenPoolLayer:
     def evaluate_node(self, a: Node) -> Node:
         return _mean_windows(self.geometry, node_values(a))
 
+    def float_layer(self) -> FloatPoolLayer:
+        return FloatPoolLayer(self.input, self.geometry, self.activation)
+
     def describe(self) -> str:
         return _describe(self.geometry)
 
 
-KIND = LayerKind(NAME, PoolTargetLayer, FrozenPoolLayer)
+@dataclass(frozen=True)
+class FloatPoolLayer:
+    """The float copy of an average pooling: the mean of each window, in the evaluation dtype
+    (nothing is rounded but the arithmetic)."""
+
+    input: int
+    geometry: ConvGeometry
+    activation: str = "identity"
+
+    kind: ClassVar[str] = NAME
+    skips: ClassVar[tuple[tuple[int, np.ndarray], ...]] = ()
+    skip_kinds: ClassVar[tuple[str, ...]] = ()
+    gamma: ClassVar[tuple[fmpq, ...]] = ()
+    beta: ClassVar[tuple[fmpq, ...]] = ()
+    tuned_parameters: ClassVar[int] = 0
+    frozen_parameters: ClassVar[int] = 0
+
+    @property
+    def output_shape(self) -> tuple[int, int, int]:
+        return self.geometry.output_shape(self.geometry.input_shape[0])
+
+    @property
+    def input_size(self) -> int:
+        return self.geometry.input_size
+
+    @property
+    def width(self) -> int:
+        return math.prod(self.output_shape)
+
+    def pre_activation(self, A: np.ndarray, dtype: Any) -> np.ndarray:
+        return A[:, _windows(self.geometry)].mean(axis=2, dtype=dtype).reshape(len(A), -1)
+
+    def describe(self) -> str:
+        return _describe(self.geometry)
+
+
+KIND = LayerKind(NAME, PoolTargetLayer, FrozenPoolLayer, FloatPoolLayer)

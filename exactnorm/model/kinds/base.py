@@ -8,7 +8,11 @@ is declared here, so their loops never name a kind:
 * target: ``a_i = layer.evaluate(a_{i-1})`` (activation included), boxes by ``layer.interval``;
 * frozen: ``h_j = σ_j(layer.pre_activation(h_{in(j)})) + Σ_s P_{j,s} h_s`` — the skips are
   topology and belong to the network, the pre-activation ``γ ⊙ (V·a) + β`` (per neuron or per
-  channel) to the kind.
+  channel) to the kind;
+* float copy: the same frozen layer with every frozen entry rounded once to float64 and the exact
+  γ, β kept (:class:`FloatKind`), evaluated in any float dtype by the kind-free loop of
+  :class:`~exactnorm.model.network.FloatNetwork` — what an export computes, read from a
+  certificate without building any exact matrix.
 
 A kind whose layer is not affine on the box after stability (data-dependent normalization,
 attention, max pooling) does not fit these protocols alone: it needs a new checker rule, argued
@@ -26,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol
 
 import numpy as np
+from flint import fmpq, fmpq_mat
 
 from exactnorm.checker.vocabulary import SKIP_KINDS
 from exactnorm.errors import InputError
@@ -33,7 +38,8 @@ from exactnorm.exact.linalg import FlintMatrix
 from exactnorm.model.routes import Route
 from exactnorm.model.values import Node, Vector
 
-__all__ = ["TargetKind", "FrozenKind", "LayerKind", "Skip"]
+__all__ = ["TargetKind", "FrozenKind", "FloatKind", "LayerKind", "Skip", "rounded",
+           "columns_by_evaluate"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +103,8 @@ class TargetKind(Protocol):
 
     def evaluate_float(self, A: np.ndarray) -> np.ndarray: ...  # float64 batch (n × input_size)
 
+    def evaluate_columns(self, A: fmpq_mat) -> fmpq_mat: ...  # exact, one sample per column
+
     def describe(self) -> str: ...                      # "conv 3×3 s1 p1 d1, 1→6 channels, relu"
 
 
@@ -133,12 +141,78 @@ class FrozenKind(Protocol):
 
     def evaluate_node(self, a: Node) -> Node: ...       # exact σ(pre_activation), no skips
 
+    def float_layer(self) -> FloatKind: ...             # its float copy
+
     def describe(self) -> str: ...
 
 
+class FloatKind(Protocol):
+    """A frozen layer of some kind as a float copy: frozen entries float64 arrays (each rounded
+    once), γ and β exact (a BatchNorm conversion needs them exactly) and rounded on use."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def input(self) -> int: ...
+
+    @property
+    def activation(self) -> str: ...
+
+    @property
+    def skips(self) -> tuple[tuple[int, np.ndarray], ...]: ...   # (source node, float64 P)
+
+    @property
+    def skip_kinds(self) -> tuple[str, ...]: ...
+
+    @property
+    def gamma(self) -> tuple[fmpq, ...]: ...           # () where nothing is tuned
+
+    @property
+    def beta(self) -> tuple[fmpq, ...]: ...
+
+    @property
+    def input_size(self) -> int: ...
+
+    @property
+    def width(self) -> int: ...
+
+    @property
+    def tuned_parameters(self) -> int: ...
+
+    @property
+    def frozen_parameters(self) -> int: ...
+
+    def pre_activation(self, A: np.ndarray, dtype: Any) -> np.ndarray: ...  # in ``dtype``
+
+    def describe(self) -> str: ...
+
+
+def columns_by_evaluate(layer: Any, A: fmpq_mat) -> fmpq_mat:
+    """``evaluate`` of every column of ``A`` (input_size × m), as the columns of the result:
+    :meth:`TargetKind.evaluate_columns` of a kind with no faster batch rule."""
+    m = A.ncols()
+    flat = A.entries()
+    cols = [layer.evaluate(tuple(flat[c::m])) for c in range(m)]
+    rows = len(cols[0]) if cols else layer.width
+    return fmpq_mat(rows, m, [cols[c][r] for r in range(rows) for c in range(m)])
+
+
+def rounded(v: Any) -> np.ndarray:
+    """Exact numbers (``fmpq``) rounded to float64, each correctly (``int / int`` is, as
+    ``float(Fraction)`` is).
+
+    >>> rounded((fmpq(1, 3), fmpq(-2))).tolist()
+    [0.3333333333333333, -2.0]
+    """
+    return np.array([int(x.p) / int(x.q) for x in v], dtype=np.float64)
+
+
 class LayerKind(NamedTuple):
-    """One registered kind of the model: its word and its two layer classes."""
+    """One registered kind of the model: its word and its layer classes (target, frozen, and
+    the frozen layer's float copy)."""
 
     name: str
     target: type
     frozen: type
+    float: type

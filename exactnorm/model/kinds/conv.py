@@ -18,21 +18,22 @@ patch ranges over a product of intervals.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from flint import fmpq_mat, fmpz_mat
+from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.checker.vocabulary import ACTIVATIONS
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix, clear_denominators, to_numpy
-from exactnorm.model.kinds.base import LayerKind, Skip
+from exactnorm.model.kinds.base import LayerKind, Skip, columns_by_evaluate, rounded
 from exactnorm.model.kinds.window import ConvGeometry, add_channel_bias, window_range
 from exactnorm.model.values import Node, Scaled, Vector, activate, scaled_affine
 
-__all__ = ["NAME", "ConvTargetLayer", "FrozenConvLayer", "KIND"]
+__all__ = ["NAME", "ConvTargetLayer", "FrozenConvLayer", "FloatConvLayer", "KIND"]
 
 #: the certificate's word for this kind
 NAME = "conv"
@@ -110,6 +111,9 @@ class ConvTargetLayer:
     def evaluate_float(self, A: np.ndarray) -> np.ndarray:
         out = self.affine_float(A)
         return np.maximum(out, 0.0) if self.activation == "relu" else out
+
+    def evaluate_columns(self, A: fmpq_mat) -> fmpq_mat:
+        return columns_by_evaluate(self, A)
 
     def describe(self) -> str:
         return (f"conv {self.geometry.describe()}, {self.geometry.input_shape[0]}→"
@@ -192,9 +196,78 @@ class FrozenConvLayer:
             V, den = Vn, den * vden
         return scaled_affine(V * P, den, self.gamma, self.beta, self.activation)
 
+    def float_layer(self) -> FloatConvLayer:
+        return FloatConvLayer(self.input, self.geometry, to_numpy(self.weight),
+                              tuple(self.gamma), tuple(self.beta), self.activation)
+
     def describe(self) -> str:
         return (f"conv {self.geometry.describe()}, {self.geometry.input_shape[0]}→"
                 f"{self.channels} channels, {self.activation}")
 
 
-KIND = LayerKind(NAME, ConvTargetLayer, FrozenConvLayer)
+@dataclass(frozen=True, eq=False)
+class FloatConvLayer:
+    """The float copy of a frozen convolution: the ``c × C·kh·kw`` kernel matrix in float64,
+    exact per-channel γ and β; evaluated on the patches (padding pixels read an appended zero),
+    the same rounding as the ONNX export's im2col form."""
+
+    input: int
+    geometry: ConvGeometry
+    weight: np.ndarray
+    gamma: tuple[fmpq, ...]
+    beta: tuple[fmpq, ...]
+    activation: str
+
+    kind: ClassVar[str] = NAME
+    skips: ClassVar[tuple[tuple[int, np.ndarray], ...]] = ()
+    skip_kinds: ClassVar[tuple[str, ...]] = ()
+
+    @property
+    def channels(self) -> int:
+        return int(self.weight.shape[0])
+
+    @property
+    def kernel(self) -> np.ndarray:
+        """The kernel as ``[c, C, kh, kw]`` (a framework's layout)."""
+        kh, kw = self.geometry.kernel_shape
+        return self.weight.reshape(self.channels, self.geometry.input_shape[0], kh, kw)
+
+    @property
+    def output_shape(self) -> tuple[int, int, int]:
+        return self.geometry.output_shape(self.channels)
+
+    @property
+    def input_size(self) -> int:
+        return self.geometry.input_size
+
+    @property
+    def width(self) -> int:
+        return math.prod(self.output_shape)
+
+    @property
+    def tuned_parameters(self) -> int:
+        return 2 * self.channels
+
+    @property
+    def frozen_parameters(self) -> int:
+        return int(self.weight.size)
+
+    @functools.cached_property
+    def float_gamma_beta(self) -> tuple[np.ndarray, np.ndarray]:
+        return rounded(self.gamma), rounded(self.beta)
+
+    def pre_activation(self, A: np.ndarray, dtype: Any) -> np.ndarray:
+        idx = self.geometry.patch_index
+        padded = np.concatenate([A, np.zeros((len(A), 1), dtype=A.dtype)], axis=1)
+        P = padded[:, idx]  # (n, patch, positions); −1 reads the appended zero
+        g, b = self.float_gamma_beta
+        u = np.matmul(self.weight.astype(dtype), P) * g.astype(dtype)[:, None] \
+            + b.astype(dtype)[:, None]
+        return u.reshape(len(A), -1)
+
+    def describe(self) -> str:
+        return (f"conv {self.geometry.describe()}, {self.geometry.input_shape[0]}→"
+                f"{self.channels} channels, {self.activation}")
+
+
+KIND = LayerKind(NAME, ConvTargetLayer, FrozenConvLayer, FloatConvLayer)

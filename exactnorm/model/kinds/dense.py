@@ -14,17 +14,19 @@ The interval rule is :func:`~exactnorm.model.values.affine_interval` (exact on a
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from flint import fmpq_mat
+from flint import fmpq, fmpq_mat
 
 from exactnorm.checker.vocabulary import ACTIVATIONS
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix, to_numpy
-from exactnorm.model.kinds.base import LayerKind, Skip
+from exactnorm.model.kinds.base import LayerKind, Skip, rounded
+from exactnorm.model.routes import matrix_of
 from exactnorm.model.values import (
     Node,
     Vector,
@@ -34,7 +36,8 @@ from exactnorm.model.values import (
     node_values,
 )
 
-__all__ = ["NAME", "TargetLayer", "FrozenLayer", "KIND", "dense_layers", "dense_frozen"]
+__all__ = ["NAME", "TargetLayer", "FrozenLayer", "FloatLayer", "KIND", "dense_layers",
+           "dense_frozen"]
 
 #: the certificate's word for this kind
 NAME = "dense"
@@ -101,6 +104,17 @@ class TargetLayer:
     def evaluate_float(self, A: np.ndarray) -> np.ndarray:
         out = self.affine_float(A)
         return np.maximum(out, 0.0) if self.activation == "relu" else out
+
+    def evaluate_columns(self, A: fmpq_mat) -> fmpq_mat:
+        """``σ(W A + b 1ᵀ)``: one matrix product for a batch of samples (the columns of A)."""
+        Z = self.weight * A
+        m = Z.ncols()
+        flat = Z.entries()
+        vals = [flat[r * m + c] + b for r, b in enumerate(self.bias) for c in range(m)]
+        if self.activation == "relu":
+            zero = fmpq(0)
+            vals = [v if v > 0 else zero for v in vals]
+        return fmpq_mat(Z.nrows(), m, vals)
 
     def describe(self) -> str:
         return f"dense {self.input_size}→{self.width}, {self.activation}"
@@ -177,12 +191,64 @@ class FrozenLayer:
     def evaluate_node(self, a: Node) -> Node:
         return activate(self.activation, self.pre_activation(node_values(a)))
 
+    def float_layer(self) -> FloatLayer:
+        return FloatLayer(self.input, to_numpy(self.weight), tuple(self.gamma), tuple(self.beta),
+                          self.activation, tuple((s.source, to_numpy(matrix_of(s.weight)))
+                                                 for s in self.skips),
+                          tuple(s.kind for s in self.skips))
+
     def describe(self) -> str:
         return f"dense {self.input_size}→{self.width}, {self.activation}" + (
             f", {len(self.skips)} skip(s)" if self.skips else "")
 
 
-KIND = LayerKind(NAME, TargetLayer, FrozenLayer)
+@dataclass(frozen=True, eq=False)
+class FloatLayer:
+    """The float copy of a dense frozen layer: float64 ``weight`` (V) and skips, exact
+    ``gamma``/``beta``; ``u = (V h) · γ + β`` in the evaluation dtype."""
+
+    input: int
+    weight: np.ndarray
+    gamma: tuple[fmpq, ...]
+    beta: tuple[fmpq, ...]
+    activation: str
+    skips: tuple[tuple[int, np.ndarray], ...] = ()
+    skip_kinds: tuple[str, ...] = ()
+
+    kind: ClassVar[str] = NAME
+
+    @property
+    def width(self) -> int:
+        return int(self.weight.shape[0])
+
+    @property
+    def input_size(self) -> int:
+        return int(self.weight.shape[1])
+
+    @property
+    def tuned_parameters(self) -> int:
+        return 2 * self.width
+
+    @property
+    def frozen_parameters(self) -> int:
+        return self.weight.size + sum(P.size for (_, P), k in zip(self.skips, self.skip_kinds)
+                                      if k == "random")
+
+    @functools.cached_property
+    def float_gamma_beta(self) -> tuple[np.ndarray, np.ndarray]:
+        """γ and β rounded to float64 (each correctly)."""
+        return rounded(self.gamma), rounded(self.beta)
+
+    def pre_activation(self, A: np.ndarray, dtype: Any) -> np.ndarray:
+        g, b = self.float_gamma_beta
+        return (A @ self.weight.astype(dtype).T) * g.astype(dtype) + b.astype(dtype)
+
+    def describe(self) -> str:
+        return f"dense {self.input_size}→{self.width}, {self.activation}" + (
+            f", {len(self.skips)} skip(s)" if self.skips else "")
+
+
+KIND = LayerKind(NAME, TargetLayer, FrozenLayer, FloatLayer)
 
 
 def dense_layers(layers: Sequence[Any], what: str = "this construction") -> tuple[TargetLayer, ...]:

@@ -12,6 +12,8 @@ interior points (:func:`~exactnorm.certificate.exact_agreement`).
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from flint import fmpq, fmpq_mat
 
@@ -24,8 +26,37 @@ from exactnorm.outputs.tables.proof_table import ProofTable
 __all__ = ["table_t9", "t9_targets"]
 
 
+Builder = Callable[[tuple[int, ...], Callable[[int, int], fmpq_mat],
+                    Callable[[int], tuple[fmpq, ...]]], Any]
+
+
+def _conv(c: int, k: int, s: int = 1, p: int = 0, d: int = 1) -> Builder:
+    """A ReLU convolution of ``c`` channels, square ``k×k`` kernel, stride, padding, dilation."""
+    def build(shape: tuple[int, ...], mat: Any, vec: Any) -> ConvTargetLayer:
+        g = ConvGeometry(shape, (k, k), (s, s), (p, p), (d, d))  # type: ignore[arg-type]
+        return ConvTargetLayer(g, mat(c, g.patch_size), vec(c), "relu")
+    return build
+
+
+def _pool() -> Builder:
+    """A 2×2 average pooling of stride 2."""
+    def build(shape: tuple[int, ...], mat: Any, vec: Any) -> PoolTargetLayer:
+        return PoolTargetLayer(ConvGeometry(shape, (2, 2), (2, 2)))  # type: ignore[arg-type]
+    return build
+
+
+def _linear(out: int) -> Builder:
+    """A linear layer (identity activation) reading the flattened value."""
+    def build(shape: tuple[int, ...], mat: Any, vec: Any) -> TargetLayer:
+        d = 1
+        for v in shape:
+            d *= v
+        return TargetLayer(mat(out, d), vec(out), "identity")
+    return build
+
+
 def _cnn(name: str, seed: int, input_shape: tuple[int, int, int],
-         spec: list[tuple[str, dict[str, int]]]) -> tuple[str, TargetNetwork]:
+         spec: list[Builder]) -> tuple[str, TargetNetwork]:
     rng = random.Random(seed)
 
     def mat(r: int, c: int) -> fmpq_mat:
@@ -35,24 +66,11 @@ def _cnn(name: str, seed: int, input_shape: tuple[int, int, int],
         return tuple(fmpq(rng.randint(-16, 16), 16) for _ in range(n))
 
     shape: tuple[int, ...] = input_shape
-    layers: list[ConvTargetLayer | PoolTargetLayer | TargetLayer] = []
-    for kind, o in spec:
-        if kind == "conv":
-            g = ConvGeometry(shape, (o["k"], o["k"]), (o.get("s", 1),) * 2,  # type: ignore[arg-type]
-                             (o.get("p", 0),) * 2, (o.get("d", 1),) * 2)
-            conv = ConvTargetLayer(g, mat(o["c"], g.patch_size), vec(o["c"]), "relu")
-            layers.append(conv)
-            shape = conv.output_shape
-        elif kind == "pool":
-            pool = PoolTargetLayer(ConvGeometry(shape, (2, 2), (2, 2)))  # type: ignore[arg-type]
-            layers.append(pool)
-            shape = pool.output_shape
-        else:
-            d = 1
-            for v in shape:
-                d *= v
-            layers.append(TargetLayer(mat(o["out"], d), vec(o["out"]), "identity"))
-            shape = (o["out"],)
+    layers: list[Any] = []
+    for build in spec:
+        layer = build(shape, mat, vec)
+        layers.append(layer)
+        shape = getattr(layer, "output_shape", (layer.width,))
     n = input_shape[0] * input_shape[1] * input_shape[2]
     return name, TargetNetwork(tuple(layers), (fmpq(0),) * n, (fmpq(1),) * n)
 
@@ -61,12 +79,27 @@ def t9_targets() -> list[tuple[str, TargetNetwork]]:
     """The two CNNs of T9: 1×8×8 (padding, pooling, a dense head) and 1×12×12 (stride,
     dilation, two pointwise-head layers)."""
     return [
-        _cnn("cnn-8", 9, (1, 8, 8), [("conv", {"c": 2, "k": 3, "p": 1}), ("pool", {}),
-                                     ("conv", {"c": 3, "k": 3}), ("dense", {"out": 2})]),
-        _cnn("cnn-12", 12, (1, 12, 12), [("conv", {"c": 3, "k": 5, "s": 1}), ("pool", {}),
-                                         ("conv", {"c": 4, "k": 2, "d": 2}), ("dense", {"out": 4}),
-                                         ("dense", {"out": 2})]),
+        _cnn("cnn-8", 9, (1, 8, 8), [_conv(c=2, k=3, p=1), _pool(), _conv(c=3, k=3),
+                                     _linear(out=2)]),
+        _cnn("cnn-12", 12, (1, 12, 12), [_conv(c=3, k=5, s=1), _pool(), _conv(c=4, k=2, d=2),
+                                         _linear(out=4), _linear(out=2)]),
     ]
+
+
+def _row_labels(layer: Any, widths: Sequence[int]) -> tuple[str, str, str, str]:
+    """The kind, input, channels and frozen-width columns of one target layer, from what the
+    layer has (a window, tuned parameters), not from its kind's name."""
+    g = getattr(layer, "geometry", None)
+    if g is None:  # a matrix on the flattened value
+        return (layer.kind, str(layer.input_size), f"{layer.input_size}→{layer.width}",
+                ", ".join(map(str, widths[:3])) + (" …" if len(widths) > 3 else ""))
+    shape = "×".join(map(str, g.input_shape))
+    if not layer.parameters:  # a fixed map: nothing is solved
+        (kh, kw), (sh, _) = g.kernel_shape, g.stride
+        return f"{layer.kind} {kh}×{kw} s{sh}", shape, f"{layer.output_shape[0]}", "fixed map"
+    return (f"{layer.kind} {g.kernel_shape[0]}×{g.kernel_shape[1]} s{g.stride[0]} "
+            f"p{g.padding[0]} d{g.dilation[0]}", shape, f"{g.input_shape[0]}→{layer.channels}",
+            f"{widths[0]}, {widths[1]}")
 
 
 def table_t9() -> ProofTable:
@@ -77,20 +110,7 @@ def table_t9() -> ProofTable:
         doc = certificate_document(c)
         points = exact_agreement(doc, points=4, seed=0)
         for r, layer in zip(c.reports, target.layers):
-            if isinstance(layer, ConvTargetLayer):
-                g = layer.geometry
-                kind = (f"conv {g.kernel_shape[0]}×{g.kernel_shape[1]} s{g.stride[0]} "
-                        f"p{g.padding[0]} d{g.dilation[0]}")
-                shape = "×".join(map(str, g.input_shape))
-                channels = f"{g.input_shape[0]}→{layer.channels}"
-                frozen = f"{r.widths[0]}, {r.widths[1]}"
-            elif isinstance(layer, PoolTargetLayer):
-                kind, shape = "avgpool 2×2 s2", "×".join(map(str, layer.geometry.input_shape))
-                channels, frozen = f"{layer.output_shape[0]}", "fixed map"
-            else:
-                kind, shape = "dense", str(layer.input_size)
-                channels = f"{layer.input_size}→{layer.width}"
-                frozen = ", ".join(map(str, r.widths[:3])) + (" …" if len(r.widths) > 3 else "")
+            kind, shape, channels, frozen = _row_labels(layer, r.widths)
             rows.append([name, r.layer, kind, shape, channels, frozen, r.systems,
                          r.system_size or "–", r.rank_text() if r.systems else "–",
                          r.gamma_bits or "–", r.beta_bits or "–",

@@ -6,7 +6,7 @@ layer of that kind reading a value of tensor shape ``(C, H, W)``
 keys equal the format's ``LAYER_KINDS`` and draws every kind's layers from it.
 
 >>> sorted(LAYERS)
-['avgpool', 'conv', 'dense']
+['avgpool', 'conv', 'dense', 'globalavgpool']
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from exactnorm.strategies.kinds import avgpool, conv, dense
+from exactnorm.strategies.kinds import avgpool, conv, dense, globalavgpool
 
 __all__ = ["LAYERS"]
 
@@ -23,4 +23,5 @@ LAYERS: dict[str, Callable[..., Any]] = {
     dense.KIND: dense.layers,
     conv.KIND: conv.layers,
     avgpool.KIND: avgpool.layers,
+    globalavgpool.KIND: globalavgpool.layers,
 }

@@ -1,15 +1,19 @@
 """The exact export (format ``exactnorm.batchnorm`` version 1): the certificate's frozen network
-with every ``(Γ, β)`` replaced by BatchNorm-style ``(γ̂, β̂, μ, s)``, all as exact numbers. Part
-of :mod:`exactnorm.outputs.export`, which re-exports these functions and states the conversion.
+with every ``(Γ, β)`` replaced by BatchNorm-style ``(γ̂, β̂, μ, s)``, all as exact numbers, for
+every layer kind. Part of :mod:`exactnorm.outputs.export`, which re-exports these functions and
+states the conversion.
 
 Contract
 --------
-Each layer keeps ``input``, ``activation``, its frozen ``weight`` and ``skip`` matrices written
-out as plain rows of exact numbers (the version-1 certificate form, readable without the
-generator) and, where the certificate recorded one, the draw record as ``source``; ``gamma`` and
-``beta`` become ``gamma_hat``, ``beta_hat``, ``mean`` and ``scale`` (``γ̂ = Γ s``, ``β̂ = β +
-Γ μ``). :func:`load_exported_json` inverts the conversion exactly, so the loaded network is the
-certified one.
+Each layer is the certificate's own entry (its ``kind``, ``input``, geometry and ``activation``
+unchanged) with its frozen ``weight`` and ``skip`` matrices written out as plain rows of exact
+numbers (the version-1 certificate form, readable without the generator; a convolution's kernel
+as its ``c × C·kh·kw`` matrix) and, where the certificate recorded one, the draw record as
+``source``; ``gamma`` and ``beta`` become ``gamma_hat``, ``beta_hat``, ``mean`` and ``scale``
+(``γ̂ = Γ s``, ``β̂ = β + Γ μ``, per neuron or per channel); a fixed map (a pooling) is copied as
+it is. A document with layers of other kinds than dense also carries the certificate's
+``target``, so that it is read back by the same reader. :func:`load_exported_json` inverts the
+conversion exactly, so the loaded network is the certified one.
 
 How it stays fast at real size
 ------------------------------
@@ -18,10 +22,9 @@ read_certificate`: every structural rule and draw-record rule, no matrix regener
 frozen matrix is written from exact NumPy integers (:func:`exactnorm.exact.generator.
 record_values`) or from the reader's integer rows over one denominator: no ``fmpq_mat`` is
 built. Writing a 784-128-10 certificate (2,738 layers, 13.6 million frozen entries) through the
-exact network took 200 s and 3.3 GB. A document the reader refuses is read by
-:func:`~exactnorm.certificate.network_from_dict` instead, which names what is wrong; a
-convolutional certificate too (its weights are kernels, not rows). Both paths write the same
-document; a test compares them.
+exact network took 200 s and 3.3 GB. A document the reader refuses is read through the exact
+network instead (:func:`~exactnorm.certificate.read_networks`), which names what is wrong. Both
+paths write the same document; a test compares them.
 """
 
 from __future__ import annotations
@@ -36,7 +39,14 @@ from typing import Any
 import numpy as np
 from flint import fmpq
 
-from exactnorm.certificate import decode_compact, network_from_dict, network_to_dict
+from exactnorm.certificate import (
+    decode_compact,
+    needs_kind_reader,
+    network_from_dict,
+    read_networks,
+)
+from exactnorm.certificate.arrays import kernel_record
+from exactnorm.certificate.kinds import CODECS
 from exactnorm.checker.numbers import CertificateError, IntMatrix
 from exactnorm.checker.reading import Draw, Picks, read_certificate
 from exactnorm.errors import ExactnormError, InputError
@@ -50,9 +60,8 @@ from exactnorm.exact.rationals import (
     strict_json_loads,
     unlimited_int_digits,
 )
-from exactnorm.model.kinds.dense import dense_frozen
 from exactnorm.model.network import FrozenNetwork
-from exactnorm.outputs.batchnorm import (
+from exactnorm.outputs.export.batchnorm import (
     EXPORT_FORMAT,
     EXPORT_VERSION,
     certificate_network,
@@ -74,7 +83,7 @@ def _integer_rows(values: np.ndarray, rows: int, cols: int) -> list[list[Any]]:
 def _rows_of(matrix: Any) -> list[list[Any]]:
     """One frozen matrix as the checker's reader holds it → plain JSON rows."""
     if isinstance(matrix, Draw):
-        values = generator.record_values(matrix.record)
+        values = generator.record_values(kernel_record(matrix.record))
         if not isinstance(values, tuple):
             return _integer_rows(values, matrix.rows, matrix.cols)
         num, den = values
@@ -103,12 +112,10 @@ def _record(entry: dict[str, Any], matrix: Any) -> dict[str, Any] | None:
 
 def _read_fast(cert_doc: dict[str, Any]) -> tuple[list[dict[str, Any]], list[int]] | None:
     """The frozen layers and checkpoints as the checker's reader returns them, or ``None`` when
-    that reader refuses the document or it is convolutional."""
+    that reader refuses the document."""
     try:
         _, _, _, layers, cps, _ = read_certificate(cert_doc, DEFAULT_MAX_DIGITS)
     except (CertificateError, RecursionError):
-        return None
-    if any(layer["kind"] != "dense" for layer in layers):
         return None
     return layers, cps
 
@@ -122,9 +129,16 @@ def _batchnorm_fields(gamma: Any, beta: Any, mu: Any, s: Any) -> dict[str, list[
 
 def _document(cert_doc: dict[str, Any], layers: list[dict[str, Any]],
               checkpoints: list[int]) -> dict[str, Any]:
-    return {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "convention": _CONVENTION,
-            "domain": decode_compact(cert_doc.get("domain"), "domain"), "layers": layers,
-            "checkpoints": list(checkpoints)}
+    doc = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "convention": _CONVENTION,
+           "domain": decode_compact(cert_doc.get("domain"), "domain"), "layers": layers,
+           "checkpoints": list(checkpoints)}
+    if needs_kind_reader(cert_doc):
+        doc["target"] = decode_compact(cert_doc.get("target"), "target")
+    return doc
+
+
+#: fields of a frozen layer entry that the export rewrites (the rest is copied)
+_REWRITTEN = ("weight", "source", "skip", "gamma", "beta")
 
 
 def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1, *,
@@ -145,16 +159,19 @@ def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1, *,
     if fast is None:
         return _export_document_exact(cert_doc, mean, scale)
     layers_in, checkpoints = fast
-    shapes = SimpleNamespace(depth=len(layers_in),
-                             layers=[SimpleNamespace(width=len(x["gamma"])) for x in layers_in])
+    entries = cert_doc["network"]["layers"]
+    stats = layer_stats(mean, scale, SimpleNamespace(
+        depth=len(layers_in), layers=[SimpleNamespace(gamma=x["gamma"].nums if x["gamma"]
+                                                      is not None else ()) for x in layers_in]))
     layers = []
-    for j, (layer, entry, (mu, s)) in enumerate(zip(layers_in, cert_doc["network"]["layers"],
-                                                   layer_stats(mean, scale, shapes)), 1):
-        out: dict[str, Any] = {"input": layer["input"], "weight": _rows_of(layer["V"]),
-                               "activation": layer["act"]}
-        record = _record(entry, layer["V"])
-        if record is not None:
-            out["source"] = record
+    for j, (layer, entry, (mu, s)) in enumerate(zip(layers_in, entries, stats), 1):
+        # kind, input, geometry and activation as the certificate states them
+        out: dict[str, Any] = {k: v for k, v in entry.items() if k not in _REWRITTEN}
+        if layer["V"] is not None:
+            out["weight"] = _rows_of(layer["V"])
+            record = _record(entry, layer["V"])
+            if record is not None:
+                out["source"] = record
         if layer["skips"]:
             skips = []
             for skip_entry, (frm, P) in zip(entry["skip"], layer["skips"]):
@@ -165,7 +182,8 @@ def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1, *,
                     skip["source"] = skip_record
                 skips.append(skip)
             out["skip"] = skips
-        out.update(_batchnorm_fields(_vector(layer["gamma"]), _vector(layer["beta"]), mu, s))
+        if layer["gamma"] is not None:
+            out.update(_batchnorm_fields(_vector(layer["gamma"]), _vector(layer["beta"]), mu, s))
         layers.append(out)
         if progress is not None:
             progress(j, len(layers_in))
@@ -177,22 +195,24 @@ _CONVENTION = ("u = gamma_hat * (V h - mean) / scale + beta_hat; "
 
 
 def _export_document_exact(cert_doc: dict[str, Any], mean: Any, scale: Any) -> dict[str, Any]:
-    """The same document through the exact network (any certificate the library reads)."""
+    """The same document through the exact network (any certificate the library reads): each
+    frozen layer written by its kind's codec with explicit matrices, then as plain numbers."""
     net = certificate_network(cert_doc)
-    frozen = network_to_dict(net)
     layers = []
-    for layer, entry, (mu, s) in zip(dense_frozen(net.layers), frozen["layers"],
-                                     layer_stats(mean, scale, net)):
-        out = {k: v for k, v in entry.items() if k not in ("gamma", "beta")}
-        # provenance travels with the matrices: the export names the draw that made V
-        if layer.record is not None:
-            out["source"] = layer.record
+    for j, (layer, (mu, s)) in enumerate(zip(net.layers, layer_stats(mean, scale, net)), 1):
+        if getattr(layer, "record", True) is None:  # a matrix without provenance: version 1
+            entry = CODECS[layer.kind].frozen_json(layer, j, 1, "explicit")
+        else:
+            entry = CODECS[layer.kind].frozen_json(layer, j, 2, "explicit")
+        out = {k: v for k, v in decode_compact(entry, f"layer {j}").items()
+               if k not in ("gamma", "beta")}
         for skip, sk in zip(out.get("skip", []), layer.skips):
             if sk.record is not None:
                 skip["source"] = sk.record
-        out.update(_batchnorm_fields(layer.gamma, layer.beta, mu, s))
+        if layer.tuned_parameters:
+            out.update(_batchnorm_fields(layer.gamma, layer.beta, mu, s))  # type: ignore[attr-defined]
         layers.append(out)
-    return _document(cert_doc, layers, frozen["checkpoints"])
+    return _document(cert_doc, layers, list(net.checkpoints))
 
 
 def export_json(cert_doc: dict[str, Any], path: str | os.PathLike[str], mean: Any = 0,
@@ -258,6 +278,9 @@ def load_exported_json(path: str | os.PathLike[str], *,
     try:
         layers = []
         for j, L in enumerate(doc["layers"], 1):
+            if "gamma_hat" not in L:  # a fixed map: nothing tuned
+                layers.append(L)
+                continue
             num = {k: [parse_number(x, max_digits=max_digits, where=f"layer {j} {k}")
                        for x in L[k]] for k in ("gamma_hat", "beta_hat", "mean", "scale")}
             G, B = from_batchnorm(num["gamma_hat"], num["beta_hat"], num["mean"], num["scale"])
@@ -267,10 +290,14 @@ def load_exported_json(path: str | os.PathLike[str], *,
             layers.append(entry)
         cert_like = {"domain": doc["domain"],
                      "network": {"layers": layers, "checkpoints": doc["checkpoints"]}}
+        if "target" in doc:
+            cert_like["target"] = doc["target"]
     except ExactnormError:
         raise
     except (KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"{p}: malformed {EXPORT_FORMAT} document: {exc!r}"[:300]) from None
+    if needs_kind_reader(cert_like):
+        return read_networks(cert_like, max_digits=max_digits)[1]
     return network_from_dict(cert_like, max_digits=max_digits)
 
 

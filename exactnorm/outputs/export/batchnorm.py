@@ -1,10 +1,11 @@
 """BatchNorm-style parameters of a certificate's frozen network: the exact conversion both
 ways, the per-layer statistics, and the float copy every float export starts from.
 
-Shared by the export formats (:mod:`~exactnorm.outputs.export` and its JSON and ONNX halves), so
-that no format module imports another. The correctness argument is that of
-:mod:`exactnorm.outputs.export`: ``γ̂ (v − μ)/s + β̂ = Γ v + β`` for every ``v`` exactly when
-``γ̂ = Γ·s`` and ``β̂ = β + Γ·μ``.
+Shared by the export formats (the modules of :mod:`exactnorm.outputs.export`), so that no format
+module imports another. The correctness argument is that of :mod:`exactnorm.outputs.export`:
+``γ̂ (v − μ)/s + β̂ = Γ v + β`` for every ``v`` exactly when ``γ̂ = Γ·s`` and ``β̂ = β + Γ·μ``.
+The statistics are per tuned entry: per neuron of a dense layer, per channel of a convolution
+(one normalization for all positions, as BatchNorm2d); a fixed map (a pooling) has none.
 
 >>> from fractions import Fraction as F
 >>> gh, bh = to_batchnorm((F(1, 3),), (F(-2),), (F(5),), (F(1, 2),))
@@ -22,16 +23,21 @@ from typing import Any
 import numpy as np
 from flint import fmpq, fmpz
 
-from exactnorm.certificate import network_from_dict
+from exactnorm.certificate import (
+    float_network,
+    needs_kind_reader,
+    network_from_dict,
+    read_networks,
+)
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.rationals import parse_option_number
-from exactnorm.model.network import FrozenNetwork
-from exactnorm.outputs.floatnet import FloatNetwork, float_network
+from exactnorm.model.kinds.base import rounded
+from exactnorm.model.network import FloatNetwork, FrozenNetwork
 from exactnorm.outputs.stages import ProgressHook
 
 __all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "DEFAULT_EPS", "FLOAT_WARNING", "ONNX_OPSET",
            "FLOAT_DTYPES", "to_batchnorm", "from_batchnorm", "certificate_network",
-           "layer_stats", "float_layers", "floats"]
+           "layer_stats", "float_layers", "floats", "float_view", "Stats"]
 
 EXPORT_FORMAT = "exactnorm.batchnorm"
 EXPORT_VERSION = 1
@@ -105,15 +111,30 @@ def from_batchnorm(gamma_hat: Sequence[Any], beta_hat: Sequence[Any], mean: Any,
 
 
 def certificate_network(cert_doc: dict[str, Any]) -> FrozenNetwork:
+    """The exact frozen network of a certificate document of any kinds (parse only)."""
     if not isinstance(cert_doc, dict):
         raise InputError("expected a certificate document (a JSON object)")
-    return network_from_dict(cert_doc)
+    return read_networks(cert_doc)[1] if needs_kind_reader(cert_doc) \
+        else network_from_dict(cert_doc)
 
 
-def layer_stats(mean: Any, scale: Any,
-                 net: Any) -> list[tuple[Vector, Vector]]:
-    """Per-layer ``(μ, s)``: a scalar for all neurons, or one entry (scalar/sequence) per layer;
-    ``net`` is anything with ``depth`` and ``layers[j].width`` (exact, float or shapes only)."""
+def float_view(source: Any, progress: ProgressHook | None = None) -> FloatNetwork:
+    """The float copy of a certificate document (read without any exact matrix:
+    :func:`~exactnorm.certificate.float_network`), of a frozen network, or of a construction."""
+    if isinstance(source, FloatNetwork):
+        return source
+    network = getattr(source, "network", source)
+    if isinstance(network, FrozenNetwork):
+        return network.float_copy()
+    if isinstance(source, dict):
+        return float_network(source, progress=progress)
+    raise InputError("expected a certificate document, a construction or a frozen network")
+
+
+def layer_stats(mean: Any, scale: Any, net: Any) -> list[tuple[Vector, Vector]]:
+    """Per-layer ``(μ, s)``: a scalar for every tuned entry, or one entry (scalar/sequence) per
+    layer; ``net`` is anything with ``depth`` and ``layers[j].gamma`` (the tuned entries: one per
+    neuron, per channel, none for a fixed map)."""
     def per_layer(value: Any) -> list[Any]:
         if isinstance(value, (list, tuple)) and len(value) == net.depth and net.depth > 0 \
                 and any(isinstance(v, (list, tuple)) for v in value):
@@ -124,44 +145,50 @@ def layer_stats(mean: Any, scale: Any,
     out = []
     layers: Sequence[Any] = net.layers
     for j, (layer, m, s) in enumerate(zip(layers, means, scales), 1):
-        mu = _per_neuron(m, layer.width, f"layer {j} mean")
-        sc = _per_neuron(s, layer.width, f"layer {j} scale")
+        n = len(layer.gamma)
+        mu = _per_neuron(m, n, f"layer {j} mean") if n else ()
+        sc = _per_neuron(s, n, f"layer {j} scale") if n else ()
         _positive(sc)
         out.append((mu, sc))
     return out
 
 
-#: ONNX opset of :func:`onnx_model` (``BatchNormalization`` in inference form since opset 15).
+#: ONNX opset of the ONNX export (``BatchNormalization`` in inference form since opset 15).
 ONNX_OPSET = 15
 FLOAT_DTYPES = {"float32": np.float32, "float64": np.float64}
 
 
-def float_layers(cert_doc: dict[str, Any], mean: Any, scale: Any, eps: float, *,
-                  progress: ProgressHook | None = None
-                  ) -> tuple[FloatNetwork, list[dict[str, Any]]]:
-    """Per layer: float64 ``V``, γ̂, β̂, μ, ``running_var = s² − eps``, Γ, β and skips."""
+class Stats(dict[str, np.ndarray]):
+    """A layer's float normalization: ``gamma_hat``, ``beta_hat``, ``mean``, ``var`` (the
+    framework's ``running_var = s² − eps``), ``gamma``, ``beta`` (the tuned values), float64."""
+
+
+def float_layers(source: Any, mean: Any, scale: Any, eps: float, *,
+                 progress: ProgressHook | None = None
+                 ) -> tuple[FloatNetwork, list[Stats | None]]:
+    """The float copy (:func:`float_view`) and, per layer with tuned entries, its float
+    normalization (:class:`Stats`); ``None`` for a fixed map."""
     if not (isinstance(eps, (int, float)) and eps >= 0):
         raise InputError(f"eps must be a non-negative number, got {eps!r}")
-    # straight to float64 arrays: no exact matrix is needed for a rounded copy (floatnet.py;
-    # the 784-128-10 ONNX export took minutes through the exact network)
-    net = float_network(cert_doc, progress=progress)
-    out = []
+    # straight to float64 arrays: no exact matrix is needed for a rounded copy (the 784-128-10
+    # ONNX export took minutes through the exact network)
+    net = float_view(source, progress)
+    out: list[Stats | None] = []
     for j, (layer, (mu, s)) in enumerate(zip(net.layers, layer_stats(mean, scale, net)), 1):
+        if not layer.gamma:
+            out.append(None)
+            continue
         gh, bh = to_batchnorm(layer.gamma, layer.beta, mu, s)
         var = np.array([float(x) for x in s], dtype=np.float64) ** 2 - eps
         if np.any(var <= 0):
             raise InputError(f"layer {j}: scale² − eps ≤ 0; a framework needs running_var > 0 "
                              f"(use a larger scale or a smaller eps)")
-        out.append({
-            "V": layer.weight,
-            "gamma_hat": floats(gh), "beta_hat": floats(bh), "mean": floats(mu),
-            "var": var, "gamma": floats(layer.gamma), "beta": floats(layer.beta),
-            "skips": list(layer.skips),
-        })
+        out.append(Stats(gamma_hat=floats(gh), beta_hat=floats(bh), mean=floats(mu), var=var,
+                         gamma=floats(layer.gamma), beta=floats(layer.beta)))
     return net, out
 
 
 def floats(v: Sequence[fmpq]) -> np.ndarray:
-    # through Fraction: float() of a Fraction is correctly rounded
-    from fractions import Fraction
-    return np.array([float(Fraction(int(x.p), int(x.q))) for x in v], dtype=np.float64)
+    """Exact numbers rounded to float64, each correctly (Python's ``int / int`` is, as
+    ``float(Fraction)`` is, and fast at any size)."""
+    return rounded(v)

@@ -1,0 +1,151 @@
+"""The boxes of the walk (docs/certificate-format.md §0, §8): the domain, the exact interval
+bounds of each target layer, and the family of patch boxes of a convolution. Standard library
+only, shared by both arithmetics, every size and cost counted before it is built (rule
+``limit``, :mod:`.budget`).
+
+A box is ``(lo, hi, Q)``: lower and upper numerators over one denominator ``Q > 0``.
+
+Correctness argument. A box is a product set, so the minimum of ``w·a + b`` over it takes each
+coordinate at the end the sign of its coefficient asks for (:func:`.arithmetic.row_interval`);
+a ReLU clamps both ends at 0; an average pooling's output lies between the means of its window's
+bounds; a padding pixel is the point 0. Every number here is exact.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from . import kind_globalavgpool as gap
+from .arithmetic import row_interval
+from .budget import STEP, Budget, mul_cost, words
+from .numbers import IntMatrix, IntVector, bits_of
+
+__all__ = ["Box", "domain_box", "box_bits", "patch_family", "next_box"]
+
+Box = tuple[list[int], list[int], int]
+
+
+def box_bits(box: Box) -> int:
+    """Bits of the largest absolute numerator of a box (its denominator ``Q`` is stored once)."""
+    lo, hi, _ = box
+    top = max(max(map(abs, lo), default=0), max(map(abs, hi), default=0))
+    return top.bit_length()
+
+
+def _top(v: IntVector) -> int:
+    return max(map(abs, v.nums), default=0).bit_length()
+
+
+def domain_box(lower: IntVector, upper: IntVector, budget: Budget) -> Box:
+    """B_0 over one denominator; its size is bounded before the scaled numerators exist (one
+    long denominator of the lower bounds would otherwise be multiplied into every upper bound)."""
+    n = len(lower)
+    big = lower.den.bit_length() + upper.den.bit_length()
+    if lower.den == upper.den or big <= 8192:
+        Q = math.lcm(lower.den, upper.den)
+        sl, su = Q // lower.den, Q // upper.den
+    else:  # a common multiple without CPython's quadratic gcd of huge numbers
+        Q, sl, su = lower.den * upper.den, upper.den, lower.den
+    bits = max(_top(lower) + sl.bit_length(), _top(upper) + su.bit_length())
+    budget.size(2, n, None, bits, where="domain", what="the box")
+    budget.work(2 * n * (STEP + mul_cost(bits, max(sl, su).bit_length())), None, "domain")
+    return [x * sl for x in lower.nums], [x * su for x in upper.nums], Q
+
+
+def _reduced_box(lo: list[int], hi: list[int], Q: int, budget: Budget, where: str) -> Box:
+    """Divide out common factors while that is cheap; the values never change."""
+    if Q == 1 or Q.bit_length() > 4096:
+        return lo, hi, Q
+    budget.work(len(lo) * 2 * (STEP + mul_cost(box_bits((lo, hi, 1)), Q.bit_length())), None,
+                where)
+    g = Q
+    for x in lo + hi:
+        if g == 1:
+            return lo, hi, Q
+        g = math.gcd(g, x)
+    return [x // g for x in lo], [x // g for x in hi], Q // g
+
+
+def patch_family(box: Box, g: Any, budget: Budget, j: int | None,
+                 where: str | None = None) -> tuple[list[list[int]], list[list[int]]]:
+    """Lower and upper bounds of every patch coordinate at every output position (zero padding
+    is the point 0): two (C·kh·kw) × (Ho·Wo) tables over the box's denominator, bounded first."""
+    positions = g.Ho * g.Wo
+    budget.size(2 * g.patch, positions, j, box_bits(box), where=where,
+                what="the family of patch boxes")
+    budget.work(2 * g.patch * positions * STEP, j, where)
+    lo, hi, _ = box
+    cells = [g.pixels(y, x) for y in range(g.Ho) for x in range(g.Wo)]
+    table_lo = [[0 if pix[t] is None else lo[pix[t]] for pix in cells] for t in range(g.patch)]
+    table_hi = [[0 if pix[t] is None else hi[pix[t]] for pix in cells] for t in range(g.patch)]
+    return table_lo, table_hi
+
+
+def _interval_rows(W: IntMatrix, b: IntVector, lo: list[list[int]], hi: list[list[int]],
+                   Q: int) -> tuple[list[list[int]], list[list[int]], int]:
+    """Exact min and max of W·a + b over a family of boxes (d × P), over W.den·Q·b.den."""
+    scale = W.den * Q
+    mins, maxs = [], []
+    P = len(lo[0])
+    for row, bias in zip(W.rows, b.nums):
+        const = bias * scale
+        rmin, rmax = [], []
+        for p in range(P):
+            mn, mx = row_interval(row, lo, hi, p)
+            rmin.append(mn * b.den + const)
+            rmax.append(mx * b.den + const)
+        mins.append(rmin)
+        maxs.append(rmax)
+    return mins, maxs, scale * b.den
+
+
+def next_box(layer: dict[str, Any], box: Box, budget: Budget, i: int) -> Box:
+    """B_i from B_{i-1}: exact interval bounds of target layer i (relu clamps at 0), its size
+    and cost bounded before it is computed."""
+    where = f"target layer {i}"
+    lo, hi, Q = box
+    bits = box_bits(box)
+    qbits = Q.bit_length()
+    g = layer["geom"]
+    if layer["kind"] == gap.NAME:  # its own module: kind_globalavgpool
+        C, H, W = layer["shape"]
+        n = H * W
+        budget.size(2, C, None, bits + n.bit_length() + 1, where=where, what="its box")
+        budget.work(2 * C * (n + 2) * (STEP + words(bits + n.bit_length())), None, where)
+        return _reduced_box(*gap.next_box(layer, box), budget, where)
+    if layer["kind"] == "avgpool":
+        size = g.kh * g.kw
+        out = g.C * g.Ho * g.Wo
+        budget.size(2, out, None, bits + size.bit_length() + 1, where=where, what="its box")
+        budget.work(2 * out * (size + 2) * (STEP + words(bits + size.bit_length())), None, where)
+        out_lo, out_hi = [], []
+        for c in range(g.C):
+            for y in range(g.Ho):
+                for x in range(g.Wo):
+                    pix = [(c * g.H + y * g.sh + u) * g.W + x * g.sw + v
+                           for u in range(g.kh) for v in range(g.kw)]
+                    out_lo.append(sum(lo[t] for t in pix))
+                    out_hi.append(sum(hi[t] for t in pix))
+        return _reduced_box(out_lo, out_hi, Q * size, budget, where)
+    W, b = layer["W"], layer["b"]
+    wbits, bbits = bits_of(W), bits_of(b)
+    inner = W.ncols
+    positions = 1 if g is None else g.Ho * g.Wo
+    # mn = Σ w·lo (inner terms), then mn·b.den + bias·W.den·Q
+    out_bits = max(wbits + bits + inner.bit_length() + bbits, bbits + wbits + qbits) + 2
+    budget.size(2 * W.nrows, positions, None, out_bits, where=where, what="its box")
+    if g is not None:
+        fam_lo, fam_hi = patch_family(box, g, budget, None, where)
+    else:
+        fam_lo, fam_hi = [[x] for x in lo], [[x] for x in hi]
+    budget.product(2 * W.nrows, inner, positions, wbits, bits, None, where)
+    budget.work(W.nrows * mul_cost(2 * wbits, qbits)
+                + 2 * W.nrows * positions * (2 * STEP + mul_cost(out_bits, bbits)), None, where)
+    mins, maxs, D = _interval_rows(W, b, fam_lo, fam_hi, Q)
+    flat_lo = [x for row in mins for x in row]  # channel-major: (o, y, x) in C order
+    flat_hi = [x for row in maxs for x in row]
+    if layer["act"] == "relu":
+        flat_lo = [max(x, 0) for x in flat_lo]
+        flat_hi = [max(x, 0) for x in flat_hi]
+    return _reduced_box(flat_lo, flat_hi, D, budget, where)

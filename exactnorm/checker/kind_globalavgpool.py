@@ -1,0 +1,101 @@
+"""The checker's rules for the ``globalavgpool`` kind (docs/certificate-format.md §8). Standard
+library only; it imports nothing but :mod:`.numbers`.
+
+A ``globalavgpool`` layer maps a value of tensor shape ``(C, H, W)`` (C order) to its ``C``
+channel means. It is a *fixed* linear map: nothing in it is tuned or drawn, and it is defined by
+its ``input_shape`` alone.
+
+Layer fields (target and frozen): ``{"kind": "globalavgpool", ["input": s,] "input_shape":
+[C, H, W], "activation": "identity"}``; no ``weight``, ``gamma``, ``beta`` or ``skip``.
+
+Rules (the names of the verdict):
+
+* ``shape``: ``input_shape`` is three integers from 1 below 2^31 whose product is the width of
+  the value read (the previous target layer, the frozen node ``input``);
+* ``format``: ``activation`` is ``identity``, and a frozen layer has no weight, γ, β or skip;
+* ``segment`` (hook in :func:`.walk.check_segment`): the segment of a ``globalavgpool`` target
+  layer is exactly one frozen ``globalavgpool`` layer reading the segment's input node;
+* ``identity``: that frozen layer's ``input_shape`` equals the target layer's.
+
+Lemma (the identity rule). Two global average poolings with the same ``input_shape`` are the same
+map (the map is determined by the shape), so the checkpoint equals the target layer on every
+input, and on the box in particular. The next box (hook in :func:`.walk.next_box`) is the
+per-channel mean of the bounds, exact because the map is monotone in every input (its
+coefficients are ``1/(H·W) > 0``): the minimum over a box is at the lower corner, the maximum at
+the upper one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .numbers import CertificateError, field, show
+
+__all__ = ["NAME", "read_target_layer", "read_frozen_layer", "check_segment", "next_box"]
+
+#: the certificate's word for this kind (an entry of ``vocabulary.LAYER_KINDS``)
+NAME = "globalavgpool"
+
+
+def _shape(layer: dict, where: str, width: int, j: int | None) -> tuple[int, int, int]:
+    shape = field(layer, "input_shape", where)
+    if not isinstance(shape, list) or len(shape) != 3 or \
+            any(type(x) is not int or not 1 <= x < 1 << 31 for x in shape):
+        raise CertificateError("shape", f"{where}: input_shape must be three positive integers "
+                                        f"[C, H, W], got {show(shape)}", layer=j)
+    C, H, W = shape
+    if width != C * H * W:
+        raise CertificateError("shape", f"{where}: input_shape {C}x{H}x{W} has {C * H * W} "
+                                        f"values, the value it reads has width {width}", layer=j)
+    return C, H, W
+
+
+def _identity(layer: dict, where: str, j: int | None) -> str:
+    act = field(layer, "activation", where)
+    if act != "identity":
+        raise CertificateError("format", f"{where}: a globalavgpool layer has activation "
+                                         f"identity, got {show(act)}", layer=j)
+    return "identity"
+
+
+def read_target_layer(layer: dict, where: str, width: int) -> dict[str, Any]:
+    """A target layer reading a value of ``width`` entries, as the walk's record."""
+    shape = _shape(layer, where, width, None)
+    return {"kind": NAME, "W": None, "b": None, "act": _identity(layer, where, None),
+            "geom": None, "shape": shape, "width": shape[0]}
+
+
+def read_frozen_layer(layer: dict, where: str, j: int, src: int, width: int) -> dict[str, Any]:
+    """Frozen layer ``j`` reading node ``src`` of ``width`` entries, as the walk's record."""
+    act = _identity(layer, where, j)
+    if any(k in layer for k in ("weight", "gamma", "beta", "skip")):
+        raise CertificateError("format", f"{where}: a globalavgpool layer has no weight, gamma, "
+                                         f"beta or skip", layer=j)
+    return {"kind": NAME, "input": src, "V": None, "gamma": None, "beta": None, "act": act,
+            "skips": [], "geom": None, "shape": _shape(layer, where, width, j)}
+
+
+def check_segment(layers: list[dict], start: int, end: int, tl: dict, i: int) -> None:
+    """Rules ``segment`` and ``identity`` of a globalavgpool target layer ``i`` whose segment
+    is frozen layers ``start + 1 … end``."""
+    layer = layers[end - 1]
+    if end != start + 1 or layer["kind"] != NAME or layer["input"] != start:
+        raise CertificateError("segment", f"network layer {start + 1}: the segment of "
+                                          f"globalavgpool target layer {i} is one globalavgpool "
+                                          f"layer reading node {start}", layer=start + 1)
+    if layer["shape"] != tl["shape"]:
+        raise CertificateError("identity", f"checkpoint layer {end}: global pooling of "
+                                           f"{'x'.join(map(str, layer['shape']))}, target layer "
+                                           f"{i} pools {'x'.join(map(str, tl['shape']))}",
+                               layer=end)
+
+
+def next_box(layer: dict, box: tuple[list[int], list[int], int]
+             ) -> tuple[list[int], list[int], int]:
+    """The box of the channel means: the sums of each channel's bounds over ``Q·H·W`` (module
+    doc); the walk reduces it."""
+    lo, hi, Q = box
+    C, H, W = layer["shape"]
+    n = H * W
+    return ([sum(lo[c * n:(c + 1) * n]) for c in range(C)],
+            [sum(hi[c * n:(c + 1) * n]) for c in range(C)], Q * n)

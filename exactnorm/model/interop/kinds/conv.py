@@ -1,0 +1,90 @@
+"""Reading the ``conv`` kind: ONNX ``Conv`` and the state-dict token ``conv(stride=, padding=,
+dilation=)`` (a ``Conv2d``).
+
+A convolution with kernel ``K`` of shape ``[c, C, kh, kw]`` is the kernel matrix whose row ``o``
+is ``K[o]`` in C order (patch entry ``t = c·kh·kw + u·kw + v``), with symmetric zero padding,
+``group = 1`` (:mod:`exactnorm.model.kinds.window`); its bias is ``b`` (0 without one). It reads
+an image of known shape; a per-channel affine map after it (a ``BatchNormalization`` of the
+target, an ``Add``…) folds into its rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from exactnorm.errors import InputError, ShapeError
+from exactnorm.model.interop.chain import (
+    Chain,
+    Constants,
+    Entry,
+    Raw,
+    exact_matrix,
+    exact_vector,
+    rational_matrix,
+    rational_row,
+)
+from exactnorm.model.kinds import conv
+from exactnorm.model.kinds.conv import ConvTargetLayer
+from exactnorm.model.kinds.window import ConvGeometry
+from exactnorm.model.onnx_common import node_label
+
+__all__ = ["NAME", "ONNX_OPS", "TORCH_TOKENS"]
+
+NAME = conv.NAME
+
+
+def _build(raw: Raw) -> ConvTargetLayer:
+    assert raw.weight is not None and raw.bias is not None
+    return ConvTargetLayer(raw.spec, rational_matrix(raw.weight, f"{raw.label} weight"),
+                           rational_row(raw.bias), raw.activation)
+
+
+def _convolution(chain: Chain, W4: np.ndarray, b: list[Fraction] | None,
+                 kernel: Sequence[int], stride: Sequence[int], padding: Sequence[int],
+                 dilation: Sequence[int], what: str) -> None:
+    shape = chain.image(what)
+    if W4.ndim != 4 or W4.shape[1] != shape[0]:
+        raise ShapeError(f"{what}: kernel of shape {W4.shape} does not read {shape[0]} channels")
+    g = ConvGeometry(shape, tuple(kernel), tuple(stride), tuple(padding),  # type: ignore[arg-type]
+                     tuple(dilation))  # type: ignore[arg-type]
+    c = W4.shape[0]
+    rows = exact_matrix(W4.reshape(c, -1), f"{what} weight")
+    bias = b if b is not None else [Fraction(0)] * c
+    if len(bias) != c:
+        raise ShapeError(f"{what}: bias has {len(bias)} entries for {c} channels")
+    chain.add(Raw(NAME, _build, what, rows, bias, spec=g), g.output_shape(c))
+
+
+def _conv(chain: Chain, node: Any, attrs: dict[str, Any], consts: Constants) -> None:
+    what = node_label(node)
+    if attrs.get("group", 1) != 1:
+        raise InputError(f"{what}: group = {attrs['group']}; only group = 1")
+    if attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
+        raise InputError(f"{what}: auto_pad is not supported; give explicit pads")
+    chain.image(what)
+    W4 = consts.get(node, 1)
+    pads = list(attrs.get("pads", [0, 0, 0, 0]))
+    if len(pads) != 4 or pads[0] != pads[2] or pads[1] != pads[3]:
+        raise InputError(f"{what}: pads {pads} are not symmetric")
+    b = exact_vector(consts.get(node, 2), f"{what} bias") \
+        if len(node.input) > 2 and node.input[2] else None
+    _convolution(chain, W4, b, attrs.get("kernel_shape", list(W4.shape[2:])),
+                 attrs.get("strides", [1, 1]), pads[:2], attrs.get("dilations", [1, 1]), what)
+
+
+def _conv_token(chain: Chain, entry: Entry) -> None:
+    W4 = entry.get("weight")
+    b = exact_vector(entry.get("bias"), f"{entry.prefix}.bias") if entry.has("bias") else None
+    o = entry.options
+    s, p, d = o.get("stride", 1), o.get("padding", 0), o.get("dilation", 1)
+    _convolution(chain, W4, b, W4.shape[2:], (s, s), (p, p), (d, d), entry.label)
+
+
+#: (domain, op type) → handler(chain, node, attributes, constants)
+ONNX_OPS = {("", "Conv"): _conv}
+#: architecture token → (handler(chain, entry), whether the module has parameters)
+TORCH_TOKENS = {"conv": (_conv_token, True)}

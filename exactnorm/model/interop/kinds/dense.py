@@ -1,0 +1,97 @@
+"""Reading the ``dense`` kind: ONNX ``Gemm`` and ``MatMul``, the state-dict token ``linear``.
+
+``Gemm(A, B, C)`` computes ``α·A·op(B) + β·C`` with ``op(B) = Bᵀ`` iff ``transB = 1``; in the
+``(out, in)`` convention of a target layer that is ``W = α·op(B)ᵀ``, ``b = β·C``, both exact
+(``α, β`` are float32 attributes, converted exactly; a scalar ``C`` is broadcast). ``MatMul(X,
+B)`` is ``W = Bᵀ``, ``b = 0`` (a following ``Add`` is its bias, folded by the chain). A
+``Linear`` module's ``weight`` is ``W`` and its ``bias`` is ``b`` (0 without one). A dense layer
+reads a flat value and takes an element-wise affine map of its input (``fold_before``).
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from exactnorm.errors import InputError, ShapeError
+from exactnorm.model.interop.chain import (
+    Chain,
+    Constants,
+    Entry,
+    Raw,
+    exact_matrix,
+    exact_vector,
+    rational_matrix,
+    rational_row,
+)
+from exactnorm.model.kinds import dense
+from exactnorm.model.kinds.dense import TargetLayer
+from exactnorm.model.onnx_common import exact_values, node_label
+
+__all__ = ["NAME", "ONNX_OPS", "TORCH_TOKENS", "linear"]
+
+NAME = dense.NAME
+
+
+def _build(raw: Raw) -> TargetLayer:
+    assert raw.weight is not None and raw.bias is not None
+    return TargetLayer(rational_matrix(raw.weight, f"{raw.label} weight"),
+                       rational_row(raw.bias), raw.activation)
+
+
+def _rows(B: np.ndarray, what: str) -> list[list[Fraction]]:
+    if B.ndim != 2:
+        raise ShapeError(f"{what}: weight has shape {B.shape}, expected 2-D")
+    cols = B.shape[1]
+    flat = exact_values(B, f"{what} weight")
+    return [flat[r * cols:(r + 1) * cols] for r in range(B.shape[0])]
+
+
+def linear(chain: Chain, W: list[list[Fraction]], b: list[Fraction], what: str) -> None:
+    """Append ``W a + b`` (rows of exact numbers) reading the current flat value."""
+    if not W or not W[0]:
+        raise ShapeError(f"{what}: an empty weight matrix")
+    if len(b) != len(W):
+        raise ShapeError(f"{what}: bias has {len(b)} entries for {len(W)} outputs")
+    chain.flat(what, len(W[0]))
+    chain.add(Raw(NAME, _build, what, W, b, fold_before=True), (len(W),))
+
+
+def _gemm(chain: Chain, node: Any, attrs: dict[str, Any], consts: Constants) -> None:
+    what = node_label(node)
+    if attrs.get("transA", 0):
+        raise InputError(f"{what}: transA = 1 is not an MLP layer on a batch")
+    B = consts.get(node, 1)
+    alpha = Fraction(float(np.float32(attrs.get("alpha", 1.0))))
+    beta = Fraction(float(np.float32(attrs.get("beta", 1.0))))
+    W = [[alpha * x for x in row] for row in _rows(B if attrs.get("transB", 0) else B.T, what)]
+    if len(node.input) > 2 and node.input[2]:
+        c = exact_values(consts.get(node, 2), f"{what} bias")
+        c = c * len(W) if len(c) == 1 else c  # ONNX broadcasts a scalar C
+        b = [beta * x for x in c]
+    else:
+        b = [Fraction(0)] * len(W)
+    linear(chain, W, b, what)
+
+
+def _matmul(chain: Chain, node: Any, attrs: dict[str, Any], consts: Constants) -> None:
+    W = _rows(consts.get(node, 1).T, node_label(node))
+    linear(chain, W, [Fraction(0)] * len(W), node_label(node))
+
+
+def _linear_token(chain: Chain, entry: Entry) -> None:
+    W = entry.get("weight")
+    if W.ndim != 2:
+        raise ShapeError(f"state dict {entry.prefix}.weight must be 2-D, got shape {W.shape}")
+    rows = exact_matrix(W, f"{entry.prefix}.weight")
+    b = exact_vector(entry.get("bias"), f"{entry.prefix}.bias") if entry.has("bias") \
+        else [Fraction(0)] * len(rows)
+    linear(chain, rows, b, entry.label)
+
+
+#: (domain, op type) → handler(chain, node, attributes, constants)
+ONNX_OPS = {("", "Gemm"): _gemm, ("", "MatMul"): _matmul}
+#: architecture token → (handler(chain, entry), whether the module has parameters)
+TORCH_TOKENS = {"linear": (_linear_token, True)}
