@@ -23,6 +23,7 @@ from exactnorm.checker.vocabulary import MAX_MAP_ENTRIES
 from exactnorm.errors import InputError, InvalidCertificateError, LimitExceededError
 from exactnorm.exact.linalg import clear_denominators, to_fmpq_mat
 from exactnorm.exact.rationals import JSON_INT_LIMIT, format_number, unlimited_int_digits
+from exactnorm.model.routes import Route
 
 __all__ = ["DEFAULT_MAX_ENTRIES", "json_integers", "plain_matrix", "numbers_json", "weight_json",
            "compact_skip", "expand_skip", "is_draw_record", "frozen_matrix_json",
@@ -111,6 +112,11 @@ def compact_skip(M: Any, kind: str) -> dict[str, Any] | None:
     >>> compact_skip(fmpz_mat([[1, 0], [0, 1]]), "identity")
     {'identity': 2}
     """
+    if isinstance(M, Route):  # kept as its picks already: nothing to scan
+        if kind == "identity":
+            return {"identity": M.nrows()} if M.is_identity else None
+        return {"selection": list(M.picks), "columns": M.ncols()} if kind == "selection" \
+            else None
     return _recent.get(M, kind, lambda: _compact_skip(M, kind))
 
 

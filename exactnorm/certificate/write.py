@@ -60,7 +60,7 @@ from typing import IO, Any
 
 from flint import fmpq_mat
 
-from exactnorm.certificate.compact import DEFAULT_MAX_ENTRIES, json_integers
+from exactnorm.certificate.compact import DEFAULT_MAX_ENTRIES, compact_skip, json_integers
 from exactnorm.certificate.kinds import CODECS, Codec
 from exactnorm.checker.reading import document_seed
 from exactnorm.checker.vocabulary import (
@@ -74,6 +74,7 @@ from exactnorm.errors import InputError
 from exactnorm.exact.files import atomic_write_bytes
 from exactnorm.exact.linalg import compact_when_shorter
 from exactnorm.exact.rationals import format_number, unlimited_int_digits
+from exactnorm.model.kinds.base import Skip
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
 
 __all__ = [
@@ -158,15 +159,39 @@ def _bounds(values: Any, compact: bool) -> Any:
     return [format_number(x) for x in values]
 
 
+def route_json(skip: Skip) -> dict[str, Any]:
+    """A skip given by a route (identity or selection) as the format writes it:
+    ``{"from": s, "kind": k, "weight": <compact form>}`` (docs/certificate-format.md §1.5)."""
+    weight = compact_skip(skip.weight, skip.kind)
+    if weight is None:
+        raise InputError(f"a skip of kind {skip.kind} from node {skip.source} is not a route of "
+                         f"its kind")
+    return {"from": skip.source, "kind": skip.kind, "weight": weight}
+
+
+def _target_layer(target: TargetNetwork, i: int, compact: bool) -> dict[str, Any]:
+    """Target layer ``i``: its kind's fields, then the kind-free topology (``input`` when it is
+    not the layer before, ``skip`` before the activation; docs/certificate-format.md)."""
+    layer = target.layers[i - 1]
+    entry = _codec(layer, f"target layer {i}").target_json(layer, compact)
+    wire = target.wire(i)
+    if wire.input != i - 1:
+        entry["input"] = wire.input
+    if wire.skip is not None:
+        entry["skip"] = route_json(wire.skip)
+    return entry
+
+
 def target_sections(target: TargetNetwork, *, compact: bool = False) -> dict[str, Any]:
     """The ``domain`` and ``target`` sections: plain exact numbers, or (``compact``, the writer
     from version 2 on) each vector and matrix over one denominator when that is shorter
     (:func:`~exactnorm.exact.linalg.compact_when_shorter`); a certificate is also a target file
-    (SPEC §7), and the target readers read both forms."""
+    (SPEC §7), and the target readers read both forms. A residual target's layers carry their
+    ``input`` and ``skip``."""
     return {"domain": {"lower": _bounds(target.lower, compact),
                        "upper": _bounds(target.upper, compact)},
-            "target": {"layers": [_codec(layer, f"target layer {i}").target_json(layer, compact)
-                                  for i, layer in enumerate(target.layers, 1)]}}
+            "target": {"layers": [_target_layer(target, i, compact)
+                                  for i in range(1, target.depth + 1)]}}
 
 
 def seed_of_target(target: TargetNetwork) -> int:
@@ -183,8 +208,25 @@ def seed_of_target(target: TargetNetwork) -> int:
 
 
 def _frozen_layers(net: FrozenNetwork, version: int, frozen_weights: str) -> Iterator[Any]:
+    residuals = dict(net.residuals)
     for j, layer in enumerate(net.layers, 1):
-        yield _codec(layer, f"frozen layer {j}").frozen_json(layer, j, version, frozen_weights)
+        entry = _codec(layer, f"frozen layer {j}").frozen_json(layer, j, version, frozen_weights)
+        if j in residuals:  # added before the checkpoint's activation: the target layer's skip
+            entry["residual"] = route_json(residuals[j])
+        yield entry
+
+
+def require_topology_version(target: TargetNetwork | None, net: FrozenNetwork | None,
+                             version: int, *, parameter: str = "version") -> None:
+    """A residual target (layers reading other nodes, skips before the activation) and a
+    network with residuals are written from version 3 on (the checker's rules for them are
+    version 3's); refused before anything is written."""
+    residual = (target is not None and not target.is_chain) or (net is not None
+                                                                and bool(net.residuals))
+    if residual and version < POSITIONAL_VERSION:
+        raise InputError(f"residual networks need certificate {parameter} "
+                         f"{POSITIONAL_VERSION} or later, got {parameter} {version}",
+                         parameter=parameter)
 
 
 def network_to_dict(net: FrozenNetwork, *, version: int = 1,
@@ -197,6 +239,7 @@ def network_to_dict(net: FrozenNetwork, *, version: int = 1,
     """
     _check_options(version, frozen_weights)
     require_version(net.layers, version)
+    require_topology_version(None, net, version)
     return {"layers": list(_frozen_layers(net, version, frozen_weights)),
             "checkpoints": list(net.checkpoints)}
 
@@ -248,6 +291,7 @@ def _document_parts(c: Construction, version: int, frozen_weights: str) -> dict[
     _check_options(version, frozen_weights)
     require_version(c.target.layers, version)
     require_version(c.network.layers, version)
+    require_topology_version(c.target, c.network, version)
     doc: dict[str, Any] = {"format": FORMAT, "version": version}
     doc.update(target_sections(c.target, compact=version >= COMPACT_VERSION))
     doc["network"] = {"layers": _LazyList(_frozen_layers(c.network, version, frozen_weights)),
