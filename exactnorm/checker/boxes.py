@@ -100,9 +100,31 @@ def _interval_rows(W: IntMatrix, b: IntVector, lo: list[list[int]], hi: list[lis
     return mins, maxs, scale * b.den
 
 
-def next_box(layer: dict[str, Any], box: Box, budget: Budget, i: int) -> Box:
-    """B_i from B_{i-1}: exact interval bounds of target layer i (relu clamps at 0), its size
-    and cost bounded before it is computed."""
+def _plus_skip(lo: list[int], hi: list[int], D: int, picks: Any, qbox: Box, budget: Budget,
+               where: str) -> Box:
+    """The interval of a pre-activation plus a 0/1 skip ``S·a_q`` (``a_q`` in ``qbox``): the
+    sum of the two intervals, row by row (row r of ``S`` copies coordinate ``picks.rows[r]`` of
+    ``a_q``, or nothing: ``[0, 0]``), over a common denominator; counted first."""
+    qlo, qhi, Qq = qbox
+    db, qb = D.bit_length(), Qq.bit_length()
+    L = math.lcm(D, Qq) if db + qb <= 8192 else D * Qq
+    sa, sq = L // D, L // Qq
+    bits = max(box_bits((lo, hi, 1)) + sa.bit_length(), box_bits(qbox) + sq.bit_length()) + 1
+    budget.size(2, len(lo), None, bits, where=where, what="its box")
+    budget.work(mul_cost(db, qb) + 4 * words(db + qb) ** 2 + 2 * len(lo) * (
+        3 * STEP + mul_cost(box_bits((lo, hi, 1)), sa.bit_length())
+        + mul_cost(box_bits(qbox), sq.bit_length())), None, where)
+    out_lo = [x * sa + (0 if t is None else qlo[t] * sq) for x, t in zip(lo, picks.rows)]
+    out_hi = [x * sa + (0 if t is None else qhi[t] * sq) for x, t in zip(hi, picks.rows)]
+    return out_lo, out_hi, L
+
+
+def next_box(layer: dict[str, Any], box: Box, budget: Budget, i: int,
+             skip: tuple[Any, Box] | None = None) -> Box:
+    """B_i from B_p (``box``, p the node target layer i reads): exact interval bounds of its
+    pre-activation, plus the interval of its skip ``(picks, B_q)`` when it has one (the sum of
+    the intervals: sound, docs/certificate-format.md §10), relu clamping at 0; its size and cost
+    bounded before it is computed."""
     where = f"target layer {i}"
     lo, hi, Q = box
     bits = box_bits(box)
@@ -145,6 +167,8 @@ def next_box(layer: dict[str, Any], box: Box, budget: Budget, i: int) -> Box:
     mins, maxs, D = _interval_rows(W, b, fam_lo, fam_hi, Q)
     flat_lo = [x for row in mins for x in row]  # channel-major: (o, y, x) in C order
     flat_hi = [x for row in maxs for x in row]
+    if skip is not None:
+        flat_lo, flat_hi, D = _plus_skip(flat_lo, flat_hi, D, skip[0], skip[1], budget, where)
     if layer["act"] == "relu":
         flat_lo = [max(x, 0) for x in flat_lo]
         flat_hi = [max(x, 0) for x in flat_hi]

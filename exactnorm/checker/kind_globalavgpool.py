@@ -68,9 +68,9 @@ def read_target_layer(layer: dict, where: str, width: int) -> dict[str, Any]:
 def read_frozen_layer(layer: dict, where: str, j: int, src: int, width: int) -> dict[str, Any]:
     """Frozen layer ``j`` reading node ``src`` of ``width`` entries, as the walk's record."""
     act = _identity(layer, where, j)
-    if any(k in layer for k in ("weight", "gamma", "beta", "skip")):
+    if any(k in layer for k in ("weight", "gamma", "beta", "skip", "residual", "stability")):
         raise CertificateError("format", f"{where}: a globalavgpool layer has no weight, gamma, "
-                                         f"beta or skip", layer=j)
+                                         f"beta or skip (nor residual or stability)", layer=j)
     return {"kind": NAME, "input": src, "V": None, "gamma": None, "beta": None, "act": act,
             "skips": [], "geom": None, "shape": _shape(layer, where, width, j)}
 

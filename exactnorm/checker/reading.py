@@ -41,6 +41,16 @@ from .provenance import (
     skip_role,
 )
 from .seed import SEED_RULES, target_seed
+from .topology import (
+    Picks,
+    compact_picks,
+    conv_skips,
+    frozen_residual,
+    rule_residuals,
+    segment_input,
+    target_input,
+    target_skip,
+)
 from .vocabulary import (
     FORMAT,
     LAYER_KINDS,
@@ -53,15 +63,6 @@ from .vocabulary import (
 __all__ = ["Picks", "Geometry", "read_certificate", "read_target", "read_network",
            "rule_checkpoints", "rule_segments", "last_uses", "rule_skip_kind", "picks_of",
            "document_seed"]
-
-
-@dataclass(frozen=True)
-class Picks:
-    """A 0/1 skip matrix with at most one 1 per row (kinds identity and selection), kept as the
-    column each row copies (None: a zero row) instead of rows x cols numbers."""
-
-    rows: tuple[int | None, ...]
-    cols: int
 
 
 @dataclass(frozen=True)
@@ -209,71 +210,47 @@ def layer_kind(layer: object, where: str) -> str:
     return kind
 
 
-def read_target(doc: dict, d0: int, max_digits: int) -> list[dict[str, Any]]:
-    """Target layers: ``{"kind", "W", "b", "act", "geom", "width"}``; W is d_i x d_{i-1} (dense)
-    or c_out x C·kh·kw (conv); an avgpool layer has neither W nor b."""
+def read_target(doc: dict, d0: int, max_digits: int, version: int = 3) -> list[dict[str, Any]]:
+    """Target layers: ``{"kind", "W", "b", "act", "geom", "width", "input", "skip"}``; W is
+    d_i x d_p (dense, ``p`` the node read) or c_out x C·kh·kw (conv); an avgpool layer has
+    neither W nor b. ``skip`` is None or ``(q, kind, Picks)`` (:mod:`.topology`)."""
     out: list[dict[str, Any]] = []
-    width = d0
+    dims = [d0]
     for i, layer in enumerate(layer_list(doc["target"], "target"), 1):
         where = f"target layer {i}"
         kind = layer_kind(layer, where)
+        p = target_input(layer, where, i, kind, version)
+        width = dims[p]
         if kind == gap.NAME:  # its own module: kind_globalavgpool
-            out.append(gap.read_target_layer(layer, where, width))
-            width = out[-1]["width"]
-            continue
-        geom = None if kind == "dense" else read_geometry(layer, where, width, kind)
-        if kind == "avgpool":
-            act = activation(field(layer, "activation", where), where)
-            if act != "identity":
-                raise CertificateError("format", f"{where}: an avgpool layer has activation "
-                                                 f"identity")
-            assert geom is not None
-            out.append({"kind": kind, "W": None, "b": None, "act": act, "geom": geom,
-                        "width": geom.C * geom.Ho * geom.Wo})
+            rec = gap.read_target_layer(layer, where, width)
         else:
-            cols = width if geom is None else geom.patch
-            W = matrix(field(layer, "weight", where), f"{where} weight", None, cols, max_digits)
-            b = vector(field(layer, "bias", where), f"{where} bias", W.nrows, max_digits)
-            act = activation(field(layer, "activation", where), where)
-            out.append({"kind": kind, "W": W, "b": b, "act": act, "geom": geom,
-                        "width": W.nrows * (1 if geom is None else geom.Ho * geom.Wo)})
-        width = out[-1]["width"]
+            geom = None if kind == "dense" else read_geometry(layer, where, width, kind)
+            if kind == "avgpool":
+                act = activation(field(layer, "activation", where), where)
+                if act != "identity":
+                    raise CertificateError("format", f"{where}: an avgpool layer has activation "
+                                                     f"identity")
+                assert geom is not None
+                rec = {"kind": kind, "W": None, "b": None, "act": act, "geom": geom,
+                       "width": geom.C * geom.Ho * geom.Wo}
+            else:
+                cols = width if geom is None else geom.patch
+                W = matrix(field(layer, "weight", where), f"{where} weight", None, cols,
+                           max_digits)
+                b = vector(field(layer, "bias", where), f"{where} bias", W.nrows, max_digits)
+                act = activation(field(layer, "activation", where), where)
+                rec = {"kind": kind, "W": W, "b": b, "act": act, "geom": geom,
+                       "width": W.nrows * (1 if geom is None else geom.Ho * geom.Wo)}
+        rec["input"] = p
+        rec["skip"] = target_skip(layer, where, i, rec["width"], dims)
+        out.append(rec)
+        dims.append(rec["width"])
     return out
 
 
 def picks_of(P: list[list]) -> Picks:
     """The picks of an explicit 0/1 matrix that :func:`rule_skip_kind` has accepted."""
     return Picks(tuple(next((t for t, x in enumerate(row) if x), None) for row in P), len(P[0]))
-
-
-def compact_picks(value: dict, kind: object, where: str, rows: int, cols: int,
-                  j: int) -> Picks:
-    """``{"identity": n}`` or ``{"selection": [c_0, ...], "columns": d}`` (version 2 compact
-    skips): the declared kind must match the form, and the shape must fit (rule ``shape``)."""
-    if set(value) == {"identity"} and kind == "identity":
-        n = value["identity"]
-        if type(n) is not int or n != rows or n != cols:
-            raise CertificateError("shape", f"{where}: identity of size {show(n)}, the skip "
-                                            f"maps {cols} to {rows} values", layer=j)
-        return Picks(tuple(range(n)), n)
-    if set(value) == {"selection", "columns"} and kind == "selection":
-        picked, d = value["selection"], value["columns"]
-        if type(d) is not int or d != cols:
-            raise CertificateError("shape", f"{where}: selection columns {show(d)}, the node "
-                                            f"read has width {cols}", layer=j)
-        if not isinstance(picked, list) or len(picked) != rows:
-            raise CertificateError("shape", f"{where}: selection must list one column (or null) "
-                                            f"for each of the {rows} rows", layer=j)
-        for r, t in enumerate(picked):
-            if t is not None and (type(t) is not int or not 0 <= t < d):
-                raise CertificateError("shape", f"{where}: selection[{r}] = {show(t)} is not a "
-                                                f"column index below {d} or null", layer=j)
-        return Picks(tuple(picked), d)
-    raise CertificateError("skip", f"{where}: kind {show(kind)} with weight keys "
-                                   f"{show(sorted(map(str, value)))} (compact skips are "
-                                   f"{{\"identity\": n}} for kind identity, {{\"selection\": "
-                                   f"[...], \"columns\": d}} for kind selection)", layer=j)
-
 
 
 def _skips(layer: dict, where: str, j: int, n: int, dims: list[int], prov: Provenance,
@@ -317,6 +294,23 @@ def _skips(layer: dict, where: str, j: int, n: int, dims: list[int], prov: Prove
     return skips
 
 
+#: fields a pooling layer never has (rule ``format``)
+POOL_EXTRAS = ("weight", "gamma", "beta", "skip", "residual", "stability")
+
+
+def _stability_mode(layer: dict, where: str, j: int, kind: str) -> bool:
+    """``"stability": "positions"`` (the default) or ``"hull"``, on a conv layer only (rule
+    ``format``); True for the hull."""
+    if "stability" not in layer:
+        return False
+    mode = layer["stability"]
+    if kind != "conv" or mode not in ("positions", "hull"):
+        raise CertificateError("format", f"{where}: stability {show(mode)}; a conv layer may "
+                                         f"declare \"positions\" (the default) or \"hull\", "
+                                         f"no other layer any", layer=j)
+    return mode == "hull"
+
+
 def read_network(doc: dict, d0: int, max_digits: int,
                  prov: Provenance) -> tuple[list[dict[str, Any]], list[int]]:
     """Frozen layers as dicts (kind, input, V, gamma, beta, act, skips, geom) and the
@@ -338,10 +332,10 @@ def read_network(doc: dict, d0: int, max_digits: int,
         if kind == "avgpool":
             assert geom is not None
             act = activation(field(layer, "activation", where), where)
-            if act != "identity" or any(k in layer for k in ("weight", "gamma", "beta", "skip")):
+            if act != "identity" or any(k in layer for k in POOL_EXTRAS):
                 raise CertificateError("format", f"{where}: an avgpool layer has activation "
-                                                 f"identity and no weight, gamma, beta or skip",
-                                       layer=j)
+                                                 f"identity and no weight, gamma, beta or skip "
+                                                 f"(nor residual or stability)", layer=j)
             prov.pools += 1
             out.append({"kind": kind, "input": src, "V": None, "gamma": None, "beta": None,
                         "act": act, "skips": [], "geom": geom})
@@ -354,12 +348,16 @@ def read_network(doc: dict, d0: int, max_digits: int,
         gamma = vector(field(layer, "gamma", where), f"{where} gamma", n, max_digits)
         beta = vector(field(layer, "beta", where), f"{where} beta", n, max_digits)
         act = activation(field(layer, "activation", where), where)
-        if geom is not None and "skip" in layer:
-            raise CertificateError("skip", f"{where}: a conv layer has no skip", layer=j)
-        skips = _skips(layer, where, j, n, dims, prov, max_digits)
+        full = n if geom is None else n * geom.Ho * geom.Wo
+        if geom is not None:
+            skips: list[tuple[int, Any]] = conv_skips(layer, where, j, n, full, dims)
+        else:
+            skips = _skips(layer, where, j, n, dims, prov, max_digits)
         out.append({"kind": kind, "input": src, "V": V, "gamma": gamma, "beta": beta,
-                    "act": act, "skips": skips, "geom": geom})
-        dims.append(n if geom is None else n * geom.Ho * geom.Wo)
+                    "act": act, "skips": skips, "geom": geom,
+                    "residual": frozen_residual(layer, where, j, full, dims, prov.version),
+                    "hull": _stability_mode(layer, where, j, kind)})
+        dims.append(full)
     cps = field(doc["network"], "checkpoints", "network")
     if not isinstance(cps, list):
         raise CertificateError("checkpoints", "checkpoints must be a list")
@@ -400,28 +398,39 @@ def rule_checkpoints(cps: list[int], n_target: int, n_layers: int) -> None:
                                               f"{n_layers}")
 
 
-def rule_segments(layers: list[dict], cps: list[int], target: list[dict]) -> None:
-    """Rule ``segment``, node reads (docs/certificate-format.md §0 and §8), before any arithmetic.
+def _reads(layer: dict) -> list[int]:
+    """The nodes a frozen layer reads: its input and its post-activation skips' sources."""
+    return [layer["input"]] + [s for s, _ in layer["skips"]]
 
-    Layer j of segment i (``c_{i-1} < j <= c_i``) reads nodes ``s`` with ``c_{i-1} <= s < j``
-    (input and skips), and the checkpoint layer has no skip (rule ``skip``). By the kind of target
-    layer i: a dense segment holds dense layers; a convolution segment starts with a conv layer
-    reading ``c_{i-1}`` and continues with pointwise conv layers on its output grid, each reading
-    a node *strictly inside* the segment (``c_{i-1} < s < j``): the segment input holds pixel
-    coordinates, every later node patch coordinates, and a layer may only compose with the
-    latter; a pooling segment is one avgpool layer reading ``c_{i-1}``.
+
+def rule_segments(layers: list[dict], cps: list[int], target: list[dict]) -> None:
+    """Rule ``segment``, node reads (docs/certificate-format.md §0, §8, §10), before any
+    arithmetic.
+
+    Segment i is layers ``c_{i-1} < j <= c_i``; its input is ``s_i``, the checkpoint of the node
+    target layer i reads (``c_{i-1}`` for a chain). Layer j reads (input and skips) only ``s_i``
+    or nodes ``c_{i-1} < s < j``, and the checkpoint layer has no skip (rule ``skip``). By the
+    kind of target layer i: a dense segment holds dense layers; in a convolution segment the
+    first layer is a conv reading ``s_i``, every later conv layer reading ``s_i`` has the target's
+    window (the segment input holds pixels, which only the target's window turns into the patch
+    coordinates every inner node is a map of; the first layer's window is rule ``identity`` of
+    the walk), every other layer is a pointwise conv on the first layer's output grid reading a
+    node strictly inside the segment, and its skips read nodes strictly inside the segment; a
+    pooling segment is one avgpool layer reading ``s_i``.
     """
     start = 0
     for i, (end, tl) in enumerate(zip(cps, target), 1):
         kind = tl["kind"]
+        seg_in = segment_input(cps, tl, i)
         grid = (0, 0)  # the output grid of the segment's first convolution
         for j in range(start + 1, end + 1):
             layer = layers[j - 1]
-            for src in [layer["input"]] + [s for s, _ in layer["skips"]]:
-                if not start <= src < j:
+            for src in _reads(layer):
+                if src != seg_in and not start < src < j:
+                    inside = f"[{start}, {j})" if seg_in == start else \
+                        f"(its input node {seg_in} and nodes {start + 1} to {j - 1})"
                     raise CertificateError("segment", f"network layer {j} reads node {src}, "
-                                                      f"outside its segment [{start}, {j})",
-                                           layer=j)
+                                                      f"outside its segment {inside}", layer=j)
             if kind == "dense":
                 if layer["kind"] != "dense":
                     raise CertificateError("segment", f"network layer {j} is a {layer['kind']} "
@@ -436,36 +445,49 @@ def rule_segments(layers: list[dict], cps: list[int], target: list[dict]) -> Non
                                                       f"avgpool layer reading node {start}",
                                            layer=start + 1)
             elif j == start + 1:
-                if layer["kind"] != "conv" or layer["input"] != start:
+                if layer["kind"] != "conv" or layer["input"] != seg_in:
                     raise CertificateError("segment", f"network layer {j}: a convolution segment "
                                                       f"(target layer {i}) starts with a conv "
-                                                      f"layer reading node {start}", layer=j)
+                                                      f"layer reading node {seg_in}", layer=j)
                 grid = (layer["geom"].Ho, layer["geom"].Wo)
             else:
-                g = layer["geom"]
-                if layer["kind"] != "conv" or not g.pointwise() or grid != (g.H, g.W):
-                    raise CertificateError("segment", f"network layer {j}: inside the "
-                                                      f"convolution segment of target layer {i} "
-                                                      f"every layer after the first is a 1x1 conv "
-                                                      f"(stride 1, padding 0, dilation 1) on the "
-                                                      f"{grid[0]}x{grid[1]} output grid", layer=j)
-                if layer["input"] == start:
-                    raise CertificateError("segment", f"network layer {j} reads node {start}, the "
-                                                      f"input of the convolution segment of "
-                                                      f"target layer {i}: after its first layer "
-                                                      f"a layer reads a node in [{start + 1}, "
-                                                      f"{j})", layer=j)
+                _inner_conv(layer, j, i, seg_in, grid, tl)
         if layers[end - 1]["skips"]:
             raise CertificateError("skip", f"checkpoint layer {end} has a skip connection",
                                    layer=end)
         start = end
 
 
+def _inner_conv(layer: dict, j: int, i: int, seg_in: int, grid: tuple[int, int],
+                tl: dict) -> None:
+    """Rule ``segment`` for a layer after the first of the convolution segment of target layer
+    ``i`` (:func:`rule_segments`)."""
+    g = layer["geom"]
+    if layer["kind"] == "conv" and layer["input"] == seg_in:
+        if not g.same_window(tl["geom"]):
+            raise CertificateError("segment", f"network layer {j} reads node {seg_in}, the input "
+                                              f"of the convolution segment of target layer {i}, "
+                                              f"with {g.describe()}: a layer reading the segment "
+                                              f"input has the target's window, "
+                                              f"{tl['geom'].describe()}", layer=j)
+    elif layer["kind"] != "conv" or not g.pointwise() or grid != (g.H, g.W):
+        raise CertificateError("segment", f"network layer {j}: inside the convolution segment "
+                                          f"of target layer {i} a layer that does not read the "
+                                          f"segment input is a 1x1 conv (stride 1, padding 0, "
+                                          f"dilation 1) on the {grid[0]}x{grid[1]} output grid",
+                               layer=j)
+    if any(s == seg_in for s, _ in layer["skips"]):
+        raise CertificateError("segment", f"network layer {j}: a skip inside the convolution "
+                                          f"segment of target layer {i} reads node {seg_in}, the "
+                                          f"segment input; it reads a node inside the segment",
+                               layer=j)
+
+
 def last_uses(layers: list[dict], start: int, end: int) -> dict[int, int]:
     """For every node read in segment (start, end], the last layer that reads it."""
     last: dict[int, int] = {}
     for j in range(start + 1, end + 1):
-        for src in [layers[j - 1]["input"]] + [s for s, _ in layers[j - 1]["skips"]]:
+        for src in _reads(layers[j - 1]):
             last[src] = j
     return last
 
@@ -478,10 +500,11 @@ def read_certificate(doc: object, max_digits: int, budget: Any = None) -> tuple[
     version = rule_format(doc)
     prov = Provenance(version, budget=budget)
     lo, hi = rule_domain(doc, max_digits)
-    target = read_target(doc, len(lo), max_digits)
+    target = read_target(doc, len(lo), max_digits, version)
     layers, cps = read_network(doc, len(lo), max_digits, prov)
     rule_checkpoints(cps, len(target), len(layers))
     rule_segments(layers, cps, target)
+    rule_residuals(layers, cps, target)
     rule_stream_keys(prov, cps)
     redraw_units(doc, layers, cps, prov, max_digits)
     if version >= 3:
@@ -500,10 +523,13 @@ def written_size(lo: IntVector, hi: IntVector, target: list[dict], layers: list[
     total += sum(written_bits(v) for unit in prov.units for _, v in unit.kernels)
     for tl in target:
         total += (tl["W"].written + tl["b"].written) if tl["W"] is not None else 64
+        total += 8 * len(tl["skip"][2].rows) if tl.get("skip") is not None else 0
     for layer in layers:
         if layer["V"] is None:
             total += 64
             continue
+        if layer.get("residual") is not None:
+            total += 8 * len(layer["residual"][2].rows)
         total += layer["gamma"].written + layer["beta"].written
         for M in [layer["V"]] + [P for _, P in layer["skips"]]:
             total += M.written if isinstance(M, IntMatrix) else \

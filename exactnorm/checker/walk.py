@@ -133,7 +133,7 @@ def _compose(ar: Any, M: IntMatrix | Draw, node: Any, width: int, budget: Budget
 
 
 def _stable(ar: Any, B: Any, gamma: IntVector, beta: IntVector, family: Any, j: int,
-            g: Geometry | None) -> list[bool]:
+            g: Geometry | None, hull: bool = False) -> list[bool]:
     """Which ReLU rows γ_k·(B_k a) + β_k are active (min >= 0: True) or dead (max <= 0: False)
     on every box of the family; anything else is an unstable neuron (for a convolution:
     channel). The extremes of γ_k·t + β_k for t in [min B_k, max B_k] are at the ends, swapped
@@ -154,7 +154,9 @@ def _stable(ar: Any, B: Any, gamma: IntVector, beta: IntVector, family: Any, j: 
             keep.append(False)
         else:
             where = ""
-            if g is not None:
+            if hull:
+                where = " (on the hull of the patch boxes over every position)"
+            elif g is not None:
                 pm, px = int(p_lo), int(p_hi)
                 where = (f" (min at position ({pm // g.Wo}, {pm % g.Wo}), max at position "
                          f"({px // g.Wo}, {px % g.Wo}))")
@@ -167,8 +169,8 @@ def _stable(ar: Any, B: Any, gamma: IntVector, beta: IntVector, family: Any, j: 
 
 
 def _stability(ar: Any, B: Any, gamma: IntVector, beta: IntVector, family: Any, fbits: int,
-               qbits: int, budget: Budget, j: int,
-               g: Geometry | None) -> tuple[IntVector, IntVector]:
+               qbits: int, budget: Budget, j: int, g: Geometry | None,
+               hull: bool = False) -> tuple[IntVector, IntVector]:
     """Rule ``stability`` for a ReLU layer inside a segment, counted first; dead rows get
     γ = β = 0."""
     rows, s, P = ar.nrows(B), len(ar.support(B)), family.positions
@@ -184,7 +186,7 @@ def _stability(ar: Any, B: Any, gamma: IntVector, beta: IntVector, family: Any, 
             + mul_cost(bnum, gden) + mul_cost(bnum + gden, hden + qbits)
             + words(gnum + rbits + bnum + gden + bden))
     budget.work(rows * (2 * P * STEP + 2 * (4 * STEP + ends)), j)
-    keep = _stable(ar, B, gamma, beta, family, j, g)
+    keep = _stable(ar, B, gamma, beta, family, j, g, hull)
     if not all(keep):
         gamma = IntVector([x if k else 0 for x, k in zip(gamma.nums, keep)], gamma.den)
         beta = IntVector([x if k else 0 for x, k in zip(beta.nums, keep)], beta.den)
@@ -301,10 +303,26 @@ def _sum(ar: Any, A: Any, S: Any, budget: Budget, j: int) -> Any:
     return ar.add(A, S)
 
 
+def _hull(ar: Any, fam_lo: list[list[int]], fam_hi: list[list[int]], Q: int, budget: Budget,
+          j: int) -> Any:
+    """The hull of a family of patch boxes: per patch coordinate the least lower and the
+    greatest upper bound over every position (one box containing each position's), counted
+    first."""
+    positions = len(fam_lo[0]) if fam_lo else 1
+    budget.size(2 * len(fam_lo), 1, j, max((abs(x).bit_length() for row in fam_lo + fam_hi
+                                             for x in row), default=0), what="the hull")
+    budget.work(2 * len(fam_lo) * positions * STEP, j)
+    return ar.box([[min(row)] for row in fam_lo], [[max(row)] for row in fam_hi], Q)
+
+
 def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i: int,
-                  box: Box, budget: Budget, step: Callable[[int], None] | None = None) -> None:
-    """Nodes start+1..end as affine maps of a = h_start (or of its patches): stability inside,
-    the checkpoint rule at the end. A node's map is dropped after its last reader."""
+                  box: Box, budget: Budget, step: Callable[[int], None] | None = None,
+                  seg_in: int | None = None) -> None:
+    """Nodes start+1..end as affine maps of a = h_{seg_in} (or of its patches; ``seg_in`` the
+    segment input, ``start`` unless the target layer reads an earlier node, and ``box`` its
+    box): stability inside, the checkpoint rule at the end (without the checkpoint's residual,
+    :func:`.topology.rule_residuals`). A node's map is dropped after its last reader."""
+    seg_in = start if seg_in is None else seg_in
     if tl["kind"] == gap.NAME:  # its own module: kind_globalavgpool
         if step is not None:
             step(end)
@@ -325,7 +343,8 @@ def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i
         width = len(box[0])
     fbits, qbits = box_bits(box), box[2].bit_length()
     family = ar.box(fam_lo, fam_hi, box[2])
-    maps: dict[int, Any] = {start: None}
+    hull = None  # the hull of the patch boxes, built for the first layer that asks for it
+    maps: dict[int, Any] = {seg_in: None}
     last = last_uses(layers, start, end)
     for j in range(start + 1, end + 1):
         if step is not None:
@@ -333,10 +352,6 @@ def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i
         layer = layers[j - 1]
         V = layer["V"]
         node = maps[layer["input"]]
-        if node is None and seg is not None and j > start + 1:  # excluded by rule segment
-            raise CertificateError("segment", f"network layer {j} reads the input of a "
-                                              f"convolution segment after its first layer",
-                                   layer=j)
         if isinstance(node, Scaled) and V.nrows * V.ncols > ar.nrows(node.B) * max(
                 1, len(ar.support(node.B))):
             # scaling the node is cheaper than scaling the columns of this layer's matrix
@@ -344,7 +359,10 @@ def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i
         B = _compose(ar, V, node, width, budget, j)
         gamma, beta = layer["gamma"], layer["beta"]
         if j < end and layer["act"] == "relu":
-            gamma, beta = _stability(ar, B, gamma, beta, family, fbits, qbits, budget, j, seg)
+            if layer.get("hull") and hull is None:
+                hull = _hull(ar, fam_lo, fam_hi, box[2], budget, j)
+            gamma, beta = _stability(ar, B, gamma, beta, hull if layer.get("hull") else family,
+                                     fbits, qbits, budget, j, seg, bool(layer.get("hull")))
         if j == end:
             _checkpoint(ar, layer, B, gamma, beta, tl, j, i, box, budget)
             return
@@ -389,12 +407,22 @@ def run_rules(ar: Any, doc: object, max_digits: int = DEFAULT_MAX_DIGITS,
         budget.max_work = max(MIN_WORK, WORK_PER_BIT * prov.written)
     rule_seed(prov, lower, upper, target, budget)
     verify_redraws(ar, prov, budget)
-    box = domain_box(lower, upper, budget)
+    boxes = {0: domain_box(lower, upper, budget)}  # of the target nodes a later layer reads
+    last = {}
+    for i, tl in enumerate(target, 1):
+        for q in [tl["input"]] + ([tl["skip"][0]] if tl["skip"] is not None else []):
+            last[q] = i
     step = progress_step(progress, len(layers))
     for i, (start, end, tl) in enumerate(zip([0] + cps, cps, target), 1):
-        check_segment(ar, layers, start, end, tl, i, box, budget, step)
-        if i < len(target):
-            box = next_box(tl, box, budget, i)
+        p, skip = tl["input"], tl["skip"]
+        check_segment(ar, layers, start, end, tl, i, boxes[p], budget, step,
+                      0 if p == 0 else cps[p - 1])
+        if i in last:
+            boxes[i] = next_box(tl, boxes[p], budget, i,
+                                None if skip is None else (skip[2], boxes[skip[0]]))
+        for q in [p] + ([skip[0]] if skip is not None else []):
+            if last.get(q) == i:
+                boxes.pop(q, None)
     if progress is not None:
         progress(len(layers), len(layers))
     facts = facts_of(doc, lower, upper, target, len(layers), prov)  # type: ignore[arg-type]
