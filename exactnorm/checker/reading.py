@@ -428,7 +428,8 @@ def rule_segments(layers: list[dict], cps: list[int], target: list[dict]) -> Non
             for src in _reads(layer):
                 if src != seg_in and not start < src < j:
                     inside = f"[{start}, {j})" if seg_in == start else \
-                        f"(its input node {seg_in} and nodes {start + 1} to {j - 1})"
+                        f"(its input node {seg_in}" + (f" and nodes {start + 1} to {j - 1})"
+                                                       if j > start + 1 else ")")
                     raise CertificateError("segment", f"network layer {j} reads node {src}, "
                                                       f"outside its segment {inside}", layer=j)
             if kind == "dense":

@@ -1,0 +1,475 @@
+"""The checker's rules for residual networks (docs/certificate-format.md §10), in both arithmetics.
+
+* Certificates the package writes for small ResNets (identity, option-A selection and projection
+  shortcuts, stride 2, padding; a dense residual target) are valid under both arithmetics, and the
+  claim is cross-checked: the frozen network and the target, both evaluated from the document
+  alone with plain Fractions (every convolution unfolded), agree at box corners and random points.
+* Hostile edits are refused by both arithmetics with the same rule and message: a residual moved
+  to another checkpoint, a selection replaced by the identity, a skip's matrix changed, a residual
+  on a layer that is not a checkpoint, a missing or extra residual, a block's γ changed, a target
+  ``input`` out of range, a segment layer reading a node outside its segment.
+* Hand-made documents the writer never produces: a convolution segment built from channel blocks
+  (masked k×k kernels as 2-d draw records with a column mask, 1×1 layers with identity skips,
+  the checkpoint V_F; γ solved exactly here), valid and refused after one entry changes; a layer
+  reading the segment input through another window, a non-identity skip inside a convolution
+  segment, ``"stability": "hull"`` on a dense layer; the hull refusing what the positions accept.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from fractions import Fraction
+from typing import Any
+
+import pytest
+from flint import fmpq, fmpq_mat
+
+from exactnorm import checker, checker_flint
+from exactnorm.certificate import certificate_document
+from exactnorm.checker.regenerate import regenerate
+from exactnorm.constructions.plan import construct
+from tests.hostile_round3 import conv_layer, document, fixed, record, target_conv
+from tests.test_checker_conv import _rows, _skip_rows, _unfold, _values
+from tests.test_residual_model import small_resnet
+
+
+def both(doc: dict) -> checker.Verdict:
+    v1 = checker.check_certificate(copy.deepcopy(doc))
+    v2 = checker_flint.check_certificate(copy.deepcopy(doc))
+    assert (v1.ok, v1.rule, v1.message, v1.layer, v1.neuron) == \
+        (v2.ok, v2.rule, v2.message, v2.layer, v2.neuron)
+    return v1
+
+
+def refused(doc: dict, rule: str, text: str = "") -> checker.Verdict:
+    v = both(doc)
+    assert not v.ok and v.rule == rule and text in v.message, v
+    return v
+
+
+# ---------------------------------------------------------------- the document, evaluated alone
+
+
+Sparse = list[list[tuple[int, Fraction]]]
+
+
+def _sparse(M: list[list[Fraction]]) -> Sparse:
+    return [[(t, w) for t, w in enumerate(row) if w] for row in M]
+
+
+def _matvec(M: Sparse, a: list[Fraction]) -> list[Fraction]:
+    return [sum((w * a[t] for t, w in row), Fraction(0)) for row in M]
+
+
+def _affine_of(layer: dict) -> tuple[Sparse, int]:
+    """The layer's matrix on the vector it reads (a convolution or pooling unfolded), and the
+    number of positions each channel's γ, β or bias repeats over."""
+    kind = layer.get("kind", "dense")
+    if kind == "dense":
+        return _sparse(_rows(layer["weight"])), 1
+    K = None if kind == "avgpool" else _rows(layer["weight"])
+    M = _unfold(layer, K)
+    return _sparse(M), len(M) // (len(K) if K is not None else layer["input_shape"][0])
+
+
+def _route(skip: dict, nodes: list[list[Fraction]]) -> list[Fraction]:
+    return _matvec(_sparse(_skip_rows(skip["weight"])), nodes[skip["from"]])
+
+
+def _act(z: list[Fraction], act: str) -> list[Fraction]:
+    return [max(x, Fraction(0)) for x in z] if act == "relu" else z
+
+
+def target_value(doc: dict, x: list[Fraction], maps: list) -> list[Fraction]:
+    nodes = [x]
+    for i, (layer, (M, per)) in enumerate(zip(doc["target"]["layers"], maps), 1):
+        bias = [b for b in _values(layer["bias"]) for _ in range(per)] if "bias" in layer \
+            else [Fraction(0)] * len(M)
+        z = [u + b for u, b in zip(_matvec(M, nodes[layer.get("input", i - 1)]), bias)]
+        if "skip" in layer:
+            z = [u + s for u, s in zip(z, _route(layer["skip"], nodes))]
+        nodes.append(_act(z, layer["activation"]))
+    return nodes[-1]
+
+
+def network_value(doc: dict, x: list[Fraction], maps: list) -> list[Fraction]:
+    nodes = [x]
+    for layer, (M, per) in zip(doc["network"]["layers"], maps):
+        if "gamma" in layer:
+            g = [v for v in _values(layer["gamma"]) for _ in range(per)]
+            b = [v for v in _values(layer["beta"]) for _ in range(per)]
+        else:
+            g, b = [Fraction(1)] * len(M), [Fraction(0)] * len(M)
+        z = [gi * u + bi for gi, u, bi in zip(g, _matvec(M, nodes[layer["input"]]), b)]
+        if "residual" in layer:
+            z = [u + s for u, s in zip(z, _route(layer["residual"], nodes))]
+        h = _act(z, layer["activation"])
+        for s in layer.get("skip", []):
+            h = [u + v for u, v in zip(h, _route(s, nodes))]
+        nodes.append(h)
+    return nodes[-1]
+
+
+def points(doc: dict, n: int, seed: int) -> list[list[Fraction]]:
+    lo, hi = _values(doc["domain"]["lower"]), _values(doc["domain"]["upper"])
+    rng = random.Random(seed)
+    out = [lo, hi]
+    for _ in range(n):
+        out.append([a + (b - a) * Fraction(rng.randint(0, 64), 64) for a, b in zip(lo, hi)])
+    return out
+
+
+def assert_claim(doc: dict, n: int = 2) -> None:
+    """What a valid verdict claims, evaluated from the document alone: f = g at the points."""
+    tmaps = [_affine_of(L) for L in doc["target"]["layers"]]
+    fmaps = [_affine_of(L) for L in doc["network"]["layers"]]
+    for x in points(doc, n, 7):
+        assert network_value(doc, x, fmaps) == target_value(doc, x, tmaps)
+
+
+# ---------------------------------------------------------------- the writer's certificates
+
+
+@pytest.fixture(scope="module")
+def resnet_doc() -> dict:
+    return certificate_document(construct(small_resnet(), seed=0))
+
+
+def dense_residual_doc() -> dict:
+    """A dense target whose layers 2 and 3 read earlier nodes: layer 2 adds an identity skip
+    from x, layer 3 reads x and adds a square selection of node 1 (a zero row included)."""
+    from exactnorm.model.kinds import TargetLayer
+    from exactnorm.model.kinds.base import Skip
+    from exactnorm.model.network import TargetNetwork, Wiring
+    from exactnorm.model.routes import Route
+
+    rng = random.Random(3)
+
+    def layer(rows: int, cols: int, act: str) -> TargetLayer:
+        W = fmpq_mat([[fmpq(rng.randint(-6, 6), 4) for _ in range(cols)] for _ in range(rows)])
+        return TargetLayer(W, tuple(fmpq(rng.randint(-4, 4), 2) for _ in range(rows)), act)
+
+    g = TargetNetwork((layer(3, 3, "relu"), layer(3, 3, "relu"), layer(3, 3, "relu"),
+                       layer(2, 3, "identity")),
+                      (fmpq(-1),) * 3, (fmpq(2),) * 3,
+                      wiring=(Wiring(0), Wiring(1, Skip(0, Route.identity(3), "identity")),
+                              Wiring(0, Skip(1, Route((2, None, 0), 3), "selection")),
+                              Wiring(3)))
+    return certificate_document(construct(g, seed=1))
+
+
+def test_the_writers_resnet_is_valid_in_both_arithmetics(resnet_doc):
+    v = both(resnet_doc)
+    assert v.ok, v
+    assert_claim(resnet_doc)
+
+
+def test_a_dense_residual_certificate_is_valid_in_both_arithmetics():
+    doc = dense_residual_doc()
+    v = both(doc)
+    assert v.ok, v
+    assert_claim(doc, 6)
+
+
+def test_a_residual_certificate_with_the_target_seed_is_valid():
+    from exactnorm.certificate.write import seed_of_target
+
+    g = small_resnet(1)
+    doc = certificate_document(construct(g, seed=seed_of_target(g)))
+    doc["seed_rule"] = "target"
+    v = both(doc)
+    assert v.ok, v
+
+
+# ---------------------------------------------------------------- hostile edits
+
+
+def _layer(doc: dict, j: int) -> dict:
+    return doc["network"]["layers"][j - 1]
+
+
+def _with_residual(doc: dict) -> list[int]:
+    return [j for j, L in enumerate(doc["network"]["layers"], 1) if "residual" in L]
+
+
+def _edit(doc: dict, how: Any) -> dict:
+    out = copy.deepcopy(doc)
+    how(out)
+    return out
+
+
+def test_residual_moved_to_another_checkpoint(resnet_doc):
+    carriers = _with_residual(resnet_doc)  # checkpoints 6, 10 and 16 of the small ResNet
+    last = carriers[-1]
+    # the same residual read from another earlier checkpoint of the same width
+    assert _layer(resnet_doc, last)["residual"]["from"] == 12
+    doc = _edit(resnet_doc, lambda d: _layer(d, last)["residual"].__setitem__("from", 14))
+    refused(doc, "skip", f"checkpoint layer {last}: residual from node 14, target layer 8's skip "
+                         f"is from its node 6, whose checkpoint is node 12")
+    # the residual moved from its checkpoint (6) to the one before (4, of the same width)
+    first = carriers[0]
+    doc = _edit(resnet_doc, lambda d: _layer(d, first - 2).__setitem__(
+        "residual", _layer(d, first).pop("residual")))
+    refused(doc, "skip", f"checkpoint layer {first - 2} carries a residual, target layer 2 has "
+                         f"no skip")
+
+
+def test_selection_replaced_by_the_identity():
+    doc = dense_residual_doc()
+    carrier = _with_residual(doc)[-1]
+    assert _layer(doc, carrier)["residual"]["kind"] == "selection"
+    edited = _edit(doc, lambda d: _layer(d, carrier).__setitem__(
+        "residual", {"from": _layer(d, carrier)["residual"]["from"], "kind": "identity",
+                     "weight": {"identity": 3}}))
+    refused(edited, "skip", "residual of kind identity, target layer 3's skip has kind selection")
+    # the kind word alone: the form no longer matches it
+    edited = _edit(doc, lambda d: _layer(d, carrier)["residual"].__setitem__("kind", "identity"))
+    refused(edited, "skip", "compact skips are")
+
+
+def test_a_skip_matrix_changed(resnet_doc):
+    carrier = next(j for j in _with_residual(resnet_doc)
+                   if _layer(resnet_doc, j)["residual"]["kind"] == "selection")
+
+    def residual_entry(d: dict) -> None:
+        _layer(d, carrier)["residual"]["weight"]["selection"][1] = 3
+
+    refused(_edit(resnet_doc, residual_entry), "skip", "row 1 picks column 3, the target's skip "
+                                                       "column 2")
+
+    def target_entry(d: dict) -> None:
+        skip = next(L["skip"] for L in d["target"]["layers"] if L.get("skip", {}).get("kind")
+                    == "selection")
+        skip["weight"]["selection"][0] = None
+
+    refused(_edit(resnet_doc, target_entry), "skip", "row 0 picks column 0, the target's skip "
+                                                     "column null")
+
+
+def test_residual_on_a_layer_that_is_not_a_checkpoint(resnet_doc):
+    carrier = _with_residual(resnet_doc)[0]  # layer 5 before it: 36 channels on 6x6
+    doc = _edit(resnet_doc, lambda d: _layer(d, carrier - 1).__setitem__(
+        "residual", {"from": 2, "kind": "selection",
+                     "weight": {"selection": [0] * 1296, "columns": 72}}))
+    refused(doc, "skip", f"network layer {carrier - 1} carries a residual, but it is not a "
+                         f"checkpoint")
+
+
+def test_missing_and_extra_residuals(resnet_doc):
+    carrier = _with_residual(resnet_doc)[0]
+    refused(_edit(resnet_doc, lambda d: _layer(d, carrier).pop("residual")), "skip",
+            "carries no residual")
+    cps = resnet_doc["network"]["checkpoints"]
+    plain = cps[0]  # the stem's checkpoint: its target layer has no skip
+
+    def extra(d: dict) -> None:
+        _layer(d, plain)["residual"] = {"from": 0, "kind": "selection",
+                                        "weight": {"selection": [None] * 72, "columns": 36}}
+
+    refused(_edit(resnet_doc, extra), "skip", f"checkpoint layer {plain} carries a residual, "
+                                              f"target layer 1 has no skip")
+    # a residual the target's skip does not ask for is refused even when it adds nothing
+
+
+def _bump_gamma(layer: dict, k: int) -> None:
+    g = layer["gamma"]
+    g["num"][k] = str(int(g["num"][k]) + int(g["den"]))
+
+
+@pytest.mark.parametrize("where", ["checkpoint", "inner"])
+def test_a_blocks_gamma_changed(resnet_doc, where):
+    carrier = _with_residual(resnet_doc)[0]
+    j = carrier if where == "checkpoint" else carrier - 1
+    v = both(_edit(resnet_doc, lambda d: _bump_gamma(_layer(d, j), 0)))
+    assert not v.ok and v.rule in {"identity", "stability"} and v.layer == j, v
+
+
+def test_target_input_out_of_range(resnet_doc):
+    t = resnet_doc["target"]["layers"]
+    k = next(i for i, L in enumerate(t, 1) if "input" in L)
+    refused(_edit(resnet_doc, lambda d: d["target"]["layers"][k - 1].__setitem__("input", k)),
+            "format", f"target layer {k} reads node {k}, not an earlier node")
+    refused(_edit(resnet_doc, lambda d: d["target"]["layers"][k - 1].__setitem__("input", -1)),
+            "format")
+    # an earlier node of another width
+    refused(_edit(resnet_doc, lambda d: d["target"]["layers"][k - 1].__setitem__("input", 1)),
+            "shape")
+    # a skip from a later node, or of another width
+    refused(_edit(resnet_doc, lambda d: d["target"]["layers"][2]["skip"].__setitem__("from", 3)),
+            "format", "target layer 3 skip reads node 3")
+    refused(_edit(resnet_doc, lambda d: d["target"]["layers"][2]["skip"].__setitem__("from", 0)),
+            "shape")
+
+
+def test_a_segment_layer_reading_outside_its_segment(resnet_doc):
+    t = resnet_doc["target"]["layers"]
+    cps = resnet_doc["network"]["checkpoints"]
+    k = next(i for i, L in enumerate(t, 1) if "input" in L)  # reads an earlier node than k - 1
+    first = cps[k - 2] + 1  # the first layer of segment k
+    seg_in = cps[t[k - 1]["input"] - 1]
+    assert _layer(resnet_doc, first)["input"] == seg_in != cps[k - 2]
+    # a checkpoint of the same width that is not its input: refused
+    refused(_edit(resnet_doc, lambda d: _layer(d, first).__setitem__("input", cps[3])),
+            "segment", f"network layer {first} reads node {cps[3]}, outside its segment "
+                       f"(its input node {seg_in})")
+    # the checkpoint just before the segment is not its input either (a dense target whose
+    # layer 3 reads x: its segment reads node 0, not checkpoint c_2 of the same width)
+    doc = dense_residual_doc()
+    c2 = doc["network"]["checkpoints"][1]
+    assert _layer(doc, c2 + 1)["input"] == 0
+    refused(_edit(doc, lambda d: _layer(d, c2 + 1).__setitem__("input", c2)), "segment",
+            f"network layer {c2 + 1} reads node {c2}, outside its segment (its input node 0)")
+
+
+def test_residual_documents_need_version_3():
+    doc = dense_residual_doc()
+    doc["version"] = 2
+    for key in ("seed_rule", "redraws"):
+        doc.pop(key, None)
+    refused(doc, "format", "input and skip need version 3")
+
+
+# ---------------------------------------------------------------- channel blocks, by hand
+
+
+def _solve(K: list[list[Fraction]], y: list[Fraction]) -> list[Fraction] | None:
+    """K·v = y for a square K (Gauss–Jordan over Fractions); None when K is singular."""
+    n = len(K)
+    A = [row[:] + [y[r]] for r, row in enumerate(K)]
+    for c in range(n):
+        p = next((r for r in range(c, n) if A[r][c]), None)
+        if p is None:
+            return None
+        A[c], A[p] = A[p], A[c]
+        A[c] = [x / A[c][c] for x in A[c]]
+        for r in range(n):
+            if r != c and A[r][c]:
+                A[r] = [x - A[r][c] * z for x, z in zip(A[r], A[c])]
+    return [A[r][n] for r in range(n)]
+
+
+def _vec(xs: list[Fraction]) -> list[str]:
+    return [str(x) for x in xs]
+
+
+def block_doc(seed: int = 0) -> dict:
+    """One 2×2 target convolution on a 2×3×3 input, realized by two channel blocks (docs §10):
+    block t is a masked 2×2 conv on input channel t (a 4×8 draw keeping columns 4t … 4t+3), then a
+    1×1 conv to one channel (block 2 adds block 1's output by an identity skip), and the
+    checkpoint V_F (1×1). γ of each masked conv solves its 4×4 Khatri–Rao system exactly; every
+    shift makes its ReLU active on the box [0, 1]^18."""
+    W = [Fraction(k - 3, 2) for k in range(8)]  # the target kernel (1 × 8), bias 1/3
+    b = Fraction(1, 3)
+    draws = {k: regenerate(record([1, k, 0, 0], shape, seed=seed, **extra))
+             for k, shape, extra in [(1, [4, 8], {"mask": {"columns": [0, 1, 2, 3]}}),
+                                     (2, [1, 4], {}),
+                                     (3, [4, 8], {"mask": {"columns": [4, 5, 6, 7]}}),
+                                     (4, [1, 4], {}), (5, [1, 1], {})]}
+    vf = Fraction(draws[5][0][0])
+    layers, consts = [], []
+    for t in range(2):
+        Vin = [[Fraction(x) for x in row] for row in draws[2 * t + 1]]
+        Vout = [Fraction(x) for x in draws[2 * t + 2][0]]
+        cols = range(4 * t, 4 * t + 4)
+        K = [[Vout[k] * Vin[k][c] for k in range(4)] for c in cols]
+        gamma = _solve(K, [W[c] / vf for c in cols])
+        if gamma is None:
+            return block_doc(seed + 1)
+        beta = [-sum(min(Fraction(0), gamma[k] * x) for x in Vin[k]) for k in range(4)]
+        Wt = [sum(Vout[k] * gamma[k] * Vin[k][c] for k in range(4)) for c in range(8)]
+        c_t = -sum(min(Fraction(0), x) for x in Wt)  # the block's output: Wt·patch + c_t
+        beta2 = c_t - sum(v * bb for v, bb in zip(Vout, beta))
+        consts.append(c_t)
+        src = 0 if t == 0 else 2
+        layers.append(conv_layer(0, [2, 3, 3], [2, 2],
+                                 {"random": record([1, 2 * t + 1, 0, 0], [4, 8], seed=seed,
+                                                   mask={"columns": list(cols)})},
+                                 _vec(gamma), _vec(beta), "relu"))
+        layers.append(conv_layer(2 * t + 1, [4, 2, 2], [1, 1],
+                                 {"random": record([1, 2 * t + 2, 0, 0], [1, 4], seed=seed)},
+                                 ["1"], _vec([beta2]), "relu"))
+        if t:
+            layers[-1]["skip"] = [{"from": src, "kind": "identity", "weight": {"identity": 4}}]
+    layers.append(conv_layer(4, [1, 2, 2], [1, 1],
+                             {"random": record([1, 5, 0, 0], [1, 1], seed=seed)},
+                             ["1"], _vec([b - vf * sum(consts)]), "identity"))
+    return document([0] * 18, [1] * 18, [target_conv([2, 3, 3], [2, 2], [_vec(W)], [str(b)])],
+                    layers, [5], version=3)
+
+
+def test_a_hand_made_channel_block_segment_is_valid():
+    doc = block_doc()
+    v = both(doc)
+    assert v.ok, v
+    assert_claim(doc, 4)
+
+
+def test_the_hull_is_accepted_where_it_is_stable():
+    doc = block_doc()
+    for layer in doc["network"]["layers"][:4]:
+        layer["stability"] = "hull"
+    v = both(doc)
+    assert v.ok, v
+
+
+@pytest.mark.parametrize("j, key", [(1, "gamma"), (2, "beta"), (3, "gamma"), (5, "beta")])
+def test_a_hand_made_block_segment_with_one_entry_changed_is_refused(j, key):
+    doc = block_doc()
+    layer = _layer(doc, j)
+    layer[key][0] = str(Fraction(layer[key][0]) + Fraction(1, 7))
+    v = both(doc)
+    assert not v.ok and v.rule in {"identity", "stability"}, v
+
+
+def test_a_block_reading_the_segment_input_through_another_window_is_refused():
+    doc = block_doc()
+    layer = _layer(doc, 3)
+    layer["stride"], layer["padding"] = [2, 2], [1, 1]  # the same 2x2 output grid
+    refused(doc, "segment", "network layer 3 reads node 0, the input of the convolution segment "
+                            "of target layer 1, with kernel 2x2, stride 2x2, padding 1x1")
+    doc = block_doc()
+    _layer(doc, 1)["stride"], _layer(doc, 1)["padding"] = [2, 2], [1, 1]  # rule identity
+    v = both(doc)
+    assert not v.ok and v.rule in {"identity", "segment"}, v
+
+
+def test_a_skip_of_another_kind_inside_a_convolution_segment_is_refused():
+    doc = block_doc()
+    _layer(doc, 4)["skip"] = [{"from": 2, "kind": "selection",
+                               "weight": {"selection": [0, 1, 2, 3], "columns": 4}}]
+    refused(doc, "skip", "a conv layer's skip is")
+    doc = block_doc()
+    _layer(doc, 4)["skip"][0]["from"] = 0  # the segment input holds pixels
+    refused(doc, "shape")  # 18 pixel values, not the 4 of the layer
+    doc = block_doc()
+    _layer(doc, 5)["skip"] = [{"from": 4, "kind": "identity", "weight": {"identity": 4}}]
+    refused(doc, "skip", "checkpoint layer 5 has a skip connection")
+
+
+def test_hull_is_refused_outside_convolution_layers():
+    doc = dense_residual_doc()
+    _layer(doc, 1)["stability"] = "hull"
+    refused(doc, "format", "network layer 1: stability \"hull\"")
+    doc = block_doc()
+    _layer(doc, 1)["stability"] = "everywhere"
+    refused(doc, "format", "stability \"everywhere\"")
+
+
+def hull_doc(stability: str) -> dict:
+    """A 1x2 kernel on a 1x1x3 input with x_0 in [1, 2], x_1 in [0, 1], x_2 = 0: the channel
+    10·u − v is at least 9 at position 0 and at least 0 at position 1, but the hull of the patch
+    boxes ([0, 2] × [0, 1]) lets it reach −1."""
+    layers = [conv_layer(0, [1, 1, 3], [1, 2], [[10, -1]], [1], [0], "relu"),
+              conv_layer(1, [1, 1, 2], [1, 1], [[1]], [1], [0], "identity")]
+    layers[0]["weight"], layers[1]["weight"] = [[10, -1]], [[1]]
+    layers[0]["source"] = layers[1]["source"] = fixed()
+    layers[0]["stability"] = stability
+    return document([1, 0, 0], [2, 1, 0], [target_conv([1, 1, 3], [1, 2], [[10, -1]], [0])],
+                    layers, [2], version=3)
+
+
+def test_the_hull_is_looser_than_the_positions():
+    assert both(hull_doc("positions")).ok
+    refused(hull_doc("hull"), "stability", "network layer 1 channel 0 is not stable on the box: "
+                                           "min -1 < 0 < max 20 (on the hull of the patch boxes")
