@@ -473,3 +473,53 @@ def test_the_hull_is_looser_than_the_positions():
     assert both(hull_doc("positions")).ok
     refused(hull_doc("hull"), "stability", "network layer 1 channel 0 is not stable on the box: "
                                            "min -1 < 0 < max 20 (on the hull of the patch boxes")
+
+
+def test_the_target_seed_of_a_global_pooling_target():
+    """``certify`` derives the seed from the target by default; a global pooling layer has no
+    weight, and its input shape enters the seed's text (it crashed the derivation before)."""
+    from exactnorm import api
+    from exactnorm.model.kinds import (
+        ConvGeometry,
+        ConvTargetLayer,
+        GlobalPoolTargetLayer,
+        TargetLayer,
+    )
+    from exactnorm.model.network import TargetNetwork
+
+    conv = ConvTargetLayer(ConvGeometry((1, 4, 4), (2, 2)),
+                           fmpq_mat([[1, -1, 2, 0], [0, 1, 1, -1]]), (fmpq(1), fmpq(-1)), "relu")
+    head = TargetLayer(fmpq_mat([[1, 2], [-1, fmpq(1, 2)]]), (fmpq(0), fmpq(1)), "identity")
+    seeds = set()
+    for shape in [(2, 3, 3), (2, 9, 1)]:  # the same widths, two different global poolings
+        t = TargetNetwork((conv, GlobalPoolTargetLayer(shape), head), (fmpq(0),) * 16,
+                          (fmpq(1),) * 16)
+        doc = api.certificate_document(api.certify(t, jobs=1))
+        assert doc["seed_rule"] == "target"
+        v = both(doc)
+        assert v.ok and v.facts["seed_rule"] == "target", v
+        seeds.add(v.facts["seed"])
+        from exactnorm.checker.reading import document_seed
+        from tests.test_format_details import independent_seed
+
+        assert v.facts["seed"] == document_seed(doc) == independent_seed(doc)
+    assert len(seeds) == 2
+
+
+def test_the_target_seed_depends_on_the_topology(resnet_doc):
+    from exactnorm.checker.reading import document_seed
+    from tests.test_format_details import independent_seed
+
+    doc = dense_residual_doc()
+    for d in (doc, resnet_doc):  # the lines of docs/generator.md §8, written independently
+        assert document_seed(d) == independent_seed(d)
+    seeds = {document_seed(doc)}
+    moved = copy.deepcopy(doc)
+    moved["target"]["layers"][2]["skip"]["weight"]["selection"][1] = 1
+    seeds.add(document_seed(moved))
+    chain = copy.deepcopy(doc)
+    for L in chain["target"]["layers"]:
+        L.pop("input", None)
+        L.pop("skip", None)
+    seeds.add(document_seed(chain))
+    assert len(seeds) == 3

@@ -393,13 +393,23 @@ def independent_seed(doc: dict) -> int:
     for i, layer in enumerate(doc["target"]["layers"], 1):
         kind = layer.get("kind", "dense")
         head = f"layer {i} {kind} {layer['activation']}"
-        if kind != "dense":
+        if kind == "globalavgpool":
+            head += " " + ",".join(map(str, layer["input_shape"]))
+        elif kind != "dense":
             d = layer.get("dilation", [1, 1])
             head += " " + " ".join(",".join(map(str, layer[k])) for k in
                                    ("input_shape", "kernel_shape", "stride", "padding")) \
                 + f" {d[0]},{d[1]}"
         lines.append(head)
-        if kind != "avgpool":
+        if layer.get("input", i - 1) != i - 1:
+            lines.append(f"input {layer['input']}")
+        if "skip" in layer:
+            skip, w = layer["skip"], layer["skip"]["weight"]
+            picks = range(w["identity"]) if "identity" in w else w["selection"]
+            cols = w["identity"] if "identity" in w else w["columns"]
+            lines.append(f"skip {skip['from']} {skip['kind']} {cols} "
+                         + ",".join("_" if t is None else str(t) for t in picks))
+        if kind not in ("avgpool", "globalavgpool"):
             lines.append("weight " + ";".join(",".join(map(num, r)) for r in rows(layer["weight"])))
             lines.append("bias " + ",".join(map(num, vec(layer["bias"]))))
     text = "".join(line + "\n" for line in lines).encode("ascii")

@@ -298,13 +298,13 @@ def _skips(layer: dict, where: str, j: int, n: int, dims: list[int], prov: Prove
 POOL_EXTRAS = ("weight", "gamma", "beta", "skip", "residual", "stability")
 
 
-def _stability_mode(layer: dict, where: str, j: int, kind: str) -> bool:
-    """``"stability": "positions"`` (the default) or ``"hull"``, on a conv layer only (rule
-    ``format``); True for the hull."""
+def _stability_mode(layer: dict, where: str, j: int, windowed: bool) -> bool:
+    """``"stability": "positions"`` (the default) or ``"hull"``, on a layer with a weight and a
+    window (a conv layer) only (rule ``format``); True for the hull."""
     if "stability" not in layer:
         return False
     mode = layer["stability"]
-    if kind != "conv" or mode not in ("positions", "hull"):
+    if not windowed or mode not in ("positions", "hull"):
         raise CertificateError("format", f"{where}: stability {show(mode)}; a conv layer may "
                                          f"declare \"positions\" (the default) or \"hull\", "
                                          f"no other layer any", layer=j)
@@ -356,7 +356,7 @@ def read_network(doc: dict, d0: int, max_digits: int,
         out.append({"kind": kind, "input": src, "V": V, "gamma": gamma, "beta": beta,
                     "act": act, "skips": skips, "geom": geom,
                     "residual": frozen_residual(layer, where, j, full, dims, prov.version),
-                    "hull": _stability_mode(layer, where, j, kind)})
+                    "hull": _stability_mode(layer, where, j, geom is not None)})
         dims.append(full)
     cps = field(doc["network"], "checkpoints", "network")
     if not isinstance(cps, list):
@@ -463,15 +463,15 @@ def _inner_conv(layer: dict, j: int, i: int, seg_in: int, grid: tuple[int, int],
                 tl: dict) -> None:
     """Rule ``segment`` for a layer after the first of the convolution segment of target layer
     ``i`` (:func:`rule_segments`)."""
-    g = layer["geom"]
-    if layer["kind"] == "conv" and layer["input"] == seg_in:
+    g, conv = layer["geom"], layer["kind"] == "conv"
+    if conv and layer["input"] == seg_in:
         if not g.same_window(tl["geom"]):
             raise CertificateError("segment", f"network layer {j} reads node {seg_in}, the input "
                                               f"of the convolution segment of target layer {i}, "
                                               f"with {g.describe()}: a layer reading the segment "
                                               f"input has the target's window, "
                                               f"{tl['geom'].describe()}", layer=j)
-    elif layer["kind"] != "conv" or not g.pointwise() or grid != (g.H, g.W):
+    elif not conv or not g.pointwise() or grid != (g.H, g.W):
         raise CertificateError("segment", f"network layer {j}: inside the convolution segment "
                                           f"of target layer {i} a layer that does not read the "
                                           f"segment input is a 1x1 conv (stride 1, padding 0, "

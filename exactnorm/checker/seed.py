@@ -60,13 +60,28 @@ def _window(g: Any) -> str:
     return (f"{g.C},{g.H},{g.W} {g.kh},{g.kw} {g.sh},{g.sw} {g.ph},{g.pw} {g.dh},{g.dw}")
 
 
+def _topology(tl: dict[str, Any], i: int) -> Iterator[bytes]:
+    """A residual layer's lines: ``input p`` when it reads a node other than ``i − 1``, and
+    ``skip q KIND d c_0,c_1,…`` for a skip (``d`` the columns, ``c_r`` the column row ``r``
+    copies, ``_`` for a zero row). A chain has none, so its text is unchanged."""
+    p = tl.get("input", i - 1)
+    if p != i - 1:
+        yield f"input {p}\n".encode("ascii")
+    skip = tl.get("skip")
+    if skip is not None:
+        q, kind, picks = skip
+        rows = ",".join("_" if t is None else str(t) for t in picks.rows)
+        yield f"skip {q} {kind} {picks.cols} {rows}\n".encode("ascii")
+
+
 def canonical_lines(lower: IntVector, upper: IntVector,
                     target: list[dict[str, Any]]) -> Iterator[bytes]:
     """The canonical text of a box and a target, line by line (ASCII, each ending in ``\\n``):
     ``exactnorm.seed.v1``; ``lower`` and ``upper`` with the box's numbers; then for target layer
     ``i`` a line ``layer i KIND ACTIVATION`` (a convolution or pooling adds its window ``C,H,W
-    kh,kw sh,sw ph,pw dh,dw``) and, except for a pooling layer, ``weight`` (rows separated by
-    ``;``) and ``bias``."""
+    kh,kw sh,sw ph,pw dh,dw``, a global pooling its ``C,H,W``), a residual layer's ``input``
+    and ``skip`` lines (:func:`_topology`) and, except for a pooling layer, ``weight`` (rows
+    separated by ``;``) and ``bias``."""
     yield SEED_TEXT_VERSION + b"\n"
     yield f"lower {_vector(lower)}\n".encode("ascii")
     yield f"upper {_vector(upper)}\n".encode("ascii")
@@ -74,8 +89,11 @@ def canonical_lines(lower: IntVector, upper: IntVector,
         head = f"layer {i} {tl['kind']} {tl['act']}"
         if tl["geom"] is not None:
             head += " " + _window(tl["geom"])
+        elif tl.get("shape") is not None:  # a global pooling: its input shape C,H,W
+            head += " " + ",".join(map(str, tl["shape"]))
         yield f"{head}\n".encode("ascii")
-        if tl["kind"] != "avgpool":
+        yield from _topology(tl, i)
+        if tl["W"] is not None:
             yield f"weight {_matrix(tl['W'])}\n".encode("ascii")
             yield f"bias {_vector(tl['b'])}\n".encode("ascii")
 
@@ -91,6 +109,8 @@ def hashing_cost(lower: IntVector, upper: IntVector, target: list[dict[str, Any]
         d = v.den.bit_length()
         total += sum(cost(abs(n).bit_length(), d) + 1 for n in v.nums)
     for tl in target:
+        skip = tl.get("skip")
+        total += 0 if skip is None else 2 * len(skip[2].rows)
         W = tl["W"]
         if W is not None:
             d = W.den.bit_length()

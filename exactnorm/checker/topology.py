@@ -20,7 +20,6 @@ target skip's matrix (the same picks, the same column count) and its source ``c_
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from .numbers import CertificateError, field, index, show
 
@@ -79,10 +78,11 @@ def _version3(layer: dict, keys: tuple[str, ...], where: str, version: int,
 
 
 def target_input(layer: dict, where: str, i: int, kind: str, version: int) -> int:
-    """The node target layer ``i`` reads: ``input`` (``0 ≤ p < i``), absent ``i − 1``; a pooling
-    layer reads the layer before and has no skip (rule ``format``)."""
+    """The node target layer ``i`` reads: ``input`` (``0 ≤ p < i``), absent ``i − 1``; a layer
+    without a weight (a pooling layer) reads the layer before and has no skip (rule
+    ``format``)."""
     _version3(layer, ("input", "skip"), where, version, None)
-    if kind not in ("dense", "conv") and ("input" in layer or "skip" in layer):
+    if "weight" not in layer and ("input" in layer or "skip" in layer):
         raise CertificateError("format", f"{where}: a {kind} layer reads the layer before and "
                                          f"has no skip")
     if "input" not in layer:

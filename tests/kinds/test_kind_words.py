@@ -29,7 +29,6 @@ KNOWN_SITES = {
     "exactnorm/checker/boxes.py": 1,            # the checker's registry
     "exactnorm/checker/impossibility_reading.py": 2,  # idem
     "exactnorm/checker/reading.py": 13,        # idem (node reads of segments)
-    "exactnorm/checker/seed.py": 1,             # idem (the seed rule's canonical text)
     "exactnorm/checker/walk.py": 5,             # idem
 }
 
