@@ -303,7 +303,7 @@ class FlintArithmetic:
             pieces = [(cols, fmpz_mat(n, len(cols), flat), fmpz(1))] if cols else []
             return _fmap(pieces, fmpz_mat(n, 1), fmpz(1), frozenset(cols))
         pieces, cn, cden, support = node[:4]
-        if P.rows == tuple(range(cn.nrows())):
+        if P.is_identity(cn.nrows()):
             return node
         zero = fmpz(0)
         picked = []

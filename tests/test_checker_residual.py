@@ -223,6 +223,10 @@ def test_selection_replaced_by_the_identity():
         "residual", {"from": _layer(d, carrier)["residual"]["from"], "kind": "identity",
                      "weight": {"identity": 3}}))
     refused(edited, "skip", "residual of kind identity, target layer 3's skip has kind selection")
+    # the target's selection replaced by the identity, the residual kept
+    edited = _edit(doc, lambda d: d["target"]["layers"][2].__setitem__(
+        "skip", {"from": 1, "kind": "identity", "weight": {"identity": 3}}))
+    refused(edited, "skip", "residual of kind selection, target layer 3's skip has kind identity")
     # the kind word alone: the form no longer matches it
     edited = _edit(doc, lambda d: _layer(d, carrier)["residual"].__setitem__("kind", "identity"))
     refused(edited, "skip", "compact skips are")
@@ -442,6 +446,27 @@ def test_a_skip_of_another_kind_inside_a_convolution_segment_is_refused():
     doc = block_doc()
     _layer(doc, 4)["skip"][0]["from"] = 0  # the segment input holds pixels
     refused(doc, "shape")  # 18 pixel values, not the 4 of the layer
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_a_skip_from_the_pixels_of_a_convolution_segment_is_refused(first):
+    """An identity of the widths fits (2 channels on 3x3, a 3x3 window with padding 1 keeps the
+    grid) but the segment input holds pixels: the walk would add patch coordinates instead."""
+    K = [[0] * 9 + [0] * 4 + [1] + [0] * 4, [0] * 4 + [1] + [0] * 13]  # the centre pixels
+    layers = [conv_layer(0, [2, 3, 3], [3, 3], K, [1, 1], [0, 0], "relu", padding=[1, 1]),
+              conv_layer(1, [2, 3, 3], [1, 1], [[1, 0], [0, 1]], [1, 1], [0, 0], "relu"),
+              conv_layer(2, [2, 3, 3], [1, 1], [[1, 0], [0, 1]], [1, 1], [0, 0], "identity")]
+    for layer in layers:
+        layer["source"] = fixed()
+    layers[0 if first else 1]["skip"] = [{"from": 0, "kind": "identity",
+                                          "weight": {"identity": 18}}]
+    doc = document([0] * 18, [1] * 18,
+                   [target_conv([2, 3, 3], [3, 3], K, [0, 0], padding=[1, 1])], layers, [3],
+                   version=3)
+    refused(doc, "segment", f"network layer {1 if first else 2}: a skip inside the convolution "
+                            f"segment of target layer 1 reads node 0, the segment input")
+    del layers[0 if first else 1]["skip"]
+    assert both(doc).ok
     doc = block_doc()
     _layer(doc, 5)["skip"] = [{"from": 4, "kind": "identity", "weight": {"identity": 4}}]
     refused(doc, "skip", "checkpoint layer 5 has a skip connection")
@@ -523,3 +548,45 @@ def test_the_target_seed_depends_on_the_topology(resnet_doc):
         L.pop("skip", None)
     seeds.add(document_seed(chain))
     assert len(seeds) == 3
+
+
+def test_the_checker_folder_copied_alone_checks_a_residual_network(resnet_doc, tmp_path):
+    import json
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    shutil.copytree(root / "exactnorm" / "checker", tmp_path / "checker")
+    bad = copy.deepcopy(resnet_doc)
+    _layer(bad, _with_residual(bad)[0])["residual"]["from"] = 0
+    for name, doc, code, head in (("ok.json", resnet_doc, 0, "VALID"),
+                                  ("bad.json", bad, 1, "INVALID [")):
+        (tmp_path / name).write_text(json.dumps(doc))
+        res = subprocess.run([sys.executable, "-I", "-c", "import runpy, sys; sys.path.insert"
+                              "(0, '.'); sys.argv[1:] = [sys.argv[1]]; runpy.run_module("
+                              "'checker', run_name='__main__')", name], cwd=tmp_path,
+                             capture_output=True, text=True, check=False)
+        assert res.returncode == code and head in res.stdout, (res.stdout, res.stderr)
+
+
+def test_a_huge_identity_skip_costs_nothing_to_read():
+    """``{"identity": n}`` names ``n`` rows with one number: a 1x1 convolution padded to a
+    4095 x 4095 grid of 64 channels has a width of about 10^9, and a target skip, a residual and
+    a seed over it must be read without building ``n`` of anything (then rule ``limit``)."""
+    pad, c = 2047, 64
+    side = 2 * pad + 1
+    n = c * side * side
+    t1 = target_conv([1, 1, 1], [1, 1], [[1]] * c, [0] * c, "relu", padding=[pad, pad])
+    t2 = target_conv([c, side, side], [1, 1], [[1] * c] * c, [0] * c, "relu")
+    t2["skip"] = {"from": 1, "kind": "identity", "weight": {"identity": n}}
+    layers = [conv_layer(0, [1, 1, 1], [1, 1], [[1]] * c, [1] * c, [0] * c, "relu",
+                         padding=[pad, pad]),
+              conv_layer(1, [c, side, side], [1, 1], [[1] * c] * c, [1] * c, [0] * c, "relu")]
+    for layer in layers:
+        layer["source"] = fixed()
+    layers[1]["residual"] = {"from": 1, "kind": "identity", "weight": {"identity": n}}
+    doc = document([0], [1], [t1, t2], layers, [1, 2], version=3)
+    doc["seed_rule"] = "target"
+    refused(doc, "limit")

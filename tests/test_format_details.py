@@ -405,10 +405,11 @@ def independent_seed(doc: dict) -> int:
             lines.append(f"input {layer['input']}")
         if "skip" in layer:
             skip, w = layer["skip"], layer["skip"]["weight"]
-            picks = range(w["identity"]) if "identity" in w else w["selection"]
-            cols = w["identity"] if "identity" in w else w["columns"]
-            lines.append(f"skip {skip['from']} {skip['kind']} {cols} "
-                         + ",".join("_" if t is None else str(t) for t in picks))
+            if "identity" in w:
+                lines.append(f"skip {skip['from']} identity {w['identity']}")
+            else:
+                lines.append(f"skip {skip['from']} selection {w['columns']} "
+                             + ",".join("_" if t is None else str(t) for t in w["selection"]))
         if kind not in ("avgpool", "globalavgpool"):
             lines.append("weight " + ";".join(",".join(map(num, r)) for r in rows(layer["weight"])))
             lines.append("bias " + ",".join(map(num, vec(layer["bias"]))))

@@ -137,7 +137,7 @@ class PureArithmetic:
                 rows.append(row)
             return cols, rows, [0] * len(P.rows), 1
         cols, A, c, d = node
-        if P.rows == tuple(range(len(c))):
+        if P.is_identity(len(c)):
             return node
         zero = [0] * len(cols)
         # rows are shared, never modified in place: every operation builds new rows

@@ -451,12 +451,23 @@ def rule_segments(layers: list[dict], cps: list[int], target: list[dict]) -> Non
                                                       f"(target layer {i}) starts with a conv "
                                                       f"layer reading node {seg_in}", layer=j)
                 grid = (layer["geom"].Ho, layer["geom"].Wo)
+                _no_pixel_skip(layer, j, i, seg_in)
             else:
                 _inner_conv(layer, j, i, seg_in, grid, tl)
         if layers[end - 1]["skips"]:
             raise CertificateError("skip", f"checkpoint layer {end} has a skip connection",
                                    layer=end)
         start = end
+
+
+def _no_pixel_skip(layer: dict, j: int, i: int, seg_in: int) -> None:
+    """Rule ``segment``: a skip inside a convolution segment reads a node inside it, never the
+    segment input, whose pixels are no patch coordinates."""
+    if any(s == seg_in for s, _ in layer["skips"]):
+        raise CertificateError("segment", f"network layer {j}: a skip inside the convolution "
+                                          f"segment of target layer {i} reads node {seg_in}, the "
+                                          f"segment input (pixels, not patch coordinates); it "
+                                          f"reads a node inside the segment", layer=j)
 
 
 def _inner_conv(layer: dict, j: int, i: int, seg_in: int, grid: tuple[int, int],
@@ -477,11 +488,7 @@ def _inner_conv(layer: dict, j: int, i: int, seg_in: int, grid: tuple[int, int],
                                           f"segment input is a 1x1 conv (stride 1, padding 0, "
                                           f"dilation 1) on the {grid[0]}x{grid[1]} output grid",
                                layer=j)
-    if any(s == seg_in for s, _ in layer["skips"]):
-        raise CertificateError("segment", f"network layer {j}: a skip inside the convolution "
-                                          f"segment of target layer {i} reads node {seg_in}, the "
-                                          f"segment input; it reads a node inside the segment",
-                               layer=j)
+    _no_pixel_skip(layer, j, i, seg_in)
 
 
 def last_uses(layers: list[dict], start: int, end: int) -> dict[int, int]:
@@ -514,25 +521,33 @@ def read_certificate(doc: object, max_digits: int, budget: Any = None) -> tuple[
     return lo, hi, target, layers, cps, prov
 
 
+def _route_bits(route: Any) -> int:
+    """Bits a target skip or a residual writes: 64 for ``{"identity": n}`` (one number), 8 per
+    row of a selection (its list)."""
+    if route is None:
+        return 0
+    return 64 if route[1] == "identity" else 8 * len(route[2].rows)
+
+
 def written_size(lo: IntVector, hi: IntVector, target: list[dict], layers: list[dict],
                  prov: Provenance) -> int:
     """The bits of the numbers a certificate writes (docs/certificate-format.md §7): every
     number the checker reads (:func:`.numbers.written_bits`: bit lengths plus one, a shared
-    denominator once), 64 per draw record, 8 per entry of a compact skip; the default work
-    budget grows with it."""
+    denominator once), 64 per draw record, 8 per entry of a frozen dense layer's compact skip,
+    a target skip's and a residual's :func:`_route_bits`; the default work budget grows with
+    it."""
     total = lo.written + hi.written + 64 * len(prov.draws)
     total += sum(written_bits(v) for unit in prov.units for _, v in unit.kernels)
     for tl in target:
         total += (tl["W"].written + tl["b"].written) if tl["W"] is not None else 64
-        total += 8 * len(tl["skip"][2].rows) if tl.get("skip") is not None else 0
+        total += _route_bits(tl.get("skip"))
     for layer in layers:
         if layer["V"] is None:
             total += 64
             continue
-        if layer.get("residual") is not None:
-            total += 8 * len(layer["residual"][2].rows)
+        total += _route_bits(layer.get("residual"))
         total += layer["gamma"].written + layer["beta"].written
-        for M in [layer["V"]] + [P for _, P in layer["skips"]]:
+        for M in [layer["V"]] + ([] if layer["geom"] else [P for _, P in layer["skips"]]):
             total += M.written if isinstance(M, IntMatrix) else \
                 8 * len(M.rows) if isinstance(M, Picks) else 0
     return total

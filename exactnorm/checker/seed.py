@@ -62,13 +62,16 @@ def _window(g: Any) -> str:
 
 def _topology(tl: dict[str, Any], i: int) -> Iterator[bytes]:
     """A residual layer's lines: ``input p`` when it reads a node other than ``i − 1``, and
-    ``skip q KIND d c_0,c_1,…`` for a skip (``d`` the columns, ``c_r`` the column row ``r``
-    copies, ``_`` for a zero row). A chain has none, so its text is unchanged."""
+    ``skip q identity n`` or ``skip q selection d c_0,c_1,…`` for a skip (``d`` the columns,
+    ``c_r`` the column row ``r`` copies, ``_`` for a zero row). A chain has none, so its text is
+    unchanged."""
     p = tl.get("input", i - 1)
     if p != i - 1:
         yield f"input {p}\n".encode("ascii")
     skip = tl.get("skip")
-    if skip is not None:
+    if skip is not None and skip[1] == "identity":
+        yield f"skip {skip[0]} identity {skip[2].cols}\n".encode("ascii")
+    elif skip is not None:
         q, kind, picks = skip
         rows = ",".join("_" if t is None else str(t) for t in picks.rows)
         yield f"skip {q} {kind} {picks.cols} {rows}\n".encode("ascii")
@@ -110,7 +113,7 @@ def hashing_cost(lower: IntVector, upper: IntVector, target: list[dict[str, Any]
         total += sum(cost(abs(n).bit_length(), d) + 1 for n in v.nums)
     for tl in target:
         skip = tl.get("skip")
-        total += 0 if skip is None else 2 * len(skip[2].rows)
+        total += 2 * len(skip[2].rows) if skip is not None and skip[1] != "identity" else 1
         W = tl["W"]
         if W is not None:
             d = W.den.bit_length()

@@ -19,6 +19,7 @@ target skip's matrix (the same picks, the same column count) and its source ``c_
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .numbers import CertificateError, field, index, show
@@ -33,10 +34,19 @@ ROUTE_KINDS = ("identity", "selection")
 @dataclass(frozen=True)
 class Picks:
     """A 0/1 skip matrix with at most one 1 per row (kinds identity and selection), kept as the
-    column each row copies (None: a zero row) instead of rows x cols numbers."""
+    column each row copies (None: a zero row) instead of rows x cols numbers; an identity's rows
+    are ``range(n)``, which takes no memory whatever ``n`` its document names."""
 
-    rows: tuple[int | None, ...]
+    rows: Sequence[int | None]
     cols: int
+
+    def is_identity(self, n: int) -> bool:
+        """Whether this is the identity of ``n`` values (a range is compared in constant
+        time)."""
+        if isinstance(self.rows, range):
+            return self.rows == range(n) and self.cols == n
+        return len(self.rows) == n and self.cols == n and all(
+            t == r for r, t in enumerate(self.rows))
 
 
 def compact_picks(value: dict, kind: object, where: str, rows: int, cols: int,
@@ -48,7 +58,7 @@ def compact_picks(value: dict, kind: object, where: str, rows: int, cols: int,
         if type(n) is not int or n != rows or n != cols:
             raise CertificateError("shape", f"{where}: identity of size {show(n)}, the skip "
                                             f"maps {cols} to {rows} values", layer=j)
-        return Picks(tuple(range(n)), n)
+        return Picks(range(n), n)
     if isinstance(value, dict) and set(value) == {"selection", "columns"} and \
             kind == "selection":
         picked, d = value["selection"], value["columns"]
@@ -158,7 +168,7 @@ def conv_skips(layer: dict, where: str, j: int, channels: int, width: int,
                                            f"\"identity\", \"weight\": {{\"identity\": n}}}}, "
                                            f"got kind {show(s.get('kind'))}", layer=j)
         compact_picks(s["weight"], "identity", sw, width, dims[src], j)
-        out.append((src, Picks(tuple(range(channels)), channels)))
+        out.append((src, Picks(range(channels), channels)))
     return out
 
 
@@ -170,6 +180,8 @@ def segment_input(cps: list[int], tl: dict, i: int) -> int:
 
 
 def _differs(mine: Picks, theirs: Picks) -> str | None:
+    if mine == theirs:  # two ranges compare in constant time
+        return None
     if mine.cols != theirs.cols:
         return f"reads a node of width {mine.cols}, the target's skip one of width {theirs.cols}"
     if len(mine.rows) != len(theirs.rows):
