@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 from flint import fmpq, fmpq_mat
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from exactnorm import checker, checker_flint
 from exactnorm.certificate import certificate_document
@@ -590,3 +592,95 @@ def test_a_huge_identity_skip_costs_nothing_to_read():
     doc = document([0], [1], [t1, t2], layers, [1, 2], version=3)
     doc["seed_rule"] = "target"
     refused(doc, "limit")
+
+
+# ---------------------------------------------------------------- structured fuzzing
+
+
+@st.composite
+def residual_documents(draw: Any) -> dict:
+    """A small dense residual target and the frozen network that realizes it one checkpoint per
+    target layer (its weight, γ = 1, β = its bias, the target's skip as the residual), sometimes
+    after an identity layer inside the segment; then, often, one hostile edit of the topology
+    (an input, a residual's source, kind or picks, a residual dropped or added, a weight entry)."""
+    d0 = draw(st.integers(1, 3))
+    widths, target = [d0], []
+    for i in range(1, draw(st.integers(1, 4)) + 1):
+        p = draw(st.one_of(st.just(i - 1), st.integers(0, i - 1)))
+        out = draw(st.integers(1, 3))
+        layer: dict[str, Any] = {
+            "weight": [[draw(st.integers(-2, 2)) for _ in range(widths[p])] for _ in range(out)],
+            "bias": [draw(st.integers(-2, 2)) for _ in range(out)],
+            "activation": draw(st.sampled_from(["relu", "identity"]))}
+        if p != i - 1:
+            layer["input"] = p
+        if draw(st.booleans()):
+            q = draw(st.integers(0, i - 1))
+            if widths[q] == out and draw(st.booleans()):
+                layer["skip"] = {"from": q, "kind": "identity", "weight": {"identity": out}}
+            else:
+                picks = [draw(st.one_of(st.none(), st.integers(0, widths[q] - 1)))
+                         for _ in range(out)]
+                layer["skip"] = {"from": q, "kind": "selection",
+                                 "weight": {"selection": picks, "columns": widths[q]}}
+        target.append(layer)
+        widths.append(out)
+    layers: list[dict] = []
+    cps: list[int] = []
+    for i, tl in enumerate(target, 1):
+        p = tl.get("input", i - 1)
+        src = 0 if p == 0 else cps[p - 1]
+        if draw(st.integers(0, 3)) == 0:  # an identity layer inside the segment
+            n = widths[p]
+            layers.append({"input": src, "weight": [[int(r == c) for c in range(n)]
+                                                    for r in range(n)],
+                           "source": fixed(), "gamma": [1] * n, "beta": [0] * n,
+                           "activation": "identity"})
+            src = len(layers)
+        out = widths[i]
+        layer = {"input": src, "weight": copy.deepcopy(tl["weight"]), "source": fixed(),
+                 "gamma": [1] * out, "beta": list(tl["bias"]), "activation": tl["activation"]}
+        if "skip" in tl:
+            q = tl["skip"]["from"]
+            layer["residual"] = dict(copy.deepcopy(tl["skip"]), **{"from": 0 if q == 0
+                                                                   else cps[q - 1]})
+        layers.append(layer)
+        cps.append(len(layers))
+    doc = document([draw(st.sampled_from([-1, 0])) for _ in range(d0)], [1] * d0, target,
+                   layers, cps, version=3)
+    edit = draw(st.integers(0, 7))
+    j = draw(st.integers(1, len(layers)))
+    L = doc["network"]["layers"][j - 1]
+    if edit == 1:
+        L["input"] = draw(st.integers(0, j - 1))
+    elif edit == 2 and "residual" in L:
+        L["residual"]["from"] = draw(st.integers(0, j - 1))
+    elif edit == 3 and "residual" in L:
+        del L["residual"]
+    elif edit == 4 and "residual" not in L:
+        frm = draw(st.integers(0, j - 1))
+        L["residual"] = {"from": frm, "kind": "selection", "weight": {
+            "selection": [draw(st.one_of(st.none(), st.just(0))) for _ in L["gamma"]],
+            "columns": len(layers[frm - 1]["gamma"]) if frm else d0}}
+    elif edit == 5 and "residual" in L and L["residual"]["kind"] == "selection":
+        picks = L["residual"]["weight"]["selection"]
+        r = draw(st.integers(0, len(picks) - 1))
+        picks[r] = None if picks[r] is not None else 0
+    elif edit == 6:
+        L["weight"][0][0] += 1
+    elif edit == 7 and "skip" in doc["target"]["layers"][0]:
+        doc["target"]["layers"][0]["skip"]["from"] = 0
+    return doc
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(residual_documents())
+def test_both_arithmetics_agree_on_residual_documents(doc):
+    """Same verdict, rule and message from both arithmetics, never an exception; an accepted
+    document computes its target exactly at the corners and random points of its box (the
+    evaluator above, written from the document alone)."""
+    v = both(doc)
+    assert v.rule != "internal", v
+    if v.ok:
+        assert_claim(doc, 3)
