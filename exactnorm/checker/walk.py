@@ -303,14 +303,13 @@ def _sum(ar: Any, A: Any, S: Any, budget: Budget, j: int) -> Any:
     return ar.add(A, S)
 
 
-def _hull(ar: Any, fam_lo: list[list[int]], fam_hi: list[list[int]], Q: int, budget: Budget,
-          j: int) -> Any:
-    """The hull of a family of patch boxes: per patch coordinate the least lower and the
-    greatest upper bound over every position (one box containing each position's), counted
-    first."""
+def _hull(ar: Any, fam_lo: list[list[int]], fam_hi: list[list[int]], Q: int, bits: int,
+          budget: Budget, j: int) -> Any:
+    """The hull of a family of patch boxes (numerators of at most ``bits`` bits): per patch
+    coordinate the least lower and the greatest upper bound over every position (one box
+    containing each position's), counted first."""
     positions = len(fam_lo[0]) if fam_lo else 1
-    budget.size(2 * len(fam_lo), 1, j, max((abs(x).bit_length() for row in fam_lo + fam_hi
-                                             for x in row), default=0), what="the hull")
+    budget.size(2 * len(fam_lo), 1, j, bits, what="the hull")
     budget.work(2 * len(fam_lo) * positions * STEP, j)
     return ar.box([[min(row)] for row in fam_lo], [[max(row)] for row in fam_hi], Q)
 
@@ -360,7 +359,7 @@ def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i
         gamma, beta = layer["gamma"], layer["beta"]
         if j < end and layer["act"] == "relu":
             if layer.get("hull") and hull is None:
-                hull = _hull(ar, fam_lo, fam_hi, box[2], budget, j)
+                hull = _hull(ar, fam_lo, fam_hi, box[2], fbits, budget, j)
             gamma, beta = _stability(ar, B, gamma, beta, hull if layer.get("hull") else family,
                                      fbits, qbits, budget, j, seg, bool(layer.get("hull")))
         if j == end:
