@@ -111,8 +111,10 @@ class Arithmetic(Protocol[MapT, MatT, IntT, FamT]):
         An explicit matrix is returned as written (``M = V.rows``, ``den = V.den``, not
         reduced); a draw is regenerated (docs/generator.md) and put over one denominator by
         :func:`.numbers.over_one_denominator` (``den = 1`` for an integer distribution). The same
-        integers in every arithmetic; the same error (a regeneration above ``MAX_MAP_ENTRIES``
-        entries) where one is raised."""
+        integers in every arithmetic, and the same exception and message where one is raised:
+        a draw above ``MAX_MAP_ENTRIES`` entries (:class:`.regenerate.RecordError`, before
+        anything is allocated), a rational draw over too many denominators
+        (:class:`.numbers.CertificateError`, rule ``limit``)."""
         ...
 
     def nrows(self, node: MapT) -> int:
