@@ -1,7 +1,9 @@
 """The checker's second arithmetic: the interface of :mod:`exactnorm.checker.arithmetic` with
 python-flint ``fmpz_mat`` (the default of ``exactnorm check``; ``--pure`` uses the reference).
 
-Contract. Every operation returns the same exact numbers as
+Contract. :class:`FlintArithmetic` satisfies the typed protocol
+:class:`exactnorm.checker.protocol.Arithmetic` (checked by mypy: ``_DECLARED``), whose
+docstrings state each operation's exact contract. Every operation returns the same exact numbers as
 :class:`exactnorm.checker.arithmetic.PureArithmetic` (up to the common denominator it is written
 over), so the one walk of :mod:`exactnorm.checker.walk` reaches the same verdict and message with
 either; tests/test_checker_kernel.py compares every operation with the reference and a plain
@@ -24,7 +26,7 @@ the constant enter once per row, never once per position.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from flint import fmpz, fmpz_mat
 
@@ -41,6 +43,9 @@ from exactnorm.checker.vocabulary import (
 )
 from exactnorm.checker.walk import check_with
 from exactnorm.checker_flint_linear import FlintLinear
+
+if TYPE_CHECKING:
+    from exactnorm.checker.protocol import Arithmetic
 
 __all__ = ["FlintArithmetic", "Verdict", "check_certificate", "check_certificate_text",
            "check_file"]
@@ -427,6 +432,11 @@ class FlintArithmetic:
         VB, _ = self.weight(B)
         scaled = _matrix_of([[int(x) * c for x, c in zip(row, v)] for row in VB.tolist()])
         return _product(scaled, VA).is_zero()
+
+
+if TYPE_CHECKING:
+    #: mypy checks that this arithmetic satisfies the protocol, with its own types
+    _DECLARED: Arithmetic[FMap, fmpz_mat, fmpz, _Family] = FlintArithmetic()
 
 
 def check_certificate(doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,

@@ -1,55 +1,33 @@
 """The checker's arithmetic interface and its standard-library implementation (the reference).
 
-The one walk (:mod:`.walk`) never touches numbers itself: it asks an *arithmetic* for the handful
-of exact operations below, the way SymPy's DomainMatrix puts DDM, SDM and DFM behind one
-interface. :class:`PureArithmetic` (this module, integers and lists only) is the reference;
-:class:`exactnorm.checker_flint.FlintArithmetic` implements the same operations with
-python-flint matrices. Both must return the same numbers, so the walk reaches the same verdict
-and message with either (tests/test_checker_kernel.py checks every operation of both against a
-plain Fraction computation).
+The one walk (:mod:`.walk`) never touches numbers itself: it asks an *arithmetic* for a handful
+of exact operations (:class:`.protocol.Arithmetic`), the way SymPy's DomainMatrix puts DDM, SDM
+and DFM behind one interface. :class:`PureArithmetic` (this module, integers and lists only) is
+the reference; :class:`exactnorm.checker_flint.FlintArithmetic` implements the same operations
+with python-flint matrices. Both must return the same numbers, so the walk reaches the same
+verdict and message with either (tests/test_checker_kernel.py checks every operation of both
+against a plain Fraction computation).
 
-A *map* is an exact affine map ``node = (A·a[cols] + c)/den`` of the segment input ``a`` (for a
-convolution segment, of the patch coordinates of ``a``), with integer ``A`` and ``c``, one
-denominator ``den > 0``, and only the columns it depends on (its *support*). ``None`` stands for
-the segment input itself, which is never written as an identity matrix. A *box family* is a
-``d × P`` table of lower and upper bounds over one denominator ``Q > 0``: column ``p`` is the box
-of position ``p`` (a dense segment has one position; a convolution segment one per output
-pixel). Operations:
-
-* ``weight(V)`` — a frozen matrix (explicit :class:`~.numbers.IntMatrix` or lazy
-  :class:`~.reading.Draw`) as (integer matrix, denominator); a draw is regenerated here;
-* ``compose(M, den, node, width)`` — ``(M/den)·node``;
-* ``compose_picks(picks, node)`` — ``P·node`` for a 0/1 skip (rows copied, never multiplied);
-* ``affine(gamma, node, beta)`` — ``diag(γ)·node + β``;
-* ``ranges(node, box)`` — per row the exact minimum over the family of the row's minimum, and the
-  maximum of its maximum, as numerators over one positive denominator, with the positions;
-* ``compose_scaled(M, den, node, gamma, beta, width)`` — ``(M/den)·(diag(γ)·node + β)``, with γ
-  applied to the columns of ``M`` (the walk keeps a layer's output unscaled until it is read);
-* ``reduced(node)`` — the same map over its smallest denominator, on no column if it is zero;
-* ``add(m1, m2)`` — the sum on the union of the supports;
-* ``support(node)`` — the columns a map depends on (the walk bounds sizes with it *before*
-  asking for a product or a sum: rule ``limit`` is the walk's, identical for both);
-* ``height(node)`` — the bit lengths of the largest absolute numerator and of the denominator of the
-  map written over its *least* common denominator: a property of its values, so both
-  arithmetics return the same numbers, from which the walk computes the work budget;
-* ``plain(node)`` — ``(cols, rows, consts, den)`` in Python integers over the least common
-  denominator, for the checkpoint rule;
-* ``vanishes(A, B, v)`` — whether ``V_A·v = 0`` (``B`` None) or ``V_B·diag(v)·V_A = 0`` for two
-  regenerated draws (a redraw's proof of singularity).
-
-Every map an operation returns is over its least common denominator (reduced), so ``ranges``
-and ``plain`` give the same numerators in both arithmetics, not only the same values.
+The operations and their exact contracts (maps, reduction, support, the ground domain) are
+declared once, as the typed protocol :class:`.protocol.Arithmetic`; :class:`PureArithmetic`
+satisfies it (checked by mypy below: ``_DECLARED``). A map here is the tuple
+``(cols, rows, consts, den)``, ``node = (rows·a[cols] + consts)/den``, always over its least
+common denominator; a box family is :class:`BoxFamily`.
 """
 
 from __future__ import annotations
 
 import math
 from operator import mul
-from typing import Any
+from typing import TYPE_CHECKING
 
+from .modular import PureLinear
 from .numbers import IntMatrix, IntVector, over_one_denominator
 from .provenance import Draw
 from .reading import Picks
+
+if TYPE_CHECKING:
+    from .protocol import Arithmetic
 
 __all__ = ["PureArithmetic", "PureMap", "BoxFamily", "row_interval"]
 
@@ -93,6 +71,8 @@ class PureArithmetic:
     """The reference arithmetic: Python integers, lists of rows."""
 
     name = "pure"
+    #: the impossibility rules' modular determinant and integer product (§9)
+    linear = PureLinear()
 
     def weight(self, V: IntMatrix | Draw) -> tuple[list[list[int]], int]:
         if isinstance(V, IntMatrix):
@@ -266,5 +246,10 @@ class PureArithmetic:
     def plain(self, node: PureMap) -> tuple[list[int], list[list[int]], list[int], int]:
         return node
 
-    def box(self, lo: list[list[int]], hi: list[list[int]], Q: int) -> Any:
+    def box(self, lo: list[list[int]], hi: list[list[int]], Q: int) -> BoxFamily:
         return BoxFamily(lo, hi, Q)
+
+
+if TYPE_CHECKING:
+    #: mypy checks that the reference satisfies the protocol, with its own types
+    _DECLARED: Arithmetic[PureMap, list[list[int]], int, BoxFamily] = PureArithmetic()

@@ -24,6 +24,7 @@ from .numbers import (
     parse_certificate_text,
     show,
 )
+from .protocol import AnyArithmetic
 from .walk import check_with
 
 __all__ = ["read_file_bytes", "check_file_with", "check_text_with", "print_or_broken_pipe",
@@ -151,7 +152,7 @@ def read_file_bytes(path: str | os.PathLike[str],
 
 
 
-def check_text_with(ar: Any, text: str | bytes | bytearray, *,
+def check_text_with(ar: AnyArithmetic, text: str | bytes | bytearray, *,
                     max_digits: int = limits.DEFAULT_MAX_DIGITS,
                     max_work: int | None = limits.DEFAULT_MAX_WORK) -> Verdict:
     """Parse strictly, then check with arithmetic ``ar``; never raises for bad content."""
@@ -162,7 +163,7 @@ def check_text_with(ar: Any, text: str | bytes | bytearray, *,
     return check_with(ar, doc, max_digits=max_digits, max_work=max_work)
 
 
-def check_file_with(ar: Any, path: str, *, max_digits: int = limits.DEFAULT_MAX_DIGITS,
+def check_file_with(ar: AnyArithmetic, path: str, *, max_digits: int = limits.DEFAULT_MAX_DIGITS,
                     max_bytes: int = limits.DEFAULT_MAX_BYTES,
                     progress: Callable[[int, int], None] | None = None,
                     max_work: int | None = limits.DEFAULT_MAX_WORK) -> Verdict:

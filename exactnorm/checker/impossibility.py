@@ -59,6 +59,7 @@ from typing import Any
 from .impossibility_reading import Budget, Document, read_document
 from .modular import PureLinear, is_prime
 from .numbers import CertificateError, IntMatrix, IntVector, Verdict, matrix, show, vector
+from .protocol import Linear
 from .vocabulary import (
     DEFAULT_MAX_DIGITS,
     IMPOSSIBILITY_MAX_WORK,
@@ -509,7 +510,7 @@ def _run(ops: Any, doc: object, max_digits: int, max_work: int) -> tuple[str, di
     return message, facts
 
 
-def check_impossibility(ops: Any, doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
+def check_impossibility(ops: Linear | None, doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
                         progress: Callable[[int, int], None] | None = None,
                         max_work: int | None = None) -> Verdict:
     """Check an ``exactnorm.impossibility`` document with the operations ``ops`` (``None``: the
