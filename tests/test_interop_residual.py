@@ -1,0 +1,279 @@
+"""Reading residual networks: ONNX graphs as PyTorch's exporters write an eval-mode ResNet, and
+state dicts with a declared ``block`` architecture.
+
+The reader's target is compared with onnxruntime (an independent implementation of the graph) in
+float on the digits data and on random points, and its topology with the model's definition: the
+node each layer reads, the kind and source of each skip. Every refusal names the node.
+"""
+
+from __future__ import annotations
+
+import copy
+import sys
+from fractions import Fraction
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from exactnorm.errors import InputError, ShapeError
+from exactnorm.model.interop import target_from_onnx, target_from_state_dict
+
+onnx = pytest.importorskip("onnx")
+pytest.importorskip("onnxruntime")
+from onnx import helper, numpy_helper  # noqa: E402
+
+from tests._resnet_onnx import reference_forward, small_resnet_onnx  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+BENCH = ROOT / "benchmarks"
+RESNETS = ["resnet8_digits.onnx", "resnet8_digits_bn.onnx", "resnet8_digits_16_32_64.onnx"]
+
+
+def _topology(t):
+    return [(w.input, None if w.skip is None else (w.skip.source, w.skip.kind))
+            for w in t.wiring]
+
+
+@pytest.fixture(scope="module")
+def digits():
+    sys.path.insert(0, str(BENCH))
+    try:
+        from mlp_models import digits_images
+    finally:
+        sys.path.remove(str(BENCH))
+    X, y = digits_images(28)
+    return X[::6].astype(np.float32), y[::6]  # 300 digits
+
+
+@pytest.mark.parametrize("name", RESNETS)
+def test_the_shipped_resnets_read_as_the_exporter_wrote_them(name, digits):
+    """Stem, block 1 (identity shortcut), blocks 2 and 3 (projection: its own 1×1 stride-2 layer
+    with identity activation reading the block input, the block's output adding it), global
+    pooling, classifier; the float evaluation equals onnxruntime's on the digits and predicts
+    the same digits."""
+    t = target_from_onnx(BENCH / name, 0, 1)
+    assert [layer.kind for layer in t.layers] == ["conv"] * 9 + ["globalavgpool", "dense"]
+    assert _topology(t) == [(0, None), (1, None), (2, (1, "identity")), (3, None), (3, None),
+                            (4, (5, "identity")), (6, None), (6, None), (7, (8, "identity")),
+                            (9, None), (10, None)]
+    projections = [t.layers[4], t.layers[7]]
+    assert all(p.activation == "identity" and p.geometry.kernel_shape == (1, 1)
+               and p.geometry.stride == (2, 2) for p in projections)
+    assert [t.layers[i].activation for i in (2, 5, 8)] == ["relu"] * 3
+    X, y = digits
+    theirs = reference_forward(onnx.load(BENCH / name), X)
+    mine = t.evaluate_float(X.astype(np.float64))
+    assert np.allclose(mine, theirs, rtol=1e-4, atol=1e-4)
+    assert np.array_equal(mine.argmax(1), theirs.argmax(1))
+    assert (mine.argmax(1) == y).mean() > 0.9
+
+
+def test_the_exact_target_is_its_float_evaluation():
+    """One rational point through the exact evaluation of the real ResNet-8 (every node an
+    exact rational): within float error of the float64 evaluation, so both read the same
+    function."""
+    t = target_from_onnx(BENCH / "resnet8_digits.onnx", 0, 1)
+    x = [Fraction((7 * k) % 11, 10) for k in range(784)]
+    exact = [float(v) for v in t.evaluate(x)]
+    assert np.allclose(exact, t.evaluate_float(np.array([[float(v) for v in x]]))[0],
+                       rtol=1e-9, atol=1e-9)
+
+
+@pytest.mark.parametrize("options", [
+    {}, {"shortcut_first": True}, {"bn": False, "dynamo": True}, {"shortcut": "optionA"},
+    {"shortcut": "optionA", "shortcut_first": True, "dynamo": True}])
+def test_small_resnets_equal_onnxruntime(options):
+    model = small_resnet_onnx(3, **options)
+    t = target_from_onnx(model, 0, 1)
+    X = np.random.default_rng(1).random((20, 36)).astype(np.float32)
+    assert np.allclose(t.evaluate_float(X.astype(np.float64)), reference_forward(model, X),
+                       rtol=1e-5, atol=1e-5)
+    exact = [float(v) for v in t.evaluate([Fraction(float(v)) for v in X[0]])]
+    assert np.allclose(exact, reference_forward(model, X[:1])[0], rtol=1e-5, atol=1e-5)
+    if options.get("shortcut") == "optionA":
+        skip = t.wiring[-3].skip
+        assert skip is not None and skip.kind == "selection" and skip.source == 3
+        # every second pixel of each of the 2 input channels, then a zero channel
+        assert skip.weight.picks[:9] == tuple(y * 6 + x for y in (0, 2, 4) for x in (0, 2, 4))
+        assert skip.weight.picks[18:] == (None,) * 9
+    else:
+        assert _topology(t)[4:6] == [(3, None), (4, (5, "identity"))]
+
+
+def test_the_order_of_the_branches_does_not_matter():
+    """The same graph with the shortcut's nodes listed before the main branch (another
+    topological order) reads as the same target, layer for layer."""
+    model = small_resnet_onnx(5)
+    nodes = list(model.graph.node)
+    short = [n for n in nodes if n.name.startswith("b2sc")]
+    first = next(i for i, n in enumerate(nodes) if n.name == "b2c1")
+    rest = [n for n in nodes if n not in short]
+    moved = copy.deepcopy(model)
+    del moved.graph.node[:]
+    moved.graph.node.extend(rest[:first] + short + rest[first:])
+    assert [n.name for n in moved.graph.node] != [n.name for n in nodes]
+    a, b = target_from_onnx(model, 0, 1), target_from_onnx(moved, 0, 1)
+    assert a == b and a.wiring == b.wiring and not a.is_chain
+
+
+def test_the_skip_matters():
+    """Removing a block's Add changes the function: the comparisons above can fail."""
+    model = small_resnet_onnx(3)
+    t = target_from_onnx(model, 0, 1)
+    cut = copy.deepcopy(model)
+    add = next(n for n in cut.graph.node if n.name == "b1_add")
+    add.op_type, add.input[:] = "Identity", [add.input[0]]
+    u = target_from_onnx(cut, 0, 1)
+    X = np.random.default_rng(2).random((5, 36))
+    assert u.wiring[2].skip is None
+    assert not np.allclose(t.evaluate_float(X), u.evaluate_float(X))
+
+
+def _edit(model, name, **changes):
+    out = copy.deepcopy(model)
+    node = next(n for n in out.graph.node if n.name == name)
+    for key, value in changes.items():
+        if key == "inputs":
+            node.input[:] = value
+        else:
+            setattr(node, key, value)
+    return out
+
+
+def _insert_after(model, name, op, **attrs):
+    """A node ``op`` on the output of node ``name``, read by what read that output."""
+    out = copy.deepcopy(model)
+    nodes = list(out.graph.node)
+    k = next(i for i, n in enumerate(nodes) if n.name == name)
+    src = nodes[k].output[0]
+    extra_inputs = attrs.pop("extra_inputs", [])
+    new = helper.make_node(op, [src, *extra_inputs], [f"{src}_{op}"], name=f"inserted_{op}",
+                           **attrs)
+    for n in nodes[k + 1:]:
+        n.input[:] = [f"{src}_{op}" if i == src else i for i in n.input]
+    del out.graph.node[:]
+    out.graph.node.extend(nodes[:k + 1] + [new] + nodes[k + 1:])
+    return out
+
+
+def test_unsupported_residual_graphs_are_refused_by_node():
+    model = small_resnet_onnx(3)
+    cases = [
+        # two activated branches: no linear layer takes the sum before its activation
+        (_edit(model, "b1_add", inputs=["b1_relu1_out", "stem_relu_out"]),
+         r"'b1_add' \(Add\) adds two branches neither"),
+        (_edit(model, "b1_add", op_type="Mul"), r"'b1_add' \(Mul\) reads 2 computed tensors of "
+                                                 r"two branches"),
+        (_edit(model, "b1_add", op_type="Sub"), r"'b1_add' \(Sub\) reads 2 computed"),
+        (_edit(model, "b1_add", op_type="Concat"), r"'b1_add' \(Concat\) is not supported"),
+    ]
+    # an element-wise map after the sum would scale the shortcut too
+    scale = numpy_helper.from_array(np.full((1, 1, 1), 2.0, dtype=np.float32), "two")
+    scaled = _insert_after(model, "b1_add", "Mul", extra_inputs=["two"])
+    scaled.graph.initializer.append(scale)
+    cases.append((scaled, r"'inserted_Mul' \(Mul\) follows the residual Add"))
+    # a second Add on the same layer: one skip per layer
+    twice = _insert_after(model, "b1_add", "Add", extra_inputs=["stem_relu_out"])
+    cases.append((twice, r"'inserted_Add' \(Add\) adds two branches neither"))
+    for bad, message in cases:
+        with pytest.raises(InputError, match=message):
+            target_from_onnx(bad, 0, 1)
+
+
+def test_a_fold_on_a_shared_tensor_is_refused():
+    """The block's conv output read by the Add and by a BatchNormalization on another path:
+    folding it would change what the Add reads."""
+    model = small_resnet_onnx(3, bn=False)
+    out = copy.deepcopy(model)
+    nodes = list(out.graph.node)
+    k = next(i for i, n in enumerate(nodes) if n.name == "b1c2")
+    conv_out = nodes[k].output[0]
+    add = next(n for n in nodes if n.name == "b1_add")
+    add.input[:] = [conv_out, "stem_relu_out"]
+    extra = helper.make_node("Relu", [conv_out], ["dangling"], name="second_reader")
+    del out.graph.node[:]
+    out.graph.node.extend(nodes[:k + 1] + [extra] + nodes[k + 1:])
+    with pytest.raises(InputError, match=r"'second_reader' \(Relu\).*also read by another"):
+        target_from_onnx(out, 0, 1)
+
+
+def test_a_shortcut_of_another_shape_is_refused():
+    model = small_resnet_onnx(3)
+    bad = _edit(model, "b2_add", inputs=["b2c2_bn_out", "b1_relu2_out"])
+    with pytest.raises(ShapeError, match=r"'b2_add' \(Add\) adds branches of 27 and 72 values"):
+        target_from_onnx(bad, 0, 1)
+
+
+def test_a_slice_read_by_a_layer_is_refused():
+    model = small_resnet_onnx(3, shortcut="optionA", shortcut_first=True)
+    bad = _edit(model, "b2c1", inputs=["b2_zero_channels_out", "b2c1.weight"])
+    with pytest.raises(InputError, match="read only as a residual Add's shortcut"):
+        target_from_onnx(bad, 0, 1)
+
+
+# ----------------------------------------------------------------------------- state dicts
+
+ARCH = ("conv(padding=1),bn,relu,block(8),block(16,stride=2,proj),block(32,stride=2,proj),"
+        "globalavgpool,flatten,linear")
+
+
+def _state_dict_of_onnx(path: Path) -> dict[str, np.ndarray]:
+    """The PyTorch state dict of the model exported as ``resnet8_digits_bn.onnx`` (TorchScript
+    keeps every module's parameters under its state-dict name), in module order."""
+    from exactnorm.model.onnx_common import constants
+
+    consts = {k: numpy_helper.to_array(v) for k, v in constants(onnx.load(path).graph).items()}
+    modules = ["stem.0", "stem.1"]
+    for layer, proj in (("layer1", False), ("layer2", True), ("layer3", True)):
+        modules += [f"{layer}.{m}" for m in ("conv1", "bn1", "conv2", "bn2")]
+        modules += [f"{layer}.shortcut.0", f"{layer}.shortcut.1"] if proj else []
+    return {f"{m}.{k}": consts[f"{m}.{k}"] for m in modules + ["fc"]
+            for k in ("weight", "bias", "running_mean", "running_var") if f"{m}.{k}" in consts}
+
+
+def test_a_state_dict_with_declared_blocks_reads_like_the_onnx_export(digits):
+    """The same trained ResNet-8 as a state dict with ``block`` tokens and as TorchScript's ONNX
+    file: the same topology and kinds, and the same predictions (the folds differ by the
+    BatchNorm ε only: PyTorch's 1e-5 in float64, ONNX's float32 attribute)."""
+    path = BENCH / "resnet8_digits_bn.onnx"
+    a = target_from_state_dict(_state_dict_of_onnx(path), 0, 1, architecture=ARCH,
+                               input_shape=(1, 28, 28))
+    b = target_from_onnx(path, 0, 1)
+    assert a.wiring == b.wiring
+    assert [(x.kind, x.activation, getattr(x, "geometry", None)) for x in a.layers] == \
+        [(x.kind, x.activation, getattr(x, "geometry", None)) for x in b.layers]
+    X, _ = digits
+    fa, fb = a.evaluate_float(X.astype(np.float64)), b.evaluate_float(X.astype(np.float64))
+    assert np.allclose(fa, fb, rtol=1e-6, atol=1e-6)
+    assert np.array_equal(fa.argmax(1), fb.argmax(1))
+
+
+def test_block_tokens_parse_and_refuse():
+    from exactnorm.model.interop.torch import parse_architecture
+
+    assert parse_architecture("block(16,stride=2,proj),block(8)") == [
+        ("block", {"channels": 16, "stride": 2, "proj": 1}), ("block", {"channels": 8})]
+    arrays = _state_dict_of_onnx(BENCH / "resnet8_digits_bn.onnx")
+    with pytest.raises(InputError, match="the architecture has 17 modules with parameters, "
+                                         "the state dict 19"):
+        target_from_state_dict(arrays, 0, 1, architecture=ARCH.replace("stride=2,proj),g",
+                                                                         "stride=2),g"),
+                               input_shape=(1, 28, 28))
+    with pytest.raises(ShapeError, match="has 8 output channels, the block declares 4"):
+        target_from_state_dict(arrays, 0, 1, architecture=ARCH.replace("block(8)", "block(4)"),
+                               input_shape=(1, 28, 28))
+
+
+def test_a_state_dict_with_an_identity_block_where_shapes_differ_is_refused():
+    arrays = _state_dict_of_onnx(BENCH / "resnet8_digits_bn.onnx")
+    # layer2's projection dropped: its block adds the 8×28×28 input to a 16×14×14 output
+    del arrays["layer2.shortcut.0.weight"]
+    for k in ("weight", "bias", "running_mean", "running_var"):
+        del arrays[f"layer2.shortcut.1.{k}"]
+    with pytest.raises(ShapeError, match=r"architecture entry 5 \(block\) adds branches of "
+                                         r"3136 and 6272 values"):
+        target_from_state_dict(arrays, 0, 1,
+                               architecture=ARCH.replace("block(16,stride=2,proj)",
+                                                         "block(16,stride=2)"),
+                               input_shape=(1, 28, 28))
