@@ -42,6 +42,13 @@ from exactnorm.outputs.stages import ProgressHook
 __all__ = ["torch_state_dict", "torch_module", "evaluate_state_dict", "torch_bytes"]
 
 
+def _chain_only(net: Any) -> None:
+    if net.residuals:
+        raise InputError("the PyTorch layout has no residual (a skip added before a "
+                         "checkpoint's activation); export a residual network as onnx or npz",
+                         parameter="format")
+
+
 def torch_state_dict(cert_doc: Any, *, mean: Any = 0, scale: Any = 1,
                      eps: float = DEFAULT_EPS,
                      progress: ProgressHook | None = None) -> dict[str, np.ndarray]:
@@ -61,6 +68,7 @@ def torch_state_dict(cert_doc: Any, *, mean: Any = 0, scale: Any = 1,
         into :func:`torch_module` (``strict=True``).
     """
     net, stats = float_layers(cert_doc, mean, scale, eps, progress=progress)
+    _chain_only(net)
     state: dict[str, np.ndarray] = {}
     for k, (layer, p) in enumerate(zip(net.layers, stats)):
         pre = f"blocks.{k}."
@@ -145,6 +153,7 @@ def torch_module(cert_doc: Any, *, mean: Any = 0, scale: Any = 1, eps: float = D
         raise InputError(f"dtype must be one of {tuple(FLOAT_DTYPES)}, got {dtype!r}",
                          parameter="dtype")
     net, _ = float_layers(cert_doc, mean, scale, eps)
+    _chain_only(net)
     nn = torch.nn
     dims = net.node_dims
 
