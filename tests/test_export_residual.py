@@ -206,3 +206,17 @@ def test_the_cli_certifies_exports_and_reports_a_residual_onnx(tmp_path, capsys)
     assert "## Residual blocks" in text and "adds the projection a_5" in text
     # the certificate is also a target file: its topology reads back
     assert json.loads(json.dumps(doc["target"]["layers"][2]["skip"]))["kind"] == "identity"
+
+
+@pytest.mark.xfail(strict=True, reason="the seed rule 'target' (the default) hashes the target "
+                   "as the checker's reader reads it; that reader learns a target layer's "
+                   "input and skip with the checker's residual rules (the checker branch): "
+                   "remove this mark when they are merged")
+def test_the_default_seed_certifies_a_residual_onnx(tmp_path):
+    import exactnorm
+
+    path = tmp_path / "resnet.onnx"
+    onnx.save(small_resnet_onnx(7, shortcut="proj", den=8), path)
+    c = exactnorm.certify(path, box="0:1")
+    for x in _points(36, 3, 9):
+        assert c.network.evaluate(x) == c.target.evaluate(x)

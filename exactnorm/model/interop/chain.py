@@ -1,4 +1,5 @@
-"""The chain of target layers while a model file is read: kind-free state shared by the ONNX walker
+"""The target layers while a model file is read (a chain, or a graph of residual blocks):
+kind-free state shared by the ONNX walker
 (:mod:`~exactnorm.model.interop.onnx`) and the state-dict reader
 (:mod:`~exactnorm.model.interop.torch`), and the context their per-kind handlers receive
 (:mod:`exactnorm.model.interop.kinds`).
@@ -21,7 +22,11 @@ output channel of a convolution: the same ``D``, ``c`` at every position); befor
 declares ``fold_before`` (a dense layer, whose inputs are its columns) it becomes ``(W diag(D),
 W c + b)``. A ``Relu`` sets the activation of the layer it directly follows. A flatten changes no
 value (a tensor is its C-order vector). Nothing else is accepted, so the chain's layers compute
-the model's function exactly.
+the model's function exactly. Graphs: each layer records the layer it reads (``reads``), and
+:meth:`Chain.residual` the skip an ``Add`` of two branches puts before its activation (module
+doc of :mod:`~exactnorm.model.interop.onnx`); :meth:`Chain.finish` orders the layers by a walk
+back from the output (what a layer reads before it, then its skip's source), so each reads
+earlier nodes only, and :meth:`Chain.wiring` numbers the nodes in that order.
 """
 
 from __future__ import annotations

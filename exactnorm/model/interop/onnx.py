@@ -1,11 +1,17 @@
-"""ONNX models in: one graph walker for every layer kind, MLPs and CNNs alike.
+"""ONNX models in: one graph walker for every layer kind, MLPs, CNNs and ResNets alike.
 
-The graph is walked once as a chain from its single data input to the logits (or to the output):
-each node is handled by the table :data:`HANDLERS` — the kind-free operators below, and every
-kind's own operators (:data:`exactnorm.model.interop.kinds.KIND_ONNX_OPS`: ``Gemm``/``MatMul``,
-``Conv``, ``AveragePool``, ``GlobalAveragePool``/``ReduceMean``) — which extend a
-:class:`~exactnorm.model.interop.chain.Chain`. The width limit, ``Cast``, the classifier head and
-the recorded interface of the source model (``provenance.source``) are the same for every kind.
+The graph is walked once in its (topological) node order from its single data input to the
+logits (or to the output): each node is handled by the table :data:`HANDLERS` — the kind-free
+operators below, and every kind's own operators (:data:`exactnorm.model.interop.kinds.
+KIND_ONNX_OPS`: ``Gemm``/``MatMul``, ``Conv``, ``AveragePool``, ``GlobalAveragePool``/
+``ReduceMean``) — which extend a :class:`~exactnorm.model.interop.chain.Chain`. Every computed
+tensor has a :class:`~exactnorm.model.interop.chain.State` (the layer that writes it, its shape,
+a pending fold, a selection); a node's handler runs on the state of the one tensor it reads, so
+a layer may read any earlier node. The ``Add`` of two computed tensors is a residual block's sum
+(:meth:`Chain.residual <exactnorm.model.interop.chain.Chain.residual>`): the branch that ends in
+an open linear layer takes the other branch as a skip before its activation. The width limit,
+``Cast``, the classifier head and the recorded interface of the source model
+(``provenance.source``) are the same for every kind.
 
 Correctness argument
 --------------------
@@ -20,7 +26,12 @@ channel after a convolution) or, on a flat value, into the next linear layer
 (:mod:`exactnorm.model.onnx_common`, :mod:`~exactnorm.model.interop.chain`). A final ``Softmax``,
 ``LogSoftmax`` or ``Sigmoid`` with only post-processing after it is a classifier head: the logits
 before it are certified and the head is recorded for the export. Any other operator is refused
-with its op type, node name and what would work instead.
+with its op type, node name and what would work instead. Residual graphs: the layer that takes
+an ``Add`` computes ``σ(A a_p + b + a_q)`` exactly when the ``Add``'s two operands are its own
+pre-activation (nothing folded after it yet, no other reader: a fold or a ``Relu`` on a tensor
+another node also reads is refused) and the node ``a_q`` (or a ``Slice``/zero ``Pad`` of it: each
+entry one entry of ``a_q`` or 0, a selection); after the sum only a ``Relu`` may follow (a fold
+would scale the shortcut too), so the target's function is the graph's.
 
 A caller may replace a handler (``hooks``): the given-network reader keeps a
 ``BatchNormalization`` as the tuned normalization of the layer before it instead of folding it
