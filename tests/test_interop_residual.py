@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import sys
+import warnings
 from fractions import Fraction
 from pathlib import Path
 
@@ -277,3 +278,109 @@ def test_a_state_dict_with_an_identity_block_where_shapes_differ_is_refused():
                                architecture=ARCH.replace("block(16,stride=2,proj)",
                                                          "block(16,stride=2)"),
                                input_shape=(1, 28, 28))
+
+
+def test_a_torch_resnet_reads_from_its_onnx_export_and_its_state_dict(tmp_path):
+    """benchmarks/train_resnet8.py's architecture (4/8/8 channels, BatchNorm statistics made
+    nontrivial), exported by TorchScript in eval mode, and its state dict with a declared
+    architecture: both targets agree with PyTorch itself on random images."""
+    torch = pytest.importorskip("torch")
+    sys.path.insert(0, str(BENCH))
+    try:
+        from train_resnet8 import build
+    finally:
+        sys.path.remove(str(BENCH))
+    torch.manual_seed(0)
+    model = build((4, 8, 8))
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, torch.nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.3, 0.3)
+                m.running_var.uniform_(0.5, 2.0)
+                m.weight.uniform_(0.5, 1.5)
+                m.bias.uniform_(-0.3, 0.3)
+    model.eval()
+    path = tmp_path / "resnet.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the TorchScript exporter is deprecated
+        torch.onnx.export(model, (torch.zeros(1, 1, 28, 28),), str(path),
+                          input_names=["image"], output_names=["logits"], dynamo=False,
+                          do_constant_folding=False, training=torch.onnx.TrainingMode.EVAL)
+    X = np.random.default_rng(3).random((6, 784)).astype(np.float32)
+    with torch.no_grad():
+        theirs = model(torch.from_numpy(X.reshape(-1, 1, 28, 28))).numpy()
+    arrays = {k: v.numpy() for k, v in model.state_dict().items()}
+    arch = ARCH.replace("block(8)", "block(4)").replace("16", "8").replace("32", "8")
+    for t in (target_from_onnx(path, 0, 1),
+              target_from_state_dict(arrays, 0, 1, architecture=arch,
+                                     input_shape=(1, 28, 28))):
+        assert _topology(t)[2] == (2, (1, "identity"))
+        assert np.allclose(t.evaluate_float(X.astype(np.float64)), theirs, rtol=1e-4,
+                           atol=1e-4)
+
+
+def test_pads_computed_from_constants_are_read():
+    """TorchScript computes an ``F.pad``'s pads from constants (``ConstantOfShape``,
+    ``Concat``, ``Reshape``, …): small integer computations are evaluated; the target equals
+    the one with the pads stored."""
+    model = small_resnet_onnx(3, shortcut="optionA")
+    computed = copy.deepcopy(model)
+    pads = next(t for t in computed.graph.initializer if t.name == "pads")
+    values = numpy_helper.to_array(pads)
+    computed.graph.initializer.remove(pads)
+    computed.graph.initializer.extend([
+        numpy_helper.from_array(np.array([5], dtype=np.int64), "five"),
+        numpy_helper.from_array(values[5:], "rest")])
+    nodes = list(computed.graph.node)
+    k = next(i for i, n in enumerate(nodes) if n.name == "b2_zero_channels")
+    nodes[k:k] = [helper.make_node("ConstantOfShape", ["five"], ["zeros"], name="zeros",
+                                   value=helper.make_tensor("v", onnx.TensorProto.INT64, [1],
+                                                            [0])),
+                  helper.make_node("Concat", ["zeros", "rest"], ["pads"], name="cat", axis=0)]
+    del computed.graph.node[:]
+    computed.graph.node.extend(nodes)
+    a, b = target_from_onnx(model, 0, 1), target_from_onnx(computed, 0, 1)
+    assert a == b and a.wiring == b.wiring
+    # a float computation from constants is not evaluated: it stays a refusal
+    floaty = copy.deepcopy(computed)
+    floaty.graph.initializer.append(numpy_helper.from_array(np.ones(1, np.float32), "f"))
+    cat = next(n for n in floaty.graph.node if n.name == "cat")
+    cat.op_type, cat.input[:] = "Cast", ["f"]
+    with pytest.raises(InputError, match="'cat' \\(Cast\\) reads 0 computed tensors"):
+        target_from_onnx(floaty, 0, 1)
+
+
+def test_an_option_a_torch_block_reads_from_the_torchscript_export(tmp_path):
+    """``F.pad(x[:, :, ::2, ::2], (0, 0, 0, 0, 2, 2))`` as TorchScript writes it (Slices, and
+    pads computed from constants): a selection skip, equal to PyTorch."""
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as F
+    from torch import nn
+
+    class OptionA(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stem = nn.Conv2d(1, 4, 3, 1, 1)
+            self.c1, self.b1 = nn.Conv2d(4, 8, 3, 2, 1), nn.BatchNorm2d(8)
+            self.c2, self.b2 = nn.Conv2d(8, 8, 3, 1, 1), nn.BatchNorm2d(8)
+            self.fc = nn.Linear(8, 3)
+
+        def forward(self, x):
+            x = torch.relu(self.stem(x))
+            h = torch.relu(self.b1(self.c1(x)))
+            h = torch.relu(self.b2(self.c2(h)) + F.pad(x[:, :, ::2, ::2], (0, 0, 0, 0, 2, 2)))
+            return self.fc(torch.flatten(F.adaptive_avg_pool2d(h, 1), 1))
+
+    torch.manual_seed(1)
+    model = OptionA().eval()
+    path = tmp_path / "a.onnx"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(model, (torch.zeros(1, 1, 8, 8),), str(path), input_names=["x"],
+                          output_names=["y"], dynamo=False)
+    t = target_from_onnx(path, 0, 1)
+    assert _topology(t)[2] == (2, (1, "selection"))
+    X = np.random.default_rng(0).random((5, 64)).astype(np.float32)
+    with torch.no_grad():
+        theirs = model(torch.from_numpy(X.reshape(-1, 1, 8, 8))).numpy()
+    assert np.allclose(t.evaluate_float(X.astype(np.float64)), theirs, rtol=1e-5, atol=1e-5)
