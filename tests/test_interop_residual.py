@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from exactnorm.errors import InputError, ShapeError
+from exactnorm.errors import InputError, LimitExceededError, ShapeError
 from exactnorm.model.interop import target_from_onnx, target_from_state_dict
 
 onnx = pytest.importorskip("onnx")
@@ -384,3 +384,74 @@ def test_an_option_a_torch_block_reads_from_the_torchscript_export(tmp_path):
     with torch.no_grad():
         theirs = model(torch.from_numpy(X.reshape(-1, 1, 8, 8))).numpy()
     assert np.allclose(t.evaluate_float(X.astype(np.float64)), theirs, rtol=1e-5, atol=1e-5)
+
+
+SMALL_ARCH = ("conv(padding=1),bn,relu,block(2),block(3,stride=2,proj),globalavgpool,flatten,"
+              "linear")
+
+
+def _small_state_dict(model) -> dict[str, np.ndarray]:
+    """The parameters of :func:`small_resnet_onnx` (BatchNorm form) in module order, under
+    state-dict names: the stem, the blocks' conv1, bn1, conv2, bn2 (and the projection), fc."""
+    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
+    return {k: v for k, v in inits.items() if k.endswith(("weight", "bias", "mean", "var"))}
+
+
+def test_a_state_dict_file_that_declares_its_architecture(tmp_path):
+    """An ``.npz`` state dict with ``architecture`` and ``input_shape`` members is read by the
+    one loader (CLI and API): the same topology as the ONNX file of the same weights, and the
+    same function up to the BatchNorm ε's rounding (float32 in ONNX)."""
+    model = small_resnet_onnx(4)
+    arrays = _small_state_dict(model)
+    path = tmp_path / "resnet_state.npz"
+    np.savez(path, **arrays, architecture=np.array([SMALL_ARCH]),
+             input_shape=np.array([1, 6, 6]))
+    from exactnorm import api
+
+    t = api.load_target(path, box="0:1")
+    u = target_from_onnx(model, 0, 1)
+    assert t.wiring == u.wiring and not t.is_chain
+    X = np.random.default_rng(4).random((8, 36))
+    assert np.allclose(t.evaluate_float(X), u.evaluate_float(X), rtol=1e-6, atol=1e-6)
+    with pytest.raises(InputError, match="declares its architecture; --activations"):
+        api.load_target(path, box="0:1", activations="relu")
+    np.savez(tmp_path / "half.npz", **arrays, architecture=np.array([SMALL_ARCH]))
+    with pytest.raises(InputError, match="needs both members 'architecture' and 'input_shape'"):
+        api.load_target(tmp_path / "half.npz", box="0:1")
+    big = dict(arrays, extra=np.zeros((2, 5000)))
+    np.savez(tmp_path / "big.npz", **big, architecture=np.array([SMALL_ARCH]),
+             input_shape=np.array([1, 6, 6]))
+    with pytest.raises(LimitExceededError, match="above the width limit"):
+        api.load_target(tmp_path / "big.npz", box="0:1")
+
+
+def test_the_cli_certifies_a_declared_state_dict(tmp_path):
+    from exactnorm.certificate import load_certificate, read_networks
+    from exactnorm.cli import main
+
+    path = tmp_path / "resnet_state.npz"
+    np.savez(path, **_small_state_dict(small_resnet_onnx(4, den=8)),
+             architecture=np.array([SMALL_ARCH]), input_shape=np.array([1, 6, 6]))
+    cert = tmp_path / "c.json.gz"
+    assert main(["certify", str(path), "--box", "0:1", "--seed", "0", "--no-check", "--out",
+                 str(cert)]) == 0
+    g, f = read_networks(load_certificate(cert))
+    assert not g.is_chain and f.residuals
+    for k in range(3):
+        x = [Fraction((k * 5 + 3 * i) % 9, 8) for i in range(36)]
+        assert f.evaluate(x) == g.evaluate(x)
+
+
+def test_a_pt_state_dict_that_declares_its_architecture(tmp_path):
+    torch = pytest.importorskip("torch")
+    model = small_resnet_onnx(4)
+    state = {k: torch.from_numpy(v) for k, v in _small_state_dict(model).items()}
+    state.update(architecture=SMALL_ARCH, input_shape=[1, 6, 6])
+    torch.save(state, tmp_path / "r.pt")
+    from exactnorm import api
+
+    t = api.load_target(tmp_path / "r.pt", box="0:1")
+    u = target_from_onnx(model, 0, 1)
+    assert t.wiring == u.wiring
+    X = np.random.default_rng(5).random((4, 36))
+    assert np.allclose(t.evaluate_float(X), u.evaluate_float(X), rtol=1e-6, atol=1e-6)
