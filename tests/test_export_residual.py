@@ -76,6 +76,24 @@ def test_the_frozen_resnet_equals_the_target_exactly(certified):
     assert f2.evaluate(x) == g.evaluate(x)
 
 
+def test_the_exact_cross_check_follows_the_graph(certified):
+    """exact_agreement compares every checkpoint with its target node; without the residuals
+    a block's checkpoint differs, and it says which."""
+    from exactnorm.certificate import exact_agreement
+    from exactnorm.errors import InvariantError
+
+    _, c, doc = certified
+    assert exact_agreement(doc, points=3) == 3
+    bad = copy.deepcopy(doc)
+    for layer in bad["network"]["layers"]:
+        layer.pop("residual", None)
+    with pytest.raises(InvariantError) as caught:
+        exact_agreement(bad, points=3)
+    cp, i = map(int, re.search(r"checkpoint (\d+) differs from target layer (\d+)",
+                               str(caught.value)).groups())
+    assert c.target.wire(i).skip is not None and c.network.checkpoints[i - 1] == cp
+
+
 def test_a_changed_residual_changes_the_function(certified):
     """Dropping the checkpoints' residuals (the construction without skips) breaks the
     equality: the comparison above can fail."""

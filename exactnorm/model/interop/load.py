@@ -4,8 +4,9 @@ JSON and ``W1, b1, …`` ``.npz`` files (:mod:`exactnorm.model.targets`), PyTorc
 state dicts in ``.npz`` or ``.pt``/``.pth`` (:mod:`~exactnorm.model.interop.torch`; ``.pt`` files
 are read with ``torch.load(weights_only=True)``, which only rebuilds tensors and plain
 containers) — or any state dict that declares its ``architecture`` (a string of tokens, ResNet
-``block`` tokens included) and ``input_shape`` (``C, H, W``) beside its parameters — and ONNX models of every kind (:mod:`~exactnorm.model.interop.onnx`, the one walker).
-A pickled scikit-learn model is **not** loaded from a file: unpickling runs arbitrary code.
+``block`` tokens included) and ``input_shape`` (``C, H, W``) beside its parameters — and ONNX
+models of every kind (:mod:`~exactnorm.model.interop.onnx`, the one walker). A pickled
+scikit-learn model is **not** loaded from a file: unpickling runs arbitrary code.
 
 Box precedence: a file that carries its own box (``lower``/``upper`` arrays, a JSON ``domain``)
 together with an explicit ``box=`` (``--box``) is refused rather than one of them being ignored.
