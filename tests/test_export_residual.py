@@ -22,9 +22,9 @@ import pytest
 
 from exactnorm import api
 from exactnorm.certificate import certificate_document, read_networks
-from exactnorm.errors import InputError
 from exactnorm.outputs.export import (
     evaluate_npz_export,
+    evaluate_state_dict,
     load_exported_json,
     onnx_model,
     torch_state_dict,
@@ -158,8 +158,13 @@ def test_verify_npz_and_json_exports(certified, tmp_path):
     back = load_exported_json(tmp_path / "r.json")
     assert back.residuals == c.network.residuals
     assert all(back.evaluate(x) == c.target.evaluate(x) for x in xs[:2])
-    with pytest.raises(InputError, match="PyTorch layout has no residual"):
-        torch_state_dict(doc)  # the layout, without torch
+    # the PyTorch layout's state dict and its numpy forward pass (no torch needed)
+    state = torch_state_dict(doc)
+    assert sum(k.endswith("residual_index") for k in state) == len(c.network.residuals)
+    kinds = [layer.kind for layer in c.network.layers]
+    acts = [layer.activation for layer in c.network.layers]
+    assert np.allclose(evaluate_state_dict(state, acts, X, kinds=kinds), exact, rtol=1e-9,
+                       atol=1e-9)
 
 
 def test_the_export_reproduces_the_source_predictions_on_digits(tmp_path):
@@ -238,3 +243,16 @@ def test_the_default_seed_certifies_a_residual_onnx(tmp_path):
     c = exactnorm.certify(path, box="0:1")
     for x in _points(36, 3, 9):
         assert c.network.evaluate(x) == c.target.evaluate(x)
+
+
+def test_the_torch_module_is_the_frozen_resnet(certified):
+    torch = pytest.importorskip("torch")
+    from exactnorm.outputs.export import torch_module
+
+    _, c, doc = certified
+    module = torch_module(doc, dtype="float64")
+    xs = _points(36, 5, 10)
+    X = torch.tensor([[float(v) for v in x] for x in xs], dtype=torch.float64)
+    exact = np.array([[float(v) for v in c.target.evaluate(x)] for x in xs])
+    with torch.no_grad():
+        assert np.allclose(module(X).numpy(), exact, rtol=1e-9, atol=1e-9)
