@@ -206,6 +206,16 @@ def test_a_shortcut_of_another_shape_is_refused():
         target_from_onnx(bad, 0, 1)
 
 
+def test_a_huge_padding_is_refused_before_it_is_built():
+    model = small_resnet_onnx(3, shortcut="optionA")
+    pads = next(t for t in model.graph.initializer if t.name == "pads")
+    pads.CopyFrom(numpy_helper.from_array(np.array([0, 0, 0, 0, 0, 10**9, 0, 0], np.int64),
+                                          "pads"))
+    with pytest.raises(LimitExceededError, match="'b2_zero_channels' \\(Pad\\) pads has "
+                                                 "shape"):
+        target_from_onnx(model, 0, 1)
+
+
 def test_a_slice_read_by_a_layer_is_refused():
     model = small_resnet_onnx(3, shortcut="optionA", shortcut_first=True)
     bad = _edit(model, "b2c1", inputs=["b2_zero_channels_out", "b2c1.weight"])

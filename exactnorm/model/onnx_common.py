@@ -136,7 +136,7 @@ def attributes(node: Any) -> dict[str, Any]:
 #: operators on integer tensors that a constant subgraph may use (the pads TorchScript computes
 #: for ``F.pad``); evaluated when every input is a stored integer constant
 INTEGER_CONSTANT_OPS = ("ConstantOfShape", "Concat", "Reshape", "Slice", "Transpose", "Cast",
-                        "Unsqueeze", "Squeeze", "Gather")
+                        "Unsqueeze", "Squeeze")
 #: at most this many entries in an integer constant computed from constants (shapes, pads)
 MAX_INTEGER_CONSTANT = 4096
 

@@ -152,6 +152,7 @@ def _pad(chain: Chain, node: Any, attrs: dict[str, Any], consts: Constants) -> N
             any(v < 0 for v in pads) or (len(node.input) > 3 and node.input[3]):
         raise InputError(f"{node_label(node)}: only a constant padding with zeros by stored, "
                          f"nonnegative pads of every axis is a selection")
+    chain.width_limit(pads, f"{node_label(node)} pads")  # before any array of that size
 
     def pad(a: np.ndarray) -> np.ndarray:
         assert pads is not None
