@@ -206,6 +206,14 @@ def test_a_shortcut_of_another_shape_is_refused():
         target_from_onnx(bad, 0, 1)
 
 
+def test_a_given_network_is_a_chain():
+    from exactnorm.model.given import given_from_onnx
+
+    with pytest.raises(InputError, match=r"'b1_add' \(Add\) adds two branches \(a residual "
+                                         r"block\); a network read with replaced handlers"):
+        given_from_onnx(small_resnet_onnx(3))
+
+
 def test_a_huge_padding_is_refused_before_it_is_built():
     model = small_resnet_onnx(3, shortcut="optionA")
     pads = next(t for t in model.graph.initializer if t.name == "pads")

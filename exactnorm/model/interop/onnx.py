@@ -257,7 +257,11 @@ def read_onnx(model: Any, max_width: int = DEFAULT_MAX_WIDTH, *,
         if unknown:
             raise InputError(f"{node_label(node)} reads {unknown[0]!r}, which no node before it "
                              f"writes (the graph must be in topological order)")
-        if len(data) == 2 and node.op_type == "Add" and not domain and not hooks:
+        if len(data) == 2 and node.op_type == "Add" and not domain:
+            if hooks:
+                raise InputError(f"{node_label(node)} adds two branches (a residual block); a "
+                                 f"network read with replaced handlers (a given network) is "
+                                 f"a chain")
             chain.residual(states[data[0]], states[data[1]],
                            (uses[data[0]] == 1, uses[data[1]] == 1), node_label(node))
         elif len(data) != 1:
