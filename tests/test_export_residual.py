@@ -256,3 +256,38 @@ def test_the_torch_module_is_the_frozen_resnet(certified):
     exact = np.array([[float(v) for v in c.target.evaluate(x)] for x in xs])
     with torch.no_grad():
         assert np.allclose(module(X).numpy(), exact, rtol=1e-9, atol=1e-9)
+
+
+def test_a_dense_residual_document_reads_back_with_its_topology():
+    """A residual target of dense layers (no ``kind`` field anywhere): its document is read by
+    the reader that knows topology, so the target, the frozen residuals and the exports are
+    the construction's."""
+    from flint import fmpq, fmpq_mat
+
+    from exactnorm.constructions.plan import construct
+    from exactnorm.model.kinds import TargetLayer
+    from exactnorm.model.kinds.base import Skip
+    from exactnorm.model.network import TargetNetwork, Wiring
+    from exactnorm.model.routes import Route
+
+    rng = random.Random(0)
+
+    def layer(rows: int, act: str) -> TargetLayer:
+        return TargetLayer(fmpq_mat([[fmpq(rng.randint(-8, 8), 4) for _ in range(3)]
+                                     for _ in range(rows)]),
+                           tuple(fmpq(rng.randint(-8, 8), 4) for _ in range(rows)), act)
+
+    g = TargetNetwork((layer(3, "relu"), layer(3, "relu"), layer(2, "identity")),
+                      (fmpq(0),) * 3, (fmpq(1),) * 3,
+                      wiring=(Wiring(0), Wiring(1, Skip(0, Route.identity(3), "identity")),
+                              Wiring(2)))
+    c = construct(g, seed=0)
+    doc = certificate_document(c)
+    assert not any("kind" in L for L in doc["target"]["layers"])
+    g2, f2 = read_networks(doc)
+    assert g2 == g and g2.wiring == g.wiring and f2.residuals == c.network.residuals
+    xs = [[fmpq(a, 4), fmpq(b, 4), fmpq(1, 3)] for a, b in ((0, 4), (1, 2), (3, 3))]
+    assert all(f2.evaluate(x) == g.evaluate(x) for x in xs)
+    X = np.array([[float(v) for v in x] for x in xs])
+    exact = np.array([[float(v) for v in g.evaluate(x)] for x in xs])
+    assert np.allclose(_run(onnx_model(doc, dtype="float64"), X), exact, rtol=1e-9, atol=1e-9)

@@ -260,15 +260,19 @@ def exact_agreement(doc: dict[str, Any], *, points: int = 4, seed: int = 0) -> i
 
 
 def needs_kind_reader(doc: Any) -> bool:
-    """Whether a certificate or target document has a layer with a ``kind`` field (a layer the
-    dense-only readers — :func:`~exactnorm.certificate.read.network_from_dict`, the float reader,
-    the JSON export — do not read); such documents are read by :func:`read_networks`."""
+    """Whether a certificate or target document has a layer with a ``kind`` field, or a
+    residual network's topology (a target layer's ``input`` or ``skip``, a checkpoint's
+    ``residual``) — what the dense-only readers (:func:`~exactnorm.certificate.read.
+    network_from_dict`, the float reader, the JSON export) do not read; such documents are read
+    by :func:`read_networks`."""
     if not isinstance(doc, dict):
         return False
     sections = [doc.get("target", {}), doc.get("network", {})]
+    # a frozen layer's "input" is always written; a target layer's only off a chain
+    fields = (("kind", "input", "skip"), ("kind", "residual"))
     return any(isinstance(s, dict) and isinstance(s.get("layers"), list)
-               and any(isinstance(L, dict) and "kind" in L for L in s["layers"])
-               for s in sections)
+               and any(isinstance(L, dict) and any(f in L for f in names) for L in s["layers"])
+               for s, names in zip(sections, fields))
 
 
 def read_target(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGITS) -> TargetNetwork:
