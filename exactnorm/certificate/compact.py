@@ -20,13 +20,19 @@ from typing import Any
 from flint import fmpq_mat, fmpz, fmpz_mat
 
 from exactnorm.checker.vocabulary import MAX_MAP_ENTRIES
-from exactnorm.errors import InputError, InvalidCertificateError, LimitExceededError
+from exactnorm.errors import (
+    ExactnormError,
+    InputError,
+    InvalidCertificateError,
+    LimitExceededError,
+)
 from exactnorm.exact.linalg import clear_denominators, to_fmpq_mat
 from exactnorm.exact.rationals import JSON_INT_LIMIT, format_number, unlimited_int_digits
+from exactnorm.model.kinds.base import Skip
 from exactnorm.model.routes import Route
 
 __all__ = ["DEFAULT_MAX_ENTRIES", "json_integers", "plain_matrix", "numbers_json", "weight_json",
-           "compact_skip", "expand_skip", "is_draw_record", "frozen_matrix_json",
+           "compact_skip", "expand_skip", "route_of", "is_draw_record", "frozen_matrix_json",
            "compact_numbers", "compact_integer", "decode_compact"]
 
 #: largest frozen matrix regenerated from one record (entries; the 784-128-10 trade-off's
@@ -138,6 +144,38 @@ def _compact_skip(M: Any, kind: str) -> dict[str, Any] | None:
     else:
         return None
     return out
+
+
+def route_of(entry: Any, what: str) -> Skip:
+    """A skip written as a route (``{"from": s, "kind": "identity" | "selection", "weight":
+    {"identity": n} | {"selection": [...], "columns": d}}`` or its 0/1 rows: a target layer's
+    ``skip``, a checkpoint's ``residual``) as a :class:`~exactnorm.model.kinds.base.Skip` over a
+    :class:`~exactnorm.model.routes.Route`, without writing out a matrix; a malformed one is
+    refused (the checker decides validity; this only parses).
+
+    >>> route_of({"from": 1, "kind": "selection", "weight": {"selection": [2, None],
+    ...                                                       "columns": 3}}, "skip").weight
+    Route(picks=(2, None), columns=3)
+    """
+    try:
+        w = entry["weight"]
+        if isinstance(w, list) and w and all(isinstance(r, list) and r for r in w):
+            route = Route.from_matrix(w)  # written out (a decoded document): 0/1 rows
+        elif set(w) == {"identity"} and type(w["identity"]) is int and w["identity"] > 0:
+            route = Route.identity(w["identity"])
+        elif set(w) == {"selection", "columns"} and isinstance(w["selection"], list):
+            route = Route(tuple(w["selection"]), w["columns"])
+        else:
+            raise InvalidCertificateError(f"{what}: a skip weight is {{\"identity\": n}} or "
+                                          f"{{\"selection\": [...], \"columns\": d}}")
+        source = entry["from"]
+        if type(source) is not int or source < 0:
+            raise InvalidCertificateError(f"{what}: 'from' is not a node")
+        return Skip(source, route, str(entry["kind"]))
+    except ExactnormError:
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise InvalidCertificateError(f"{what}: malformed skip {exc!r}"[:300]) from None
 
 
 def expand_skip(weight: Any, max_entries: int = DEFAULT_MAX_ENTRIES) -> Any:

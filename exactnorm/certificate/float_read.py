@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from exactnorm.certificate.compact import route_of
 from exactnorm.certificate.kinds import CODECS, kind_of
 from exactnorm.errors import ExactnormError, InputError
 from exactnorm.model.network import FloatNetwork
@@ -34,15 +35,19 @@ def float_network(doc: dict[str, Any], *,
     try:
         net = doc["network"]
         layers = []
+        residuals = []
         for j, entry in enumerate(net["layers"], 1):
             if progress is not None and j > 1:
                 progress(j - 1, len(net["layers"]))
             layers.append(CODECS[kind_of(entry)].float_layer(entry, j))
+            if "residual" in entry:  # a checkpoint's skip before its activation: a route
+                residuals.append((j, route_of(entry["residual"], f"frozen layer {j} residual")))
         if progress is not None:
             progress(len(layers), len(layers))
         lower = doc["domain"]["lower"]
         d0 = len(lower["num"]) if isinstance(lower, dict) and "num" in lower else len(lower)
-        return FloatNetwork(d0, tuple(layers), tuple(int(c) for c in net["checkpoints"]))
+        return FloatNetwork(d0, tuple(layers), tuple(int(c) for c in net["checkpoints"]),
+                            tuple(residuals))
     except ExactnormError:
         raise
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:

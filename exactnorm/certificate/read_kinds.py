@@ -32,6 +32,7 @@ from exactnorm.certificate.compact import (
     compact_integer,
     decode_compact,
     expand_skip,
+    route_of,
 )
 from exactnorm.certificate.kinds import CODECS
 from exactnorm.certificate.read import network_from_dict, regenerate_record
@@ -53,7 +54,14 @@ from exactnorm.model.kinds import (
     PoolTargetLayer,
     TargetKind,
 )
-from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetLayer, TargetNetwork
+from exactnorm.model.network import (
+    FrozenLayer,
+    FrozenNetwork,
+    Skip,
+    TargetLayer,
+    TargetNetwork,
+    Wiring,
+)
 from exactnorm.model.targets import target_from_dict
 
 __all__ = ["conv_networks_from_dict", "conv_target_from_dict", "exact_agreement",
@@ -111,9 +119,13 @@ def conv_target_from_dict(doc: dict[str, Any], *,
         lower = _read_numbers(doc["domain"]["lower"], "domain lower", max_digits)
         upper = _read_numbers(doc["domain"]["upper"], "domain upper", max_digits)
         tlayers: list[TargetKind] = []
+        wiring: list[Wiring] = []
         for i, L in enumerate(doc["target"]["layers"], 1):
             what = f"target layer {i}"
             kind = L.get("kind", "dense")
+            # the topology is kind-free: the node read and a skip before the activation
+            wiring.append(Wiring(int(L.get("input", i - 1)),
+                                 route_of(L["skip"], f"{what} skip") if "skip" in L else None))
             if kind == "conv":
                 W = fmpq_mat(_read_matrix(L["weight"], what, max_digits))
                 tlayers.append(ConvTargetLayer(_read_geometry(L, what), W,
@@ -129,7 +141,9 @@ def conv_target_from_dict(doc: dict[str, Any], *,
                 tlayers.append(CODECS[kind].target_from_json(L, what))  # type: ignore[attr-defined]
             else:
                 raise InputError(f"{what}: unknown kind {kind!r}")
-        return TargetNetwork(tuple(tlayers), lower, upper)
+        chain = all(w == Wiring(i) for i, w in enumerate(wiring))
+        return TargetNetwork(tuple(tlayers), lower, upper,
+                             wiring=None if chain else tuple(wiring))
     except ExactnormError:
         raise
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
@@ -183,8 +197,12 @@ def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MA
                 flayers.append(CODECS[kind].frozen_from_json(L, what))  # type: ignore[attr-defined]
             else:
                 raise InputError(f"{what}: unknown kind {kind!r}")
+        residuals = tuple((j, route_of(L["residual"], f"frozen layer {j} residual"))
+                          for j, L in enumerate(doc["network"]["layers"], 1)
+                          if "residual" in L)
         network = FrozenNetwork(len(target.lower), tuple(flayers),
-                                    tuple(int(c) for c in doc["network"]["checkpoints"]))
+                                tuple(int(c) for c in doc["network"]["checkpoints"]),
+                                residuals=residuals)
     except ExactnormError:
         raise
     except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
@@ -233,25 +251,28 @@ def exact_agreement(doc: dict[str, Any], *, points: int = 4, seed: int = 0) -> i
                              f"layers")
     for x in pts:
         values = net.evaluate_checkpoints(x)
-        a = tuple(x)
-        for i, (layer, cp, value) in enumerate(zip(target.layers, net.checkpoints, values), 1):
-            a = layer.evaluate(a)
-            if value != a:
+        nodes = target.evaluate_nodes(x)  # the target's graph: a layer may read any node
+        for i, (cp, value) in enumerate(zip(net.checkpoints, values), 1):
+            if value != nodes[i]:
                 raise InvariantError(f"checkpoint {cp} differs from target layer {i} at a point "
                                      f"of the box")
     return len(pts)
 
 
 def needs_kind_reader(doc: Any) -> bool:
-    """Whether a certificate or target document has a layer with a ``kind`` field (a layer the
-    dense-only readers — :func:`~exactnorm.certificate.read.network_from_dict`, the float reader,
-    the JSON export — do not read); such documents are read by :func:`read_networks`."""
+    """Whether a certificate or target document has a layer with a ``kind`` field, or a
+    residual network's topology (a target layer's ``input`` or ``skip``, a checkpoint's
+    ``residual``) — what the dense-only readers (:func:`~exactnorm.certificate.read.
+    network_from_dict`, the float reader, the JSON export) do not read; such documents are read
+    by :func:`read_networks`."""
     if not isinstance(doc, dict):
         return False
     sections = [doc.get("target", {}), doc.get("network", {})]
+    # a frozen layer's "input" is always written; a target layer's only off a chain
+    fields = (("kind", "input", "skip"), ("kind", "residual"))
     return any(isinstance(s, dict) and isinstance(s.get("layers"), list)
-               and any(isinstance(L, dict) and "kind" in L for L in s["layers"])
-               for s in sections)
+               and any(isinstance(L, dict) and any(f in L for f in names) for L in s["layers"])
+               for s, names in zip(sections, fields))
 
 
 def read_target(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGITS) -> TargetNetwork:

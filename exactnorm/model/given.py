@@ -261,6 +261,9 @@ def given_from_onnx(model: Any, *, max_width: int = DEFAULT_MAX_WIDTH) -> GivenN
     chain = read_onnx(model, max_width, hooks={("", "BatchNormalization"): _keep_batchnorm},
                       source=False).chain
     targets = dense_layers(chain.finish(), "a given network")
+    if chain.wiring() is not None:
+        raise InputError(f"{name}: a given network is a chain of layers (one path from the "
+                         f"input to the output)")
     layers = tuple(GivenLayer(t.weight, tuple(t.bias), raw.norm, t.activation,
                               f"{name}: {raw.label} weight")
                    for t, raw in zip(targets, chain.layers))

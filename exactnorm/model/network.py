@@ -422,7 +422,7 @@ class FrozenNetwork:
         """The network with every frozen entry rounded once to float64 (each kind's
         :meth:`float_layer`), γ and β kept exact."""
         return FloatNetwork(self.input_dim, tuple(layer.float_layer() for layer in self.layers),
-                            self.checkpoints)
+                            self.checkpoints, self.residuals)
 
 
 @dataclass(frozen=True)
@@ -435,6 +435,13 @@ class FloatNetwork:
     input_dim: int
     layers: tuple[FloatKind, ...]
     checkpoints: tuple[int, ...]
+    #: ``(j, skip)``: checkpoint ``j`` adds the route ``skip`` before its activation (the
+    #: target layer's skip; :class:`FrozenNetwork`)
+    residuals: tuple[tuple[int, Skip], ...] = ()
+
+    def residual(self, j: int) -> Skip | None:
+        """The residual of layer ``j`` (from 1), if any."""
+        return dict(self.residuals).get(j)
 
     def __repr__(self) -> str:
         return (f"FloatNetwork(input_dim={self.input_dim}, depth={len(self.layers)}, "
@@ -462,23 +469,31 @@ class FloatNetwork:
 
     def forward(self, X: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
         """The network in ``dtype`` arithmetic, every parameter rounded once to ``dtype``:
-        ``h_j = σ_j(u_j) + Σ_s P_{j,s} h_s`` with each kind's pre-activation ``u_j`` (the
-        ``muladd`` form of an export)."""
+        ``h_j = σ_j(u_j + R_j h_r) + Σ_s P_{j,s} h_s`` with each kind's pre-activation ``u_j``
+        (the ``muladd`` form of an export) and a checkpoint's residual ``R_j``."""
         t = np.dtype(dtype).type
+        residuals = dict(self.residuals)
         # a node is dropped after the last layer that reads it: a real-size network has
         # thousands of nodes, and a batch of them all would not fit in memory
         last = {0: 0}
+        reads = []
         for j, layer in enumerate(self.layers, 1):
-            for source in (layer.input, *(s for s, _ in layer.skips)):
+            r = residuals.get(j)
+            reads.append({layer.input, *(s for s, _ in layer.skips),
+                          *(() if r is None else (r.source,))})
+            for source in reads[-1]:
                 last[source] = j
         nodes: list[np.ndarray | None] = [np.asarray(X, dtype=t)]
         for j, layer in enumerate(self.layers, 1):
             u = layer.pre_activation(nodes[layer.input], t)  # type: ignore[arg-type]
+            r = residuals.get(j)
+            if r is not None:
+                u = u + apply_linear_float(r.weight, nodes[r.source]).astype(t)  # type: ignore[arg-type]
             h = np.maximum(u, t(0)) if layer.activation == "relu" else u
             for source, P in layer.skips:
                 h = h + nodes[source] @ P.astype(t).T
             nodes.append(h)
-            for k in {layer.input, *(s for s, _ in layer.skips)}:
+            for k in reads[j - 1]:
                 if last.get(k, 0) <= j and k != len(nodes) - 1:
                     nodes[k] = None
         return nodes[-1]  # type: ignore[return-value]

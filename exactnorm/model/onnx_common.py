@@ -133,15 +133,51 @@ def attributes(node: Any) -> dict[str, Any]:
     return {a.name: helper.get_attribute_value(a) for a in node.attribute}
 
 
+#: operators on integer tensors that a constant subgraph may use (the pads TorchScript computes
+#: for ``F.pad``); evaluated when every input is a stored integer constant
+INTEGER_CONSTANT_OPS = ("ConstantOfShape", "Concat", "Reshape", "Slice", "Transpose", "Cast",
+                        "Unsqueeze", "Squeeze")
+#: at most this many entries in an integer constant computed from constants (shapes, pads)
+MAX_INTEGER_CONSTANT = 4096
+
+
+def _integer_constant(node: Any, consts: dict[str, Any]) -> Any | None:
+    """The output of ``node`` computed from stored integer constants (a shape computation),
+    exactly (integers), or ``None`` when it is not one."""
+    from onnx import numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
+    ins = [i for i in node.input if i]
+    if node.op_type not in INTEGER_CONSTANT_OPS or node.domain not in ("", "ai.onnx") \
+            or not ins or any(i not in consts for i in ins) or len(node.output) != 1:
+        return None
+    values = {i: array(consts[i]) for i in ins}
+    if any(v.dtype.kind not in "iu" or v.size > MAX_INTEGER_CONSTANT for v in values.values()):
+        return None
+    if node.op_type == "ConstantOfShape" and int(np.prod(values[ins[0]])) > MAX_INTEGER_CONSTANT:
+        return None
+    result: Any = ReferenceEvaluator(node).run(None, values)
+    out = np.asarray(result[0])
+    if out.dtype.kind not in "iu" or out.size > MAX_INTEGER_CONSTANT:
+        return None
+    return numpy_helper.from_array(out, node.output[0])
+
+
 def constants(graph: Any) -> dict[str, Any]:
-    """Name → ``TensorProto`` of every constant: initializers, ``Constant`` nodes and
-    ``Identity`` chains of constants (PyTorch writes weights behind them)."""
+    """Name → ``TensorProto`` of every constant: initializers, ``Constant`` nodes,
+    ``Identity`` chains of constants (PyTorch writes weights behind them) and small integer
+    computations from them (:data:`INTEGER_CONSTANT_OPS`: the pads TorchScript computes for an
+    option-A shortcut's ``F.pad``; integers, so exact)."""
     consts = {t.name: t for t in graph.initializer}
     for node in graph.node:
         if node.op_type == "Constant" and node.output and "value" in attributes(node):
             consts[node.output[0]] = attributes(node)["value"]
         elif node.op_type == "Identity" and node.input and node.input[0] in consts:
             consts[node.output[0]] = consts[node.input[0]]
+        else:
+            value = _integer_constant(node, consts)
+            if value is not None:
+                consts[node.output[0]] = value
     return consts
 
 

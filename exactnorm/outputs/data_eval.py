@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from flint import fmpq
+from flint import fmpq, fmpq_mat
 
 from exactnorm.certificate import float_network
 from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES
@@ -147,6 +147,20 @@ def _argmax_exact(columns: list[list[fmpq]]) -> list[int]:
     return best
 
 
+def _target_columns(target: Any, A: fmpq_mat) -> fmpq_mat:
+    """The exact target on each column of ``A``: a chain layer by layer on the whole batch; a
+    residual target (layers reading other nodes, skips) sample by sample through its graph
+    evaluation."""
+    if getattr(target, "is_chain", True):
+        for layer in target.layers:
+            A = layer.evaluate_columns(A)
+        return A
+    d, m = A.nrows(), A.ncols()
+    flat = A.entries()
+    outs = [target.evaluate([flat[r * m + c] for r in range(d)]) for c in range(m)]
+    return fmpq_mat([[outs[c][r] for c in range(m)] for r in range(len(outs[0]))])
+
+
 def exact_outputs(target: Any, X: np.ndarray, progress: Hook = None
                   ) -> tuple[np.ndarray, np.ndarray]:
     """The exact target at every row of ``X``: outputs rounded to float64 and the exact argmax
@@ -158,8 +172,7 @@ def exact_outputs(target: Any, X: np.ndarray, progress: Hook = None
     for start in range(0, n, EXACT_CHUNK):
         A = from_numpy_exact(np.asarray(X[start:start + EXACT_CHUNK], dtype=np.float64)
                              ).transpose()
-        for layer in target.layers:
-            A = layer.evaluate_columns(A)
+        A = _target_columns(target, A)
         m = A.ncols()
         values[start:start + m] = to_numpy(A).T
         flat = A.entries()

@@ -44,6 +44,7 @@ __all__ = [
     "bit_size",
     "parameter_counts",
     "architecture_lines",
+    "residual_lines",
     "report_markdown",
     "markdown_to_html",
     "write_report",
@@ -109,11 +110,59 @@ def parameter_counts(doc: dict[str, Any],
 ARCHITECTURE_LINES = 40
 
 
+def residual_lines(g: TargetNetwork, f: Any) -> list[str]:
+    """The blocks of a residual target, one line each: the target layer that adds a skip, the
+    node it reads, the skip's kind and source (an identity, a projection — a target layer of
+    its own — or a selection), and the residual its checkpoint carries in ``f``; then every
+    other layer that reads a node other than the one before it. Empty for a chain."""
+    if g.is_chain:
+        return []
+    cps = f.checkpoints
+    residual = getattr(f, "residual", lambda j: None)
+
+    def node(p: int) -> str:
+        return "x" if p == 0 else f"a_{p}"
+
+    lines: list[str] = []
+    shortcuts: set[int] = set()
+    for i, layer in enumerate(g.layers, 1):
+        skip = g.wire(i).skip
+        if skip is None:
+            continue
+        q = skip.source
+        if skip.kind == "selection":
+            picks = getattr(skip.weight, "picks", ())
+            copied = sum(c is not None for c in picks)
+            short = (f"a selection of {node(q)} ({copied} of its entries copied, "
+                     f"{len(picks) - copied} zeros: an option-A shortcut)")
+        elif q > 0 and g.layers[q - 1].activation == "identity" and \
+                g.layers[q - 1].parameters > 0:
+            shortcuts.add(q)
+            short = (f"the projection {node(q)} (target layer {q}: "
+                     f"{g.layers[q - 1].describe()}, reading {node(g.wire(q).input)})")
+        else:
+            short = f"the identity of {node(q)}"
+        lines.append(f"block {len(lines) // 2 + 1}: target layer {i} ({layer.describe()}) "
+                     f"reads {node(g.wire(i).input)} and adds {short} before its "
+                     f"{layer.activation}")
+        r = residual(cps[i - 1]) if i <= len(cps) else None
+        where = f"checkpoint node {cps[i - 1]} (= a_{i})" if i <= len(cps) else "checkpoint"
+        lines.append(f"  {where} adds the residual {r.kind} from node {r.source} before its "
+                     f"activation" if r is not None else f"  {where} carries no residual")
+    for i in range(1, g.depth + 1):
+        w = g.wire(i)
+        if w.input != i - 1 and w.skip is None and i not in shortcuts:
+            lines.append(f"target layer {i} ({g.layers[i - 1].describe()}) reads "
+                         f"{node(w.input)}")
+    return lines
+
+
 def architecture_lines(net: Any) -> list[str]:
     """One line per node: ``node j = layer j`` with its input node, width, activation, skips and
     a checkpoint mark (``= a_i``) where node j equals target layer i's output; a network of more
     than :data:`ARCHITECTURE_LINES` layers is summarised by its first and last ten nodes."""
     marks = {c: i for i, c in enumerate(net.checkpoints, 1)}
+    residual = getattr(net, "residual", None)
     lines = [f"node 0: input x, width {net.input_dim}"]
     n = len(net.layers)
     if n > ARCHITECTURE_LINES:
@@ -133,6 +182,9 @@ def architecture_lines(net: Any) -> list[str]:
                 f"{layer.width}, {layer.activation}")
         if skips:
             text += f", skips: {skips}"
+        r = residual(j) if residual is not None else None
+        if r is not None:
+            text += f", residual before the activation: {r.kind} from node {r.source}"
         if j in marks:
             text += f"  [checkpoint: = a_{marks[j]}]"
         lines.append(text)
@@ -252,6 +304,12 @@ def report_markdown(doc: dict[str, Any], verdict: Any | None = None, *,
             f"**{'VALID' if v.ok else 'INVALID'}** — rule `{v.rule}`: {v.message}", "",
             "## Architecture", "", "```"]
     out += architecture_lines(f)
+    blocks = residual_lines(g, f)
+    if blocks:
+        out += ["```", "", "## Residual blocks", "",
+                "Each skip is added before its layer's activation; the frozen network adds "
+                "the same skip from the checkpoint of its source (the normalization acts on "
+                "the other branch only).", "", "```"] + blocks
     out += ["```", "", "## Parameter counts", "",
             "| kind | count | rule |", "|---|---|---|",
             f"| tuned (γ, β) | {counts['tuned']} | one γ and one β per neuron (per channel of "

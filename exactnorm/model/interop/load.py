@@ -3,8 +3,10 @@
 JSON and ``W1, b1, …`` ``.npz`` files (:mod:`exactnorm.model.targets`), PyTorch ``nn.Sequential``
 state dicts in ``.npz`` or ``.pt``/``.pth`` (:mod:`~exactnorm.model.interop.torch`; ``.pt`` files
 are read with ``torch.load(weights_only=True)``, which only rebuilds tensors and plain
-containers) and ONNX models of every kind (:mod:`~exactnorm.model.interop.onnx`, the one walker).
-A pickled scikit-learn model is **not** loaded from a file: unpickling runs arbitrary code.
+containers) — or any state dict that declares its ``architecture`` (a string of tokens, ResNet
+``block`` tokens included) and ``input_shape`` (``C, H, W``) beside its parameters — and ONNX
+models of every kind (:mod:`~exactnorm.model.interop.onnx`, the one walker). A pickled
+scikit-learn model is **not** loaded from a file: unpickling runs arbitrary code.
 
 Box precedence: a file that carries its own box (``lower``/``upper`` arrays, a JSON ``domain``)
 together with an explicit ``box=`` (``--box``) is refused rather than one of them being ignored.
@@ -23,8 +25,15 @@ from typing import Any
 
 import numpy as np
 
-from exactnorm.errors import InputError, require_extra
-from exactnorm.exact.files import npz_array, npz_box_arrays, read_npz_archive, require_file
+from exactnorm.errors import InputError, LimitExceededError, require_extra
+from exactnorm.exact.files import (
+    npz_array,
+    npz_box_arrays,
+    npz_header,
+    npz_strings,
+    read_npz_archive,
+    require_file,
+)
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.model.interop.chain import exact_vector
 from exactnorm.model.interop.onnx import target_from_onnx_box
@@ -80,8 +89,67 @@ def _state_dict_target(arrays: Mapping[str, Any], path: Path, *,
                                   max_width=max_width)
 
 
+#: members of a state dict file that declare its architecture (not parameters)
+DECLARED = ("architecture", "input_shape")
+#: a declared module's parameter has at most this many dimensions (a Conv2d kernel)
+_MAX_NDIM = 4
+
+
+def _declared_target(arrays: Mapping[str, Any], architecture: str, input_shape: Sequence[int],
+                     path: Path, *, box: tuple[Fraction, Fraction] | None,
+                     activations: str | Sequence[str] | None,
+                     max_width: int) -> TargetNetwork:
+    """A state dict that declares its architecture (:func:`~exactnorm.model.interop.torch.
+    parse_architecture`, ResNet blocks included) and its input's ``(C, H, W)``."""
+    if activations is not None:
+        raise InputError(f"{path} declares its architecture; --activations applies to "
+                         f"nn.Sequential state dicts of Linear layers")
+    shape = [int(v) for v in input_shape]
+    has_lower = "lower" in arrays
+    if has_lower != ("upper" in arrays):
+        raise InputError(f"{path} has only one of lower/upper; give both or neither")
+    cube = _cube(box, int(np.prod(shape)) if shape else 0, path, has_lower)
+    if has_lower:
+        lower: list[Any] = exact_vector(arrays["lower"], "lower")
+        upper: list[Any] = exact_vector(arrays["upper"], "upper")
+    elif cube is not None:
+        lower, upper = cube
+    else:
+        raise InputError(f"{path} is a state dict without lower/upper arrays; pass --box LO:HI")
+    params = {k: v for k, v in arrays.items() if k not in ("lower", "upper")}
+    return target_from_state_dict(params, lower, upper, architecture=architecture,
+                                  input_shape=shape, max_width=max_width)
+
+
+def _read_declared_npz(data: Any, path: Path, **kw: Any) -> TargetNetwork:
+    """An ``.npz`` state dict with members ``architecture`` (one string) and ``input_shape``
+    (``C, H, W``): every other member a parameter of at most four dimensions, each checked
+    from its header against the width limit before it is loaded, in the file's order."""
+    if not {"architecture", "input_shape"} <= set(data.files):
+        raise InputError(f"{path}: a declared architecture needs both members "
+                         f"'architecture' and 'input_shape'")
+    architecture = npz_strings(data, "architecture", 1, "the declared modules")[0]
+    shape = npz_array(data, "input_shape", kw["max_width"], matrix=False)
+    arrays: dict[str, Any] = {}
+    for key in data.files:
+        if key in DECLARED or key.endswith("num_batches_tracked"):
+            continue
+        dims, dtype = npz_header(data, key)
+        if len(dims) > _MAX_NDIM or dtype.kind not in "fiub":
+            raise InputError(f"{path}: member {key!r} ({dtype}, shape {list(dims)}) is not a "
+                             f"parameter of a declared module")
+        if any(d > kw["max_width"] for d in dims):
+            raise LimitExceededError(f"array {key} has shape {tuple(dims)}, above the width "
+                                     f"limit {kw['max_width']} (raise max_width)",
+                                     parameter="max_width")
+        arrays[key] = data[key]
+    return _declared_target(arrays, architecture, [int(v) for v in shape], path, **kw)
+
+
 def _read_state_dict_npz(data: Any, path: Path, **kw: Any) -> TargetNetwork:
     keys = list(data.files)
+    if any(k in DECLARED for k in keys):
+        return _read_declared_npz(data, path, **kw)
     order = state_dict_layers(keys)  # names a foreign key before anything is loaded
     arrays: dict[str, Any] = {}
     for idx in order:
@@ -108,8 +176,11 @@ def _read_state_dict_pt(path: Path, **kw: Any) -> TargetNetwork:
         raise InputError(f"{path} holds a {type(obj).__name__}, not a state dict")
     arrays: dict[str, Any] = {}
     file_acts = None
+    declared: dict[str, Any] = {}
     for k, v in obj.items():
-        if k == "activations":
+        if k in DECLARED:
+            declared[k] = v
+        elif k == "activations":
             if isinstance(v, str) or not isinstance(v, (list, tuple)) \
                     or not all(isinstance(a, str) for a in v):
                 raise InputError(f"{path}: activations must be a list of strings")
@@ -120,6 +191,14 @@ def _read_state_dict_pt(path: Path, **kw: Any) -> TargetNetwork:
             arrays[str(k)] = v.detach().cpu().numpy()
         else:
             raise InputError(f"{path}: entry {k!r} is a {type(v).__name__}, not a tensor")
+    if declared:
+        arch, shape = declared.get("architecture"), declared.get("input_shape")
+        if not isinstance(arch, str) or not isinstance(shape, (list, tuple)) \
+                or not all(type(d) is int for d in shape):
+            raise InputError(f"{path}: a declared architecture is an 'architecture' string and "
+                             f"an 'input_shape' list of integers (C, H, W)")
+        arrays = {k: v for k, v in arrays.items() if not k.endswith("num_batches_tracked")}
+        return _declared_target(arrays, arch, shape, path, **kw)
     return _state_dict_target(arrays, path, file_acts=file_acts, **kw)
 
 

@@ -33,7 +33,6 @@ from exactnorm.errors import InputError, ShapeError
 from exactnorm.model.interop.chain import Chain, Entry
 from exactnorm.model.interop.kinds import KIND_TORCH_TOKENS
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
-from exactnorm.model.onnx_common import fold_batchnorm
 from exactnorm.model.targets import box_bounds
 from exactnorm.model.values import as_vector
 
@@ -59,22 +58,17 @@ def _flatten(chain: Chain, entry: Entry) -> None:
 
 
 def _batchnorm(chain: Chain, entry: Entry) -> None:
-    last = chain.layers[-1] if chain.layers else None
-    if last is None or not last.linear or chain.pending is not None:
-        raise InputError(f"{entry.label}: a batch normalization directly after a Conv2d or "
-                         f"Linear module (before its ReLU) is folded")
-    assert last.weight is not None and last.bias is not None
-    last.weight, last.bias = fold_batchnorm(
-        last.weight, last.bias, entry.get("weight"), entry.get("bias"),
-        entry.get("running_mean"), entry.get("running_var"),
-        float(entry.options.get("eps", 0)) or 1e-5)
+    chain.batchnorm(entry)
 
 
-#: architecture token → (handler(chain, entry), whether the module has parameters)
-TOKENS: dict[str, tuple[Any, bool]] = {
+#: architecture token → (handler(chain, entry), whether the module has parameters: a bool,
+#: or the number of modules from the token's options)
+TOKENS: dict[str, tuple[Any, Any]] = {
     **KIND_TORCH_TOKENS, "bn": (_batchnorm, True), "relu": (_relu, False),
     "flatten": (_flatten, False)}
 _ALIASES = {"batchnorm": "bn"}
+#: options of a token written as a bare word (``block(16,stride=2,proj)``)
+_FLAGS = {"block": ("proj", "identity")}
 _ENTRY = re.compile(r"^(" + "|".join(sorted(set(TOKENS) | set(_ALIASES), key=len, reverse=True))
                     + r")(?:\((.*)\))?$")
 
@@ -131,16 +125,20 @@ def parse_architecture(spec: str | Sequence[str]) -> list[tuple[str, dict[str, i
             raise InputError(f"unknown architecture entry {item!r}; use "
                              f"{', '.join(sorted(TOKENS))}")
         opts: dict[str, int] = {}
+        token = _ALIASES.get(m.group(1), m.group(1))
         for part in filter(None, (m.group(2) or "").split(",")):
             key, _, val = part.partition("=")
+            if not val and key.strip() in _FLAGS.get(token, ()):
+                opts[key.strip()] = 1
+                continue
             if not val:
-                key, val = "kernel", key
+                key, val = ("channels" if token == "block" else "kernel"), key
             try:
                 opts[key.strip()] = int(val)
             except ValueError:
                 raise InputError(f"architecture entry {item!r}: {val!r} is not an "
                                  f"integer") from None
-        out.append((_ALIASES.get(m.group(1), m.group(1)), opts))
+        out.append((token, opts))
     return out
 
 
@@ -196,18 +194,21 @@ def read_state_dict(arrays: Mapping[str, Any], spec: Sequence[tuple[str, dict[st
                     max_width: int = DEFAULT_MAX_WIDTH) -> Chain:
     """The chain of a declared architecture (:func:`parse_architecture`) over a state dict,
     the modules with parameters taking ``prefixes`` in order."""
-    needing = [token for token, _ in spec if TOKENS[token][1]]
-    if len(needing) != len(prefixes):
-        raise InputError(f"the architecture has {len(needing)} modules with parameters, the "
+    counts = [int(has(opts) if callable(has) else has)
+              for has, opts in ((TOKENS[token][1], opts) for token, opts in spec)]
+    if sum(counts) != len(prefixes):
+        raise InputError(f"the architecture has {sum(counts)} modules with parameters, the "
                          f"state dict {len(prefixes)} ({', '.join(prefixes)})")
     shape = None if input_shape is None else tuple(int(v) for v in input_shape)
     chain = Chain(shape, max_width)
-    it = iter(prefixes)
-    for n, (token, opts) in enumerate(spec, 1):
-        handler, has_parameters = TOKENS[token]
+    at = 0
+    for n, ((token, opts), count) in enumerate(zip(spec, counts), 1):
+        handler = TOKENS[token][0]
         label = f"architecture entry {n} ({token})"
-        handler(chain, Entry(token, opts, label, arrays, next(it) if has_parameters else None,
-                             chain))
+        mine = tuple(prefixes[at:at + count])
+        at += count
+        handler(chain, Entry(token, opts, label, arrays, mine[0] if mine else None, chain,
+                             mine))
     return chain
 
 
@@ -266,4 +267,4 @@ def target_from_state_dict(arrays: Mapping[str, Any], lower: Any, upper: Any,
                          f"values, the first layer reads {d}")
     lo, hi = box_bounds(lower, "lower", d), box_bounds(upper, "upper", d)
     return TargetNetwork(tuple(layers), as_vector(lo, len(lo), "domain lower"),
-                         as_vector(hi, len(hi), "domain upper"))
+                         as_vector(hi, len(hi), "domain upper"), wiring=chain.wiring())

@@ -145,7 +145,7 @@ def layer_stats(mean: Any, scale: Any, net: Any) -> list[tuple[Vector, Vector]]:
     out = []
     layers: Sequence[Any] = net.layers
     for j, (layer, m, s) in enumerate(zip(layers, means, scales), 1):
-        n = len(layer.gamma)
+        n = len(getattr(layer, "gamma", ()))  # a fixed map (a pooling) tunes nothing
         mu = _per_neuron(m, n, f"layer {j} mean") if n else ()
         sc = _per_neuron(s, n, f"layer {j} scale") if n else ()
         _positive(sc)

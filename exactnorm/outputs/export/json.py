@@ -47,6 +47,7 @@ from exactnorm.certificate import (
 )
 from exactnorm.certificate.arrays import kernel_record
 from exactnorm.certificate.kinds import CODECS
+from exactnorm.certificate.write import route_json
 from exactnorm.checker.numbers import CertificateError, IntMatrix
 from exactnorm.checker.reading import Draw, Picks, read_certificate
 from exactnorm.errors import ExactnormError, InputError
@@ -209,6 +210,9 @@ def _export_document_exact(cert_doc: dict[str, Any], mean: Any, scale: Any) -> d
         for skip, sk in zip(out.get("skip", []), layer.skips):
             if sk.record is not None:
                 skip["source"] = sk.record
+        r = net.residual(j)
+        if r is not None:  # the checkpoint's skip before its activation, as written
+            out["residual"] = route_json(r)
         if layer.tuned_parameters:
             out.update(_batchnorm_fields(layer.gamma, layer.beta, mu, s))  # type: ignore[attr-defined]
         layers.append(out)

@@ -1,6 +1,8 @@
 """The float64 ``.npz`` export (not certified) and its numpy forward pass, for every layer kind.
 
 Per frozen layer ``j``: ``input{j}`` (the node read), ``skip{j}_{s}`` for a skip from node ``s``,
+a checkpoint's residual (added before the activation) as ``residual_from{j}`` (its node) and
+``residual{j}`` (per row the node's entry it copies, −1 for a zero row),
 and the arrays of its kind's exporter (:data:`~exactnorm.outputs.export.kinds.EXPORTERS`): a
 dense layer ``V{j}`` (``(out, in)``), ``gamma{j}`` = γ̂, ``beta{j}`` = β̂, ``running_mean{j}`` = μ,
 ``running_var{j}`` = s² − eps; a convolution the same with ``V{j}`` its ``[c, C, kh, kw]``
@@ -18,6 +20,7 @@ import numpy as np
 
 from exactnorm.exact.files import atomic_write_bytes, npz_bytes
 from exactnorm.model.kinds import dense
+from exactnorm.model.routes import Route
 from exactnorm.outputs.export.batchnorm import DEFAULT_EPS, FLOAT_WARNING, float_layers
 from exactnorm.outputs.export.kinds import EXPORTERS
 from exactnorm.outputs.stages import ProgressHook
@@ -36,6 +39,13 @@ def npz_bytes_of(source: Any, mean: Any, scale: Any, eps: float,
         arrays[f"input{j}"] = np.array(layer.input, dtype=np.int64)
         for s, P in layer.skips:
             arrays[f"skip{j}_{s}"] = P
+        r = net.residual(j)
+        if r is not None:  # a route: the node's entry each row copies, −1 for a zero row
+            route = r.weight
+            assert isinstance(route, Route)
+            arrays[f"residual_from{j}"] = np.array(r.source, dtype=np.int64)
+            arrays[f"residual{j}"] = np.array([-1 if c is None else c for c in route.picks],
+                                              dtype=np.int64)
     arrays["kinds"] = np.array([layer.kind for layer in net.layers])
     arrays["activations"] = np.array([layer.activation for layer in net.layers])
     arrays["checkpoints"] = np.array(net.checkpoints, dtype=np.int64)
@@ -83,6 +93,10 @@ def evaluate_npz_export(path: str | os.PathLike[str], X: np.ndarray) -> np.ndarr
         for j in range(1, len(acts) + 1):
             arrays = per_layer.get(j, {})
             u = EXPORTERS[kinds[j - 1]].forward(arrays, nodes[int(arrays["input"])], eps)
+            if "residual" in arrays:  # added before the activation
+                src = nodes[int(arrays["residual_from"])]
+                padded = np.concatenate([src, np.zeros((len(src), 1))], axis=1)
+                u = u + padded[:, np.asarray(arrays["residual"], dtype=np.int64)]
             h = np.maximum(u, 0.0) if acts[j - 1] == "relu" else u
             for key in z.files:
                 if key.startswith(f"skip{j}_"):

@@ -23,6 +23,8 @@ from typing import Any
 import numpy as np
 
 from exactnorm.errors import InputError, require_extra
+from exactnorm.model.kinds.base import Skip
+from exactnorm.model.routes import Route
 from exactnorm.outputs.export.batchnorm import (
     DEFAULT_EPS,
     FLOAT_DTYPES,
@@ -109,6 +111,26 @@ class _Builder:
                          f"u{j}", f"layer{j}_shift")
 
 
+def _residual(g: _Builder, j: int, h: str, shape: tuple[int, int, int] | None,
+              r: Skip) -> tuple[str, tuple[int, int, int] | None]:
+    """``Add(h, R h_r)``: an identity residual adds node ``r.source`` itself (as an image when
+    ``h`` is one: a ResNet's ``Add`` of two feature maps); a selection gathers its entries
+    from the flat node with a zero appended (a row without a 1 reads the zero)."""
+    route = r.weight
+    assert isinstance(route, Route)
+    if route.is_identity:
+        other = g.image(r.source, shape) if shape is not None else g.flat(r.source)
+        return g.node("Add", [h, other], f"res{j}", f"layer{j}_residual_add"), shape
+    if shape is not None:
+        h, shape = g.node("Flatten", [h], f"flat_u{j}", f"layer{j}_flatten_u", axis=1), None
+    pad = g.node("Pad", [g.flat(r.source), g.const(f"res_pads{j}", [0, 0, 0, 1], True)],
+                 f"res_pad{j}", f"layer{j}_residual_pad", mode="constant")
+    idx = np.array([route.columns if c is None else c for c in route.picks], dtype=np.int64)
+    sel = g.node("Gather", [pad, g.const(f"res_idx{j}", idx, True)], f"res_sel{j}",
+                 f"layer{j}_residual_select", axis=1)
+    return g.node("Add", [h, sel], f"res{j}", f"layer{j}_residual_add"), shape
+
+
 def onnx_model(cert_doc: Any, *, dtype: str = "float64", normalization: str = "batchnorm",
                mean: Any = 0, scale: Any = 1, eps: float = DEFAULT_EPS,
                progress: ProgressHook | None = None, interface: str = "source",
@@ -178,6 +200,9 @@ def onnx_model(cert_doc: Any, *, dtype: str = "float64", normalization: str = "b
     g = _Builder(FLOAT_DTYPES[dtype], normalization, eps, spatial_ops, image, net.input_dim)
     for j, (layer, p) in enumerate(zip(net.layers, stats), 1):
         h, shape = EXPORTERS[layer.kind].onnx(layer, j, p, g)
+        r = net.residual(j)
+        if r is not None:  # the target's skip, added to the normalized branch before the Relu
+            h, shape = _residual(g, j, h, shape, r)
         if layer.activation == "relu":
             h = g.node("Relu", [h], f"a{j}", f"layer{j}_relu")
         for s, P in layer.skips:

@@ -10,6 +10,7 @@ PyTorch module layout (``exactnorm.frozen_bn`` v1)
     act    = nn.ReLU() or nn.Identity()
     skips  = nn.ModuleDict({"<s>": nn.Linear(width(s), width_j, bias=False), …})   # P_{j,s}
     buffer input_node (int64 scalar)
+    buffers residual_from (int64 scalar), residual_index (int64, one per entry)   # checkpoints
 
 A dense block has ``linear = nn.Linear(width(input_node), width_j, bias=False)`` (``V_j``,
 frozen) and ``norm = nn.BatchNorm1d(width_j, eps=eps)`` (weight γ̂, bias β̂, running_mean μ,
@@ -17,8 +18,10 @@ running_var s² − eps; eval mode); a convolution ``conv = nn.Conv2d(C, c, (kh,
 padding, dilation, bias=False)`` and ``norm = nn.BatchNorm2d(c, eps=eps)``, reading its input
 reshaped to ``(N, C, H, W)``; an average pooling ``pool = nn.AvgPool2d``, a global one ``pool =
 nn.AdaptiveAvgPool2d(1)``; windowed blocks keep their shape in the int64 buffer ``geometry``.
-``forward(x)``: ``nodes = [x]``; per block ``h = act(pre(nodes[input_node])) + Σ_s
-skips[s](nodes[s])``, ``nodes.append(h)``; return ``nodes[-1]``. State-dict keys:
+``forward(x)``: ``nodes = [x]``; per block ``h = act(pre(nodes[input_node]) + R) + Σ_s
+skips[s](nodes[s])`` with ``R`` a checkpoint's residual (entry ``r`` is entry
+``residual_index[r]`` of ``nodes[residual_from]``, 0 for −1; absent elsewhere),
+``nodes.append(h)``; return ``nodes[-1]``. State-dict keys:
 ``blocks.{j-1}.linear.weight``, ``blocks.{j-1}.norm.{weight,bias,running_mean,running_var,
 num_batches_tracked}``, ``blocks.{j-1}.conv.weight``, ``blocks.{j-1}.geometry``,
 ``blocks.{j-1}.skips.{s}.weight``, ``blocks.{j-1}.input_node``. Only normalization parameters
@@ -40,6 +43,11 @@ from exactnorm.outputs.export.kinds import EXPORTERS
 from exactnorm.outputs.stages import ProgressHook
 
 __all__ = ["torch_state_dict", "torch_module", "evaluate_state_dict", "torch_bytes"]
+
+
+def _picks(residual: Any) -> np.ndarray:
+    """A residual's route as the column each row copies, −1 for a zero row."""
+    return np.array([-1 if c is None else c for c in residual.weight.picks], dtype=np.int64)
 
 
 def torch_state_dict(cert_doc: Any, *, mean: Any = 0, scale: Any = 1,
@@ -72,6 +80,10 @@ def torch_state_dict(cert_doc: Any, *, mean: Any = 0, scale: Any = 1,
         for source, P in layer.skips:
             state[pre + f"skips.{source}.weight"] = P
         state[pre + "input_node"] = np.array(layer.input, dtype=np.int64)
+        r = net.residual(k + 1)
+        if r is not None:
+            state[pre + "residual_from"] = np.array(r.source, dtype=np.int64)
+            state[pre + "residual_index"] = _picks(r)
     return state
 
 
@@ -107,6 +119,10 @@ def evaluate_state_dict(state: dict[str, Any], activations: Sequence[str], X: np
         arrays = {name: np.asarray(state[pre + key]) for name, key in exporter.torch_keys.items()
                   if pre + key in state}
         u = exporter.forward(arrays, nodes[int(state[pre + "input_node"])], eps)
+        if pre + "residual_index" in state:  # before the activation; −1 reads the zero
+            src = nodes[int(state[pre + "residual_from"])]
+            padded = np.concatenate([src, np.zeros((len(src), 1))], axis=1)
+            u = u + padded[:, np.asarray(state[pre + "residual_index"], dtype=np.int64)]
         h = np.maximum(u, 0.0) if act == "relu" else u
         for key in sorted(state):
             if key.startswith(pre + "skips."):
@@ -149,7 +165,7 @@ def torch_module(cert_doc: Any, *, mean: Any = 0, scale: Any = 1, eps: float = D
     dims = net.node_dims
 
     class Block(nn.Module):  # type: ignore[name-defined]
-        def __init__(self, layer: Any) -> None:
+        def __init__(self, layer: Any, residual: Any) -> None:
             super().__init__()
             modules, buffers, self._pre = EXPORTERS[layer.kind].torch_parts(layer, torch, eps)
             for name, module in modules.items():
@@ -160,9 +176,18 @@ def torch_module(cert_doc: Any, *, mean: Any = 0, scale: Any = 1, eps: float = D
             self.skips = nn.ModuleDict({str(s): nn.Linear(dims[s], layer.width, bias=False)
                                         for s, _ in layer.skips})
             self.register_buffer("input_node", torch.tensor(layer.input, dtype=torch.int64))
+            self.residual = residual is not None
+            if residual is not None:
+                self.register_buffer("residual_from",
+                                     torch.tensor(residual.source, dtype=torch.int64))
+                self.register_buffer("residual_index", torch.from_numpy(_picks(residual)))
 
         def forward(self, nodes: list[Any]) -> Any:
-            h = self.act(self._pre(self, nodes[int(self.input_node)]))
+            u = self._pre(self, nodes[int(self.input_node)])
+            if self.residual:  # the shortcut, before the activation; −1 reads the zero
+                src = nodes[int(self.residual_from)]
+                u = u + torch.cat([src, src.new_zeros(len(src), 1)], 1)[:, self.residual_index]
+            h = self.act(u)
             for s, skip in self.skips.items():
                 h = h + skip(nodes[int(s)])
             return h
@@ -170,7 +195,8 @@ def torch_module(cert_doc: Any, *, mean: Any = 0, scale: Any = 1, eps: float = D
     class ExactnormFrozenNet(nn.Module):  # type: ignore[name-defined]
         def __init__(self) -> None:
             super().__init__()
-            self.blocks = nn.ModuleList([Block(layer) for layer in net.layers])
+            self.blocks = nn.ModuleList([Block(layer, net.residual(j))
+                                         for j, layer in enumerate(net.layers, 1)])
 
         def forward(self, x: Any) -> Any:
             nodes = [x.flatten(1)]

@@ -1,5 +1,8 @@
-"""Reading the ``conv`` kind: ONNX ``Conv`` and the state-dict token ``conv(stride=, padding=,
-dilation=)`` (a ``Conv2d``).
+"""Reading the ``conv`` kind: ONNX ``Conv`` and the state-dict tokens ``conv(stride=, padding=,
+dilation=)`` (a ``Conv2d``) and ``block(c[, stride=s][, proj])`` (a residual ``BasicBlock`` of two
+convolutions with their BatchNorms and a shortcut: the identity, or ``proj`` a 1×1 convolution
+with the stride and its BatchNorm; the block's sum is :meth:`Chain.residual
+<exactnorm.model.interop.chain.Chain.residual>`).
 
 A convolution with kernel ``K`` of shape ``[c, C, kh, kw]`` is the kernel matrix whose row ``o``
 is ``K[o]`` in C order (patch entry ``t = c·kh·kw + u·kw + v``), with symmetric zero padding,
@@ -84,7 +87,53 @@ def _conv_token(chain: Chain, entry: Entry) -> None:
     _convolution(chain, W4, b, W4.shape[2:], (s, s), (p, p), (d, d), entry.label)
 
 
+def _block_modules(options: dict[str, int]) -> int:
+    """Modules with parameters of a ``block``: conv1, bn1, conv2, bn2 (+ the projection's conv
+    and bn)."""
+    return 6 if options.get("proj") else 4
+
+
+def _block(chain: Chain, entry: Entry) -> None:
+    """A torchvision-style ``BasicBlock``: ``relu(bn2(conv2(relu(bn1(conv1(x))))) +
+    shortcut(x))``, ``conv1`` 3×3 with the block's stride, ``conv2`` 3×3, both padded by half
+    their kernel; the shortcut the identity or (``proj``) a 1×1 convolution with the stride and
+    its BatchNorm, its own target layer (identity activation). Every stored float is read
+    exactly, each BatchNorm folded into its convolution."""
+    o = entry.options
+    if "proj" in o and "identity" in o:
+        raise InputError(f"{entry.label}: a shortcut is either proj or identity")
+    stride = o.get("stride", 1)
+    start = chain.state()
+
+    def convolution(k: int, s: int, half: bool) -> None:
+        W = np.asarray(entry.arrays.get(f"{entry.prefixes[k]}.weight", np.zeros((0,))))
+        if W.ndim != 4:
+            raise InputError(f"{entry.label}: {entry.prefixes[k]}.weight is not a Conv2d "
+                             f"kernel (shape {list(W.shape)}); a block's modules are conv1, "
+                             f"bn1, conv2, bn2 (and the shortcut's conv and bn) in this order")
+        if "channels" in o and W.shape[0] != o["channels"]:
+            raise ShapeError(f"{entry.label}: {entry.prefixes[k]}.weight has {W.shape[0]} "
+                             f"output channels, the block declares {o['channels']}")
+        _conv_token(chain, entry.part(k, NAME, {"stride": s,
+                                                "padding": W.shape[2] // 2 if half else 0}))
+        chain.batchnorm(entry.part(k + 1, "bn", {"eps": o["eps"]} if "eps" in o else {}))
+
+    convolution(0, stride, True)
+    chain.relu(entry.label)
+    convolution(2, 1, True)
+    main = chain.state()
+    shortcut = start
+    if o.get("proj"):
+        chain.load(start)
+        convolution(4, stride, False)
+        shortcut = chain.state()
+    chain.residual(main, shortcut, (True, True), entry.label)
+    chain.relu(entry.label)
+
+
 #: (domain, op type) → handler(chain, node, attributes, constants)
 ONNX_OPS = {("", "Conv"): _conv}
-#: architecture token → (handler(chain, entry), whether the module has parameters)
-TORCH_TOKENS = {"conv": (_conv_token, True)}
+#: architecture token → (handler(chain, entry), whether the module has parameters: a bool, or
+#: the number of modules from the token's options)
+TORCH_TOKENS: dict[str, tuple[Any, Any]] = {"conv": (_conv_token, True),
+                                            "block": (_block, _block_modules)}
