@@ -5,8 +5,8 @@ global pooling, classifier) is written as ONNX with the onnx helper API (no torc
 through the API and the CLI, and its frozen network compared with the target exactly at rational
 points. The exports are compared with the exact target (onnxruntime, the npz forward pass, the
 exact JSON export read back) and with the source model's predictions on the digits. The
-certificate checker's rules for residual documents are another helper's work: these tests read
-the writer's documents without the checker (``--no-check``; the API's export does not check).
+checker runs wherever the verbs run it by default: ``certify``, ``export`` and ``report`` check
+each residual certificate first (both arithmetics are compared in tests/test_checker_residual.py).
 """
 
 from __future__ import annotations
@@ -145,16 +145,15 @@ def test_a_changed_gamma_changes_the_export(certified):
 
 def test_verify_npz_and_json_exports(certified, tmp_path):
     _, c, doc = certified
-    result = api.export(doc, tmp_path / "r.onnx", format="onnx", verify=6,
-                        check=False)
+    result = api.export(doc, tmp_path / "r.onnx", format="onnx", verify=6)
     assert "largest output agrees at 6/6" in result.text
     assert result.verification["box"]["export"]["max_rel"] < 1e-8
-    api.export(doc, tmp_path / "r.npz", format="npz", check=False)
+    api.export(doc, tmp_path / "r.npz", format="npz")
     xs = _points(36, 5, 6)
     X = np.array([[float(v) for v in x] for x in xs])
     exact = np.array([[float(v) for v in c.target.evaluate(x)] for x in xs])
     assert np.allclose(evaluate_npz_export(tmp_path / "r.npz", X), exact, rtol=1e-9, atol=1e-9)
-    api.export(doc, tmp_path / "r.json", format="json", check=False)
+    api.export(doc, tmp_path / "r.json", format="json")
     back = load_exported_json(tmp_path / "r.json")
     assert back.residuals == c.network.residuals
     assert all(back.evaluate(x) == c.target.evaluate(x) for x in xs[:2])
@@ -209,8 +208,9 @@ def test_the_cli_certifies_exports_and_reports_a_residual_onnx(tmp_path, capsys)
     path = tmp_path / "resnet.onnx"
     onnx.save(small_resnet_onnx(7, shortcut="proj", den=8), path)
     cert = tmp_path / "c.json.gz"
-    assert main(["certify", str(path), "--box", "0:1", "--seed", "0", "--no-check",
+    assert main(["certify", str(path), "--box", "0:1", "--seed", "0",
                  "--out", str(cert)]) == 0
+    assert "VALID (flint checker)" in capsys.readouterr().out
     from exactnorm.certificate import load_certificate
 
     doc = load_certificate(cert)
@@ -220,21 +220,17 @@ def test_the_cli_certifies_exports_and_reports_a_residual_onnx(tmp_path, capsys)
         assert f.evaluate(x) == g.evaluate(x) == api.load_target(path, box="0:1").evaluate(x)
     out = tmp_path / "e.onnx"
     assert main(["export", str(cert), "--format", "onnx", "--dtype", "float64", "--out",
-                 str(out), "--verify", "4", "--no-check"]) == 0
+                 str(out), "--verify", "4"]) == 0
     printed = capsys.readouterr().out
     assert "export vs exact target: max abs error" in printed
     assert "predictions changed 0/4" in printed
-    assert main(["report", str(cert), "--out", str(tmp_path / "rep"), "--no-check"]) == 0
+    assert main(["report", str(cert), "--out", str(tmp_path / "rep")]) == 0
     text = (tmp_path / "rep" / "report.md").read_text()
     assert "## Residual blocks" in text and "adds the projection a_5" in text
     # the certificate is also a target file: its topology reads back
     assert json.loads(json.dumps(doc["target"]["layers"][2]["skip"]))["kind"] == "identity"
 
 
-@pytest.mark.xfail(strict=True, reason="the seed rule 'target' (the default) hashes the target "
-                   "as the checker's reader reads it; that reader learns a target layer's "
-                   "input and skip with the checker's residual rules (the checker branch): "
-                   "remove this mark when they are merged")
 def test_the_default_seed_certifies_a_residual_onnx(tmp_path):
     import exactnorm
 
@@ -243,6 +239,13 @@ def test_the_default_seed_certifies_a_residual_onnx(tmp_path):
     c = exactnorm.certify(path, box="0:1")
     for x in _points(36, 3, 9):
         assert c.network.evaluate(x) == c.target.evaluate(x)
+    # the seed rule 'target' is the default: the checker recomputes the seed from the target's
+    # topology too, in both arithmetics
+    doc = exactnorm.certificate_document(c)
+    flint, pure = exactnorm.check(doc), exactnorm.check(doc, pure=True)
+    assert flint.ok and pure.ok and "derived from the target and box, verified" in flint.message
+    assert flint.message == pure.message.replace("pure checker", "flint checker")
+
 
 
 def test_the_torch_module_is_the_frozen_resnet(certified):
