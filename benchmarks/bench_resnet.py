@@ -97,6 +97,9 @@ def main() -> int:
     ap.add_argument("--no-pure", action="store_true", help="skip the standard-library check")
     ap.add_argument("--compare-plain", action="store_true",
                     help="also solve the blocked layers as one Theorem 1 system each")
+    ap.add_argument("--plain-max", type=int, default=4608, metavar="M",
+                    help="--compare-plain: largest one system solved (the cost model puts "
+                         "m = 9216 at about 27 min and 16 GiB)")
     args = ap.parse_args()
     widths = tuple(int(v) for v in args.channels.split(","))
 
@@ -174,7 +177,7 @@ def main() -> int:
         note = f"export failed: {type(exc).__name__}: {str(exc)[:80]}"
     phase("5 export ONNX (float64)", t0, note)
     if args.compare_plain:
-        compare_plain(target, c.reports)
+        compare_plain(target, c.reports, args.plain_max)
     total = sum(row[1] for row in rows)
     print(f"total {total:.1f} s, peak {max(r[2] for r in rows)} MiB, certificate "
           f"{size / 1e6:.1f} MB; goal ≤ {GOAL['seconds']} s, ≤ {GOAL['gib']} GiB, "
@@ -184,8 +187,10 @@ def main() -> int:
     return 0
 
 
-def compare_plain(target: Any, reports: list[Any]) -> None:
-    """Solve every blocked convolution as one Theorem 1 system too, and print both."""
+def compare_plain(target: Any, reports: list[Any], plain_max: int) -> None:
+    """Solve every blocked convolution as one Theorem 1 system too (up to ``plain_max``
+    unknowns; the estimate above), and print both."""
+    from exactnorm.constructions.choice import estimate_pair
     from exactnorm.constructions.kinds.conv import realize_conv_layer
 
     boxes = target.interval_boxes()
@@ -193,6 +198,13 @@ def compare_plain(target: Any, reports: list[Any]) -> None:
         if r.systems <= 1:
             continue
         layer = target.layers[r.layer - 1]
+        m = layer.weight.nrows() * layer.weight.ncols()
+        if m > plain_max:
+            e = estimate_pair(m)
+            print(f"   layer {r.layer:>2} plain: one system m = {m} not solved (> --plain-max): "
+                  f"estimated {e.seconds / 60:.0f} min, {e.peak_bytes / 2**30:.0f} GiB; blocks: "
+                  f"{r.systems} × m = {r.system_size}, {r.seconds:.1f} s", flush=True)
+            continue
         t0 = time.perf_counter()
         _, plain = realize_conv_layer(layer, boxes[target.wire(r.layer).input], seed=0,
                                       index=r.layer, input_node=0)

@@ -320,3 +320,26 @@ def test_hull_is_written_and_read_back():
     with pytest.raises(InputError):
         FrozenConvLayer(0, layer.geometry, layer.weight, (fmpq(1),) * 2, (fmpq(0),) * 2,
                         "relu", stability="sometimes")
+
+
+def test_onnx_export_of_blocked_convolutions_agrees_with_the_exact_network(tmp_path):
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    from exactnorm.outputs.export import onnx_model
+
+    g = _chain_cnn(5)
+    c = construct(g, block=1, seed=0)
+    doc = certificate_document(c)
+    model = onnx_model(doc)
+    # the accumulator skips are Adds of the node itself, not n × n constants
+    assert not any(i.name.startswith("P") for i in model.graph.initializer)
+    path = tmp_path / "blocks.onnx"
+    path.write_bytes(model.SerializeToString())
+    s = ort.InferenceSession(str(path))
+    x = _points(72, 3, 6)
+    X = np.array([[float(v) for v in p] for p in x])
+    name = s.get_inputs()[0].name
+    shape = [d if isinstance(d, int) else len(X) for d in s.get_inputs()[0].shape]
+    got = s.run(None, {name: X.reshape(shape)})[0]
+    exact = np.array([[float(v) for v in c.network.evaluate(p)] for p in x])
+    assert np.allclose(got, exact, rtol=1e-9, atol=1e-9)
