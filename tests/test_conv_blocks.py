@@ -343,3 +343,29 @@ def test_onnx_export_of_blocked_convolutions_agrees_with_the_exact_network(tmp_p
     got = s.run(None, {name: X.reshape(shape)})[0]
     exact = np.array([[float(v) for v in c.network.evaluate(p)] for p in x])
     assert np.allclose(got, exact, rtol=1e-9, atol=1e-9)
+
+
+def test_resnet8_wiring_reproduces_the_trained_onnx_model():
+    # resnet8() (T10's target and the benchmark's hook) wires the BasicBlocks as PyTorch's
+    # exporter wrote them: the float evaluation of the exact target built from the ONNX
+    # initializers agrees with onnxruntime on the shipped model
+    pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    import importlib.util
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parent.parent / "benchmarks"
+    spec = importlib.util.spec_from_file_location("bench_resnet_hook",
+                                                  bench / "bench_resnet.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    target = module.target_from_initializers(bench / "resnet8_digits.onnx")
+    assert target.depth == 11 and not target.is_chain
+    X = np.random.default_rng(0).random((3, 784))
+    s = ort.InferenceSession(str(bench / "resnet8_digits.onnx"))
+    name = s.get_inputs()[0].name
+    want = np.concatenate([s.run(None, {name: x.reshape(1, 1, 28, 28).astype(np.float32)})[0]
+                           for x in X])
+    got = target.evaluate_float(X)
+    assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
