@@ -369,3 +369,13 @@ def test_resnet8_wiring_reproduces_the_trained_onnx_model():
                            for x in X])
     got = target.evaluate_float(X)
     assert np.abs(got - want).max() <= 1e-4 * np.abs(want).max()
+
+
+def test_blocks_solved_by_two_processes_give_the_same_layers():
+    rng = random.Random(12)
+    layer = _conv(rng, (3, 4, 4), 2, 3, stride=2, pad=1)
+    box = _box(layer.input_size)
+    one, r1 = realize_conv_blocks(layer, box, block=1, seed=0, index=2, input_node=1)
+    two, r2 = realize_conv_blocks(layer, box, block=1, seed=0, index=2, input_node=1, jobs=2)
+    assert one == two and [fl.record for fl in one] == [fl.record for fl in two]
+    assert r1.witness == r2.witness

@@ -69,6 +69,14 @@ from exactnorm.constructions.theorem1 import solve_pair
 from exactnorm.constructions.tradeoff import final_matrix, left_divide
 from exactnorm.errors import InputError, require_integer
 from exactnorm.exact.linalg import max_bits
+from exactnorm.exact.parallel import (
+    check_jobs,
+    map_tasks,
+    pack_matrix,
+    pack_q,
+    unpack_matrix,
+    unpack_q,
+)
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
 from exactnorm.model.kinds.base import Skip
 from exactnorm.model.kinds.conv import NAME as CONV
@@ -172,14 +180,16 @@ def realize_conv_blocks(layer: ConvTargetLayer, box: tuple[Vector, Vector], *, b
                         distribution: str | Distribution = DEFAULT_DISTRIBUTION,
                         retry: int = DEFAULT_RETRY, shift_mode: str = DEFAULT_CONV_SHIFT_MODE,
                         solver: str = "auto", solve_jobs: int = 1,
-                        stability: str | None = None
+                        stability: str | None = None, jobs: int = 1, scheduler: Any = None
                         ) -> tuple[list[FrozenConvLayer], LayerReport]:
     """The ``2T + 1`` frozen convolutions of target layer ``index`` with blocks of ``block``
     input channels, the first reading node ``input_node`` (module doc). Block ``t`` stands at
     layers ``2t − 1, 2t`` of segment ``index`` and ``V_F`` last, so their matrices draw from the
     keys of those positions (docs/certificate-format.md §4). ``stability`` forces a family on
     every ReLU layer (``None``: :func:`stability_family` per layer). The last layer is the
-    checkpoint.
+    checkpoint. Given ``V_F`` the blocks are independent: ``jobs`` processes (or a Dask
+    ``scheduler``) solve them (:func:`~exactnorm.exact.parallel.map_tasks`); the result does not
+    depend on either. ``solve_jobs`` splits one block's lifting when ``jobs`` is 1.
 
     Raises
     ------
@@ -189,6 +199,7 @@ def realize_conv_blocks(layer: ConvTargetLayer, box: tuple[Vector, Vector], *, b
     t0 = time.perf_counter()
     dist = parse_distribution(distribution)
     require_integer(block, "block", minimum=1)
+    check_jobs(jobs)
     if stability is not None and stability not in STABILITY_FAMILIES:
         raise InputError(f"stability must be one of {', '.join(STABILITY_FAMILIES)}, got "
                          f"{stability!r}", parameter="stability")
@@ -197,68 +208,59 @@ def realize_conv_blocks(layer: ConvTargetLayer, box: tuple[Vector, Vector], *, b
     C, (kh, kw) = g.input_shape[0], g.kernel_shape
     blocks = channel_blocks(C, block)
     T = len(blocks)
-    lo, hi = box
     singular: list[dict[str, Any]] = []
     V_F, record_F, attempt_F = final_matrix(seed, index, 2 * T + 1, c_out, dist, retry,
                                             singular)
     W_prime = left_divide(V_F, fmpq_mat(W))
     Ho, Wo = g.output_hw
-    out_grid = c_out * Ho * Wo
+    lo = [pack_q(x) for x in box[0]]
+    hi = [pack_q(x) for x in box[1]]
+    tasks = []
+    for t, S in enumerate(blocks, 1):
+        cols = block_columns(S, kh, kw)
+        tasks.append({"t": t, "cols": cols, "patch": patch, "geometry": g, "lo": lo, "hi": hi,
+                      "W": pack_matrix(fmpq_mat([[W_prime[r, c] for c in cols]
+                                                 for r in range(c_out)])),
+                      "seed": seed, "index": index, "distribution": dist.spec, "retry": retry,
+                      "solver": solver, "solve_jobs": solve_jobs if jobs == 1 else 1,
+                      "shift_mode": shift_mode, "stability": stability})
     layers: list[FrozenConvLayer] = []
     shifts = [fmpq(0)] * c_out
     ranks: list[tuple[int, int]] = []
     witnesses: list[dict[str, Any]] = []
     gamma_bits = beta_bits = attempts = 0
     previous: int | None = None  # node of the previous block's output (the accumulator)
-    for t, S in enumerate(blocks, 1):
-        cols = block_columns(S, kh, kw)
-        W_t = fmpq_mat([[W_prime[r, c] for c in cols] for r in range(c_out)])
-        solved = solve_pair(W_t, seed=seed, layer=index, offset=2 * t - 1, distribution=dist,
-                            retry=retry, solver=solver, solve_jobs=solve_jobs,
-                            columns=(patch, cols))
-        pair = solved.pair
-        m = pair.V_in.nrows()
-        gamma = tuple(solved.gamma.entries())
-        family = stability or stability_family(m, g)
-        beta_in = channel_shift(gamma, pair.stored_in, g, lo, hi, shift_mode, family)
-        hidden = FrozenConvLayer(input_node, g, pair.stored_in, gamma, beta_in, "relu",
-                                 record=pair.record_in, drawn_columns=tuple(cols),
-                                 stability=family)
-        # the block's map on the whole patch: W'_t on its columns, structural zeros elsewhere
-        W_full = fmpq_mat(c_out, patch)
-        for r in range(c_out):
-            for j, c in enumerate(cols):
-                W_full[r, c] = W_t[r, j]
-        pointwise = ConvGeometry(hidden.output_shape, (1, 1))
-        out_family = stability or stability_family(c_out, g)
-        c_t = channel_shift(tuple(fmpq(1) for _ in range(c_out)), W_full, g, lo, hi,
-                            shift_mode, out_family)
-        beta_out = cancelling_bias(pair.V_out, beta_in, c_t)
+    ones = tuple(fmpq(1) for _ in range(c_out))
+    for done in map_tasks(_solve_block, tasks, jobs=jobs, scheduler=scheduler):
+        m = done["m"]
+        gamma = _vector(done["gamma"])
+        beta_in = _vector(done["beta_in"])
+        hidden = FrozenConvLayer(input_node, g, unpack_matrix(done["stored_in"]), gamma,
+                                 beta_in, "relu", record=done["record_in"],
+                                 drawn_columns=tuple(done["cols"]), stability=done["family"])
         hidden_node = input_node + len(layers) + 1
         skips = () if previous is None else (
-            Skip(previous, Route.identity(out_grid), "identity"),)
-        output = FrozenConvLayer(hidden_node, pointwise, pair.V_out,
-                                 tuple(fmpq(1) for _ in range(c_out)), beta_out, "relu",
-                                 record=kernel_record(pair.record_out, (c_out, m, 1, 1)),
-                                 skips=skips, stability=out_family)
+            Skip(previous, Route.identity(c_out * Ho * Wo), "identity"),)
+        V_out = unpack_matrix(done["V_out"])
+        c_t = _vector(done["c_t"])
+        beta_out = cancelling_bias(V_out, beta_in, c_t)
+        output = FrozenConvLayer(hidden_node, ConvGeometry(hidden.output_shape, (1, 1)), V_out,
+                                 ones, beta_out, "relu",
+                                 record=kernel_record(done["record_out"], (c_out, m, 1, 1)),
+                                 skips=skips, stability=done["out_family"])
         layers.extend([hidden, output])
         previous = hidden_node + 1
         shifts = [s + c for s, c in zip(shifts, c_t)]
         ranks.append((m, m))
-        gamma_bits = max(gamma_bits, max_bits(solved.gamma))
+        gamma_bits = max(gamma_bits, done["gamma_bits"])
         beta_bits = max(beta_bits, max_bits(fmpq_mat([list(beta_in)])),
                         max_bits(fmpq_mat([list(beta_out)])))
-        attempts += solved.attempt + 1
-        witnesses.append({"block": t, "channels": S, "system": "V_in^T khatri_rao V_out",
-                          "system_size": m, "rank": m, "prime": solved.prime,
-                          "rank_mod_prime": solved.rank_mod_prime,
-                          "stream_key": list(solved.stream.key),
-                          "singular_draws": solved.failures})
+        attempts += done["attempt"] + 1
+        witnesses.append(done["witness"])
     assert previous is not None  # at least one block
     beta_F = cancelling_bias(V_F, shifts, layer.bias)
-    final = FrozenConvLayer(previous, ConvGeometry((c_out, Ho, Wo), (1, 1)), V_F,
-                            tuple(fmpq(1) for _ in range(c_out)), beta_F, layer.activation,
-                            record=kernel_record(record_F, (c_out, c_out, 1, 1)))
+    final = FrozenConvLayer(previous, ConvGeometry((c_out, Ho, Wo), (1, 1)), V_F, ones, beta_F,
+                            layer.activation, record=kernel_record(record_F, (c_out, c_out, 1, 1)))
     layers.append(final)
     beta_bits = max(beta_bits, max_bits(fmpq_mat([list(beta_F)])))
     witness = {"layer": index, "kind": CONV, "construction": "channel blocks",
@@ -272,3 +274,47 @@ def realize_conv_blocks(layer: ConvTargetLayer, box: tuple[Vector, Vector], *, b
         seconds=time.perf_counter() - t0, witness=witness, system_ranks=tuple(ranks))
     return layers, report
 
+
+def _vector(packed: list[tuple[int, int]]) -> Vector:
+    return tuple(unpack_q(x) for x in packed)
+
+
+def _solve_block(task: dict[str, Any]) -> dict[str, Any]:
+    """Worker: block ``t``'s Khatri–Rao pair and both shifts, from integers (FLINT objects do not
+    pickle; :mod:`~exactnorm.exact.parallel`). Returns the drawn matrices, records, γ, the
+    hidden layer's shift ``β_t``, the block shift ``c_t`` and the witness."""
+    g: ConvGeometry = task["geometry"]
+    cols, patch, t = task["cols"], task["patch"], task["t"]
+    W_t = unpack_matrix(task["W"])
+    W_t = W_t if isinstance(W_t, fmpq_mat) else fmpq_mat(W_t)
+    lo, hi = _vector(task["lo"]), _vector(task["hi"])
+    solved = solve_pair(W_t, seed=task["seed"], layer=task["index"], offset=2 * t - 1,
+                        distribution=task["distribution"], retry=task["retry"],
+                        solver=task["solver"], solve_jobs=task["solve_jobs"],
+                        columns=(patch, cols))
+    pair = solved.pair
+    m = pair.V_in.nrows()
+    c_out = W_t.nrows()
+    gamma = tuple(solved.gamma.entries())
+    family = task["stability"] or stability_family(m, g)
+    beta_in = channel_shift(gamma, pair.stored_in, g, lo, hi, task["shift_mode"], family)
+    # the block's map on the whole patch: W'_t on its columns, structural zeros elsewhere
+    W_full = fmpq_mat(c_out, patch)
+    for r in range(c_out):
+        for j, c in enumerate(cols):
+            W_full[r, c] = W_t[r, j]
+    out_family = task["stability"] or stability_family(c_out, g)
+    c_t = channel_shift(tuple(fmpq(1) for _ in range(c_out)), W_full, g, lo, hi,
+                        task["shift_mode"], out_family)
+    return {"m": m, "cols": cols, "stored_in": pack_matrix(pair.stored_in),
+            "record_in": pair.record_in, "V_out": pack_matrix(pair.V_out),
+            "record_out": pair.record_out, "gamma": [pack_q(x) for x in gamma],
+            "beta_in": [pack_q(x) for x in beta_in], "c_t": [pack_q(x) for x in c_t],
+            "family": family, "out_family": out_family, "attempt": solved.attempt,
+            "gamma_bits": max_bits(solved.gamma),
+            "witness": {"block": t, "channels": sorted({c // (patch // g.input_shape[0])
+                                                        for c in cols}),
+                        "system": "V_in^T khatri_rao V_out", "system_size": m, "rank": m,
+                        "prime": solved.prime, "rank_mod_prime": solved.rank_mod_prime,
+                        "stream_key": list(solved.stream.key),
+                        "singular_draws": solved.failures}}

@@ -186,7 +186,8 @@ class ConvRealizer:
         layers: list[FrozenConvLayer]
         if plan.choice.get("mode") == "blocks":
             layers, report = realize_conv_blocks(_layer(run), box, block=plan.choice["block"],
-                                                 **common)
+                                                 jobs=options["jobs"],
+                                                 scheduler=options.get("scheduler"), **common)
         else:
             layers, report = realize_conv_layer(_layer(run), box, **common)
         return Realized(list(layers), [start + len(layers)], [report], [report.witness])
