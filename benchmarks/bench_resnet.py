@@ -95,6 +95,7 @@ def main() -> int:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--keep", default=None, help="folder for the certificate and export")
     ap.add_argument("--no-pure", action="store_true", help="skip the standard-library check")
+    ap.add_argument("--no-export", action="store_true", help="skip phase 5")
     ap.add_argument("--compare-plain", action="store_true",
                     help="also solve the blocked layers as one Theorem 1 system each")
     ap.add_argument("--plain-max", type=int, default=4608, metavar="M",
@@ -151,6 +152,8 @@ def main() -> int:
         phase(name, t0, "VALID" if v.ok else f"INVALID ({v.rule}): {v.message[:80]}")
     t0 = time.perf_counter()
     try:
+        if args.no_export:
+            raise RuntimeError("skipped (--no-export)")
         from exactnorm.outputs.export import onnx_model
 
         exported = folder / "export.onnx"

@@ -32,6 +32,7 @@ from exactnorm.exact.linalg import compact_when_shorter, to_fractions
 from exactnorm.exact.rationals import format_number
 from exactnorm.model.kinds import conv
 from exactnorm.model.kinds.conv import ConvTargetLayer, FloatConvLayer, FrozenConvLayer
+from exactnorm.model.routes import FloatIdentity
 
 __all__ = ["ConvCodec", "CODEC"]
 
@@ -81,9 +82,19 @@ class ConvCodec:
                               exact_numbers(entry["gamma"], f"layer {j} gamma"),
                               exact_numbers(entry["beta"], f"layer {j} beta"),
                               str(entry["activation"]),
-                              tuple((int(s["from"]), frozen_array(s, f"layer {j} skip weight"))
+                              tuple((int(s["from"]), _float_skip(s, f"layer {j} skip weight"))
                                     for s in entry.get("skip", [])),
                               tuple(str(s["kind"]) for s in entry.get("skip", [])))
+
+
+def _float_skip(skip: dict[str, Any], what: str) -> Any:
+    """A skip's float matrix; an identity is not written out (:class:`FloatIdentity`)."""
+    weight = skip.get("weight")
+    if skip.get("kind") == "identity" and isinstance(weight, dict) \
+            and set(weight) == {"identity"} and type(weight["identity"]) is int \
+            and weight["identity"] >= 1:
+        return FloatIdentity(weight["identity"])
+    return frozen_array(skip, what)
 
 
 CODEC = ConvCodec()

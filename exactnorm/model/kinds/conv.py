@@ -31,7 +31,7 @@ from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix, clear_denominators, to_numpy
 from exactnorm.model.kinds.base import LayerKind, Skip, columns_by_evaluate, rounded
 from exactnorm.model.kinds.window import ConvGeometry, add_channel_bias, window_range
-from exactnorm.model.routes import matrix_of
+from exactnorm.model.routes import FloatIdentity, matrix_of
 from exactnorm.model.values import Node, Scaled, Vector, activate, scaled_affine
 
 __all__ = ["NAME", "ConvTargetLayer", "FrozenConvLayer", "FloatConvLayer", "KIND",
@@ -234,7 +234,8 @@ class FrozenConvLayer:
     def float_layer(self) -> FloatConvLayer:
         return FloatConvLayer(self.input, self.geometry, to_numpy(self.weight),
                               tuple(self.gamma), tuple(self.beta), self.activation,
-                              tuple((s.source, to_numpy(matrix_of(s.weight)))
+                              tuple((s.source, FloatIdentity(s.weight.nrows())
+                                     if s.kind == "identity" else to_numpy(matrix_of(s.weight)))
                                     for s in self.skips),
                               tuple(s.kind for s in self.skips))
 
@@ -256,7 +257,8 @@ class FloatConvLayer:
     gamma: tuple[fmpq, ...]
     beta: tuple[fmpq, ...]
     activation: str
-    skips: tuple[tuple[int, np.ndarray], ...] = ()
+    #: ``(source, P)``: ``P`` a float64 array, or a :class:`FloatIdentity` for an identity skip
+    skips: tuple[tuple[int, Any], ...] = ()
     skip_kinds: tuple[str, ...] = ()
 
     kind: ClassVar[str] = NAME
