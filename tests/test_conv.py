@@ -437,10 +437,15 @@ def test_cli_certifies_a_cnn_with_the_box_only(tmp_path):
     doc = load_certificate(tmp_path / "certificate.json")
     assert [L.get("kind", "dense") for L in doc["network"]["layers"]][:3] == \
         ["conv", "conv", "avgpool"]
-    r = _cli("certify", "--target", "model.onnx", "--box", "0:1", "--block", "2", "--force",
-             cwd=tmp_path)
-    assert r.returncode == 2 and "--block applies to a whole-target construction only" \
+    r = _cli("certify", "--target", "model.onnx", "--box", "0:1", "--routing", "mask",
+             "--force", cwd=tmp_path)
+    assert r.returncode == 2 and "--routing applies to a whole-target construction only" \
         in r.stderr and "conv, avgpool, dense" in r.stderr
+    # --block is the convolutions' channels per block (conv2 reads 2 channels: 2 blocks)
+    r = _cli("certify", "--target", "model.onnx", "--box", "0:1", "--block", "1", "--force",
+             "--no-check", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "target layer 3 conv: 2 channel blocks of 1" in r.stdout
     r = _cli("certify", "model.onnx", "--box", "0:1", "--format-version", "1", "--force",
              cwd=tmp_path)
     assert r.returncode == 2 and "need certificate --format-version 2 or later" in r.stderr

@@ -69,7 +69,7 @@ def _target_values(t, x):
 
 @pytest.mark.parametrize("options, parameter", [
     ({"construction": "theorem1"}, "construction"),
-    ({"block": 2}, "block"),
+    # block is taken by the convolutions too (input channels per block: tests/test_conv_blocks.py)
     ({"routing": "mask"}, "routing"),
     ({"rank": 1}, "rank"),
     ({"sparsity": "1/2"}, "sparsity"),

@@ -30,7 +30,7 @@ from exactnorm.constructions.choice import (
     zero_probability,
 )
 from exactnorm.constructions.theorem1 import draw_pair, khatri_rao_system
-from exactnorm.constructions.tradeoff import _left_divide, certify_tradeoff
+from exactnorm.constructions.tradeoff import certify_tradeoff, left_divide
 from exactnorm.exact.linalg import khatri_rao, solve_exact
 from exactnorm.exact.sampling import parse_distribution
 from exactnorm.model.targets import random_target
@@ -53,7 +53,7 @@ def test_block_size_one_system_is_vout_times_diag_vin():
 def test_left_divide_equals_solve():
     g = random_target((9, 5), seed=4)
     V = draw_pair(1, 1, 0, 5, 5, 5, parse_distribution("int:8"))[0]
-    assert _left_divide(V, g.layers[0].weight) == solve_exact(V, g.layers[0].weight)
+    assert left_divide(V, g.layers[0].weight) == solve_exact(V, g.layers[0].weight)
 
 
 def test_zero_probability():

@@ -13,7 +13,7 @@ PROOFS = Path(__file__).resolve().parent.parent / "proofs"
 
 
 #: tables whose regeneration takes minutes (CI runs `exactnorm tables --check` separately)
-SLOW_TABLES = {"T4", "T8"}
+SLOW_TABLES = {"T4", "T8", "T10"}
 
 
 @pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.slow) if k in SLOW_TABLES

@@ -155,7 +155,9 @@ def certify(target: Any, construction: str = "auto", *,
         Frozen weight entries (``int:8``, ``nonzero:8`` …); default ``nonzero:8``, and
         ``nonzero:8`` too when the automatic choice needs block size 1.
     block : int, optional
-        Trade-off block size (default: from the cost model).
+        Trade-off block size of a dense target; for a target with convolutions, the input
+        channels per block of every convolution (docs/convolutions.md, "Channel blocks"; a
+        dense run after the flatten keeps its automatic choice). Default: from the cost model.
     routing : {"selection", "mask"}, optional
         Trade-off routing of the blocks.
     max_system : int

@@ -62,6 +62,7 @@ from exactnorm.model.network import (
     TargetNetwork,
     Wiring,
 )
+from exactnorm.model.routes import Route
 from exactnorm.model.targets import target_from_dict
 
 __all__ = ["conv_networks_from_dict", "conv_target_from_dict", "exact_agreement",
@@ -87,6 +88,18 @@ def _kernel_matrix(record: Any, what: str, max_entries: int) -> Any:
             raise InputError(f"{what}: masks are not allowed on 4-d kernel records")
         record = dict(record, shape=[shape[0], shape[1] * shape[2] * shape[3]])
     return regenerate_record(record, what, max_entries)
+
+
+def _conv_skip(skip: dict[str, Any], what: str) -> Route:
+    """A convolution's post-activation skip as its route (identity or selection, compact form):
+    never written out, since an identity on a feature map has ``(c·H·W)²`` entries."""
+    weight = skip.get("weight")
+    if isinstance(weight, dict) and set(weight) == {"identity"} \
+            and type(weight["identity"]) is int and weight["identity"] >= 1:
+        return Route.identity(weight["identity"])
+    if isinstance(weight, dict) and set(weight) == {"selection", "columns"}:
+        return Route(tuple(weight["selection"]), weight["columns"])
+    raise InputError(f"{what}: a convolution's skip is an identity or selection in compact form")
 
 
 def _read_numbers(obj: Any, what: str, max_digits: int) -> tuple[fmpq, ...]:
@@ -178,9 +191,15 @@ def conv_networks_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MA
             kind = L.get("kind", "dense")
             if kind == "conv":
                 V, rec = frozen(L, what, kernel=True)
-                flayers.append(FrozenConvLayer(int(L["input"]), _read_geometry(L, what), V,
-                                               nums(L["gamma"], what), nums(L["beta"], what),
-                                               L["activation"], record=rec))
+                mask = rec.get("mask") if isinstance(rec, dict) else None
+                columns = mask.get("columns") if isinstance(mask, dict) else None
+                flayers.append(FrozenConvLayer(
+                    int(L["input"]), _read_geometry(L, what), V, nums(L["gamma"], what),
+                    nums(L["beta"], what), L["activation"], record=rec,
+                    skips=tuple(Skip(int(s["from"]), _conv_skip(s, f"{what} skip"), s["kind"])
+                                for s in L.get("skip", [])),
+                    drawn_columns=None if columns is None else tuple(columns),
+                    stability=L.get("stability", "positions")))
             elif kind == "avgpool":
                 flayers.append(FrozenPoolLayer(int(L["input"]), _read_geometry(L, what),
                                                L["activation"]))

@@ -72,8 +72,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                         f"(default {DEFAULT_DISTRIBUTION}; {WIDE_DISTRIBUTION} when the automatic "
                         f"choice needs block size 1)")
     p.add_argument("--block", type=int, default=None, metavar="K",
-                   help="input block size of --construction tradeoff (K ≥ d_in: Theorem 1; "
-                        "default: from the cost model)")
+                   help="input block size of --construction tradeoff (K ≥ d_in: Theorem 1), "
+                        "or input channels per block of every convolution of a CNN (K ≥ "
+                        "channels: one pair; default: from the cost model)")
     p.add_argument("--routing", choices=["selection", "mask"], default=None,
                    help="tradeoff: route blocks by selection-skip layers (default, depth 3T+1) "
                         "or by block-masked frozen weights (depth 2T+1)")

@@ -53,7 +53,8 @@ from exactnorm.model.network import TargetNetwork
 __all__ = ["Estimate", "Choice", "THEOREM1_MAX_SYSTEM", "SINGULAR_RISK", "system_seconds",
            "human_seconds",
            "estimate_theorem1", "estimate_tradeoff", "estimate_pair", "combined_estimate",
-           "choose_construction", "best_block", "zero_probability", "require_theorem1_budget"]
+           "choose_construction", "best_block", "zero_probability", "require_theorem1_budget",
+           "estimate_channel_blocks", "best_channel_block"]
 
 #: largest Khatri–Rao system Theorem 1 may solve by default (m = 4096: 194 s, 3 GiB, 84 MiB gz)
 THEOREM1_MAX_SYSTEM = 4096
@@ -199,6 +200,45 @@ def estimate_tradeoff(target: TargetNetwork, block: int, jobs: int = 1,
         largest = max(largest, m)
     return Estimate(seconds / jobs, _BASE_BYTES + _PEAK_BYTES_PER_M2 * largest ** 2 * jobs,
                     nbytes, depth, systems, largest)
+
+
+def estimate_channel_blocks(c_out: int, channels: int, taps: int, block: int) -> Estimate:
+    """Cost of a convolution ``channels → c_out`` with ``taps = kh·kw`` realized by channel
+    blocks of ``block`` input channels (:mod:`~exactnorm.constructions.convblocks`): ``T =
+    ⌈channels/block⌉`` Khatri–Rao systems of size ``c_out·block·taps`` (two frozen layers each)
+    and the final ``c_out × c_out`` matrix; depth ``2T + 1``. One block is the plain pair.
+
+    >>> e = estimate_channel_blocks(32, 32, 9, 1)
+    >>> e.systems, e.system_size, e.depth
+    (32, 288, 65)
+    """
+    k = min(block, channels)
+    T = math.ceil(channels / k)
+    m = c_out * k * taps
+    if T == 1:
+        return estimate_pair(m)
+    return Estimate(T * system_seconds(m), _BASE_BYTES + _PEAK_BYTES_PER_M2 * m ** 2,
+                    T * _system_bytes(m, 2, 0) + _GZ_BYTES_PER_MATRIX, 2 * T + 1, T, m)
+
+
+def best_channel_block(c_out: int, channels: int, taps: int, distribution: str | Distribution
+                       ) -> tuple[int, Estimate, bool]:
+    """Channels per block of least estimated time among those whose draws are not structurally
+    singular (the union bound of :func:`best_block` with rows of ``block·taps`` entries).
+
+    Returns ``(block, estimate, admissible)``.
+
+    >>> best_channel_block(32, 32, 9, "nonzero:8")[0]
+    1
+    """
+    q = zero_probability(distribution)
+    options = {k: estimate_channel_blocks(c_out, channels, taps, k) for k in BLOCK_SIZES
+               if k <= channels}
+    admissible = {k: e for k, e in options.items()
+                  if e.system_size * q ** (k * taps) <= SINGULAR_RISK}
+    pool = admissible or options
+    k = min(pool, key=lambda b: (pool[b].seconds, b))
+    return k, pool[k], bool(admissible)
 
 
 def zero_probability(dist: str | Distribution) -> Fraction:

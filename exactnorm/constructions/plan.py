@@ -204,9 +204,11 @@ def plan_certify(target: TargetNetwork, construction: str = "auto", *, seed: int
         raise InputError(f"construction {construction} realizes a whole target of one kind; "
                          f"this target has {kinds} layers, realized run by run by their kinds",
                          parameter="construction")
+    in_runs = {name for realizer in REALIZERS.values()
+               for name in getattr(realizer, "run_options", ())}
     for realizer in REALIZERS.values():
         for name in realizer.whole_options:
-            if getattr(options, name) is not None:
+            if getattr(options, name) is not None and name not in in_runs:
                 raise InputError(f"{name} applies to a whole-target construction only; this "
                                  f"target has {kinds} layers, realized run by run by their "
                                  f"kinds", parameter=name)

@@ -84,7 +84,8 @@ from exactnorm.exact.streams import WEIGHT, StreamKey
 from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork
 
-__all__ = ["input_blocks", "certify_tradeoff", "ROUTINGS", "DEFAULT_SHIFT_MODE"]
+__all__ = ["input_blocks", "certify_tradeoff", "final_matrix", "left_divide", "ROUTINGS",
+           "DEFAULT_SHIFT_MODE"]
 
 #: how a block's Khatri–Rao pair is made to see only its block of inputs (see module doc)
 ROUTINGS = ("selection", "mask")
@@ -107,7 +108,7 @@ def _selection(rows: list[int], d: int) -> fmpz_mat:
     return fmpz_mat([[1 if c == r else 0 for c in range(d)] for r in rows])
 
 
-def _final_matrix(seed: int, layer: int, offset: int, d_out: int, dist: Distribution,
+def final_matrix(seed: int, layer: int, offset: int, d_out: int, dist: Distribution,
                   retry: int, singular: list[dict[str, Any]]
                   ) -> tuple[FlintMatrix, dict[str, Any], int]:
     """``V_F`` of target layer ``layer`` (the last frozen layer of its segment, at ``offset``),
@@ -203,10 +204,10 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
                           "hi": [pack_q(x) for x in hi], "whole": True, **options})
             continue
         final_singular: list[dict[str, Any]] = []
-        V_F, final_record, final_attempt = _final_matrix(seed, i, per * len(blocks) + 1, d_out,
+        V_F, final_record, final_attempt = final_matrix(seed, i, per * len(blocks) + 1, d_out,
                                                          dist, retry, final_singular)
         finals.append((V_F, final_record, final_attempt, final_singular))
-        W_prime = _left_divide(V_F, tl.weight)  # V_F⁻¹ W, exact
+        W_prime = left_divide(V_F, tl.weight)  # V_F⁻¹ W, exact
         for t, S in enumerate(blocks, 1):
             tasks.append({"layer": i, "block": t, "offset": per * (t - 1) + 1, "d_in": d_in,
                           "S": S, "whole": False,
@@ -323,7 +324,7 @@ def _unpack_vector(packed: tuple[list[int], int]) -> tuple[fmpq, ...]:
     return tuple((fmpq_mat(fmpz_mat([nums])) / den).entries())
 
 
-def _left_divide(V: FlintMatrix, W: fmpq_mat) -> fmpq_mat:
+def left_divide(V: FlintMatrix, W: fmpq_mat) -> fmpq_mat:
     """``V⁻¹ W`` for an invertible integer ``V``: one inverse, then one integer product.
 
     ``V⁻¹ = A / a`` and ``W = N / n`` with integer ``A``, ``N``, so ``V⁻¹ W = (A N) / (a n)``;

@@ -34,7 +34,7 @@ from exactnorm.exact.linalg import FlintMatrix, to_numpy
 from exactnorm.model.values import Vector, affine_interval, column
 
 __all__ = ["Route", "matrix_of", "apply_linear", "apply_linear_float", "linear_interval",
-           "linear_shape"]
+           "linear_shape", "FloatIdentity"]
 
 
 @dataclass(frozen=True)
@@ -102,6 +102,49 @@ class Route:
             if c is not None:
                 M[r, c] = 1
         return M
+
+
+class FloatIdentity:
+    """The ``n × n`` identity of a float copy's identity skip, never written out: ``A @ P.T``
+    is ``A`` itself (NumPy defers ``@`` to :meth:`__rmatmul__`, since ``__array_ufunc__`` is
+    ``None``), and ``np.asarray(P)`` writes it out only where a file format needs the matrix (an
+    npz or state-dict export). A convolution's accumulator skip is the identity on a whole
+    feature map: ``(c·H·W)²`` float64 entries (315 MB at 32 × 14 × 14) per skip otherwise.
+
+    >>> A = np.arange(6.0).reshape(2, 3)
+    >>> P = FloatIdentity(3)
+    >>> bool((A @ P.astype(np.float32).T == A).all()), P.shape, float(np.asarray(P).sum())
+    (True, (3, 3), 3.0)
+    """
+
+    __array_ufunc__ = None
+
+    def __init__(self, n: int) -> None:
+        self.n = int(n)
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.n, self.n
+
+    @property
+    def size(self) -> int:
+        return self.n * self.n
+
+    @property
+    def T(self) -> FloatIdentity:  # noqa: N802 - NumPy's name
+        return self
+
+    def astype(self, dtype: Any) -> FloatIdentity:
+        return self
+
+    def __rmatmul__(self, A: Any) -> Any:
+        if np.shape(A)[-1] != self.n:
+            raise ShapeError(f"a batch of width {np.shape(A)[-1]} times the identity of size "
+                             f"{self.n}")
+        return A
+
+    def __array__(self, dtype: Any = None, copy: Any = None) -> np.ndarray:
+        return np.eye(self.n, dtype=dtype or np.float64)
 
 
 def matrix_of(P: FlintMatrix | Route) -> FlintMatrix:

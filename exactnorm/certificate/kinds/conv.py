@@ -5,7 +5,12 @@ Target ``{"kind": "conv", "input_shape", "kernel_shape", "stride", "padding", "d
 (plain, or over one denominator when that is shorter); frozen ``{"kind": "conv", "input",
 <geometry>, "weight": {"random": R}, "gamma", "beta", "activation"}`` with one γ and one β per
 channel (compact numbers) and ``R`` a draw record of 4-d shape ``[c1, C, kh, kw]`` (the same
-words as ``[c1, C·kh·kw]``), or the explicit matrix with ``R`` in ``source``.
+words as ``[c1, C·kh·kw]``; 2-d with its ``{"columns"}`` mask for a kernel that reads a block
+of input channels), or the explicit matrix with ``R`` in ``source``. A frozen convolution with
+post-activation skips writes ``"skip": [{"from", "kind", "weight"}]`` (identity skips in their
+compact form ``{"identity": n}``), and one whose channels were made stable on the hull of the
+patch boxes writes ``"stability": "hull"`` (absent means ``"positions"``; docs/certificate-format.md
+§8).
 """
 
 from __future__ import annotations
@@ -15,13 +20,19 @@ from typing import Any
 from flint import fmpq_mat
 
 from exactnorm.certificate.arrays import exact_numbers, frozen_array
-from exactnorm.certificate.compact import frozen_matrix_json, is_draw_record, numbers_json
+from exactnorm.certificate.compact import (
+    compact_skip,
+    frozen_matrix_json,
+    is_draw_record,
+    numbers_json,
+)
 from exactnorm.certificate.kinds.window import geometry_json, geometry_of
 from exactnorm.errors import InputError
 from exactnorm.exact.linalg import compact_when_shorter, to_fractions
 from exactnorm.exact.rationals import format_number
 from exactnorm.model.kinds import conv
 from exactnorm.model.kinds.conv import ConvTargetLayer, FloatConvLayer, FrozenConvLayer
+from exactnorm.model.routes import FloatIdentity
 
 __all__ = ["ConvCodec", "CODEC"]
 
@@ -52,6 +63,17 @@ class ConvCodec:
                            frozen_weights)
         entry.update(gamma=numbers_json(layer.gamma, True), beta=numbers_json(layer.beta, True),
                      activation=layer.activation)
+        if layer.skips:
+            skips = []
+            for s in layer.skips:
+                weight = compact_skip(s.weight, s.kind)
+                if weight is None:
+                    raise InputError(f"frozen convolution {j}: a skip of kind {s.kind} from node "
+                                     f"{s.source} is not an identity or selection route")
+                skips.append({"from": s.source, "kind": s.kind, "weight": weight})
+            entry["skip"] = skips
+        if layer.stability != "positions":  # the default is not written: older documents stay
+            entry["stability"] = layer.stability
         return entry
 
     def float_layer(self, entry: dict[str, Any], j: int) -> FloatConvLayer:
@@ -59,7 +81,20 @@ class ConvCodec:
                               frozen_array(entry, f"layer {j} weight", kernel=True),
                               exact_numbers(entry["gamma"], f"layer {j} gamma"),
                               exact_numbers(entry["beta"], f"layer {j} beta"),
-                              str(entry["activation"]))
+                              str(entry["activation"]),
+                              tuple((int(s["from"]), _float_skip(s, f"layer {j} skip weight"))
+                                    for s in entry.get("skip", [])),
+                              tuple(str(s["kind"]) for s in entry.get("skip", [])))
+
+
+def _float_skip(skip: dict[str, Any], what: str) -> Any:
+    """A skip's float matrix; an identity is not written out (:class:`FloatIdentity`)."""
+    weight = skip.get("weight")
+    if skip.get("kind") == "identity" and isinstance(weight, dict) \
+            and set(weight) == {"identity"} and type(weight["identity"]) is int \
+            and weight["identity"] >= 1:
+        return FloatIdentity(weight["identity"])
+    return frozen_array(skip, what)
 
 
 CODEC = ConvCodec()

@@ -112,6 +112,9 @@ class Realizer(Protocol):
     @property
     def whole_options(self) -> tuple[str, ...]: ...
 
+    #: options of :class:`Options` the kind also takes in a run of a target of several kinds
+    #: (the ``conv`` kind: ``block``, input channels per block); optional, none by default
+
     #: name → callable(target, **options) of its whole-target constructions (empty: none)
     @property
     def constructions(self) -> dict[str, Callable[..., Construction]]: ...

@@ -38,12 +38,18 @@ from typing import Any
 
 from flint import fmpq, fmpq_mat
 
-from exactnorm.constructions.choice import estimate_pair
-from exactnorm.constructions.common import (
-    DEFAULT_RETRY,
-    LayerReport,
-    apply_shift_mode,
-    cancelling_bias,
+from exactnorm.constructions.choice import (
+    best_channel_block,
+    estimate_channel_blocks,
+    estimate_pair,
+    human_seconds,
+)
+from exactnorm.constructions.common import DEFAULT_RETRY, LayerReport, cancelling_bias
+from exactnorm.constructions.convblocks import (
+    DEFAULT_CONV_SHIFT_MODE,
+    channel_shift,
+    kernel_record,
+    realize_conv_blocks,
 )
 from exactnorm.constructions.kinds.base import Box, Options, Realized, RunPlan
 from exactnorm.constructions.theorem1 import solve_pair
@@ -53,41 +59,10 @@ from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution
 from exactnorm.model.kinds import conv
 from exactnorm.model.kinds.base import TargetKind
 from exactnorm.model.kinds.conv import ConvTargetLayer, FrozenConvLayer
-from exactnorm.model.kinds.window import ConvGeometry, window_range
-from exactnorm.model.values import Vector
+from exactnorm.model.kinds.window import ConvGeometry
 
 __all__ = ["ConvRealizer", "REALIZER", "realize_conv_layer", "kernel_record", "channel_shift",
-           "DEFAULT_CONV_SHIFT_MODE"]
-
-#: per-channel shifts rounded up to integers: β1 and β2 stay small integers next to Γ
-DEFAULT_CONV_SHIFT_MODE = "integer"
-
-
-def kernel_record(record: dict[str, Any], shape: tuple[int, int, int, int]) -> dict[str, Any]:
-    """The draw record of a ``rows × C·kh·kw`` matrix rewritten with the kernel's 4-d shape
-    ``[rows, C, kh, kw]``: the same words in the same order (C order)."""
-    rows, cols = record["shape"]
-    if rows != shape[0] or cols != shape[1] * shape[2] * shape[3] or "mask" in record:
-        raise InputError(f"a draw record of shape {record['shape']} is not a kernel of shape "
-                         f"{list(shape)}")
-    return dict(record, shape=[int(v) for v in shape])
-
-
-def channel_shift(gamma: Vector, V: Any, geometry: ConvGeometry, lo: Vector, hi: Vector,
-                  mode: str) -> Vector:
-    """Per-channel shift β making ``γ_j (V_j·patch_{y,x}(a)) + β_j ≥ 0`` for every position and
-    every ``a`` in ``[lo, hi]`` (padding pixels 0): ``β_j = −γ_j·min`` (``γ_j ≥ 0``) or
-    ``−γ_j·max`` over all positions' exact patch ranges; ``mode`` as in
-    :func:`~exactnorm.constructions.common.activating_shift`."""
-    mn, mx = window_range(V, geometry, lo, hi)
-    P = mn.ncols()
-    fmin, fmax = mn.entries(), mx.entries()
-    out = []
-    for j, g in enumerate(gamma):
-        row = fmin[j * P:(j + 1) * P] if g >= 0 else fmax[j * P:(j + 1) * P]
-        out.append(-(g * (min(row) if g >= 0 else max(row))))
-    return apply_shift_mode(tuple(out), mode)
-
+           "DEFAULT_CONV_SHIFT_MODE", "conv_choice"]
 
 def realize_conv_layer(layer: ConvTargetLayer, box: Box, *, seed: int, index: int,
                        input_node: int, distribution: str | Distribution = DEFAULT_DISTRIBUTION,
@@ -134,11 +109,52 @@ def _layer(run: Sequence[TargetKind]) -> ConvTargetLayer:
     return layer
 
 
+def conv_choice(layer: ConvTargetLayer, options: Options, distribution: str
+                ) -> dict[str, Any]:
+    """Plain Theorem 1 over channels or channel blocks, and how many channels per block: the
+    dense trade-off's cost model (:mod:`~exactnorm.constructions.choice`). Plain while the one
+    Khatri–Rao system ``c_out·C·kh·kw`` is within ``max_system``; else blocks of the fastest
+    admissible size. ``options.block`` (input channels per block) overrides: a block of every
+    channel is the plain pair.
+
+    >>> from flint import fmpq, fmpq_mat
+    >>> from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer
+    >>> wide = ConvTargetLayer(ConvGeometry((32, 4, 4), (3, 3), padding=(1, 1)),
+    ...                        fmpq_mat(32, 288), (fmpq(0),) * 32, "relu")
+    >>> c = conv_choice(wide, Options(), "nonzero:8")
+    >>> c["mode"], c["block"], c["estimate"].system_size
+    ('blocks', 1, 288)
+    """
+    W, g = layer.weight, layer.geometry
+    c_out, C = W.nrows(), g.input_shape[0]
+    taps = g.kernel_shape[0] * g.kernel_shape[1]
+    m = c_out * W.ncols()
+    plain = estimate_pair(m)
+    if options.block is not None:
+        block = min(options.block, C)
+        why = f"block {options.block} given"
+    elif m <= options.max_system:
+        return {"mode": "plain", "block": C, "estimate": plain,
+                "why": f"m = {m} ≤ max_system {options.max_system}"}
+    else:
+        block, _, admissible = best_channel_block(c_out, C, taps, distribution)
+        why = (f"Theorem 1 needs m = {m} > max_system {options.max_system} "
+               f"(≈ {human_seconds(plain.seconds)}); {block} channel(s) per block is the "
+               f"fastest" + ("" if admissible else " (every size risks a zero row)"))
+    if block >= C:
+        return {"mode": "plain", "block": C, "estimate": plain, "why": why}
+    return {"mode": "blocks", "block": block,
+            "estimate": estimate_channel_blocks(c_out, C, taps, block), "why": why}
+
+
 class ConvRealizer:
-    """Realizer of the ``conv`` kind (module doc): one convolution per run."""
+    """Realizer of the ``conv`` kind (module doc): one convolution per run, as one Theorem 1
+    pair or by channel blocks (:mod:`~exactnorm.constructions.convblocks`)."""
 
     kind = conv.NAME
     whole_options: tuple[str, ...] = ()
+    #: options of :class:`Options` this kind takes in a run (``block``: channels per block)
+    run_options: tuple[str, ...] = ("block",)
     constructions: dict[str, Any] = {}
 
     def claim(self, layers: Sequence[TargetKind], i: int) -> int:
@@ -146,18 +162,35 @@ class ConvRealizer:
 
     def plan(self, run: Sequence[TargetKind], box: Box, first: int, options: Options,
              distribution: str) -> RunPlan:
-        m = _layer(run).weight.nrows() * _layer(run).weight.ncols()
-        return RunPlan(self.kind, first, 1, "theorem1 over channels", estimate_pair(m),
-                       f"target layer {first} {self.kind}: Theorem 1 over channels, m = {m}")
+        layer = _layer(run)
+        choice = conv_choice(layer, options, distribution)
+        m = layer.weight.nrows() * layer.weight.ncols()
+        est = choice["estimate"]
+        if choice["mode"] == "plain":
+            return RunPlan(self.kind, first, 1, "theorem1 over channels", est,
+                           f"target layer {first} {self.kind}: Theorem 1 over channels, m = {m}",
+                           choice={"mode": "plain"})
+        T = est.systems
+        return RunPlan(self.kind, first, 1, "channel blocks", est,
+                       f"target layer {first} {self.kind}: {T} channel blocks of "
+                       f"{choice['block']}, systems of size ≤ {est.system_size} instead of "
+                       f"m = {m} ({choice['why']})",
+                       choice={"mode": "blocks", "block": choice["block"]})
 
     def realize(self, run: Sequence[TargetKind], box: Box, plan: RunPlan, *, start: int,
                 options: dict[str, Any]) -> Realized:
-        pair, report = realize_conv_layer(
-            _layer(run), box, seed=options["seed"], index=plan.first, input_node=start,
-            distribution=options["distribution"], retry=options["retry"],
-            shift_mode=options["shift_mode"], solver=options["solver"],
-            solve_jobs=min(options["jobs"], 2))
-        return Realized(list(pair), [start + 2], [report], [report.witness])
+        common = dict(seed=options["seed"], index=plan.first, input_node=start,
+                      distribution=options["distribution"], retry=options["retry"],
+                      shift_mode=options["shift_mode"], solver=options["solver"],
+                      solve_jobs=min(options["jobs"], 2))
+        layers: list[FrozenConvLayer]
+        if plan.choice.get("mode") == "blocks":
+            layers, report = realize_conv_blocks(_layer(run), box, block=plan.choice["block"],
+                                                 jobs=options["jobs"],
+                                                 scheduler=options.get("scheduler"), **common)
+        else:
+            layers, report = realize_conv_layer(_layer(run), box, **common)
+        return Realized(list(layers), [start + len(layers)], [report], [report.witness])
 
     def provenance_defaults(self) -> dict[str, Any]:
         return {}

@@ -31,12 +31,18 @@ from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix, clear_denominators, to_numpy
 from exactnorm.model.kinds.base import LayerKind, Skip, columns_by_evaluate, rounded
 from exactnorm.model.kinds.window import ConvGeometry, add_channel_bias, window_range
+from exactnorm.model.routes import FloatIdentity, matrix_of
 from exactnorm.model.values import Node, Scaled, Vector, activate, scaled_affine
 
-__all__ = ["NAME", "ConvTargetLayer", "FrozenConvLayer", "FloatConvLayer", "KIND"]
+__all__ = ["NAME", "ConvTargetLayer", "FrozenConvLayer", "FloatConvLayer", "KIND",
+           "STABILITY_FAMILIES"]
 
 #: the certificate's word for this kind
 NAME = "conv"
+#: the boxes on which a frozen convolution's ReLU channels are tested (docs/certificate-format.md
+#: §8): every output position's patch box (the default), or their hull (one box per patch
+#: coordinate)
+STABILITY_FAMILIES = ("positions", "hull")
 
 
 def _floats(v: Any) -> np.ndarray:
@@ -122,9 +128,18 @@ class ConvTargetLayer:
 
 @dataclass(frozen=True)
 class FrozenConvLayer:
-    """``h = σ(γ ⊙_channels (V·patch) + β)``: one γ and one β per output channel, shared by all
-    positions (BatchNorm2d in eval mode); ``V`` is the frozen ``c × C·kh·kw`` kernel matrix and
-    ``record`` its draw record (the 4-d shape is written by the certificate)."""
+    """``h = σ(γ ⊙_channels (V·patch) + β) + Σ skips``: one γ and one β per output channel,
+    shared by all positions (BatchNorm2d in eval mode); ``V`` is the frozen ``c × C·kh·kw``
+    kernel matrix and ``record`` its draw record (the 4-d shape is written by the certificate,
+    the 2-d one when the record has a mask).
+
+    ``skips`` are post-activation skips (topology, added by the network; the channel-block
+    trade-off's accumulator is an ``identity`` skip from the previous block's output on the
+    same grid). ``drawn_columns`` names the kernel columns ``c·kh·kw + u·kw + v`` that were
+    drawn when the others are structural zeros (a block of input channels); ``None``: every
+    entry was drawn. ``stability`` is the family of boxes on which the writer made the ReLU
+    channels stable and on which the checker tests them (:data:`STABILITY_FAMILIES`).
+    """
 
     input: int
     geometry: ConvGeometry
@@ -133,9 +148,11 @@ class FrozenConvLayer:
     beta: Vector
     activation: str
     record: dict[str, Any] | None = field(default=None, compare=False)
+    skips: tuple[Skip, ...] = ()
+    drawn_columns: tuple[int, ...] | None = None
+    stability: str = "positions"
 
     kind: ClassVar[str] = NAME
-    skips: ClassVar[tuple[Skip, ...]] = ()
 
     def __post_init__(self) -> None:
         if self.weight.ncols() != self.geometry.patch_size:
@@ -143,6 +160,22 @@ class FrozenConvLayer:
                              f"the patch {self.geometry.patch_size}")
         if len(self.gamma) != self.channels or len(self.beta) != self.channels:
             raise ShapeError("γ and β need one entry per output channel")
+        if self.stability not in STABILITY_FAMILIES:
+            raise InputError(f"stability must be one of {', '.join(STABILITY_FAMILIES)}, got "
+                             f"{self.stability!r}")
+        object.__setattr__(self, "skips", tuple(self.skips))
+        cols = self.drawn_columns
+        if cols is not None:
+            cols = tuple(int(c) for c in cols)
+            object.__setattr__(self, "drawn_columns", cols)
+            if list(cols) != sorted(set(cols)) or not all(0 <= c < self.weight.ncols()
+                                                          for c in cols):
+                raise ShapeError(f"drawn columns {cols} are not increasing columns of a kernel "
+                                 f"with {self.weight.ncols()} columns")
+            keep = set(cols)
+            if any(x != 0 for row in self.weight.tolist() for c, x in enumerate(row)
+                   if c not in keep):
+                raise ShapeError("a kernel entry outside the drawn columns is not zero")
 
     @property
     def channels(self) -> int:
@@ -166,7 +199,9 @@ class FrozenConvLayer:
 
     @property
     def frozen_parameters(self) -> int:
-        return self.weight.nrows() * self.weight.ncols()
+        """Drawn kernel entries (structural zeros of a channel block excluded)."""
+        cols = self.weight.ncols() if self.drawn_columns is None else len(self.drawn_columns)
+        return self.weight.nrows() * cols
 
     def pre_activation(self, a: Vector) -> Vector:
         M = self.weight * self.geometry.patches(a)
@@ -198,11 +233,16 @@ class FrozenConvLayer:
 
     def float_layer(self) -> FloatConvLayer:
         return FloatConvLayer(self.input, self.geometry, to_numpy(self.weight),
-                              tuple(self.gamma), tuple(self.beta), self.activation)
+                              tuple(self.gamma), tuple(self.beta), self.activation,
+                              tuple((s.source, FloatIdentity(s.weight.nrows())
+                                     if s.kind == "identity" else to_numpy(matrix_of(s.weight)))
+                                    for s in self.skips),
+                              tuple(s.kind for s in self.skips))
 
     def describe(self) -> str:
         return (f"conv {self.geometry.describe()}, {self.geometry.input_shape[0]}→"
-                f"{self.channels} channels, {self.activation}")
+                f"{self.channels} channels, {self.activation}"
+                + (f", {len(self.skips)} skip(s)" if self.skips else ""))
 
 
 @dataclass(frozen=True, eq=False)
@@ -217,10 +257,11 @@ class FloatConvLayer:
     gamma: tuple[fmpq, ...]
     beta: tuple[fmpq, ...]
     activation: str
+    #: ``(source, P)``: ``P`` a float64 array, or a :class:`FloatIdentity` for an identity skip
+    skips: tuple[tuple[int, Any], ...] = ()
+    skip_kinds: tuple[str, ...] = ()
 
     kind: ClassVar[str] = NAME
-    skips: ClassVar[tuple[tuple[int, np.ndarray], ...]] = ()
-    skip_kinds: ClassVar[tuple[str, ...]] = ()
 
     @property
     def channels(self) -> int:

@@ -4,9 +4,10 @@ layer kind, and the measured error of such a model under onnxruntime against the
 One builder (:func:`onnx_model`): the float copy of the frozen network
 (:class:`~exactnorm.model.network.FloatNetwork`) is written layer by layer, each layer's
 pre-activation by the exporter of its kind (:data:`~exactnorm.outputs.export.kinds.EXPORTERS`),
-then — kind-free — ``Relu`` where declared and ``MatMul(h_s, P_sᵀ)`` + ``Add`` per skip. Nodes are
-kept flat ``(N, d)`` (a tensor is its C-order vector) or as images ``(N, C, H, W)`` where a kind
-gave one, converted by ``Flatten``/``Reshape`` only where the next reader needs the other form.
+then — kind-free — ``Relu`` where declared and ``MatMul(h_s, P_sᵀ)`` + ``Add`` per skip
+(``Add`` alone for an identity skip). Nodes are kept flat ``(N, d)`` (a tensor is its C-order
+vector) or as images ``(N, C, H, W)`` where a kind gave one,
+converted by ``Flatten``/``Reshape`` only where the next reader needs the other form.
 Around the body, the source model's interface — its input name, dtype and shape (a leading
 ``Cast`` to the arithmetic dtype), its output names and classifier head
 (:mod:`exactnorm.outputs.onnx_interface`) — or input ``x`` and output ``y`` without a recorded
@@ -205,12 +206,15 @@ def onnx_model(cert_doc: Any, *, dtype: str = "float64", normalization: str = "b
             h, shape = _residual(g, j, h, shape, r)
         if layer.activation == "relu":
             h = g.node("Relu", [h], f"a{j}", f"layer{j}_relu")
-        for s, P in layer.skips:
+        for (s, P), kind in zip(layer.skips, layer.skip_kinds):
             if shape is not None:
                 h, shape = g.node("Flatten", [h], f"flat_h{j}", f"layer{j}_flatten_h",
                                   axis=1), None
-            sk = g.node("MatMul", [g.flat(s), g.const(f"P{j}_{s}_T", P.T)], f"s{j}_{s}",
-                        f"layer{j}_skip{s}")
+            # an identity skip adds the node itself: no n × n constant (a convolution's
+            # accumulator skip is the identity on a whole feature map)
+            sk = g.flat(s) if kind == "identity" else g.node(
+                "MatMul", [g.flat(s), g.const(f"P{j}_{s}_T", P.T)], f"s{j}_{s}",
+                f"layer{j}_skip{s}")
             h = g.node("Add", [h, sk], f"h{j}_{s}", f"layer{j}_skip{s}_add")
         g.names.append(h)
         g.images.append(shape)

@@ -21,6 +21,7 @@ from exactnorm.outputs.tables.constructions import table_t2, table_t3
 from exactnorm.outputs.tables.conv import table_t9
 from exactnorm.outputs.tables.exact_vs_float import table_t7
 from exactnorm.outputs.tables.proof_table import ProofTable
+from exactnorm.outputs.tables.resnet import table_t10
 from exactnorm.outputs.tables.sparse import table_t4
 from exactnorm.outputs.tables.sparse_chain import table_t8
 from exactnorm.outputs.tables.symbolic import table_t5, table_t6
@@ -39,6 +40,7 @@ TABLES: dict[str, Callable[[], ProofTable | list[ProofTable]]] = {
     "T2": table_t2,
     "T3": table_t3,
     "T9": table_t9,
+    "T10": table_t10,
     "T11": table_t11,
 }
 
