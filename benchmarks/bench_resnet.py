@@ -104,9 +104,9 @@ def main() -> int:
     args = ap.parse_args()
     widths = tuple(int(v) for v in args.channels.split(","))
 
-    from exactnorm.api import check_file
+    from exactnorm.api import check_file, plan_certify
     from exactnorm.certificate import certificate_document, write_certificate
-    from exactnorm.constructions.plan import certify_target, plan_certify
+    from exactnorm.constructions.plan import certify_target
     from exactnorm.outputs.tables.resnet import resnet8
 
     folder = Path(args.keep or tempfile.mkdtemp(prefix="exactnorm-resnet-"))
@@ -128,7 +128,8 @@ def main() -> int:
     phase("1 read target (exact)", t0, how)
 
     t0 = time.perf_counter()
-    plan = plan_certify(target, seed=0, jobs=args.jobs)
+    # the command line's defaults: the seed rule "target" (derived from the target and box)
+    plan = plan_certify(target, jobs=args.jobs)
     print("plan:", plan.summary)
     c = certify_target(target, plan)
     phase("2 certify", t0)

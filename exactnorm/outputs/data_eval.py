@@ -48,6 +48,8 @@ CHUNK = 256
 #: samples per batch of the exact evaluation (one exact matrix product per dense layer; a
 #: windowed layer evaluates its columns one by one, so progress comes every few seconds)
 EXACT_CHUNK = 32
+#: bytes of one float batch of the widest layer (:func:`float_chunk`)
+FLOAT_BATCH_BYTES = 1 << 29
 
 Hook = Callable[[int, int], None] | None
 
@@ -189,14 +191,23 @@ def float_copy(doc: dict[str, Any], progress: Hook = None) -> FloatNetwork:
     return float_network(doc, progress=progress)
 
 
+def float_chunk(copy: Any) -> int:
+    """Samples per batch of a float forward pass: :data:`CHUNK`, fewer when a batch of the
+    widest layer (with its patches, at most ten values per output for a 3×3 window) would pass
+    :data:`FLOAT_BATCH_BYTES` — a ResNet's frozen layers hold about 2·10⁵ values per sample."""
+    widest = max((layer.width for layer in copy.layers), default=1)
+    return max(1, min(CHUNK, FLOAT_BATCH_BYTES // (10 * 8 * widest)))
+
+
 def run_float(copy: Any, X: np.ndarray, dtype: Any, progress: Hook = None) -> np.ndarray:
-    """``copy.forward`` in batches of :data:`CHUNK` samples, as float64 results."""
+    """``copy.forward`` in batches of :func:`float_chunk` samples, as float64 results."""
     out = []
+    chunk = float_chunk(copy)
     with np.errstate(all="ignore"):
-        for start in range(0, len(X), CHUNK):
-            out.append(np.asarray(copy.forward(X[start:start + CHUNK], dtype), dtype=np.float64))
+        for start in range(0, len(X), chunk):
+            out.append(np.asarray(copy.forward(X[start:start + chunk], dtype), dtype=np.float64))
             if progress is not None:
-                progress(min(start + CHUNK, len(X)), len(X))
+                progress(min(start + chunk, len(X)), len(X))
     return np.concatenate(out) if out else np.zeros((0, 0))
 
 

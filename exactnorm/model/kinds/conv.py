@@ -297,12 +297,22 @@ class FloatConvLayer:
     def float_gamma_beta(self) -> tuple[np.ndarray, np.ndarray]:
         return rounded(self.gamma), rounded(self.beta)
 
+    @functools.cached_property
+    def _used_columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """The kernel restricted to its nonzero patch columns and those columns' patch index: a
+        channel block's masked kernel reads only its block's columns, so gathering and
+        multiplying the others (exact zeros) would cost ``C`` times the work and memory."""
+        used = np.flatnonzero(np.any(self.weight != 0, axis=0))
+        if len(used) == self.weight.shape[1]:
+            return self.weight, self.geometry.patch_index
+        return self.weight[:, used], self.geometry.patch_index[used]
+
     def pre_activation(self, A: np.ndarray, dtype: Any) -> np.ndarray:
-        idx = self.geometry.patch_index
+        weight, idx = self._used_columns
         padded = np.concatenate([A, np.zeros((len(A), 1), dtype=A.dtype)], axis=1)
-        P = padded[:, idx]  # (n, patch, positions); −1 reads the appended zero
+        P = padded[:, idx]  # (n, used patch, positions); −1 reads the appended zero
         g, b = self.float_gamma_beta
-        u = np.matmul(self.weight.astype(dtype), P) * g.astype(dtype)[:, None] \
+        u = np.matmul(weight.astype(dtype), P) * g.astype(dtype)[:, None] \
             + b.astype(dtype)[:, None]
         return u.reshape(len(A), -1)
 
