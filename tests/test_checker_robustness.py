@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from exactnorm import checker, checker_flint
-from exactnorm.checker import reading
+from exactnorm.checker import document, reading
 from exactnorm.cli import EXIT_BROKEN_PIPE, main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -146,7 +146,7 @@ def test_many_checkpoints_are_linear():
     n = 200_000
     layers = [{"input": j, "skips": [], "kind": "dense"} for j in range(n)]
     t0 = time.perf_counter()
-    reading.rule_segments(layers, list(range(1, n + 1)), [{"kind": "dense"}] * n)
+    document.rule_segments(layers, list(range(1, n + 1)), [{"kind": "dense"}] * n)
     reading.rule_checkpoints(list(range(1, n + 1)), n, n)
     assert time.perf_counter() - t0 < 5
     assert both(chain(2_000)).ok

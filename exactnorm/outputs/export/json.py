@@ -17,7 +17,7 @@ conversion exactly, so the loaded network is the certified one.
 
 How it stays fast at real size
 ------------------------------
-The certificate is read by the checker's reader (:func:`exactnorm.checker.reading.
+The certificate is read by the checker's reader (:func:`exactnorm.checker.document.
 read_certificate`: every structural rule and draw-record rule, no matrix regenerated), then each
 frozen matrix is written from exact NumPy integers (:func:`exactnorm.exact.generator.
 record_values`) or from the reader's integer rows over one denominator: no ``fmpq_mat`` is
@@ -47,8 +47,10 @@ from exactnorm.certificate import (
 )
 from exactnorm.certificate.arrays import kernel_record
 from exactnorm.certificate.kinds import CODECS
+from exactnorm.checker.document import read_certificate
 from exactnorm.checker.numbers import CertificateError, IntMatrix
-from exactnorm.checker.reading import Draw, Picks, read_certificate
+from exactnorm.checker.provenance import Draw
+from exactnorm.checker.topology import Picks
 from exactnorm.errors import ExactnormError, InputError
 from exactnorm.exact import generator
 from exactnorm.exact.files import atomic_write_bytes

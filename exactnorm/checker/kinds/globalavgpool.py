@@ -1,5 +1,5 @@
 """The checker's rules for the ``globalavgpool`` kind (docs/certificate-format.md §8). Standard
-library only; it imports nothing but :mod:`.numbers`.
+library only.
 
 A ``globalavgpool`` layer maps a value of tensor shape ``(C, H, W)`` (C order) to its ``C``
 channel means. It is a *fixed* linear map: nothing in it is tuned or drawn, and it is defined by
@@ -13,13 +13,14 @@ Rules (the names of the verdict):
 * ``shape``: ``input_shape`` is three integers from 1 below 2^31 whose product is the width of
   the value read (the previous target layer, the frozen node ``input``);
 * ``format``: ``activation`` is ``identity``, and a frozen layer has no weight, γ, β or skip;
-* ``segment`` (hook in :func:`.walk.check_segment`): the segment of a ``globalavgpool`` target
-  layer is exactly one frozen ``globalavgpool`` layer reading the segment's input node;
-* ``identity``: that frozen layer's ``input_shape`` equals the target layer's.
+* ``segment`` (applied while reading, :func:`..document.rule_segments`): the segment of a
+  ``globalavgpool`` target layer is exactly one frozen ``globalavgpool`` layer reading the
+  segment's input node, whose ``input_shape`` equals the target layer's (rule ``identity``,
+  named there; the walk checks it again at the checkpoint).
 
 Lemma (the identity rule). Two global average poolings with the same ``input_shape`` are the same
 map (the map is determined by the shape), so the checkpoint equals the target layer on every
-input, and on the box in particular. The next box (hook in :func:`.walk.next_box`) is the
+input, and on the box in particular. The next box (:meth:`GlobalAvgPool.next_box`) is the
 per-channel mean of the bounds, exact because the map is monotone in every input (its
 coefficients are ``1/(H·W) > 0``): the minimum over a box is at the lower corner, the maximum at
 the upper one.
@@ -29,9 +30,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from .numbers import CertificateError, field, show
+from ..boxes import Box, box_bits, reduced_box
+from ..budget import STEP, Budget, words
+from ..numbers import CertificateError, field, show
+from ..provenance import Provenance
+from .base import Family, Kind
 
-__all__ = ["NAME", "read_target_layer", "read_frozen_layer", "check_segment", "next_box"]
+__all__ = ["NAME", "GlobalAvgPool"]
 
 #: the certificate's word for this kind (an entry of ``vocabulary.LAYER_KINDS``)
 NAME = "globalavgpool"
@@ -58,14 +63,14 @@ def _identity(layer: dict, where: str, j: int | None) -> str:
     return "identity"
 
 
-def read_target_layer(layer: dict, where: str, width: int) -> dict[str, Any]:
+def _read_target(layer: dict, where: str, width: int) -> dict[str, Any]:
     """A target layer reading a value of ``width`` entries, as the walk's record."""
     shape = _shape(layer, where, width, None)
     return {"kind": NAME, "W": None, "b": None, "act": _identity(layer, where, None),
             "geom": None, "shape": shape, "width": shape[0]}
 
 
-def read_frozen_layer(layer: dict, where: str, j: int, src: int, width: int) -> dict[str, Any]:
+def _read_frozen(layer: dict, where: str, j: int, src: int, width: int) -> dict[str, Any]:
     """Frozen layer ``j`` reading node ``src`` of ``width`` entries, as the walk's record."""
     act = _identity(layer, where, j)
     if any(k in layer for k in ("weight", "gamma", "beta", "skip", "residual", "stability")):
@@ -75,7 +80,7 @@ def read_frozen_layer(layer: dict, where: str, j: int, src: int, width: int) -> 
             "skips": [], "geom": None, "shape": _shape(layer, where, width, j)}
 
 
-def check_segment(layers: list[dict], start: int, end: int, tl: dict, i: int) -> None:
+def _check_segment(layers: list[dict], start: int, end: int, tl: dict, i: int) -> None:
     """Rules ``segment`` and ``identity`` of a globalavgpool target layer ``i`` whose segment
     is frozen layers ``start + 1 … end``."""
     layer = layers[end - 1]
@@ -83,19 +88,63 @@ def check_segment(layers: list[dict], start: int, end: int, tl: dict, i: int) ->
         raise CertificateError("segment", f"network layer {start + 1}: the segment of "
                                           f"globalavgpool target layer {i} is one globalavgpool "
                                           f"layer reading node {start}", layer=start + 1)
+    _same_shape(layer, tl, end, i)
+
+
+def _same_shape(layer: dict, tl: dict, j: int, i: int) -> None:
+    """Rule ``identity`` at checkpoint ``j``: the same ``input_shape`` as target layer ``i``."""
     if layer["shape"] != tl["shape"]:
-        raise CertificateError("identity", f"checkpoint layer {end}: global pooling of "
+        raise CertificateError("identity", f"checkpoint layer {j}: global pooling of "
                                            f"{'x'.join(map(str, layer['shape']))}, target layer "
                                            f"{i} pools {'x'.join(map(str, tl['shape']))}",
-                               layer=end)
+                               layer=j)
 
 
-def next_box(layer: dict, box: tuple[list[int], list[int], int]
-             ) -> tuple[list[int], list[int], int]:
+def _channel_sums(layer: dict, box: Box) -> Box:
     """The box of the channel means: the sums of each channel's bounds over ``Q·H·W`` (module
-    doc); the walk reduces it."""
+    doc), not reduced."""
     lo, hi, Q = box
     C, H, W = layer["shape"]
     n = H * W
     return ([sum(lo[c * n:(c + 1) * n]) for c in range(C)],
             [sum(hi[c * n:(c + 1) * n]) for c in range(C)], Q * n)
+
+
+class GlobalAvgPool(Kind):
+    """``globalavgpool``: a global average pooling."""
+
+    name = NAME
+
+    def read_target(self, layer: dict, where: str, width: int,
+                    max_digits: int) -> dict[str, Any]:
+        return _read_target(layer, where, width)
+
+    def read_frozen(self, layer: dict, where: str, j: int, src: int, dims: list[int],
+                    prov: Provenance, max_digits: int) -> tuple[dict[str, Any], int]:
+        rec = _read_frozen(layer, where, j, src, dims[src])
+        prov.pools += 1
+        return rec, rec["shape"][0]
+
+    def segment(self, layers: list[dict], j: int, start: int, end: int, seg_in: int,
+                tl: dict, i: int) -> None:
+        _check_segment(layers, start, end, tl, i)
+
+    def family(self, layers: list[dict], start: int, tl: dict, i: int, box: Box,
+               budget: Budget) -> Family | None:
+        return None
+
+    def folded(self, tl: dict, box: Box) -> list[int]:
+        return []
+
+    def identity(self, layer: dict, plain: Any, tl: dict, j: int, i: int, box: Box) -> None:
+        _same_shape(layer, tl, j, i)
+
+    def next_box(self, tl: dict, box: Box, budget: Budget, i: int,
+                 skip: tuple[Any, Box] | None) -> Box:
+        where = f"target layer {i}"
+        bits = box_bits(box)
+        C, H, W = tl["shape"]
+        n = H * W
+        budget.size(2, C, None, bits + n.bit_length() + 1, where=where, what="its box")
+        budget.work(2 * C * (n + 2) * (STEP + words(bits + n.bit_length())), None, where)
+        return reduced_box(*_channel_sums(tl, box), budget, where)
