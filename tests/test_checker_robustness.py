@@ -298,3 +298,15 @@ def test_point_box_neuron_with_min_equal_max_zero(target_weight):
     assert v.ok, v
     doc["target"]["layers"][0]["bias"] = [1]  # false on the point: refused
     assert both(doc).rule == "identity"
+
+
+@pytest.mark.parametrize("bad", [5, None, 1.5, True, "x", []])
+def test_a_target_layer_that_is_no_object_is_refused_not_crashed(bad):
+    """A target layer given as a number, null, a string or a list is refused with rule format
+    by both arithmetics (an integer used to escape as a TypeError from the topology reader)."""
+    doc = cert([0], [1], [([[1]], [0], "identity")] * 2,
+               [layer(0, [[1]], [1], [0], "identity"), layer(1, [[1]], [1], [0], "identity")],
+               [1, 2])
+    doc["target"]["layers"][1] = bad
+    v = both(doc)
+    assert not v.ok and v.rule == "format" and "target layer 2" in v.message, v

@@ -90,7 +90,10 @@ def _version3(layer: dict, keys: tuple[str, ...], where: str, version: int,
 def target_input(layer: dict, where: str, i: int, kind: str, version: int) -> int:
     """The node target layer ``i`` reads: ``input`` (``0 ≤ p < i``), absent ``i − 1``; a layer
     without a weight (a pooling layer) reads the layer before and has no skip (rule
-    ``format``)."""
+    ``format``). A layer that is no object reads the layer before: its kind's reading refuses
+    it (rule ``format``)."""
+    if not isinstance(layer, dict):
+        return i - 1
     _version3(layer, ("input", "skip"), where, version, None)
     if "weight" not in layer and ("input" in layer or "skip" in layer):
         raise CertificateError("format", f"{where}: a {kind} layer reads the layer before and "
