@@ -23,6 +23,7 @@ import pytest
 
 from exactnorm import checker, checker_flint
 from exactnorm.checker import document, reading
+from exactnorm.checker.records import FrozenRecord, TargetRecord
 from exactnorm.cli import EXIT_BROKEN_PIPE, main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,9 +145,10 @@ def test_many_checkpoints_are_linear():
     """120,000 checkpoints took 62 s in the segment rule with list membership (quadratic); with a
     set it is linear. The rule alone on 200,000 layers, then a whole 2,000-segment certificate."""
     n = 200_000
-    layers = [{"input": j, "skips": [], "kind": "dense"} for j in range(n)]
+    layers = [FrozenRecord("dense", j, None, None, None, "identity") for j in range(n)]
+    target = [TargetRecord("dense", None, None, "identity", 1, input=i) for i in range(n)]
     t0 = time.perf_counter()
-    document.rule_segments(layers, list(range(1, n + 1)), [{"kind": "dense"}] * n)
+    document.rule_segments(layers, list(range(1, n + 1)), target)
     reading.rule_checkpoints(list(range(1, n + 1)), n, n)
     assert time.perf_counter() - t0 < 5
     assert both(chain(2_000)).ok

@@ -207,6 +207,7 @@ def test_the_next_box_is_the_channel_mean_of_the_bounds(gap_doc):
     """The checker's box after a global pooling against the model's exact interval rule."""
     from exactnorm.certificate import read_target
     from exactnorm.checker.budget import Budget
+    from exactnorm.checker.records import TargetRecord
     from exactnorm.checker.walk import next_box
 
     layer = GlobalPoolTargetLayer((2, 2, 3))
@@ -214,7 +215,7 @@ def test_the_next_box_is_the_channel_mean_of_the_bounds(gap_doc):
     hi = [x + Fraction(k % 3, 5) for k, x in enumerate(lo)]
     Q = 35
     box = ([int(x * Q) for x in lo], [int(x * Q) for x in hi], Q)
-    layer_record = {"kind": "globalavgpool", "shape": (2, 2, 3), "geom": None}
+    layer_record = TargetRecord("globalavgpool", None, None, "identity", 2, shape=(2, 2, 3))
     out_lo, out_hi, D = next_box(layer_record, box, Budget(10**9), 2)
     mn, mx = layer.interval(tuple(api_q(x) for x in lo), tuple(api_q(x) for x in hi))
     assert [Fraction(x, D) for x in out_lo] == [Fraction(int(v.p), int(v.q)) for v in mn]

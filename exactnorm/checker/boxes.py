@@ -19,6 +19,7 @@ from typing import Any
 from .arithmetic import row_interval
 from .budget import STEP, Budget, mul_cost, words
 from .numbers import IntMatrix, IntVector, bits_of
+from .records import TargetRecord
 
 __all__ = ["Box", "domain_box", "box_bits", "reduced_box", "patch_family", "affine_box"]
 
@@ -118,7 +119,7 @@ def _plus_skip(lo: list[int], hi: list[int], D: int, picks: Any, qbox: Box, budg
     return out_lo, out_hi, L
 
 
-def affine_box(layer: dict[str, Any], box: Box, budget: Budget, i: int,
+def affine_box(layer: TargetRecord, box: Box, budget: Budget, i: int,
                skip: tuple[Any, Box] | None = None) -> Box:
     """B_i from B_p (``box``, p the node target layer i reads) for a layer ``(W, b, σ)``, dense
     or with a window: exact interval bounds of its pre-activation (at every output position of
@@ -129,8 +130,9 @@ def affine_box(layer: dict[str, Any], box: Box, budget: Budget, i: int,
     lo, hi, Q = box
     bits = box_bits(box)
     qbits = Q.bit_length()
-    g = layer["geom"]
-    W, b = layer["W"], layer["b"]
+    g = layer.geom
+    W, b = layer.W, layer.b
+    assert W is not None and b is not None  # an affine kind's record
     wbits, bbits = bits_of(W), bits_of(b)
     inner = W.ncols
     positions = 1 if g is None else g.Ho * g.Wo
@@ -149,7 +151,7 @@ def affine_box(layer: dict[str, Any], box: Box, budget: Budget, i: int,
     flat_hi = [x for row in maxs for x in row]
     if skip is not None:
         flat_lo, flat_hi, D = _plus_skip(flat_lo, flat_hi, D, skip[0], skip[1], budget, where)
-    if layer["act"] == "relu":
+    if layer.act == "relu":
         flat_lo = [max(x, 0) for x in flat_lo]
         flat_hi = [max(x, 0) for x in flat_hi]
     return reduced_box(flat_lo, flat_hi, D, budget, where)

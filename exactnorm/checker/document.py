@@ -5,17 +5,18 @@ the rules in order. Standard library only; it never names a kind.
 Contract. :func:`read_certificate` applies the reading and structural rules in document order
 (``format``, ``number``, ``shape``, ``domain``, ``provenance``, ``skip``), then ``checkpoints``,
 ``segment`` (the node reads) and, in version 3, the stream keys of positions and the structure of
-the redraws (``provenance``), and returns plain data that both arithmetics consume: the box and
-every vector or matrix as integers over one denominator, frozen weights given by reference as
-:class:`~.provenance.Draw` (validated now, regenerated only when the walk reaches their layer, so
-memory does not grow with depth), 0/1 skips as :class:`~.topology.Picks`, and convolution
-geometry as :class:`~.kinds.window.Geometry`. It does no arithmetic on maps; the one walk
-(:mod:`.walk`) does. The kind-free rules are in :mod:`.reading`, a kind's in its module of
-:mod:`.kinds`.
+the redraws (``provenance``), and returns the typed records of :mod:`.records` that both
+arithmetics consume: the box and every vector or matrix as integers over one denominator, frozen
+weights given by reference as :class:`~.provenance.Draw` (validated now, regenerated only when
+the walk reaches their layer, so memory does not grow with depth), 0/1 skips as
+:class:`~.topology.Picks`, and convolution geometry as :class:`~.records.Geometry`. It does
+no arithmetic on maps; the one walk (:mod:`.walk`) does. The kind-free rules are in
+:mod:`.reading`, a kind's in its module of :mod:`.kinds`.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from .kinds import RULES
@@ -29,6 +30,7 @@ from .reading import (
     rule_format,
     written_size,
 )
+from .records import FrozenRecord, TargetRecord
 from .seed import target_seed
 from .topology import rule_residuals, segment_input, target_input, target_skip
 from .vocabulary import LAYER_KINDS, MAX_DIGITS_CAP
@@ -46,28 +48,27 @@ def layer_kind(layer: object, where: str) -> str:
     return kind
 
 
-def read_target(doc: dict, d0: int, max_digits: int, version: int = 3) -> list[dict[str, Any]]:
-    """Target layers: ``{"kind", "W", "b", "act", "geom", "width", "input", "skip"}``; W is
-    d_i x d_p (dense, ``p`` the node read) or c_out x C·kh·kw (conv); a fixed map (a pooling)
-    has neither W nor b. ``skip`` is None or ``(q, kind, Picks)`` (:mod:`.topology`)."""
-    out: list[dict[str, Any]] = []
+def read_target(doc: dict, d0: int, max_digits: int, version: int = 3) -> list[TargetRecord]:
+    """Target layers as :class:`~.records.TargetRecord`: W is d_i x d_p (dense, ``p`` the node
+    read) or c_out x C·kh·kw (conv); a fixed map (a pooling) has neither W nor b. ``skip`` is
+    None or ``(q, kind, Picks)`` (:mod:`.topology`)."""
+    out: list[TargetRecord] = []
     dims = [d0]
     for i, layer in enumerate(layer_list(doc["target"], "target"), 1):
         where = f"target layer {i}"
         kind = layer_kind(layer, where)
         p = target_input(layer, where, i, kind, version)
         rec = RULES[kind].read_target(layer, where, dims[p], max_digits)
-        rec["input"] = p
-        rec["skip"] = target_skip(layer, where, i, rec["width"], dims)
+        rec = replace(rec, input=p, skip=target_skip(layer, where, i, rec.width, dims))
         out.append(rec)
-        dims.append(rec["width"])
+        dims.append(rec.width)
     return out
 
 
 def read_network(doc: dict, d0: int, max_digits: int,
-                 prov: Provenance) -> tuple[list[dict[str, Any]], list[int]]:
-    """Frozen layers as dicts (kind, input, V, gamma, beta, act, skips, geom) and the
-    checkpoint list. A pooling layer has V, gamma and beta None."""
+                 prov: Provenance) -> tuple[list[FrozenRecord], list[int]]:
+    """Frozen layers as :class:`~.records.FrozenRecord` and the checkpoint list. A pooling
+    layer has V, gamma and beta None."""
     dims, out = [d0], []
     for j, layer in enumerate(layer_list(doc["network"], "network"), 1):
         where = f"network layer {j}"
@@ -85,7 +86,8 @@ def read_network(doc: dict, d0: int, max_digits: int,
     return out, [index(c, "checkpoint") for c in cps]
 
 
-def rule_segments(layers: list[dict], cps: list[int], target: list[dict]) -> None:
+def rule_segments(layers: list[FrozenRecord], cps: list[int],
+                  target: list[TargetRecord]) -> None:
     """Rule ``segment``, node reads (docs/certificate-format.md §0, §8, §10), before any
     arithmetic.
 
@@ -100,7 +102,7 @@ def rule_segments(layers: list[dict], cps: list[int], target: list[dict]) -> Non
     """
     start = 0
     for i, (end, tl) in enumerate(zip(cps, target), 1):
-        rules = RULES[tl["kind"]]
+        rules = RULES[tl.kind]
         seg_in = segment_input(cps, tl, i)
         for j in range(start + 1, end + 1):
             for src in node_reads(layers[j - 1]):
@@ -111,7 +113,7 @@ def rule_segments(layers: list[dict], cps: list[int], target: list[dict]) -> Non
                     raise CertificateError("segment", f"network layer {j} reads node {src}, "
                                                       f"outside its segment {inside}", layer=j)
             rules.segment(layers, j, start, end, seg_in, tl, i)
-        if layers[end - 1]["skips"]:
+        if layers[end - 1].skips:
             raise CertificateError("skip", f"checkpoint layer {end} has a skip connection",
                                    layer=end)
         start = end

@@ -15,6 +15,7 @@ from typing import Any
 
 from .numbers import CertificateError, IntMatrix, IntVector, field, show, vector, written_bits
 from .provenance import TOP_LEVEL_KEYS, Provenance
+from .records import FrozenRecord, TargetRecord
 from .seed import SEED_RULES
 from .topology import Picks
 from .vocabulary import FORMAT, VERSIONS
@@ -74,12 +75,12 @@ def rule_checkpoints(cps: list[int], n_target: int, n_layers: int) -> None:
                                               f"{n_layers}")
 
 
-def node_reads(layer: dict) -> list[int]:
+def node_reads(layer: FrozenRecord) -> list[int]:
     """The nodes a frozen layer reads: its input and its post-activation skips' sources."""
-    return [layer["input"]] + [s for s, _ in layer["skips"]]
+    return [layer.input] + [s for s, _ in layer.skips]
 
 
-def last_uses(layers: list[dict], start: int, end: int) -> dict[int, int]:
+def last_uses(layers: list[FrozenRecord], start: int, end: int) -> dict[int, int]:
     """For every node read in segment (start, end], the last layer that reads it."""
     last: dict[int, int] = {}
     for j in range(start + 1, end + 1):
@@ -96,8 +97,8 @@ def _route_bits(route: Any) -> int:
     return 64 if route[1] == "identity" else 8 * len(route[2].rows)
 
 
-def written_size(lo: IntVector, hi: IntVector, target: list[dict], layers: list[dict],
-                 prov: Provenance) -> int:
+def written_size(lo: IntVector, hi: IntVector, target: list[TargetRecord],
+                 layers: list[FrozenRecord], prov: Provenance) -> int:
     """The bits of the numbers a certificate writes (docs/certificate-format.md §7): every
     number the checker reads (:func:`.numbers.written_bits`: bit lengths plus one, a shared
     denominator once), 64 per draw record, 8 per entry of a frozen dense layer's compact skip,
@@ -106,15 +107,16 @@ def written_size(lo: IntVector, hi: IntVector, target: list[dict], layers: list[
     total = lo.written + hi.written + 64 * len(prov.draws)
     total += sum(written_bits(v) for unit in prov.units for _, v in unit.kernels)
     for tl in target:
-        total += (tl["W"].written + tl["b"].written) if tl["W"] is not None else 64
-        total += _route_bits(tl.get("skip"))
+        total += (tl.W.written + tl.b.written) if tl.W is not None and tl.b is not None \
+            else 64
+        total += _route_bits(tl.skip)
     for layer in layers:
-        if layer["V"] is None:
+        if layer.V is None or layer.gamma is None or layer.beta is None:
             total += 64
             continue
-        total += _route_bits(layer.get("residual"))
-        total += layer["gamma"].written + layer["beta"].written
-        for M in [layer["V"]] + ([] if layer["geom"] else [P for _, P in layer["skips"]]):
+        total += _route_bits(layer.residual)
+        total += layer.gamma.written + layer.beta.written
+        for M in [layer.V] + ([] if layer.geom else [P for _, P in layer.skips]):
             total += M.written if isinstance(M, IntMatrix) else \
                 8 * len(M.rows) if isinstance(M, Picks) else 0
     return total

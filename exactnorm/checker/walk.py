@@ -35,10 +35,10 @@ from .boxes import Box, box_bits, domain_box
 from .budget import STEP, Budget, div_cost, gcd_chain, mul_cost, words
 from .document import read_certificate
 from .kinds import RULES
-from .kinds.window import Geometry
 from .numbers import CertificateError, IntMatrix, IntVector, Verdict, show_ratio
 from .provenance import Draw, Provenance, verify_redraws
 from .reading import last_uses
+from .records import FrozenRecord, Geometry, TargetRecord
 from .seed import hashing_cost, target_seed
 from .topology import Picks
 from .verdict import describe_box, facts_of, progress_step, verdict_of
@@ -198,8 +198,8 @@ def _stability(ar: Any, B: Any, gamma: IntVector, beta: IntVector, family: Any, 
     return gamma, beta
 
 
-def _checkpoint(ar: Any, layer: dict, B: Any, gamma: IntVector, beta: IntVector, tl: dict,
-                j: int, i: int, box: Box, budget: Budget) -> None:
+def _checkpoint(ar: Any, layer: FrozenRecord, B: Any, gamma: IntVector, beta: IntVector,
+                tl: TargetRecord, j: int, i: int, box: Box, budget: Budget) -> None:
     """The checkpoint map diag(γ)·B + β compared with the target layer by its kind's rule
     (:meth:`.kinds.base.Kind.identity`), counted first."""
     rows, s = ar.nrows(B), len(ar.support(B))
@@ -208,14 +208,15 @@ def _checkpoint(ar: Any, layer: dict, B: Any, gamma: IntVector, beta: IntVector,
     rden = gden + hden + bden
     anum = gnum + hnum + bden + 1  # the matrix's numerators over rden
     cnum = max(anum, bnum + gden + hden if bnum else 0) + 1  # the constant's
-    W = tl["W"]
+    W, b = tl.W, tl.b
+    assert W is not None and b is not None  # an affine kind's record
     budget.size(rows, s, j, max(cnum, rden))
     budget.work(rows * (s + 1) * (STEP + mul_cost(gnum, hnum) + mul_cost(cnum, bden))
                 + _reduce_cost(rows, s, cnum, rden), j)
-    (tnum, tden), (bbnum, bbden) = _num_den(W), _num_den(tl["b"])
+    (tnum, tden), (bbnum, bbden) = _num_den(W), _num_den(b)
     lo, hi, Q = box
     qb = box_bits(box) + Q.bit_length()
-    rules = RULES[tl["kind"]]
+    rules = RULES[tl.kind]
     pinned = len(rules.folded(tl, box))
     budget.work(W.nrows * W.ncols * (2 * STEP + mul_cost(anum, tden) + mul_cost(tnum, rden))
                 + W.nrows * (pinned + 2) * (4 * STEP + mul_cost(cnum + qb, bbden + tden)
@@ -265,22 +266,22 @@ def _hull(ar: Any, fam_lo: list[list[int]], fam_hi: list[list[int]], Q: int, bit
     return ar.box([[min(row)] for row in fam_lo], [[max(row)] for row in fam_hi], Q)
 
 
-def next_box(tl: dict, box: Box, budget: Budget, i: int,
+def next_box(tl: TargetRecord, box: Box, budget: Budget, i: int,
              skip: tuple[Any, Box] | None = None) -> Box:
     """B_i from B_p (``box``, p the node target layer i reads) by its kind's rule
     (:meth:`.kinds.base.Kind.next_box`), with its skip ``(picks, B_q)`` if any."""
-    return RULES[tl["kind"]].next_box(tl, box, budget, i, skip)
+    return RULES[tl.kind].next_box(tl, box, budget, i, skip)
 
 
-def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i: int,
-                  box: Box, budget: Budget, step: Callable[[int], None] | None = None,
+def check_segment(ar: Any, layers: list[FrozenRecord], start: int, end: int, tl: TargetRecord,
+                  i: int, box: Box, budget: Budget, step: Callable[[int], None] | None = None,
                   seg_in: int | None = None) -> None:
     """Nodes start+1..end as affine maps of a = h_{seg_in} (or of its patches; ``seg_in`` the
     segment input, ``start`` unless the target layer reads an earlier node, and ``box`` its
     box): stability inside, the checkpoint rule at the end (without the checkpoint's residual,
     :func:`.topology.rule_residuals`). A node's map is dropped after its last reader."""
     seg_in = start if seg_in is None else seg_in
-    rules = RULES[tl["kind"]]
+    rules = RULES[tl.kind]
     opened = rules.family(layers, start, tl, i, box, budget)
     if opened is None:  # a fixed map: one layer, whose identity is its fields'
         if step is not None:
@@ -297,31 +298,31 @@ def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i
         if step is not None:
             step(j)
         layer = layers[j - 1]
-        V = layer["V"]
-        node = maps[layer["input"]]
+        V, gamma, beta = layer.V, layer.gamma, layer.beta
+        assert V is not None and gamma is not None and beta is not None  # a tuned layer
+        node = maps[layer.input]
         if isinstance(node, Scaled) and V.nrows * V.ncols > ar.nrows(node.B) * max(
                 1, len(ar.support(node.B))):
             # scaling the node is cheaper than scaling the columns of this layer's matrix
-            node = maps[layer["input"]] = _materialized(ar, node, budget, j)
+            node = maps[layer.input] = _materialized(ar, node, budget, j)
         B = _compose(ar, V, node, width, budget, j)
-        gamma, beta = layer["gamma"], layer["beta"]
-        if j < end and layer["act"] == "relu":
-            if layer.get("hull") and hull is None:
+        if j < end and layer.act == "relu":
+            if layer.hull and hull is None:
                 hull = _hull(ar, fam_lo, fam_hi, box[2], fbits, budget, j)
-            gamma, beta = _stability(ar, B, gamma, beta, hull if layer.get("hull") else family,
-                                     fbits, qbits, budget, j, seg, bool(layer.get("hull")))
+            gamma, beta = _stability(ar, B, gamma, beta, hull if layer.hull else family,
+                                     fbits, qbits, budget, j, seg, layer.hull)
         if j == end:
             _checkpoint(ar, layer, B, gamma, beta, tl, j, i, box, budget)
             return
         A: Any = Scaled(B, gamma, beta)
-        if layer["skips"]:
+        if layer.skips:
             A = _materialized(ar, A, budget, j)
-        for src, P in layer["skips"]:
+        for src, P in layer.skips:
             sub = maps[src] = _materialized(ar, maps[src], budget, j)
             A = _sum(ar, A, _skip_term(ar, P, sub, width, budget, j), budget, j)
         if j in last:
             maps[j] = A
-        for src in {layer["input"]} | {s for s, _ in layer["skips"]}:
+        for src in {layer.input} | {s for s, _ in layer.skips}:
             if last[src] == j:
                 del maps[src]
 
@@ -329,7 +330,7 @@ def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i
 # ---------------------------------------------------------------- the rules in order
 
 
-def rule_seed(prov: Provenance, lower: IntVector, upper: IntVector, target: list[dict],
+def rule_seed(prov: Provenance, lower: IntVector, upper: IntVector, target: list[TargetRecord],
               budget: Budget) -> None:
     """Rule ``provenance``, seed rule ``target`` (version 3): every record's seed is the seed
     derived from the target and the box (:func:`.seed.target_seed`), its hashing counted first."""
@@ -357,11 +358,11 @@ def run_rules(ar: Any, doc: object, max_digits: int = DEFAULT_MAX_DIGITS,
     boxes = {0: domain_box(lower, upper, budget)}  # of the target nodes a later layer reads
     last = {}
     for i, tl in enumerate(target, 1):
-        for q in [tl["input"]] + ([tl["skip"][0]] if tl["skip"] is not None else []):
+        for q in [tl.input] + ([tl.skip[0]] if tl.skip is not None else []):
             last[q] = i
     step = progress_step(progress, len(layers))
     for i, (start, end, tl) in enumerate(zip([0] + cps, cps, target), 1):
-        p, skip = tl["input"], tl["skip"]
+        p, skip = tl.input, tl.skip
         check_segment(ar, layers, start, end, tl, i, boxes[p], budget, step,
                       0 if p == 0 else cps[p - 1])
         if i in last:

@@ -62,3 +62,26 @@ def test_the_architecture_document_lists_every_hook():
     assert "checker/kinds/<kind>.py" in text
     missing = [hook for hook in HOOKS if f"`{hook}`" not in text]
     assert not missing, missing
+
+
+def test_the_reader_returns_frozen_typed_records(tmp_path):
+    """The reader's declared API: every target layer a ``TargetRecord``, every frozen layer a
+    ``FrozenRecord`` (frozen: a consumer cannot change what the walk checks), windows as
+    ``Geometry``, and each record's kind a word of ``LAYER_KINDS``."""
+    import dataclasses
+
+    from exactnorm import api
+    from exactnorm.checker.document import read_certificate
+    from exactnorm.checker.records import FrozenRecord, Geometry, TargetRecord
+    from tests.test_conv import lenet_like
+
+    doc = api.certificate_document(api.certify(lenet_like(), seed=0, jobs=1))
+    _, _, target, layers, cps, _ = read_certificate(doc, 10**6)
+    assert all(type(t) is TargetRecord for t in target)
+    assert all(type(L) is FrozenRecord for L in layers)
+    assert {t.kind for t in target} | {L.kind for L in layers} <= set(LAYER_KINDS)
+    windowed = [t for t in target if t.geom is not None]
+    assert windowed and all(type(t.geom) is Geometry for t in windowed)
+    assert [t.width for t in target][-1] == layers[cps[-1] - 1].V.nrows
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        layers[0].input = 1  # type: ignore[misc]

@@ -19,20 +19,20 @@ from typing import Any
 from ..boxes import Box
 from ..numbers import CertificateError, activation, field, matrix, show, show_ratio, vector
 from ..provenance import ROLE_WEIGHT, Provenance, rule_provenance
+from ..records import FrozenRecord, TargetRecord
 from ..topology import frozen_residual
 
 __all__ = ["read_weighted_target", "read_tuned", "rule_checkpoint"]
 
 
 def read_weighted_target(name: str, layer: dict, where: str, cols: int, positions: int,
-                         geom: Any, max_digits: int) -> dict[str, Any]:
+                         geom: Any, max_digits: int) -> TargetRecord:
     """A target layer ``(W, b, σ)`` whose ``W`` has ``cols`` columns, applied at ``positions``
     output positions."""
     W = matrix(field(layer, "weight", where), f"{where} weight", None, cols, max_digits)
     b = vector(field(layer, "bias", where), f"{where} bias", W.nrows, max_digits)
     act = activation(field(layer, "activation", where), where)
-    return {"kind": name, "W": W, "b": b, "act": act, "geom": geom,
-            "width": W.nrows * positions}
+    return TargetRecord(name, W, b, act, W.nrows * positions, geom)
 
 
 def _stability_mode(layer: dict, where: str, j: int, windowed: bool) -> bool:
@@ -51,7 +51,7 @@ def _stability_mode(layer: dict, where: str, j: int, windowed: bool) -> bool:
 def read_tuned(name: str, layer: dict, where: str, j: int, src: int, dims: list[int],
                prov: Provenance, max_digits: int, geom: Any,
                skips_of: Callable[[int, int], list[tuple[int, Any]]]
-               ) -> tuple[dict[str, Any], int]:
+               ) -> tuple[FrozenRecord, int]:
     """A tuned frozen layer: its matrix with its provenance (of ``dims[src]`` columns, or the
     window's patch coordinates), γ, β, σ, the skips ``skips_of(rows, full width)``, its
     residual and stability mode; returns the record and its full output width."""
@@ -64,23 +64,24 @@ def read_tuned(name: str, layer: dict, where: str, j: int, src: int, dims: list[
     act = activation(field(layer, "activation", where), where)
     full = n if geom is None else n * geom.Ho * geom.Wo
     skips = skips_of(n, full)
-    return {"kind": name, "input": src, "V": V, "gamma": gamma, "beta": beta, "act": act,
-            "skips": skips, "geom": geom,
-            "residual": frozen_residual(layer, where, j, full, dims, prov.version),
-            "hull": _stability_mode(layer, where, j, geom is not None)}, full
+    residual = frozen_residual(layer, where, j, full, dims, prov.version)
+    return FrozenRecord(name, src, V, gamma, beta, act, tuple(skips), geom,
+                        residual=residual,
+                        hull=_stability_mode(layer, where, j, geom is not None)), full
 
 
-def rule_checkpoint(layer: dict, plain: tuple, tl: dict, j: int, i: int, box: Box,
-                    fixed: list[int], unit: str) -> None:
+def rule_checkpoint(layer: FrozenRecord, plain: tuple, tl: TargetRecord, j: int, i: int,
+                    box: Box, fixed: list[int], unit: str) -> None:
     """At checkpoint c_i: sigma equals sigma_i, width equals d_i (``unit``: width, or channels
     for a convolution), and the pre-activation map equals (W_i, b_i) on the box: every
     coefficient of a coordinate not in ``fixed``, and the bias with the ``fixed`` coordinates
     (lower = upper) folded in."""
-    W, b, sigma = tl["W"], tl["b"], tl["act"]
+    W, b, sigma = tl.W, tl.b, tl.act
+    assert W is not None and b is not None  # an affine kind's record
     cols, rows, consts, den = plain
-    if layer["act"] != sigma:
+    if layer.act != sigma:
         raise CertificateError("activation", f"checkpoint layer {j} has activation "
-                                             f"{layer['act']}, target layer {i} has {sigma}",
+                                             f"{layer.act}, target layer {i} has {sigma}",
                                layer=j)
     if len(rows) != W.nrows:
         raise CertificateError("width", f"checkpoint layer {j} has {unit} {len(rows)}, target "

@@ -20,6 +20,7 @@ from ..boxes import Box, box_bits, reduced_box
 from ..budget import STEP, Budget, words
 from ..numbers import CertificateError, activation, field
 from ..provenance import Provenance
+from ..records import FrozenRecord, TargetRecord
 from .base import Family, Kind
 from .window import read_geometry, same_window
 
@@ -38,17 +39,16 @@ class AvgPool(Kind):
     name = NAME
 
     def read_target(self, layer: dict, where: str, width: int,
-                    max_digits: int) -> dict[str, Any]:
+                    max_digits: int) -> TargetRecord:
         geom = read_geometry(layer, where, width, True)
         act = activation(field(layer, "activation", where), where)
         if act != "identity":
             raise CertificateError("format", f"{where}: an avgpool layer has activation "
                                              f"identity")
-        return {"kind": NAME, "W": None, "b": None, "act": act, "geom": geom,
-                "width": geom.C * geom.Ho * geom.Wo}
+        return TargetRecord(NAME, None, None, act, geom.C * geom.Ho * geom.Wo, geom)
 
     def read_frozen(self, layer: dict, where: str, j: int, src: int, dims: list[int],
-                    prov: Provenance, max_digits: int) -> tuple[dict[str, Any], int]:
+                    prov: Provenance, max_digits: int) -> tuple[FrozenRecord, int]:
         geom = read_geometry(layer, where, dims[src], True)
         act = activation(field(layer, "activation", where), where)
         if act != "identity" or any(k in layer for k in POOL_EXTRAS):
@@ -56,35 +56,37 @@ class AvgPool(Kind):
                                              f"identity and no weight, gamma, beta or skip "
                                              f"(nor residual or stability)", layer=j)
         prov.pools += 1
-        return {"kind": NAME, "input": src, "V": None, "gamma": None, "beta": None,
-                "act": act, "skips": [], "geom": geom}, geom.C * geom.Ho * geom.Wo
+        return FrozenRecord(NAME, src, None, None, None, act, geom=geom), \
+            geom.C * geom.Ho * geom.Wo
 
-    def segment(self, layers: list[dict], j: int, start: int, end: int, seg_in: int,
-                tl: dict, i: int) -> None:
+    def segment(self, layers: list[FrozenRecord], j: int, start: int, end: int, seg_in: int,
+                tl: TargetRecord, i: int) -> None:
         layer = layers[j - 1]
-        if end != start + 1 or layer["kind"] != NAME or layer["input"] != start:
+        if end != start + 1 or layer.kind != NAME or layer.input != start:
             raise CertificateError("segment", f"network layer {start + 1}: the segment "
                                               f"of avgpool target layer {i} is one "
                                               f"avgpool layer reading node {start}",
                                    layer=start + 1)
 
-    def family(self, layers: list[dict], start: int, tl: dict, i: int, box: Box,
+    def family(self, layers: list[FrozenRecord], start: int, tl: TargetRecord, i: int, box: Box,
                budget: Budget) -> Family | None:
         return None
 
-    def folded(self, tl: dict, box: Box) -> list[int]:
+    def folded(self, tl: TargetRecord, box: Box) -> list[int]:
         return []
 
-    def identity(self, layer: dict, plain: Any, tl: dict, j: int, i: int, box: Box) -> None:
+    def identity(self, layer: FrozenRecord, plain: Any, tl: TargetRecord, j: int, i: int,
+                 box: Box) -> None:
         same_window(layer, tl, j, i, "checkpoint layer")
 
-    def next_box(self, tl: dict, box: Box, budget: Budget, i: int,
+    def next_box(self, tl: TargetRecord, box: Box, budget: Budget, i: int,
                  skip: tuple[Any, Box] | None) -> Box:
         """The sums of each window's bounds over ``Q·kh·kw``, reduced."""
         where = f"target layer {i}"
         lo, hi, Q = box
         bits = box_bits(box)
-        g = tl["geom"]
+        g = tl.geom
+        assert g is not None  # an avgpool record has its window
         size = g.kh * g.kw
         out = g.C * g.Ho * g.Wo
         budget.size(2, out, None, bits + size.bit_length() + 1, where=where, what="its box")

@@ -8,11 +8,9 @@ never name a kind: every rule that depends on one is a hook below, and every hoo
 :class:`~..numbers.CertificateError` with the rule's name, so a verdict names the rule whatever
 the kind.
 
-Records are the plain dicts both arithmetics consume: a target record has ``kind``, ``W``, ``b``
-(``None`` for a fixed map), ``act``, ``geom`` (a :class:`.window.Geometry` or ``None``),
-``width`` and, added by the reader, ``input`` and ``skip``; a frozen record has ``kind``,
-``input``, ``V``, ``gamma``, ``beta`` (``None`` for a fixed map), ``act``, ``skips`` and ``geom``
-and, for a tuned layer, ``residual`` and ``hull``.
+Records are the reader's typed records (:mod:`..records`): a :class:`~..records.TargetRecord`
+(``W`` and ``b`` ``None`` for a fixed map; ``input`` and ``skip`` added by the reader) and a
+:class:`~..records.FrozenRecord` (``V``, ``gamma``, ``beta`` ``None`` for a fixed map).
 
 Two families of kinds exist. An *affine* kind (``dense``, ``conv``) is a map ``W a + b`` that the
 frozen segment reproduces with tuned γ and β: the walk builds the segment's maps over the box
@@ -31,6 +29,7 @@ from typing import Any
 from ..boxes import Box
 from ..budget import Budget
 from ..provenance import Provenance
+from ..records import FrozenRecord, TargetRecord
 
 __all__ = ["Kind", "Family"]
 
@@ -48,22 +47,22 @@ class Kind(ABC):
 
     @abstractmethod
     def read_target(self, layer: dict, where: str, width: int,
-                    max_digits: int) -> dict[str, Any]:
+                    max_digits: int) -> TargetRecord:
         """Rules ``format``, ``number``, ``shape`` of a target layer reading a value of
         ``width`` entries: the target record without ``input`` and ``skip`` (the reader adds
         them), its ``width`` the width of its output."""
 
     @abstractmethod
     def read_frozen(self, layer: dict, where: str, j: int, src: int, dims: list[int],
-                    prov: Provenance, max_digits: int) -> tuple[dict[str, Any], int]:
+                    prov: Provenance, max_digits: int) -> tuple[FrozenRecord, int]:
         """Rules ``format``, ``number``, ``shape``, ``provenance``, ``skip`` of frozen layer
         ``j`` reading node ``src`` (``dims`` the widths of nodes ``0 … j − 1``; its draws and
         explicit matrices are counted in ``prov``): the frozen record and the width of its
         output."""
 
     @abstractmethod
-    def segment(self, layers: list[dict], j: int, start: int, end: int, seg_in: int,
-                tl: dict, i: int) -> None:
+    def segment(self, layers: list[FrozenRecord], j: int, start: int, end: int, seg_in: int,
+                tl: TargetRecord, i: int) -> None:
         """Rule ``segment`` for frozen layer ``j`` of the segment ``start < j ≤ end`` of target
         layer ``i`` (record ``tl``), whose input node is ``seg_in``: which kinds of layer may
         open and continue the segment and which nodes they read, before any arithmetic (the
@@ -71,7 +70,7 @@ class Kind(ABC):
         segment)."""
 
     @abstractmethod
-    def family(self, layers: list[dict], start: int, tl: dict, i: int, box: Box,
+    def family(self, layers: list[FrozenRecord], start: int, tl: TargetRecord, i: int, box: Box,
                budget: Budget) -> Family | None:
         """The box family on which rule ``stability`` is checked in the segment of target layer
         ``i`` whose input has the box ``box``, with the rules the segment's first layer
@@ -79,13 +78,14 @@ class Kind(ABC):
         counted in ``budget`` first. ``None`` for a fixed map: the walk builds no map."""
 
     @abstractmethod
-    def folded(self, tl: dict, box: Box) -> list[int]:
+    def folded(self, tl: TargetRecord, box: Box) -> list[int]:
         """The input coordinates whose lower and upper bounds are equal and that rule
         ``identity`` folds into the bias (empty where it compares entry by entry); the walk
         counts the work of the comparison with it."""
 
     @abstractmethod
-    def identity(self, layer: dict, plain: Any, tl: dict, j: int, i: int, box: Box) -> None:
+    def identity(self, layer: FrozenRecord, plain: Any, tl: TargetRecord, j: int, i: int,
+                 box: Box) -> None:
         """Rules ``activation``, ``width``, ``identity`` at checkpoint ``j`` (record ``layer``)
         of target layer ``i``: for an affine kind ``plain`` is the checkpoint's pre-activation
         map ``(cols, rows, consts, den)`` of the segment input and must equal ``(W, b)`` on the
@@ -93,7 +93,7 @@ class Kind(ABC):
         target's."""
 
     @abstractmethod
-    def next_box(self, tl: dict, box: Box, budget: Budget, i: int,
+    def next_box(self, tl: TargetRecord, box: Box, budget: Budget, i: int,
                  skip: tuple[Any, Box] | None) -> Box:
         """``B_i``, the exact interval box of target layer ``i``'s output, from ``box``, the box
         of the node it reads, and its skip ``(picks, B_q)`` if any; its size and cost counted in

@@ -28,6 +28,7 @@ from ..boxes import Box, affine_box, patch_family
 from ..budget import Budget
 from ..numbers import CertificateError
 from ..provenance import Provenance
+from ..records import FrozenRecord, TargetRecord
 from ..topology import conv_skips
 from .affine import read_tuned, read_weighted_target, rule_checkpoint
 from .base import Family, Kind
@@ -39,28 +40,29 @@ __all__ = ["NAME", "Conv"]
 NAME = "conv"
 
 
-def _no_pixel_skip(layer: dict, j: int, i: int, seg_in: int) -> None:
+def _no_pixel_skip(layer: FrozenRecord, j: int, i: int, seg_in: int) -> None:
     """Rule ``segment``: a skip inside a convolution segment reads a node inside it, never the
     segment input, whose pixels are no patch coordinates."""
-    if any(s == seg_in for s, _ in layer["skips"]):
+    if any(s == seg_in for s, _ in layer.skips):
         raise CertificateError("segment", f"network layer {j}: a skip inside the convolution "
                                           f"segment of target layer {i} reads node {seg_in}, the "
                                           f"segment input (pixels, not patch coordinates); it "
                                           f"reads a node inside the segment", layer=j)
 
 
-def _inner_conv(layer: dict, j: int, i: int, seg_in: int, grid: tuple[int, int],
-                tl: dict) -> None:
+def _inner_conv(layer: FrozenRecord, j: int, i: int, seg_in: int, grid: tuple[int, int],
+                tl: TargetRecord) -> None:
     """Rule ``segment`` for a layer after the first of the convolution segment of target layer
     ``i``."""
-    g, conv = layer["geom"], layer["kind"] == NAME
-    if conv and layer["input"] == seg_in:
-        if not g.same_window(tl["geom"]):
+    g, tg, conv = layer.geom, tl.geom, layer.kind == NAME
+    assert g is not None and tg is not None  # records of kinds with a window
+    if conv and layer.input == seg_in:
+        if not g.same_window(tg):
             raise CertificateError("segment", f"network layer {j} reads node {seg_in}, the input "
                                               f"of the convolution segment of target layer {i}, "
                                               f"with {g.describe()}: a layer reading the segment "
                                               f"input has the target's window, "
-                                              f"{tl['geom'].describe()}", layer=j)
+                                              f"{tg.describe()}", layer=j)
     elif not conv or not g.pointwise() or grid != (g.H, g.W):
         raise CertificateError("segment", f"network layer {j}: inside the convolution segment "
                                           f"of target layer {i} a layer that does not read the "
@@ -76,42 +78,44 @@ class Conv(Kind):
     name = NAME
 
     def read_target(self, layer: dict, where: str, width: int,
-                    max_digits: int) -> dict[str, Any]:
+                    max_digits: int) -> TargetRecord:
         geom = read_geometry(layer, where, width, False)
         return read_weighted_target(NAME, layer, where, geom.patch, geom.Ho * geom.Wo, geom,
                                     max_digits)
 
     def read_frozen(self, layer: dict, where: str, j: int, src: int, dims: list[int],
-                    prov: Provenance, max_digits: int) -> tuple[dict[str, Any], int]:
+                    prov: Provenance, max_digits: int) -> tuple[FrozenRecord, int]:
         geom = read_geometry(layer, where, dims[src], False)
         return read_tuned(NAME, layer, where, j, src, dims, prov, max_digits, geom,
                           lambda n, full: conv_skips(layer, where, j, n, full, dims))
 
-    def segment(self, layers: list[dict], j: int, start: int, end: int, seg_in: int,
-                tl: dict, i: int) -> None:
+    def segment(self, layers: list[FrozenRecord], j: int, start: int, end: int, seg_in: int,
+                tl: TargetRecord, i: int) -> None:
         layer = layers[j - 1]
         if j == start + 1:
-            if layer["kind"] != NAME or layer["input"] != seg_in:
+            if layer.kind != NAME or layer.input != seg_in:
                 raise CertificateError("segment", f"network layer {j}: a convolution segment "
                                                   f"(target layer {i}) starts with a conv "
                                                   f"layer reading node {seg_in}", layer=j)
             _no_pixel_skip(layer, j, i, seg_in)
         else:  # the first layer passed this rule: its output grid is every inner node's
-            first = layers[start]["geom"]
+            first = layers[start].geom
+            assert first is not None  # a conv layer
             _inner_conv(layer, j, i, seg_in, (first.Ho, first.Wo), tl)
 
-    def family(self, layers: list[dict], start: int, tl: dict, i: int, box: Box,
+    def family(self, layers: list[FrozenRecord], start: int, tl: TargetRecord, i: int, box: Box,
                budget: Budget) -> Family | None:
         g = same_window(layers[start], tl, start + 1, i, "network layer")
         fam_lo, fam_hi = patch_family(box, g, budget, start + 1)
         return fam_lo, fam_hi, g.patch, g
 
-    def folded(self, tl: dict, box: Box) -> list[int]:
+    def folded(self, tl: TargetRecord, box: Box) -> list[int]:
         return []
 
-    def identity(self, layer: dict, plain: Any, tl: dict, j: int, i: int, box: Box) -> None:
+    def identity(self, layer: FrozenRecord, plain: Any, tl: TargetRecord, j: int, i: int,
+                 box: Box) -> None:
         rule_checkpoint(layer, plain, tl, j, i, box, [], "channels")
 
-    def next_box(self, tl: dict, box: Box, budget: Budget, i: int,
+    def next_box(self, tl: TargetRecord, box: Box, budget: Budget, i: int,
                  skip: tuple[Any, Box] | None) -> Box:
         return affine_box(tl, box, budget, i, skip)

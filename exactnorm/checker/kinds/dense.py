@@ -21,6 +21,7 @@ from ..boxes import Box, affine_box
 from ..budget import Budget
 from ..numbers import CertificateError, field, index, show
 from ..provenance import Draw, Provenance, rule_provenance, skip_role
+from ..records import FrozenRecord, TargetRecord
 from ..topology import Picks, compact_picks
 from ..vocabulary import SKIP_KINDS
 from .affine import read_tuned, read_weighted_target, rule_checkpoint
@@ -105,33 +106,34 @@ class Dense(Kind):
     name = NAME
 
     def read_target(self, layer: dict, where: str, width: int,
-                    max_digits: int) -> dict[str, Any]:
+                    max_digits: int) -> TargetRecord:
         return read_weighted_target(NAME, layer, where, width, 1, None, max_digits)
 
     def read_frozen(self, layer: dict, where: str, j: int, src: int, dims: list[int],
-                    prov: Provenance, max_digits: int) -> tuple[dict[str, Any], int]:
+                    prov: Provenance, max_digits: int) -> tuple[FrozenRecord, int]:
         return read_tuned(NAME, layer, where, j, src, dims, prov, max_digits, None,
                           lambda n, full: _skips(layer, where, j, n, dims, prov, max_digits))
 
-    def segment(self, layers: list[dict], j: int, start: int, end: int, seg_in: int,
-                tl: dict, i: int) -> None:
+    def segment(self, layers: list[FrozenRecord], j: int, start: int, end: int, seg_in: int,
+                tl: TargetRecord, i: int) -> None:
         layer = layers[j - 1]
-        if layer["kind"] != NAME:
-            raise CertificateError("segment", f"network layer {j} is a {layer['kind']} "
+        if layer.kind != NAME:
+            raise CertificateError("segment", f"network layer {j} is a {layer.kind} "
                                               f"layer inside the dense segment of target "
                                               f"layer {i}", layer=j)
 
-    def family(self, layers: list[dict], start: int, tl: dict, i: int, box: Box,
+    def family(self, layers: list[FrozenRecord], start: int, tl: TargetRecord, i: int, box: Box,
                budget: Budget) -> Family | None:
         return [[x] for x in box[0]], [[x] for x in box[1]], len(box[0]), None
 
-    def folded(self, tl: dict, box: Box) -> list[int]:
+    def folded(self, tl: TargetRecord, box: Box) -> list[int]:
         lo, hi, _ = box
         return [t for t in range(len(lo)) if lo[t] == hi[t]]
 
-    def identity(self, layer: dict, plain: Any, tl: dict, j: int, i: int, box: Box) -> None:
+    def identity(self, layer: FrozenRecord, plain: Any, tl: TargetRecord, j: int, i: int,
+                 box: Box) -> None:
         rule_checkpoint(layer, plain, tl, j, i, box, self.folded(tl, box), "width")
 
-    def next_box(self, tl: dict, box: Box, budget: Budget, i: int,
+    def next_box(self, tl: TargetRecord, box: Box, budget: Budget, i: int,
                  skip: tuple[Any, Box] | None) -> Box:
         return affine_box(tl, box, budget, i, skip)

@@ -34,6 +34,7 @@ from ..boxes import Box, box_bits, reduced_box
 from ..budget import STEP, Budget, words
 from ..numbers import CertificateError, field, show
 from ..provenance import Provenance
+from ..records import FrozenRecord, TargetRecord
 from .base import Family, Kind
 
 __all__ = ["NAME", "GlobalAvgPool"]
@@ -63,48 +64,48 @@ def _identity(layer: dict, where: str, j: int | None) -> str:
     return "identity"
 
 
-def _read_target(layer: dict, where: str, width: int) -> dict[str, Any]:
+def _read_target(layer: dict, where: str, width: int) -> TargetRecord:
     """A target layer reading a value of ``width`` entries, as the walk's record."""
     shape = _shape(layer, where, width, None)
-    return {"kind": NAME, "W": None, "b": None, "act": _identity(layer, where, None),
-            "geom": None, "shape": shape, "width": shape[0]}
+    return TargetRecord(NAME, None, None, _identity(layer, where, None), shape[0],
+                        shape=shape)
 
 
-def _read_frozen(layer: dict, where: str, j: int, src: int, width: int) -> dict[str, Any]:
+def _read_frozen(layer: dict, where: str, j: int, src: int, width: int) -> FrozenRecord:
     """Frozen layer ``j`` reading node ``src`` of ``width`` entries, as the walk's record."""
     act = _identity(layer, where, j)
     if any(k in layer for k in ("weight", "gamma", "beta", "skip", "residual", "stability")):
         raise CertificateError("format", f"{where}: a globalavgpool layer has no weight, gamma, "
                                          f"beta or skip (nor residual or stability)", layer=j)
-    return {"kind": NAME, "input": src, "V": None, "gamma": None, "beta": None, "act": act,
-            "skips": [], "geom": None, "shape": _shape(layer, where, width, j)}
+    return FrozenRecord(NAME, src, None, None, None, act, shape=_shape(layer, where, width, j))
 
 
-def _check_segment(layers: list[dict], start: int, end: int, tl: dict, i: int) -> None:
+def _check_segment(layers: list[FrozenRecord], start: int, end: int, tl: TargetRecord,
+                   i: int) -> None:
     """Rules ``segment`` and ``identity`` of a globalavgpool target layer ``i`` whose segment
     is frozen layers ``start + 1 … end``."""
     layer = layers[end - 1]
-    if end != start + 1 or layer["kind"] != NAME or layer["input"] != start:
+    if end != start + 1 or layer.kind != NAME or layer.input != start:
         raise CertificateError("segment", f"network layer {start + 1}: the segment of "
                                           f"globalavgpool target layer {i} is one globalavgpool "
                                           f"layer reading node {start}", layer=start + 1)
     _same_shape(layer, tl, end, i)
 
 
-def _same_shape(layer: dict, tl: dict, j: int, i: int) -> None:
+def _same_shape(layer: FrozenRecord, tl: TargetRecord, j: int, i: int) -> None:
     """Rule ``identity`` at checkpoint ``j``: the same ``input_shape`` as target layer ``i``."""
-    if layer["shape"] != tl["shape"]:
-        raise CertificateError("identity", f"checkpoint layer {j}: global pooling of "
-                                           f"{'x'.join(map(str, layer['shape']))}, target layer "
-                                           f"{i} pools {'x'.join(map(str, tl['shape']))}",
-                               layer=j)
+    if layer.shape != tl.shape:
+        mine, theirs = ("x".join(map(str, s or ())) for s in (layer.shape, tl.shape))
+        raise CertificateError("identity", f"checkpoint layer {j}: global pooling of {mine}, "
+                                           f"target layer {i} pools {theirs}", layer=j)
 
 
-def _channel_sums(layer: dict, box: Box) -> Box:
+def _channel_sums(layer: TargetRecord, box: Box) -> Box:
     """The box of the channel means: the sums of each channel's bounds over ``Q·H·W`` (module
     doc), not reduced."""
     lo, hi, Q = box
-    C, H, W = layer["shape"]
+    assert layer.shape is not None  # a global pooling's record has its shape
+    C, H, W = layer.shape
     n = H * W
     return ([sum(lo[c * n:(c + 1) * n]) for c in range(C)],
             [sum(hi[c * n:(c + 1) * n]) for c in range(C)], Q * n)
@@ -116,34 +117,37 @@ class GlobalAvgPool(Kind):
     name = NAME
 
     def read_target(self, layer: dict, where: str, width: int,
-                    max_digits: int) -> dict[str, Any]:
+                    max_digits: int) -> TargetRecord:
         return _read_target(layer, where, width)
 
     def read_frozen(self, layer: dict, where: str, j: int, src: int, dims: list[int],
-                    prov: Provenance, max_digits: int) -> tuple[dict[str, Any], int]:
+                    prov: Provenance, max_digits: int) -> tuple[FrozenRecord, int]:
         rec = _read_frozen(layer, where, j, src, dims[src])
         prov.pools += 1
-        return rec, rec["shape"][0]
+        assert rec.shape is not None  # read by _shape
+        return rec, rec.shape[0]
 
-    def segment(self, layers: list[dict], j: int, start: int, end: int, seg_in: int,
-                tl: dict, i: int) -> None:
+    def segment(self, layers: list[FrozenRecord], j: int, start: int, end: int, seg_in: int,
+                tl: TargetRecord, i: int) -> None:
         _check_segment(layers, start, end, tl, i)
 
-    def family(self, layers: list[dict], start: int, tl: dict, i: int, box: Box,
+    def family(self, layers: list[FrozenRecord], start: int, tl: TargetRecord, i: int, box: Box,
                budget: Budget) -> Family | None:
         return None
 
-    def folded(self, tl: dict, box: Box) -> list[int]:
+    def folded(self, tl: TargetRecord, box: Box) -> list[int]:
         return []
 
-    def identity(self, layer: dict, plain: Any, tl: dict, j: int, i: int, box: Box) -> None:
+    def identity(self, layer: FrozenRecord, plain: Any, tl: TargetRecord, j: int, i: int,
+                 box: Box) -> None:
         _same_shape(layer, tl, j, i)
 
-    def next_box(self, tl: dict, box: Box, budget: Budget, i: int,
+    def next_box(self, tl: TargetRecord, box: Box, budget: Budget, i: int,
                  skip: tuple[Any, Box] | None) -> Box:
         where = f"target layer {i}"
         bits = box_bits(box)
-        C, H, W = tl["shape"]
+        assert tl.shape is not None  # a global pooling's record has its shape
+        C, H, W = tl.shape
         n = H * W
         budget.size(2, C, None, bits + n.bit_length() + 1, where=where, what="its box")
         budget.work(2 * C * (n + 2) * (STEP + words(bits + n.bit_length())), None, where)

@@ -5,72 +5,11 @@ with the target's (rule ``identity``). Standard library only.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..numbers import CertificateError, field, show
+from ..records import FrozenRecord, Geometry, TargetRecord
 from ..vocabulary import MAX_MAP_ENTRIES
 
 __all__ = ["Geometry", "read_geometry", "same_window"]
-
-
-@dataclass(frozen=True)
-class Geometry:
-    """A convolution or pooling window on a (C, H, W) input in C order (docs/certificate-format.md
-    §8): kernel, stride, symmetric zero padding and dilation."""
-
-    C: int
-    H: int
-    W: int
-    kh: int
-    kw: int
-    sh: int
-    sw: int
-    ph: int
-    pw: int
-    dh: int
-    dw: int
-
-    @property
-    def Ho(self) -> int:
-        return (self.H + 2 * self.ph - self.dh * (self.kh - 1) - 1) // self.sh + 1
-
-    @property
-    def Wo(self) -> int:
-        return (self.W + 2 * self.pw - self.dw * (self.kw - 1) - 1) // self.sw + 1
-
-    @property
-    def patch(self) -> int:
-        """Patch coordinates: C·kh·kw."""
-        return self.C * self.kh * self.kw
-
-    def window(self) -> tuple[int, int, int, int]:
-        return self.kh, self.kw, self.sh, self.sw
-
-    def same_window(self, other: Geometry) -> bool:
-        return (self.C, self.H, self.W, self.kh, self.kw, self.sh, self.sw, self.ph, self.pw,
-                self.dh, self.dw) == (other.C, other.H, other.W, other.kh, other.kw, other.sh,
-                                      other.sw, other.ph, other.pw, other.dh, other.dw)
-
-    def pointwise(self) -> bool:
-        return (self.kh, self.kw, self.sh, self.sw, self.ph, self.pw, self.dh, self.dw) == \
-            (1, 1, 1, 1, 0, 0, 1, 1)
-
-    def pixels(self, y: int, x: int) -> list[int | None]:
-        """Input index (C order) of every patch coordinate t = c·kh·kw + u·kw + v at output
-        position (y, x); None where the pixel lies in the zero padding."""
-        out: list[int | None] = []
-        for c in range(self.C):
-            for u in range(self.kh):
-                row = y * self.sh - self.ph + u * self.dh
-                for v in range(self.kw):
-                    col = x * self.sw - self.pw + v * self.dw
-                    inside = 0 <= row < self.H and 0 <= col < self.W
-                    out.append((c * self.H + row) * self.W + col if inside else None)
-        return out
-
-    def describe(self) -> str:
-        return (f"kernel {self.kh}x{self.kw}, stride {self.sh}x{self.sw}, padding "
-                f"{self.ph}x{self.pw}, dilation {self.dh}x{self.dw} on {self.C}x{self.H}x{self.W}")
 
 
 def _pair(value: object, where: str, name: str, least: int) -> tuple[int, int]:
@@ -115,12 +54,13 @@ def read_geometry(layer: dict, where: str, width: int, pooling: bool) -> Geometr
     return g
 
 
-def same_window(layer: dict, tl: dict, j: int, i: int, what: str) -> Geometry:
+def same_window(layer: FrozenRecord, tl: TargetRecord, j: int, i: int, what: str) -> Geometry:
     """Rule ``identity`` for a window: the first layer of a convolution segment, and the pooling
     layer of a pooling segment, read the segment input through the target's window (input shape,
     kernel, stride, padding, dilation). Which nodes they read is rule ``segment``, applied before
     the walk (:func:`..document.rule_segments`)."""
-    g, tg = layer["geom"], tl["geom"]
+    g, tg = layer.geom, tl.geom
+    assert g is not None and tg is not None  # records of kinds with a window
     if not g.same_window(tg):
         raise CertificateError("identity", f"{what} {j}: {g.describe()}, target layer {i} "
                                            f"has {tg.describe()}", layer=j)
