@@ -16,7 +16,6 @@ no arithmetic on maps; the one walk (:mod:`.walk`) does. The kind-free rules are
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any
 
 from .kinds import RULES
@@ -59,7 +58,7 @@ def read_target(doc: dict, d0: int, max_digits: int, version: int = 3) -> list[T
         kind = layer_kind(layer, where)
         p = target_input(layer, where, i, kind, version)
         rec = RULES[kind].read_target(layer, where, dims[p], max_digits)
-        rec = replace(rec, input=p, skip=target_skip(layer, where, i, rec.width, dims))
+        rec = rec._replace(input=p, skip=target_skip(layer, where, i, rec.width, dims))
         out.append(rec)
         dims.append(rec.width)
     return out

@@ -1,6 +1,7 @@
 """The records the checker's reader returns (docs/certificate-format.md §0, §8, §10): the
 declared, typed API that both arithmetics, the walk and the rest of the package consume.
-Standard library only; frozen dataclasses, built once by the reader and never changed.
+Standard library only; named tuples (immutable, cheap to build: one per layer of a deep
+network), built once by the reader and never changed.
 
 A :class:`TargetRecord` is a target layer, a :class:`FrozenRecord` a frozen layer, with every
 vector and matrix as integers over one denominator (:class:`~.numbers.IntVector`,
@@ -13,7 +14,7 @@ vector and matrix as integers over one denominator (:class:`~.numbers.IntVector`
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from .numbers import IntMatrix, IntVector
 
@@ -80,9 +81,7 @@ class Geometry:
                 f"{self.ph}x{self.pw}, dilation {self.dh}x{self.dw} on {self.C}x{self.H}x{self.W}")
 
 
-
-@dataclass(frozen=True)
-class TargetRecord:
+class TargetRecord(NamedTuple):
     """Target layer ``i``: ``σ(W a_p + b [+ S a_q])``, or a fixed map of its kind.
 
     ``W`` is d_i x d_p (dense) or c_out x C·kh·kw (conv); ``width`` the width of its output;
@@ -100,8 +99,7 @@ class TargetRecord:
     skip: tuple[int, str, Any] | None = None
 
 
-@dataclass(frozen=True)
-class FrozenRecord:
+class FrozenRecord(NamedTuple):
     """Frozen layer ``j``: ``σ(γ ⊙ (V h_input) + β [+ residual]) + Σ skips``, or a fixed map.
 
     ``V`` an :class:`~.numbers.IntMatrix` or a :class:`~.provenance.Draw`; ``skips`` the
