@@ -45,8 +45,8 @@ LAYER_OF_TOP = {
 
 #: the trusted kernel: every module of the checker package
 STANDARD_LIBRARY_ONLY = {
-    f"exactnorm.checker.{p.stem}" if p.stem != "__init__" else "exactnorm.checker"
-    for p in (PACKAGE / "checker").glob("*.py")}
+    ".".join(["exactnorm", *p.relative_to(PACKAGE).with_suffix("").parts]).removesuffix(
+        ".__init__") for p in (PACKAGE / "checker").rglob("*.py")}
 
 #: names the package root resolves lazily from ``exactnorm.api`` (``from exactnorm import certify``)
 API_NAMES = {"certify", "check", "check_file", "tables", "sparse_sweep", "detpoly",
@@ -93,12 +93,14 @@ def imports_of(path: Path) -> list[tuple[str, int]]:
             out += [(alias.name, node.lineno) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             if node.level:
-                # only the standalone checker package imports its siblings relatively (a copy
-                # of the folder runs with no exactnorm installed)
-                if node.level != 1 or path.parent != PACKAGE / "checker":
+                # only the standalone checker package (its kinds/ included) imports its
+                # siblings relatively (a copy of the folder runs with no exactnorm installed)
+                here = ["exactnorm", *path.parent.relative_to(PACKAGE).parts]
+                base = here[:len(here) - node.level + 1]
+                if here[:2] != ["exactnorm", "checker"] or base[:2] != here[:2]:
                     raise AssertionError(f"{path}:{node.lineno}: relative import")
-                out.append((f"exactnorm.checker.{node.module}" if node.module
-                            else "exactnorm.checker", node.lineno))
+                out.append((".".join(base + ([node.module] if node.module else [])),
+                            node.lineno))
                 continue
             base = node.module or ""
             if base == "exactnorm":

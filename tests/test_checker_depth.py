@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 
 from exactnorm import checker, checker_flint
 from exactnorm.certificate import certificate_document, expand_skip
-from exactnorm.checker import budget, provenance, reading, regenerate
+from exactnorm.checker import budget, provenance, regenerate
 from exactnorm.checker.arithmetic import PureArithmetic
+from exactnorm.checker.kinds import window
 from exactnorm.constructions.tradeoff import certify_tradeoff
 from exactnorm.model.targets import random_target
 
@@ -222,7 +223,7 @@ def test_cli_check_prints_plain_progress_off_a_terminal(deep_doc, tmp_path, caps
 def test_map_size_limit_counts_the_same_columns_in_both_checkers(deep_doc, monkeypatch, limit):
     """Rule ``limit`` is a resource bound, counted on the map's columns: the flint checker's
     pieces must count exactly the pure checker's columns (the accumulator reaches 8 × 24)."""
-    for module in (budget, provenance, reading, regenerate):
+    for module in (budget, provenance, window, regenerate):
         monkeypatch.setattr(module, "MAX_MAP_ENTRIES", limit)
     v, _ = both(deep_doc)
     assert v.ok == (limit >= 8 * 24), v

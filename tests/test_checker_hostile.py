@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from exactnorm import checker, checker_flint
-from exactnorm.checker import budget, provenance, reading, regenerate
+from exactnorm.checker import budget, provenance, regenerate
+from exactnorm.checker.kinds import window
 from tests.test_checker import case_a, case_b, case_d, cert, layer
 
 
@@ -51,7 +52,7 @@ def test_limit_is_checked_before_building_and_counted_alike(monkeypatch):
     bounded before they exist, in both arithmetics (they disagreed before)."""
     doc = case_b()
     assert both(doc).ok
-    for module in (budget, provenance, reading, regenerate):
+    for module in (budget, provenance, window, regenerate):
         monkeypatch.setattr(module, "MAX_MAP_ENTRIES", 0)
     v = both(doc)
     assert (v.ok, v.rule) == (False, "limit") and "limit 0" in v.message, v

@@ -526,7 +526,7 @@ def test_the_target_seed_of_a_global_pooling_target():
         v = both(doc)
         assert v.ok and v.facts["seed_rule"] == "target", v
         seeds.add(v.facts["seed"])
-        from exactnorm.checker.reading import document_seed
+        from exactnorm.checker.document import document_seed
         from tests.test_format_details import independent_seed
 
         assert v.facts["seed"] == document_seed(doc) == independent_seed(doc)
@@ -534,7 +534,7 @@ def test_the_target_seed_of_a_global_pooling_target():
 
 
 def test_the_target_seed_depends_on_the_topology(resnet_doc):
-    from exactnorm.checker.reading import document_seed
+    from exactnorm.checker.document import document_seed
     from tests.test_format_details import independent_seed
 
     doc = dense_residual_doc()

@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from exactnorm import checker, checker_flint
-from exactnorm.checker import reading
+from exactnorm.checker import document, reading
+from exactnorm.checker.records import FrozenRecord, TargetRecord
 from exactnorm.cli import EXIT_BROKEN_PIPE, main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,9 +145,10 @@ def test_many_checkpoints_are_linear():
     """120,000 checkpoints took 62 s in the segment rule with list membership (quadratic); with a
     set it is linear. The rule alone on 200,000 layers, then a whole 2,000-segment certificate."""
     n = 200_000
-    layers = [{"input": j, "skips": [], "kind": "dense"} for j in range(n)]
+    layers = [FrozenRecord("dense", j, None, None, None, "identity") for j in range(n)]
+    target = [TargetRecord("dense", None, None, "identity", 1, input=i) for i in range(n)]
     t0 = time.perf_counter()
-    reading.rule_segments(layers, list(range(1, n + 1)), [{"kind": "dense"}] * n)
+    document.rule_segments(layers, list(range(1, n + 1)), target)
     reading.rule_checkpoints(list(range(1, n + 1)), n, n)
     assert time.perf_counter() - t0 < 5
     assert both(chain(2_000)).ok
@@ -298,3 +300,15 @@ def test_point_box_neuron_with_min_equal_max_zero(target_weight):
     assert v.ok, v
     doc["target"]["layers"][0]["bias"] = [1]  # false on the point: refused
     assert both(doc).rule == "identity"
+
+
+@pytest.mark.parametrize("bad", [5, None, 1.5, True, "x", []])
+def test_a_target_layer_that_is_no_object_is_refused_not_crashed(bad):
+    """A target layer given as a number, null, a string or a list is refused with rule format
+    by both arithmetics (an integer used to escape as a TypeError from the topology reader)."""
+    doc = cert([0], [1], [([[1]], [0], "identity")] * 2,
+               [layer(0, [[1]], [1], [0], "identity"), layer(1, [[1]], [1], [0], "identity")],
+               [1, 2])
+    doc["target"]["layers"][1] = bad
+    v = both(doc)
+    assert not v.ok and v.rule == "format" and "target layer 2" in v.message, v

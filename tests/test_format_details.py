@@ -418,7 +418,7 @@ def independent_seed(doc: dict) -> int:
 
 
 def test_seed_rule_test_vector_of_the_documentation():
-    from exactnorm.checker.reading import document_seed
+    from exactnorm.checker.document import document_seed
 
     doc = {"domain": {"lower": [0, "-1/2"], "upper": [1, "0.5"]},
            "target": {"layers": [{"weight": [["1/2", -3], [0, "2/4"]], "bias": [1, "-1/3"],

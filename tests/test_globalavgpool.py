@@ -1,7 +1,7 @@
 """The ``globalavgpool`` kind end to end (issue 31's acceptance kind): the graph tails PyTorch's
 exporters write for ``AdaptiveAvgPool2d(1)`` in the repository's real ResNet-8 models, the
 operator variants, the state-dict token, the certificate through both arithmetics and through the
-checker as a copied folder, the rules of ``checker/kind_globalavgpool.py`` on documents the writer
+checker as a copied folder, the rules of ``checker/kinds/globalavgpool.py`` on documents the writer
 would never produce, and the exports.
 
 (The kind-contract suites run the generic parts for every kind: ``tests/kinds/``.)
@@ -153,7 +153,7 @@ def _gap_entry(doc: dict) -> tuple[int, dict]:
 
 
 def test_the_rules_of_the_checkers_module_on_documents_the_writer_never_makes(gap_doc):
-    """Each rule of checker/kind_globalavgpool.py refuses, in both arithmetics, with its name:
+    """Each rule of checker/kinds/globalavgpool.py refuses, in both arithmetics, with its name:
     shape (a product that is not the width read), format (activation, a γ), segment (a layer
     other than one global pooling reading the segment input), identity (another shape)."""
     assert _both(gap_doc).ok
@@ -203,15 +203,16 @@ def test_the_checker_folder_copied_alone_checks_a_global_pooling(gap_doc, tmp_pa
 def test_the_next_box_is_the_channel_mean_of_the_bounds(gap_doc):
     """The checker's box after a global pooling against the model's exact interval rule."""
     from exactnorm.certificate import read_target
-    from exactnorm.checker.boxes import next_box
     from exactnorm.checker.budget import Budget
+    from exactnorm.checker.records import TargetRecord
+    from exactnorm.checker.walk import next_box
 
     layer = GlobalPoolTargetLayer((2, 2, 3))
     lo = [Fraction(k, 7) - 1 for k in range(12)]
     hi = [x + Fraction(k % 3, 5) for k, x in enumerate(lo)]
     Q = 35
     box = ([int(x * Q) for x in lo], [int(x * Q) for x in hi], Q)
-    layer_record = {"kind": "globalavgpool", "shape": (2, 2, 3), "geom": None}
+    layer_record = TargetRecord("globalavgpool", None, None, "identity", 2, shape=(2, 2, 3))
     out_lo, out_hi, D = next_box(layer_record, box, Budget(10**9), 2)
     mn, mx = layer.interval(tuple(api_q(x) for x in lo), tuple(api_q(x) for x in hi))
     assert [Fraction(x, D) for x in out_lo] == [Fraction(int(v.p), int(v.q)) for v in mn]

@@ -62,7 +62,7 @@ from flint import fmpq_mat
 
 from exactnorm.certificate.compact import DEFAULT_MAX_ENTRIES, compact_skip, json_integers
 from exactnorm.certificate.kinds import CODECS, Codec
-from exactnorm.checker.reading import document_seed
+from exactnorm.checker.document import document_seed
 from exactnorm.checker.vocabulary import (
     DEFAULT_MAX_BYTES,
     FORMAT,
@@ -197,7 +197,7 @@ def target_sections(target: TargetNetwork, *, compact: bool = False) -> dict[str
 def seed_of_target(target: TargetNetwork) -> int:
     """The seed derived from a target and its box (seed rule ``target``, docs/generator.md §8):
     SHAKE-256 of the canonical text of the values the certificate will hold, computed by the
-    checker's own reader (:func:`exactnorm.checker.reading.document_seed`), so the checker finds
+    checker's own reader (:func:`exactnorm.checker.document.document_seed`), so the checker finds
     the same seed; for a target of any layer kinds.
 
     >>> from exactnorm.model.targets import demo_target

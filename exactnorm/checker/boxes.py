@@ -1,14 +1,14 @@
 """The boxes of the walk (docs/certificate-format.md §0, §8): the domain, the exact interval
-bounds of each target layer, and the family of patch boxes of a convolution. Standard library
-only, shared by both arithmetics, every size and cost counted before it is built (rule
+bounds of an affine target layer (dense, or at every position of a window; a fixed map's box is
+its kind's rule, :mod:`.kinds`), and the family of patch boxes of a convolution. Standard
+library only, shared by both arithmetics, every size and cost counted before it is built (rule
 ``limit``, :mod:`.budget`).
 
 A box is ``(lo, hi, Q)``: lower and upper numerators over one denominator ``Q > 0``.
 
 Correctness argument. A box is a product set, so the minimum of ``w·a + b`` over it takes each
 coordinate at the end the sign of its coefficient asks for (:func:`.arithmetic.row_interval`);
-a ReLU clamps both ends at 0; an average pooling's output lies between the means of its window's
-bounds; a padding pixel is the point 0. Every number here is exact.
+a ReLU clamps both ends at 0; a padding pixel is the point 0. Every number here is exact.
 """
 
 from __future__ import annotations
@@ -16,12 +16,12 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from . import kind_globalavgpool as gap
 from .arithmetic import row_interval
 from .budget import STEP, Budget, mul_cost, words
 from .numbers import IntMatrix, IntVector, bits_of
+from .records import TargetRecord
 
-__all__ = ["Box", "domain_box", "box_bits", "patch_family", "next_box"]
+__all__ = ["Box", "domain_box", "box_bits", "reduced_box", "patch_family", "affine_box"]
 
 Box = tuple[list[int], list[int], int]
 
@@ -53,7 +53,7 @@ def domain_box(lower: IntVector, upper: IntVector, budget: Budget) -> Box:
     return [x * sl for x in lower.nums], [x * su for x in upper.nums], Q
 
 
-def _reduced_box(lo: list[int], hi: list[int], Q: int, budget: Budget, where: str) -> Box:
+def reduced_box(lo: list[int], hi: list[int], Q: int, budget: Budget, where: str) -> Box:
     """Divide out common factors while that is cheap; the values never change."""
     if Q == 1 or Q.bit_length() > 4096:
         return lo, hi, Q
@@ -119,38 +119,20 @@ def _plus_skip(lo: list[int], hi: list[int], D: int, picks: Any, qbox: Box, budg
     return out_lo, out_hi, L
 
 
-def next_box(layer: dict[str, Any], box: Box, budget: Budget, i: int,
-             skip: tuple[Any, Box] | None = None) -> Box:
-    """B_i from B_p (``box``, p the node target layer i reads): exact interval bounds of its
-    pre-activation, plus the interval of its skip ``(picks, B_q)`` when it has one (the sum of
-    the intervals: sound, docs/certificate-format.md §10), relu clamping at 0; its size and cost
-    bounded before it is computed."""
+def affine_box(layer: TargetRecord, box: Box, budget: Budget, i: int,
+               skip: tuple[Any, Box] | None = None) -> Box:
+    """B_i from B_p (``box``, p the node target layer i reads) for a layer ``(W, b, σ)``, dense
+    or with a window: exact interval bounds of its pre-activation (at every output position of
+    the window, channel-major), plus the interval of its skip ``(picks, B_q)`` when it has one
+    (the sum of the intervals: sound, docs/certificate-format.md §10), relu clamping at 0; its
+    size and cost bounded before it is computed."""
     where = f"target layer {i}"
     lo, hi, Q = box
     bits = box_bits(box)
     qbits = Q.bit_length()
-    g = layer["geom"]
-    if layer["kind"] == gap.NAME:  # its own module: kind_globalavgpool
-        C, H, W = layer["shape"]
-        n = H * W
-        budget.size(2, C, None, bits + n.bit_length() + 1, where=where, what="its box")
-        budget.work(2 * C * (n + 2) * (STEP + words(bits + n.bit_length())), None, where)
-        return _reduced_box(*gap.next_box(layer, box), budget, where)
-    if layer["kind"] == "avgpool":
-        size = g.kh * g.kw
-        out = g.C * g.Ho * g.Wo
-        budget.size(2, out, None, bits + size.bit_length() + 1, where=where, what="its box")
-        budget.work(2 * out * (size + 2) * (STEP + words(bits + size.bit_length())), None, where)
-        out_lo, out_hi = [], []
-        for c in range(g.C):
-            for y in range(g.Ho):
-                for x in range(g.Wo):
-                    pix = [(c * g.H + y * g.sh + u) * g.W + x * g.sw + v
-                           for u in range(g.kh) for v in range(g.kw)]
-                    out_lo.append(sum(lo[t] for t in pix))
-                    out_hi.append(sum(hi[t] for t in pix))
-        return _reduced_box(out_lo, out_hi, Q * size, budget, where)
-    W, b = layer["W"], layer["b"]
+    g = layer.geom
+    W, b = layer.W, layer.b
+    assert W is not None and b is not None  # an affine kind's record
     wbits, bbits = bits_of(W), bits_of(b)
     inner = W.ncols
     positions = 1 if g is None else g.Ho * g.Wo
@@ -169,7 +151,7 @@ def next_box(layer: dict[str, Any], box: Box, budget: Budget, i: int,
     flat_hi = [x for row in maxs for x in row]
     if skip is not None:
         flat_lo, flat_hi, D = _plus_skip(flat_lo, flat_hi, D, skip[0], skip[1], budget, where)
-    if layer["act"] == "relu":
+    if layer.act == "relu":
         flat_lo = [max(x, 0) for x in flat_lo]
         flat_hi = [max(x, 0) for x in flat_hi]
-    return _reduced_box(flat_lo, flat_hi, D, budget, where)
+    return reduced_box(flat_lo, flat_hi, D, budget, where)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from .kinds.dense import NAME as DENSE
 from .numbers import (
     CertificateError,
     IntMatrix,
@@ -179,7 +180,7 @@ def read_document(doc: dict, max_digits: int) -> Document:
         where = f"target layer {i}"
         if not isinstance(layer, dict):
             raise CertificateError("format", f"{where} must be an object")
-        if layer.get("kind", "dense") != "dense":
+        if layer.get("kind", DENSE) != DENSE:
             raise CertificateError("format", f"{where}: an impossibility document has dense "
                                              f"target layers only")
         for key in ("weight", "bias", "activation"):

@@ -33,6 +33,7 @@ from typing import Any
 
 from .budget import Budget
 from .numbers import CertificateError, IntMatrix, integer, matrix, show
+from .records import FrozenRecord
 from .regenerate import (
     DrawRecord,
     RecordError,
@@ -353,14 +354,14 @@ def _redraw_entries(doc: dict, max_digits: int) -> dict[tuple[int, ...], tuple[s
     return entries
 
 
-def _unit(d: DrawEntry, nxt: DrawEntry | None, layers: list[dict],
+def _unit(d: DrawEntry, nxt: DrawEntry | None, layers: list[FrozenRecord],
           entries: dict[tuple[int, ...], tuple[str, list[int]]], i: int, k: int) -> RedrawUnit:
     """The unit redrawn with weight draw ``d`` at attempt ``a > 0`` and its kernel vectors."""
     a, rec = d.attempt, d.rec
     cols = len(rec.mask.columns) if rec.mask is not None and rec.mask.columns is not None \
         else rec.cols
     second = None
-    if nxt is not None and layers[nxt.layer - 1]["input"] == d.layer and nxt.attempt == a \
+    if nxt is not None and layers[nxt.layer - 1].input == d.layer and nxt.attempt == a \
             and nxt.rec.cols == rec.rows and rec.rows == nxt.rec.rows * cols:
         second, size = nxt, rec.rows
     elif rec.rows == rec.cols and (rec.mask is None or rec.mask.columns is None):
@@ -393,7 +394,7 @@ def _unit(d: DrawEntry, nxt: DrawEntry | None, layers: list[dict],
     return RedrawUnit(d, second, a, kernels)
 
 
-def redraw_units(doc: dict, layers: list[dict], cps: list[int], prov: Provenance,
+def redraw_units(doc: dict, layers: list[FrozenRecord], cps: list[int], prov: Provenance,
                  max_digits: int) -> None:
     """Rule ``provenance``, redraws (version 3; docs/certificate-format.md §6): every draw at an
     attempt above 0 belongs to a unit fixed by the structure, and every ``redraws`` entry proves

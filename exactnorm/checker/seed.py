@@ -16,8 +16,8 @@ that no number contains (`` ``, ``,``, ``;``, newline), so different targets giv
 texts; SHAKE-256 (FIPS 202) is the same on every machine.
 
 >>> from exactnorm.checker.numbers import IntMatrix, IntVector
->>> layer = {"kind": "dense", "W": IntMatrix([[1, -2]], 4), "b": IntVector([3], 1),
-...          "act": "identity", "geom": None}
+>>> from exactnorm.checker.records import TargetRecord
+>>> layer = TargetRecord("dense", IntMatrix([[1, -2]], 4), IntVector([3], 1), "identity", 1)
 >>> list(canonical_lines(IntVector([0, 0], 1), IntVector([1, 1], 1), [layer]))[:4]
 [b'exactnorm.seed.v1\\n', b'lower 0,0\\n', b'upper 1,1\\n', b'layer 1 dense identity\\n']
 >>> target_seed(IntVector([0, 0], 1), IntVector([1, 1], 1), [layer]) < 2**64
@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .numbers import IntMatrix, IntVector
+from .records import TargetRecord
 
 __all__ = ["SEED_RULES", "SEED_TEXT_VERSION", "canonical_lines", "target_seed", "hashing_cost"]
 
@@ -60,15 +61,15 @@ def _window(g: Any) -> str:
     return (f"{g.C},{g.H},{g.W} {g.kh},{g.kw} {g.sh},{g.sw} {g.ph},{g.pw} {g.dh},{g.dw}")
 
 
-def _topology(tl: dict[str, Any], i: int) -> Iterator[bytes]:
+def _topology(tl: TargetRecord, i: int) -> Iterator[bytes]:
     """A residual layer's lines: ``input p`` when it reads a node other than ``i − 1``, and
     ``skip q identity n`` or ``skip q selection d c_0,c_1,…`` for a skip (``d`` the columns,
     ``c_r`` the column row ``r`` copies, ``_`` for a zero row). A chain has none, so its text is
     unchanged."""
-    p = tl.get("input", i - 1)
+    p = tl.input
     if p != i - 1:
         yield f"input {p}\n".encode("ascii")
-    skip = tl.get("skip")
+    skip = tl.skip
     if skip is not None and skip[1] == "identity":
         yield f"skip {skip[0]} identity {skip[2].cols}\n".encode("ascii")
     elif skip is not None:
@@ -78,7 +79,7 @@ def _topology(tl: dict[str, Any], i: int) -> Iterator[bytes]:
 
 
 def canonical_lines(lower: IntVector, upper: IntVector,
-                    target: list[dict[str, Any]]) -> Iterator[bytes]:
+                    target: list[TargetRecord]) -> Iterator[bytes]:
     """The canonical text of a box and a target, line by line (ASCII, each ending in ``\\n``):
     ``exactnorm.seed.v1``; ``lower`` and ``upper`` with the box's numbers; then for target layer
     ``i`` a line ``layer i KIND ACTIVATION`` (a convolution or pooling adds its window ``C,H,W
@@ -89,32 +90,32 @@ def canonical_lines(lower: IntVector, upper: IntVector,
     yield f"lower {_vector(lower)}\n".encode("ascii")
     yield f"upper {_vector(upper)}\n".encode("ascii")
     for i, tl in enumerate(target, 1):
-        head = f"layer {i} {tl['kind']} {tl['act']}"
-        if tl["geom"] is not None:
-            head += " " + _window(tl["geom"])
-        elif tl.get("shape") is not None:  # a global pooling: its input shape C,H,W
-            head += " " + ",".join(map(str, tl["shape"]))
+        head = f"layer {i} {tl.kind} {tl.act}"
+        if tl.geom is not None:
+            head += " " + _window(tl.geom)
+        elif tl.shape is not None:  # a global pooling: its input shape C,H,W
+            head += " " + ",".join(map(str, tl.shape))
         yield f"{head}\n".encode("ascii")
         yield from _topology(tl, i)
-        if tl["W"] is not None:
-            yield f"weight {_matrix(tl['W'])}\n".encode("ascii")
-            yield f"bias {_vector(tl['b'])}\n".encode("ascii")
+        if tl.W is not None and tl.b is not None:
+            yield f"weight {_matrix(tl.W)}\n".encode("ascii")
+            yield f"bias {_vector(tl.b)}\n".encode("ascii")
 
 
-def hashing_cost(lower: IntVector, upper: IntVector, target: list[dict[str, Any]],
+def hashing_cost(lower: IntVector, upper: IntVector, target: list[TargetRecord],
                  cost: Callable[[int, int], int]) -> int:
     """An upper bound of the work of :func:`target_seed` in the units of the work budget: one
     greatest common divisor per number, ``cost(bits of the numerator, bits of the
     denominator)``, and one unit per number for the text and the hash."""
     total = 0
-    vectors = [lower, upper] + [tl["b"] for tl in target if tl["b"] is not None]
+    vectors = [lower, upper] + [tl.b for tl in target if tl.b is not None]
     for v in vectors:
         d = v.den.bit_length()
         total += sum(cost(abs(n).bit_length(), d) + 1 for n in v.nums)
     for tl in target:
-        skip = tl.get("skip")
+        skip = tl.skip
         total += 2 * len(skip[2].rows) if skip is not None and skip[1] != "identity" else 1
-        W = tl["W"]
+        W = tl.W
         if W is not None:
             d = W.den.bit_length()
             bits = max((abs(n).bit_length() for row in W.rows for n in row), default=0)
@@ -122,7 +123,7 @@ def hashing_cost(lower: IntVector, upper: IntVector, target: list[dict[str, Any]
     return total
 
 
-def target_seed(lower: IntVector, upper: IntVector, target: list[dict[str, Any]]) -> int:
+def target_seed(lower: IntVector, upper: IntVector, target: list[TargetRecord]) -> int:
     """The seed of rule ``target``: the first 8 bytes of SHAKE-256 of the canonical text, read
     as a little-endian unsigned integer."""
     h = hashlib.shake_256()

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .numbers import CertificateError, field, index, show
+from .records import FrozenRecord, TargetRecord
 
 __all__ = ["Picks", "compact_picks", "target_input", "target_skip", "frozen_residual",
            "conv_skips", "rule_residuals", "segment_input", "ROUTE_KINDS"]
@@ -90,7 +91,10 @@ def _version3(layer: dict, keys: tuple[str, ...], where: str, version: int,
 def target_input(layer: dict, where: str, i: int, kind: str, version: int) -> int:
     """The node target layer ``i`` reads: ``input`` (``0 ≤ p < i``), absent ``i − 1``; a layer
     without a weight (a pooling layer) reads the layer before and has no skip (rule
-    ``format``)."""
+    ``format``). A layer that is no object reads the layer before: its kind's reading refuses
+    it (rule ``format``)."""
+    if not isinstance(layer, dict):
+        return i - 1
     _version3(layer, ("input", "skip"), where, version, None)
     if "weight" not in layer and ("input" in layer or "skip" in layer):
         raise CertificateError("format", f"{where}: a {kind} layer reads the layer before and "
@@ -172,10 +176,10 @@ def conv_skips(layer: dict, where: str, j: int, channels: int, width: int,
     return out
 
 
-def segment_input(cps: list[int], tl: dict, i: int) -> int:
+def segment_input(cps: list[int], tl: TargetRecord, i: int) -> int:
     """The segment input of target layer ``i``: the checkpoint of the node it reads
     (``c_0 = 0``)."""
-    p = tl.get("input", i - 1)
+    p = tl.input
     return 0 if p == 0 else cps[p - 1]
 
 
@@ -192,18 +196,19 @@ def _differs(mine: Picks, theirs: Picks) -> str | None:
     return None
 
 
-def rule_residuals(layers: list[dict], cps: list[int], target: list[dict]) -> None:
+def rule_residuals(layers: list[FrozenRecord], cps: list[int],
+                   target: list[TargetRecord]) -> None:
     """Rule ``skip`` (docs/certificate-format.md §10): only a checkpoint carries a
     ``residual``, and the checkpoint ``c_i`` of target layer ``i`` carries one exactly when the
     target layer has a skip, with the same kind and picks, from the checkpoint ``c_q`` of the
     skip's source ``q``. The first difference is named."""
     at = {c: i for i, c in enumerate(cps, 1)}
     for j, layer in enumerate(layers, 1):
-        if layer.get("residual") is not None and j not in at:
+        if layer.residual is not None and j not in at:
             raise CertificateError("skip", f"network layer {j} carries a residual, but it is not "
                                            f"a checkpoint: only a checkpoint layer does", layer=j)
     for i, (c, tl) in enumerate(zip(cps, target), 1):
-        R, S = layers[c - 1].get("residual"), tl.get("skip")
+        R, S = layers[c - 1].residual, tl.skip
         if S is None and R is None:
             continue
         if S is None:

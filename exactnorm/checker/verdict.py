@@ -16,6 +16,7 @@ from typing import Any
 
 from .numbers import CertificateError, IntVector, Verdict, show, show_ratio
 from .provenance import Provenance, role_name
+from .records import TargetRecord
 
 __all__ = ["facts_of", "verdict_of", "describe_box", "progress_step"]
 
@@ -49,7 +50,7 @@ def _widths(widths: list[int]) -> str:
             f"({len(widths) - 1} layers)")
 
 
-def facts_of(doc: dict, lower: IntVector, upper: IntVector, target: list[dict],
+def facts_of(doc: dict, lower: IntVector, upper: IntVector, target: list[TargetRecord],
              n_layers: int, prov: Provenance) -> dict[str, Any]:
     """What a valid verdict proves, as JSON-ready facts."""
     info = doc.get("provenance")
@@ -57,7 +58,7 @@ def facts_of(doc: dict, lower: IntVector, upper: IntVector, target: list[dict],
     random = [d for d in prov.draws if d.bits > 0]
     smallest = min(random, key=lambda d: d.bits) if random else None
     return {"box": describe_box(lower, upper), "dimension": len(lower),
-            "target_widths": [len(lower)] + [tl["width"] for tl in target],
+            "target_widths": [len(lower)] + [tl.width for tl in target],
             "construction": construction[:60] if isinstance(construction, str) else None,
             "segments": len(target), "frozen_layers": n_layers, "version": prov.version,
             "regenerated": prov.regenerated, "explicit": prov.explicit,

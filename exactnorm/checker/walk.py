@@ -11,11 +11,13 @@ that only the first layer reads the segment input, whose coordinates are pixels)
 (channel) that is stable on the box (exact min ≥ 0: the identity; max ≤ 0: the constant 0) keeps
 the map affine; at the checkpoint the map must equal the target layer ``(W_i, b_i)`` entry by
 entry, hence ``f = g`` on the box by induction over segments. The boxes ``B_i`` are the exact
-interval bounds of the target's layers (:mod:`.boxes`). For a convolution the kernel equality
-with the same window (kernel, stride, padding, dilation) gives the same value at every position,
-borders included, because padding pixels are 0 on both sides; an average pooling is a fixed map,
-equal when its window is. Reference: Giannou, Rajput, Papailiopoulos, "The Expressive Power of
-Tuning Only the Normalization Layers", COLT 2023, arXiv:2302.07937.
+interval bounds of the target's layers (:mod:`.boxes`). The walk names no kind: the box family
+of a segment, the checkpoint rule and the next box are the target layer's kind's
+(``RULES[kind]``, :mod:`.kinds`; the argument of each rule is in its module): for a convolution
+the kernel equality with the same window gives the same value at every position, borders
+included; a fixed map (a pooling) is one frozen layer, equal when its fields are. Reference:
+Giannou, Rajput, Papailiopoulos, "The Expressive Power of Tuning Only the Normalization Layers",
+COLT 2023, arXiv:2302.07937.
 
 Limits. Before every product, sum, scaling or range the walk bounds the size of what it would
 build (:meth:`.budget.Budget.size`) and adds its cost in units to the running count
@@ -29,13 +31,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from . import kind_globalavgpool as gap
-from .boxes import Box, box_bits, domain_box, next_box, patch_family
+from .boxes import Box, box_bits, domain_box
 from .budget import STEP, Budget, div_cost, gcd_chain, mul_cost, words
+from .document import read_certificate
+from .kinds import RULES
 from .numbers import CertificateError, IntMatrix, IntVector, Verdict, show_ratio
 from .provenance import Draw, Provenance, verify_redraws
-from .reading import Geometry, Picks, last_uses, read_certificate
+from .reading import last_uses
+from .records import FrozenRecord, Geometry, TargetRecord
 from .seed import hashing_cost, target_seed
+from .topology import Picks
 from .verdict import describe_box, facts_of, progress_step, verdict_of
 from .vocabulary import (
     DEFAULT_MAX_DIGITS,
@@ -193,84 +198,31 @@ def _stability(ar: Any, B: Any, gamma: IntVector, beta: IntVector, family: Any, 
     return gamma, beta
 
 
-def _same_window(layer: dict, tl: dict, j: int, i: int, what: str) -> Geometry:
-    """Rule ``identity`` for a window: the first layer of a convolution segment, and the pooling
-    layer of a pooling segment, read the segment input through the target's window (input shape,
-    kernel, stride, padding, dilation). Which nodes they read is rule ``segment``, applied before
-    the walk (:func:`.reading.rule_segments`)."""
-    g, tg = layer["geom"], tl["geom"]
-    if not g.same_window(tg):
-        raise CertificateError("identity", f"{what} {j}: {g.describe()}, target layer {i} "
-                                           f"has {tg.describe()}", layer=j)
-    return g
-
-
-def _rule_checkpoint(layer: dict, plain: tuple, tl: dict, j: int, i: int, box: Box) -> None:
-    """At checkpoint c_i: sigma equals sigma_i, width equals d_i (channels for a convolution),
-    and the pre-activation map equals (W_i, b_i) on the box.
-
-    Dense: every coefficient of a coordinate with lower < upper, and the bias with the
-    coordinates where lower = upper folded in (exactly "equal on the box"). Convolution: the
-    kernel and the bias entry by entry (plain equality, which is sufficient)."""
-    W, b, sigma = tl["W"], tl["b"], tl["act"]
-    cols, rows, consts, den = plain
-    if layer["act"] != sigma:
-        raise CertificateError("activation", f"checkpoint layer {j} has activation "
-                                             f"{layer['act']}, target layer {i} has {sigma}",
-                               layer=j)
-    if len(rows) != W.nrows:
-        unit = "channels" if tl["kind"] == "conv" else "width"
-        raise CertificateError("width", f"checkpoint layer {j} has {unit} {len(rows)}, target "
-                                        f"layer {i} has {W.nrows}", layer=j)
-    lo, hi, Q = box
-    at = {t: k for k, t in enumerate(cols)}
-    fixed = [] if tl["kind"] == "conv" else [t for t in range(len(lo)) if lo[t] == hi[t]]
-    skip = set(fixed)
-    for r in range(W.nrows):
-        wrow = W.rows[r]
-        for t in range(len(wrow)):
-            a = rows[r][at[t]] if t in at else 0
-            if t not in skip and a * W.den != wrow[t] * den:
-                raise CertificateError("identity", f"checkpoint layer {j}: pre-activation weight "
-                                                   f"[{r}][{t}] is {show_ratio(a, den)}, "
-                                                   f"target layer {i} has "
-                                                   f"{show_ratio(wrow[t], W.den)}",
-                                       layer=j, neuron=r)
-        # mine = (consts + Σ_fixed rows·lo/Q)/den, theirs = b + Σ_fixed W·lo/Q
-        mine_num = consts[r] * Q + sum((rows[r][at[t]] if t in at else 0) * lo[t] for t in fixed)
-        theirs_num = b.nums[r] * W.den * Q + b.den * sum(wrow[t] * lo[t] for t in fixed)
-        if mine_num * b.den * W.den != theirs_num * den:
-            folded = " (with the coordinates where lower = upper folded in)" if fixed else ""
-            mine = show_ratio(mine_num, den * Q) if fixed else show_ratio(consts[r], den)
-            theirs = show_ratio(theirs_num, b.den * W.den * Q) if fixed else \
-                show_ratio(b.nums[r], b.den)
-            raise CertificateError("identity", f"checkpoint layer {j}: pre-activation bias [{r}]"
-                                               f"{folded} is {mine}, target layer {i} has "
-                                               f"{theirs}", layer=j, neuron=r)
-
-
-def _checkpoint(ar: Any, layer: dict, B: Any, gamma: IntVector, beta: IntVector, tl: dict,
-                j: int, i: int, box: Box, budget: Budget) -> None:
-    """The checkpoint map diag(γ)·B + β compared with the target layer, counted first."""
+def _checkpoint(ar: Any, layer: FrozenRecord, B: Any, gamma: IntVector, beta: IntVector,
+                tl: TargetRecord, j: int, i: int, box: Box, budget: Budget) -> None:
+    """The checkpoint map diag(γ)·B + β compared with the target layer by its kind's rule
+    (:meth:`.kinds.base.Kind.identity`), counted first."""
     rows, s = ar.nrows(B), len(ar.support(B))
     hnum, hden = ar.height(B)
     (gnum, gden), (bnum, bden) = _num_den(gamma), _num_den(beta)
     rden = gden + hden + bden
     anum = gnum + hnum + bden + 1  # the matrix's numerators over rden
     cnum = max(anum, bnum + gden + hden if bnum else 0) + 1  # the constant's
-    W = tl["W"]
+    W, b = tl.W, tl.b
+    assert W is not None and b is not None  # an affine kind's record
     budget.size(rows, s, j, max(cnum, rden))
     budget.work(rows * (s + 1) * (STEP + mul_cost(gnum, hnum) + mul_cost(cnum, bden))
                 + _reduce_cost(rows, s, cnum, rden), j)
-    (tnum, tden), (bbnum, bbden) = _num_den(W), _num_den(tl["b"])
+    (tnum, tden), (bbnum, bbden) = _num_den(W), _num_den(b)
     lo, hi, Q = box
     qb = box_bits(box) + Q.bit_length()
-    pinned = 0 if tl["kind"] == "conv" else sum(1 for x, y in zip(lo, hi) if x == y)
+    rules = RULES[tl.kind]
+    pinned = len(rules.folded(tl, box))
     budget.work(W.nrows * W.ncols * (2 * STEP + mul_cost(anum, tden) + mul_cost(tnum, rden))
                 + W.nrows * (pinned + 2) * (4 * STEP + mul_cost(cnum + qb, bbden + tden)
                                             + mul_cost(max(anum, tnum) + qb, rden + bbden)
                                             + mul_cost(bbnum + tden + qb, rden)), j)
-    _rule_checkpoint(layer, ar.plain(ar.affine(gamma, B, beta)), tl, j, i, box)
+    rules.identity(layer, ar.plain(ar.affine(gamma, B, beta)), tl, j, i, box)
 
 
 def _skip_term(ar: Any, P: Any, sub: Any, width: int, budget: Budget, j: int) -> Any:
@@ -314,32 +266,29 @@ def _hull(ar: Any, fam_lo: list[list[int]], fam_hi: list[list[int]], Q: int, bit
     return ar.box([[min(row)] for row in fam_lo], [[max(row)] for row in fam_hi], Q)
 
 
-def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i: int,
-                  box: Box, budget: Budget, step: Callable[[int], None] | None = None,
+def next_box(tl: TargetRecord, box: Box, budget: Budget, i: int,
+             skip: tuple[Any, Box] | None = None) -> Box:
+    """B_i from B_p (``box``, p the node target layer i reads) by its kind's rule
+    (:meth:`.kinds.base.Kind.next_box`), with its skip ``(picks, B_q)`` if any."""
+    return RULES[tl.kind].next_box(tl, box, budget, i, skip)
+
+
+def check_segment(ar: Any, layers: list[FrozenRecord], start: int, end: int, tl: TargetRecord,
+                  i: int, box: Box, budget: Budget, step: Callable[[int], None] | None = None,
                   seg_in: int | None = None) -> None:
     """Nodes start+1..end as affine maps of a = h_{seg_in} (or of its patches; ``seg_in`` the
     segment input, ``start`` unless the target layer reads an earlier node, and ``box`` its
     box): stability inside, the checkpoint rule at the end (without the checkpoint's residual,
     :func:`.topology.rule_residuals`). A node's map is dropped after its last reader."""
     seg_in = start if seg_in is None else seg_in
-    if tl["kind"] == gap.NAME:  # its own module: kind_globalavgpool
+    rules = RULES[tl.kind]
+    opened = rules.family(layers, start, tl, i, box, budget)
+    if opened is None:  # a fixed map: one layer, whose identity is its fields'
         if step is not None:
             step(end)
-        gap.check_segment(layers, start, end, tl, i)
+        rules.identity(layers[end - 1], None, tl, end, i, box)
         return
-    if tl["kind"] == "avgpool":
-        if step is not None:
-            step(end)
-        _same_window(layers[end - 1], tl, end, i, "checkpoint layer")
-        return
-    seg: Geometry | None = None
-    if tl["kind"] == "conv":
-        seg = _same_window(layers[start], tl, start + 1, i, "network layer")
-        fam_lo, fam_hi = patch_family(box, seg, budget, start + 1)
-        width = seg.patch
-    else:
-        fam_lo, fam_hi = [[x] for x in box[0]], [[x] for x in box[1]]
-        width = len(box[0])
+    fam_lo, fam_hi, width, seg = opened
     fbits, qbits = box_bits(box), box[2].bit_length()
     family = ar.box(fam_lo, fam_hi, box[2])
     hull = None  # the hull of the patch boxes, built for the first layer that asks for it
@@ -349,31 +298,31 @@ def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i
         if step is not None:
             step(j)
         layer = layers[j - 1]
-        V = layer["V"]
-        node = maps[layer["input"]]
+        V, gamma, beta = layer.V, layer.gamma, layer.beta
+        assert V is not None and gamma is not None and beta is not None  # a tuned layer
+        node = maps[layer.input]
         if isinstance(node, Scaled) and V.nrows * V.ncols > ar.nrows(node.B) * max(
                 1, len(ar.support(node.B))):
             # scaling the node is cheaper than scaling the columns of this layer's matrix
-            node = maps[layer["input"]] = _materialized(ar, node, budget, j)
+            node = maps[layer.input] = _materialized(ar, node, budget, j)
         B = _compose(ar, V, node, width, budget, j)
-        gamma, beta = layer["gamma"], layer["beta"]
-        if j < end and layer["act"] == "relu":
-            if layer.get("hull") and hull is None:
+        if j < end and layer.act == "relu":
+            if layer.hull and hull is None:
                 hull = _hull(ar, fam_lo, fam_hi, box[2], fbits, budget, j)
-            gamma, beta = _stability(ar, B, gamma, beta, hull if layer.get("hull") else family,
-                                     fbits, qbits, budget, j, seg, bool(layer.get("hull")))
+            gamma, beta = _stability(ar, B, gamma, beta, hull if layer.hull else family,
+                                     fbits, qbits, budget, j, seg, layer.hull)
         if j == end:
             _checkpoint(ar, layer, B, gamma, beta, tl, j, i, box, budget)
             return
         A: Any = Scaled(B, gamma, beta)
-        if layer["skips"]:
+        if layer.skips:
             A = _materialized(ar, A, budget, j)
-        for src, P in layer["skips"]:
+        for src, P in layer.skips:
             sub = maps[src] = _materialized(ar, maps[src], budget, j)
             A = _sum(ar, A, _skip_term(ar, P, sub, width, budget, j), budget, j)
         if j in last:
             maps[j] = A
-        for src in {layer["input"]} | {s for s, _ in layer["skips"]}:
+        for src in {layer.input} | {s for s, _ in layer.skips}:
             if last[src] == j:
                 del maps[src]
 
@@ -381,7 +330,7 @@ def check_segment(ar: Any, layers: list[dict], start: int, end: int, tl: dict, i
 # ---------------------------------------------------------------- the rules in order
 
 
-def rule_seed(prov: Provenance, lower: IntVector, upper: IntVector, target: list[dict],
+def rule_seed(prov: Provenance, lower: IntVector, upper: IntVector, target: list[TargetRecord],
               budget: Budget) -> None:
     """Rule ``provenance``, seed rule ``target`` (version 3): every record's seed is the seed
     derived from the target and the box (:func:`.seed.target_seed`), its hashing counted first."""
@@ -409,11 +358,11 @@ def run_rules(ar: Any, doc: object, max_digits: int = DEFAULT_MAX_DIGITS,
     boxes = {0: domain_box(lower, upper, budget)}  # of the target nodes a later layer reads
     last = {}
     for i, tl in enumerate(target, 1):
-        for q in [tl["input"]] + ([tl["skip"][0]] if tl["skip"] is not None else []):
+        for q in [tl.input] + ([tl.skip[0]] if tl.skip is not None else []):
             last[q] = i
     step = progress_step(progress, len(layers))
     for i, (start, end, tl) in enumerate(zip([0] + cps, cps, target), 1):
-        p, skip = tl["input"], tl["skip"]
+        p, skip = tl.input, tl.skip
         check_segment(ar, layers, start, end, tl, i, boxes[p], budget, step,
                       0 if p == 0 else cps[p - 1])
         if i in last:

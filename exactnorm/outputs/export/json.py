@@ -17,7 +17,7 @@ conversion exactly, so the loaded network is the certified one.
 
 How it stays fast at real size
 ------------------------------
-The certificate is read by the checker's reader (:func:`exactnorm.checker.reading.
+The certificate is read by the checker's reader (:func:`exactnorm.checker.document.
 read_certificate`: every structural rule and draw-record rule, no matrix regenerated), then each
 frozen matrix is written from exact NumPy integers (:func:`exactnorm.exact.generator.
 record_values`) or from the reader's integer rows over one denominator: no ``fmpq_mat`` is
@@ -48,8 +48,11 @@ from exactnorm.certificate import (
 from exactnorm.certificate.arrays import kernel_record
 from exactnorm.certificate.kinds import CODECS
 from exactnorm.certificate.write import route_json
+from exactnorm.checker.document import read_certificate
 from exactnorm.checker.numbers import CertificateError, IntMatrix
-from exactnorm.checker.reading import Draw, Picks, read_certificate
+from exactnorm.checker.provenance import Draw
+from exactnorm.checker.records import FrozenRecord
+from exactnorm.checker.topology import Picks
 from exactnorm.errors import ExactnormError, InputError
 from exactnorm.exact import generator
 from exactnorm.exact.files import atomic_write_bytes
@@ -111,7 +114,7 @@ def _record(entry: dict[str, Any], matrix: Any) -> dict[str, Any] | None:
     return source if isinstance(source, dict) and source.get("kind") != "fixed" else None
 
 
-def _read_fast(cert_doc: dict[str, Any]) -> tuple[list[dict[str, Any]], list[int]] | None:
+def _read_fast(cert_doc: dict[str, Any]) -> tuple[list[FrozenRecord], list[int]] | None:
     """The frozen layers and checkpoints as the checker's reader returns them, or ``None`` when
     that reader refuses the document."""
     try:
@@ -162,20 +165,20 @@ def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1, *,
     layers_in, checkpoints = fast
     entries = cert_doc["network"]["layers"]
     stats = layer_stats(mean, scale, SimpleNamespace(
-        depth=len(layers_in), layers=[SimpleNamespace(gamma=x["gamma"].nums if x["gamma"]
+        depth=len(layers_in), layers=[SimpleNamespace(gamma=x.gamma.nums if x.gamma
                                                       is not None else ()) for x in layers_in]))
     layers = []
     for j, (layer, entry, (mu, s)) in enumerate(zip(layers_in, entries, stats), 1):
         # kind, input, geometry and activation as the certificate states them
         out: dict[str, Any] = {k: v for k, v in entry.items() if k not in _REWRITTEN}
-        if layer["V"] is not None:
-            out["weight"] = _rows_of(layer["V"])
-            record = _record(entry, layer["V"])
+        if layer.V is not None:
+            out["weight"] = _rows_of(layer.V)
+            record = _record(entry, layer.V)
             if record is not None:
                 out["source"] = record
-        if layer["skips"]:
+        if layer.skips:
             skips = []
-            for skip_entry, (frm, P) in zip(entry["skip"], layer["skips"]):
+            for skip_entry, (frm, P) in zip(entry["skip"], layer.skips):
                 kind = skip_entry["kind"]
                 skip = {"from": frm, "kind": kind, "weight": _rows_of(P)}
                 skip_record = _record(skip_entry, P) if kind == "random" else None
@@ -183,8 +186,8 @@ def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1, *,
                     skip["source"] = skip_record
                 skips.append(skip)
             out["skip"] = skips
-        if layer["gamma"] is not None:
-            out.update(_batchnorm_fields(_vector(layer["gamma"]), _vector(layer["beta"]), mu, s))
+        if layer.gamma is not None:
+            out.update(_batchnorm_fields(_vector(layer.gamma), _vector(layer.beta), mu, s))
         layers.append(out)
         if progress is not None:
             progress(j, len(layers_in))
