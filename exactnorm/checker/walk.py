@@ -36,6 +36,7 @@ from .budget import STEP, Budget, div_cost, gcd_chain, mul_cost, words
 from .document import read_certificate
 from .kinds import RULES
 from .numbers import CertificateError, IntMatrix, IntVector, Verdict, show_ratio
+from .protocol import AnyArithmetic
 from .provenance import Draw, Provenance, verify_redraws
 from .reading import last_uses
 from .records import FrozenRecord, Geometry, TargetRecord
@@ -81,7 +82,7 @@ def _reduce_cost(rows: int, cols: int, num: int, den: int) -> int:
     return rows * (cols + 1) * (STEP + div_cost(num, den)) + gcd_chain(den)
 
 
-def _materialized(ar: Any, node: Any, budget: Budget, j: int) -> Any:
+def _materialized(ar: AnyArithmetic, node: Any, budget: Budget, j: int) -> Any:
     """diag(γ)·B + β as a map, its size and cost counted first."""
     if not isinstance(node, Scaled):
         return node
@@ -96,7 +97,7 @@ def _materialized(ar: Any, node: Any, budget: Budget, j: int) -> Any:
     return ar.affine(node.gamma, node.B, node.beta)
 
 
-def _compose(ar: Any, M: IntMatrix | Draw, node: Any, width: int, budget: Budget,
+def _compose(ar: AnyArithmetic, M: IntMatrix | Draw, node: Any, width: int, budget: Budget,
              j: int) -> Any:
     """``M·node`` (M a frozen matrix), every cost counted before it is paid: regenerating a
     draw, the product over the node's support (the segment input: a restriction of M), and the
@@ -137,7 +138,7 @@ def _compose(ar: Any, M: IntMatrix | Draw, node: Any, width: int, budget: Budget
     return ar.compose(Mn, den, node, width)
 
 
-def _stable(ar: Any, B: Any, gamma: IntVector, beta: IntVector, family: Any, j: int,
+def _stable(ar: AnyArithmetic, B: Any, gamma: IntVector, beta: IntVector, family: Any, j: int,
             g: Geometry | None, hull: bool = False) -> list[bool]:
     """Which ReLU rows γ_k·(B_k a) + β_k are active (min >= 0: True) or dead (max <= 0: False)
     on every box of the family; anything else is an unstable neuron (for a convolution:
@@ -173,8 +174,8 @@ def _stable(ar: Any, B: Any, gamma: IntVector, beta: IntVector, family: Any, j: 
     return keep
 
 
-def _stability(ar: Any, B: Any, gamma: IntVector, beta: IntVector, family: Any, fbits: int,
-               qbits: int, budget: Budget, j: int, g: Geometry | None,
+def _stability(ar: AnyArithmetic, B: Any, gamma: IntVector, beta: IntVector, family: Any,
+               fbits: int, qbits: int, budget: Budget, j: int, g: Geometry | None,
                hull: bool = False) -> tuple[IntVector, IntVector]:
     """Rule ``stability`` for a ReLU layer inside a segment, counted first; dead rows get
     γ = β = 0."""
@@ -198,7 +199,7 @@ def _stability(ar: Any, B: Any, gamma: IntVector, beta: IntVector, family: Any, 
     return gamma, beta
 
 
-def _checkpoint(ar: Any, layer: FrozenRecord, B: Any, gamma: IntVector, beta: IntVector,
+def _checkpoint(ar: AnyArithmetic, layer: FrozenRecord, B: Any, gamma: IntVector, beta: IntVector,
                 tl: TargetRecord, j: int, i: int, box: Box, budget: Budget) -> None:
     """The checkpoint map diag(γ)·B + β compared with the target layer by its kind's rule
     (:meth:`.kinds.base.Kind.identity`), counted first."""
@@ -225,7 +226,7 @@ def _checkpoint(ar: Any, layer: FrozenRecord, B: Any, gamma: IntVector, beta: In
     rules.identity(layer, ar.plain(ar.affine(gamma, B, beta)), tl, j, i, box)
 
 
-def _skip_term(ar: Any, P: Any, sub: Any, width: int, budget: Budget, j: int) -> Any:
+def _skip_term(ar: AnyArithmetic, P: Any, sub: Any, width: int, budget: Budget, j: int) -> Any:
     """``P·h_s`` of one skip."""
     if isinstance(P, Picks):
         if sub is None:
@@ -239,7 +240,7 @@ def _skip_term(ar: Any, P: Any, sub: Any, width: int, budget: Budget, j: int) ->
     return _compose(ar, P, sub, width, budget, j)
 
 
-def _sum(ar: Any, A: Any, S: Any, budget: Budget, j: int) -> Any:
+def _sum(ar: AnyArithmetic, A: Any, S: Any, budget: Budget, j: int) -> Any:
     """``A + S`` on the union of the supports, counted first: the lcm of the denominators, each
     map scaled to it, the sums, and the reduction."""
     ca, cs = len(ar.support(A)), len(ar.support(S))
@@ -255,7 +256,7 @@ def _sum(ar: Any, A: Any, S: Any, budget: Budget, j: int) -> Any:
     return ar.add(A, S)
 
 
-def _hull(ar: Any, fam_lo: list[list[int]], fam_hi: list[list[int]], Q: int, bits: int,
+def _hull(ar: AnyArithmetic, fam_lo: list[list[int]], fam_hi: list[list[int]], Q: int, bits: int,
           budget: Budget, j: int) -> Any:
     """The hull of a family of patch boxes (numerators of at most ``bits`` bits): per patch
     coordinate the least lower and the greatest upper bound over every position (one box
@@ -273,9 +274,9 @@ def next_box(tl: TargetRecord, box: Box, budget: Budget, i: int,
     return RULES[tl.kind].next_box(tl, box, budget, i, skip)
 
 
-def check_segment(ar: Any, layers: list[FrozenRecord], start: int, end: int, tl: TargetRecord,
-                  i: int, box: Box, budget: Budget, step: Callable[[int], None] | None = None,
-                  seg_in: int | None = None) -> None:
+def check_segment(ar: AnyArithmetic, layers: list[FrozenRecord], start: int, end: int,
+                  tl: TargetRecord, i: int, box: Box, budget: Budget,
+                  step: Callable[[int], None] | None = None, seg_in: int | None = None) -> None:
     """Nodes start+1..end as affine maps of a = h_{seg_in} (or of its patches; ``seg_in`` the
     segment input, ``start`` unless the target layer reads an earlier node, and ``box`` its
     box): stability inside, the checkpoint rule at the end (without the checkpoint's residual,
@@ -345,7 +346,7 @@ def rule_seed(prov: Provenance, lower: IntVector, upper: IntVector, target: list
                                              f"target and box is {derived}")
 
 
-def run_rules(ar: Any, doc: object, max_digits: int = DEFAULT_MAX_DIGITS,
+def run_rules(ar: AnyArithmetic, doc: object, max_digits: int = DEFAULT_MAX_DIGITS,
               progress: Callable[[int, int], None] | None = None,
               max_work: int | None = DEFAULT_MAX_WORK) -> dict[str, Any]:
     """Every rule in order, with the arithmetic ``ar``; returns the facts proven when all hold."""
@@ -379,7 +380,7 @@ def run_rules(ar: Any, doc: object, max_digits: int = DEFAULT_MAX_DIGITS,
     return facts
 
 
-def check_with(ar: Any, doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
+def check_with(ar: AnyArithmetic, doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
                progress: Callable[[int, int], None] | None = None,
                max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
     """Check a parsed certificate with arithmetic ``ar``; never raises for bad content."""
@@ -387,6 +388,6 @@ def check_with(ar: Any, doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
         # the second document kind (docs/certificate-format.md §9); the arithmetic lends its
         # modular determinant and integer product (``linear``), else the reference is used
         from .impossibility import check_impossibility
-        return check_impossibility(getattr(ar, "linear", None), doc, max_digits=max_digits,
+        return check_impossibility(ar.linear, doc, max_digits=max_digits,
                                    progress=progress, max_work=max_work)
     return verdict_of(lambda: run_rules(ar, doc, max_digits, progress, max_work))
