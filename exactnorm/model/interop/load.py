@@ -18,7 +18,7 @@ import os
 import re
 import zipfile
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from fractions import Fraction
 from pathlib import Path
 from typing import Any
@@ -60,12 +60,22 @@ def _declared(in_file: Sequence[str] | None, option: str | Sequence[str] | None,
     return in_file if in_file is not None else option
 
 
-def _cube(box: tuple[Fraction, Fraction] | None, d0: int, path: Path,
-          has_own: bool) -> tuple[list[Any], list[Any]] | None:
-    if has_own and box is not None:
-        raise InputError(f"{path} has its own box (lower/upper) and --box was given too; "
-                         f"remove one")
-    return None if box is None else ([box[0]] * d0, [box[1]] * d0)
+def _file_box(arrays: Mapping[str, Any], box: tuple[Fraction, Fraction] | None,
+              width: Callable[[], int], path: Path) -> tuple[list[Any], list[Any]]:
+    """The box of a state dict file: its own ``lower``/``upper`` arrays (both or neither, and
+    then no ``--box``), or the cube ``box`` over ``width()`` inputs."""
+    has_lower = "lower" in arrays
+    if has_lower != ("upper" in arrays):
+        raise InputError(f"{path} has only one of lower/upper; give both or neither")
+    if has_lower:
+        if box is not None:
+            raise InputError(f"{path} has its own box (lower/upper) and --box was given too; "
+                             f"remove one")
+        return exact_vector(arrays["lower"], "lower"), exact_vector(arrays["upper"], "upper")
+    if box is None:
+        raise InputError(f"{path} is a state dict without lower/upper arrays; pass --box LO:HI")
+    d0 = width()
+    return [box[0]] * d0, [box[1]] * d0
 
 
 def _state_dict_target(arrays: Mapping[str, Any], path: Path, *,
@@ -73,18 +83,8 @@ def _state_dict_target(arrays: Mapping[str, Any], path: Path, *,
                        activations: str | Sequence[str] | None,
                        file_acts: Sequence[str] | None, max_width: int) -> TargetNetwork:
     order = state_dict_layers(list(arrays.keys()))
-    has_lower, has_upper = "lower" in arrays, "upper" in arrays
-    if has_lower != has_upper:
-        raise InputError(f"{path} has only one of lower/upper; give both or neither")
-    d0 = int(np.asarray(arrays[f"{order[0]}.weight"]).shape[-1])
-    cube = _cube(box, d0, path, has_lower)
-    if has_lower:
-        lower: list[Any] = exact_vector(arrays["lower"], "lower")
-        upper: list[Any] = exact_vector(arrays["upper"], "upper")
-    elif cube is not None:
-        lower, upper = cube
-    else:
-        raise InputError(f"{path} is a state dict without lower/upper arrays; pass --box LO:HI")
+    lower, upper = _file_box(arrays, box, lambda: int(np.asarray(arrays[f"{order[0]}.weight"])
+                                                      .shape[-1]), path)
     return target_from_state_dict(arrays, lower, upper, _declared(file_acts, activations, path),
                                   max_width=max_width)
 
@@ -105,17 +105,7 @@ def _declared_target(arrays: Mapping[str, Any], architecture: str, input_shape: 
         raise InputError(f"{path} declares its architecture; --activations applies to "
                          f"nn.Sequential state dicts of Linear layers")
     shape = [int(v) for v in input_shape]
-    has_lower = "lower" in arrays
-    if has_lower != ("upper" in arrays):
-        raise InputError(f"{path} has only one of lower/upper; give both or neither")
-    cube = _cube(box, int(np.prod(shape)) if shape else 0, path, has_lower)
-    if has_lower:
-        lower: list[Any] = exact_vector(arrays["lower"], "lower")
-        upper: list[Any] = exact_vector(arrays["upper"], "upper")
-    elif cube is not None:
-        lower, upper = cube
-    else:
-        raise InputError(f"{path} is a state dict without lower/upper arrays; pass --box LO:HI")
+    lower, upper = _file_box(arrays, box, lambda: int(np.prod(shape)) if shape else 0, path)
     params = {k: v for k, v in arrays.items() if k not in ("lower", "upper")}
     return target_from_state_dict(params, lower, upper, architecture=architecture,
                                   input_shape=shape, max_width=max_width)
