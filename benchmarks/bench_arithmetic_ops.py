@@ -53,7 +53,7 @@ def draw_of(rows: int, cols: int, key: int, dist: str = "nonzero:8",
     if columns is not None:
         record["mask"] = {"columns": columns}
     rec = validate_record(record, max_entries=MAX_MAP_ENTRIES)
-    return Draw(record, rec.rows, rec.cols, rec.kind not in ("rational", "gauss"),
+    return Draw(record, rec.rows, rec.cols, rec.law not in ("rational", "gauss"),
                 Budget.draw_bits(rec), words_per_entry(rec), False)
 
 

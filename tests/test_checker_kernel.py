@@ -258,7 +258,7 @@ def agree_map(pm: Any, fm: Any, R: Ref) -> None:
 def as_draw(record: dict) -> Draw:
     """The reader's lazy matrix of a draw record (as :func:`.provenance.rule_provenance`)."""
     rec = validate_record(record, max_entries=MAX_MAP_ENTRIES)
-    return Draw(record, rec.rows, rec.cols, rec.kind not in ("rational", "gauss"),
+    return Draw(record, rec.rows, rec.cols, rec.law not in ("rational", "gauss"),
                 Budget.draw_bits(rec), words_per_entry(rec),
                 rec.mask is not None and rec.mask.key is not None)
 
@@ -650,7 +650,7 @@ def _oversized(distribution: str) -> Draw:
     record = {"generator": GENERATOR, "seed": 0, "key": [1], "distribution": distribution,
               "shape": [MAX_MAP_ENTRIES // 64 + 1, 64]}
     rec = validate_record(record, max_entries=2 * MAX_MAP_ENTRIES)
-    return Draw(record, rec.rows, rec.cols, rec.kind not in ("rational", "gauss"),
+    return Draw(record, rec.rows, rec.cols, rec.law not in ("rational", "gauss"),
                 Budget.draw_bits(rec), words_per_entry(rec), False)
 
 

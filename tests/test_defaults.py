@@ -22,7 +22,7 @@ from exactnorm.model.targets import demo_target, random_target, target_to_dict
 
 def test_default_distribution_has_no_zero():
     d = parse_distribution(DEFAULT_DISTRIBUTION)
-    assert d.kind == "nonzero" and d.support_size == 2 * d.param
+    assert d.law == "nonzero" and d.support_size == 2 * d.param
     assert DEFAULT_RETRY > 0
 
 

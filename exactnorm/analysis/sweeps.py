@@ -236,8 +236,8 @@ def _concrete_rank(task: SweepTask, draw: int, rng: np.random.Generator, mask_in
     V_in = sample_matrix(rng, m, d, task.values)
     V_out = sample_matrix(rng, d, m, task.values)
     dist = parse_distribution(task.values)
-    bound = max((abs(v) for v in dist.values), default=0) if dist.kind == "set" else (
-        2**dist.param if dist.kind == "bits" else dist.param)
+    bound = max((abs(v) for v in dist.values), default=0) if dist.law == "set" else (
+        2**dist.param if dist.law == "bits" else dist.param)
     K: Any
     if bound < 2**31 and isinstance(V_in, fmpz_mat) and isinstance(V_out, fmpz_mat):
         K = fmpz_mat(khatri_rao_int64(int64_array(V_in) * mask_in,

@@ -89,14 +89,17 @@ def _exact_floats(a: Any, what: str) -> list[Fraction]:
     if arr.dtype.kind not in "iuf" or arr.ndim != 1:
         raise InputError(f"{what} must be a 1-D array of numbers, got dtype {arr.dtype} and "
                          f"shape {arr.shape}")
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+    floating = np.issubdtype(arr.dtype, np.floating)
+    if floating and not np.all(np.isfinite(arr)):
         raise InputError(f"{what} has a NaN or infinite entry")
-    return [Fraction(x) if arr.dtype.kind == "f" else Fraction(int(x)) for x in arr.tolist()]
+    return [Fraction(x) if floating else Fraction(int(x)) for x in arr.tolist()]
 
 
 def _python_exact(values: Any, what: str) -> list[Any]:
     if isinstance(values, np.ndarray):
-        return _exact_floats(values, what) if values.dtype.kind == "f" else values.tolist()
+        if np.issubdtype(values.dtype, np.floating):
+            return _exact_floats(values, what)
+        return values.tolist()
     out: list[Any] = []
     for x in values:
         if isinstance(x, (float, np.floating)):

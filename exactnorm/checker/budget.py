@@ -118,11 +118,11 @@ class Budget:
     @staticmethod
     def draw_bits(rec: object) -> int:
         """A bound of the bit length of a drawn entry's numerator and denominator."""
-        kind, param = rec.kind, rec.param  # type: ignore[attr-defined]
-        if kind == "set":
+        law, param = rec.law, rec.param  # type: ignore[attr-defined]
+        if law == "set":
             return max(abs(v).bit_length() for v in rec.values)  # type: ignore[attr-defined]
-        if kind == "bits":
+        if law == "bits":
             return param + 2
-        if kind == "gauss":
+        if law == "gauss":
             return param + 4
         return param.bit_length() + 1

@@ -477,23 +477,23 @@ def _run(ops: Any, doc: object, max_digits: int, max_work: int) -> tuple[str, di
     d = read_document(doc, max_digits)
     w = doc["witness"]
     if not isinstance(w, dict) or w.get("kind") not in WITNESS_KINDS:
-        kind = w.get("kind") if isinstance(w, dict) else w
-        raise CertificateError("format", f"witness.kind {show(kind)} is not one of "
+        shown = w.get("kind") if isinstance(w, dict) else w
+        raise CertificateError("format", f"witness.kind {show(shown)} is not one of "
                                          f"{show(list(WITNESS_KINDS))}")
     budget = Budget(max_work)
-    kind = w["kind"]
-    if kind == "rank":
+    witness = w["kind"]
+    if witness == "rank":
         cls, said = "every", _rule_rank(w, d, ops, budget, max_digits)
-    elif kind == "fredholm":
+    elif witness == "fredholm":
         cls, said = _rule_fredholm(w, d, ops, budget, max_digits)
-    elif kind == "kink":
+    elif witness == "kink":
         cls, said = "every", _rule_kink(w, d, ops, budget, max_digits)
     else:
         cls, said = "aligned", _rule_aligned(w, d, budget, max_digits)
     frozen_widths = [len(d.lower)] + [V.nrows for V, _ in d.frozen]
     target_widths = [len(d.lower)] + [W.nrows for W, _, _ in d.target]
     p = d.prov
-    facts = {"claim": "UNREACHABLE", "class": cls, "class_text": CLASSES[cls], "witness": kind,
+    facts = {"claim": "UNREACHABLE", "class": cls, "class_text": CLASSES[cls], "witness": witness,
              "box": _box_text(d), "dimension": len(d.lower), "frozen_widths": frozen_widths,
              "target_widths": target_widths, "regenerated": p.regenerated,
              "explicit": p.explicit, "fixed": p.fixed[:20], "fixed_count": len(p.fixed),

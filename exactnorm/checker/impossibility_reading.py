@@ -102,7 +102,7 @@ def _drawn(record: object, rec: Any, prov: Provenance, where: str) -> IntMatrix:
         raise CertificateError("limit", f"{where}: the frozen matrices regenerated for this "
                                         f"document would have more than {MAX_MAP_ENTRIES} "
                                         f"entries in all")
-    if rec.kind not in ("rational", "gauss"):
+    if rec.law not in ("rational", "gauss"):
         return IntMatrix(regenerate_integers(record, max_entries=MAX_MAP_ENTRIES), 1)
     rows = regenerate(record, max_entries=MAX_MAP_ENTRIES)
     flat, den = over_one_denominator([(x.numerator, x.denominator) for r in rows for x in r],

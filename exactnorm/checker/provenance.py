@@ -213,7 +213,7 @@ def rule_draw_record(record: object, where: str, j: int, role: int, prov: Proven
             prov.keys[key] = owner
     prov.seeds.add(rec.seed)
     prov.distributions.add(rec.distribution)
-    draw = Draw(record, rec.rows, rec.cols, rec.kind not in ("rational", "gauss"),
+    draw = Draw(record, rec.rows, rec.cols, rec.law not in ("rational", "gauss"),
                 Budget.draw_bits(rec), words_per_entry(rec),
                 rec.mask is not None and rec.mask.key is not None)
     prov.draws.append(DrawEntry(j, role, where, rec, min_entropy_bits(rec), draw))
@@ -238,10 +238,11 @@ def _same_as_draw(M: IntMatrix, draw: Draw, where: str, j: int, prov: Provenance
                                        layer=j, neuron=r)
 
 
-def rule_provenance(obj: dict, value: object, kind: str | None, where: str, j: int, role: int,
+def rule_provenance(obj: dict, value: object, route: str | None, where: str, j: int, role: int,
                     rows: int | None, cols: int, prov: Provenance, max_digits: int,
                     geom: Any = None) -> IntMatrix | Draw:
-    """The matrix of a layer weight or skip (``kind`` None for a layer), with its provenance.
+    """The matrix of a layer weight or skip (``route`` its kind, None for a layer), with its
+    provenance.
 
     ``{"random": R}`` is regenerated from R (lazily, see :class:`Draw`); an explicit matrix with
     ``"source": R`` must equal the regenerated one entry by entry; ``"source": {"kind": "fixed",
@@ -259,13 +260,13 @@ def rule_provenance(obj: dict, value: object, kind: str | None, where: str, j: i
         if set(source) != {"kind", "why"} or not isinstance(source["why"], str):
             raise CertificateError("provenance", f"{where} source: a fixed declaration is "
                                                  f"{{\"kind\": \"fixed\", \"why\": text}}", layer=j)
-        if kind == "random":
+        if route == "random":
             raise CertificateError("provenance", f"{where}: a random skip cannot be declared "
                                                  f"fixed", layer=j)
         prov.fixed.append(f"{where}: {source['why'][:120]}")
         source = None
     if record is None and source is None:
-        if prov.version >= 2 and not fixed and kind in (None, "random"):
+        if prov.version >= 2 and not fixed and route in (None, "random"):
             raise CertificateError("provenance", f"{where} has neither a draw record nor a "
                                                  f"fixed declaration", layer=j)
         prov.explicit += 1

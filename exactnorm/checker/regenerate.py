@@ -90,7 +90,7 @@ _DIST = re.compile(rf"(int|nonzero|bits|rational|gauss):({_DECIMAL})")
 _SET = re.compile(rf"set:({_SIGNED}(?:,{_SIGNED})*)")
 _RATIO = re.compile(rf"({_DECIMAL})/({_DECIMAL})")
 _LITTLE_ENDIAN = sys.byteorder == "little"
-#: integer kinds with at most this many values map words through a precomputed table
+#: integer laws with at most this many values map words through a precomputed table
 _TABLE_LIMIT = 1 << 16
 
 
@@ -110,11 +110,11 @@ class Mask:
 
 @dataclass(frozen=True)
 class DrawRecord:
-    """A validated draw record; ``kind``/``param``/``values`` name the entry distribution."""
+    """A validated draw record; ``law``/``param``/``values`` name the entry distribution."""
 
     seed: int
     key: tuple[int, ...]
-    kind: str
+    law: str
     param: int
     values: tuple[int, ...]
     rows: int
@@ -123,9 +123,9 @@ class DrawRecord:
 
     @property
     def distribution(self) -> str:
-        if self.kind == "set":
+        if self.law == "set":
             return "set:" + ",".join(map(str, self.values))
-        return f"{self.kind}:{self.param}"
+        return f"{self.law}:{self.param}"
 
 
 # ---------------------------------------------------------------- the stream
@@ -204,14 +204,14 @@ def _distribution(spec: Any) -> tuple[str, int, tuple[int, ...]]:
                           f"got {_shown(spec)}")
     m = _DIST.fullmatch(spec)
     if m:
-        kind, param = m.group(1), int(m.group(2))
+        law, param = m.group(1), int(m.group(2))
         lo, hi = {"int": (1, MAX_PARAMETER), "nonzero": (1, MAX_PARAMETER),
                   "rational": (1, MAX_PARAMETER), "bits": (0, MAX_BITS),
-                  "gauss": (1, MAX_GAUSS_BITS)}[kind]
+                  "gauss": (1, MAX_GAUSS_BITS)}[law]
         if not lo <= param <= hi:
-            raise RecordError(f"draw record: distribution {kind!r} needs a parameter in "
+            raise RecordError(f"draw record: distribution {law!r} needs a parameter in "
                               f"[{lo}, {hi}], got {param}")
-        return kind, param, ()
+        return law, param, ()
     m = _SET.fullmatch(spec)
     if m:
         values = tuple(int(v) for v in m.group(1).split(","))
@@ -293,7 +293,7 @@ def validate_record(record: Any, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> D
     if seed.bit_length() > 256:
         raise RecordError("draw record: seed has more than 256 bits")
     key = _key(record["key"], "key")
-    kind, param, values = _distribution(record["distribution"])
+    law, param, values = _distribution(record["distribution"])
     shape = record["shape"]
     if not isinstance(shape, list) or len(shape) not in (2, 4):
         raise RecordError(f"draw record: shape must be [rows, cols] or [channels, C, kh, kw], "
@@ -307,16 +307,16 @@ def validate_record(record: Any, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> D
         raise RecordError(f"draw record: shape {' x '.join(map(_shown, sizes))} has "
                           f"{_shown(rows * cols)} entries, above "
                           f"the limit {max_entries}")
-    words = rows * cols * _WORDS_PER_ENTRY[kind] * (2 if "mask" in record else 1)
+    words = rows * cols * _WORDS_PER_ENTRY[law] * (2 if "mask" in record else 1)
     if words > 2 * max_entries:
-        raise RecordError(f"draw record: {_shown(rows * cols)} entries of {kind} read "
+        raise RecordError(f"draw record: {_shown(rows * cols)} entries of {law} read "
                           f"{_shown(words)} stream words, above the limit {2 * max_entries}")
     if len(sizes) == 4 and "mask" in record:
         raise RecordError("draw record: a 4-d kernel record has no mask")
     mask = _mask(record["mask"], cols) if "mask" in record else None
     if mask is not None and mask.key == key:
         raise RecordError("draw record: the mask stream key equals the matrix stream key")
-    return DrawRecord(seed, key, kind, param, values, rows, cols, mask)
+    return DrawRecord(seed, key, law, param, values, rows, cols, mask)
 
 
 # ---------------------------------------------------------------- min-entropy
@@ -324,7 +324,7 @@ def validate_record(record: Any, *, max_entries: int = DEFAULT_MAX_ENTRIES) -> D
 
 def words_per_entry(rec: DrawRecord) -> int:
     """Stream words one entry reads (a Bernoulli mask reads one more per entry)."""
-    return _WORDS_PER_ENTRY[rec.kind]
+    return _WORDS_PER_ENTRY[rec.law]
 
 
 def _residue(n: int) -> int:
@@ -355,18 +355,18 @@ def max_probability(rec: DrawRecord) -> tuple[int, int, int, int]:
     True
     """
     two64 = 1 << 64
-    if rec.kind == "gauss":
+    if rec.law == "gauss":
         den = 1 << (12 * rec.param)
         return _gauss_mode(rec.param), den, _gauss_mode(rec.param), den
-    if rec.kind == "set":
+    if rec.law == "set":
         n = len(rec.values)
         counts = Counter(rec.values)
         most, zero = max(counts.values()), counts.get(0, 0)
         return min(most * _residue(n), two64), two64, min(zero * _residue(n), two64), two64
     n = {"int": 2 * rec.param + 1, "nonzero": 2 * rec.param, "rational": 2 * rec.param + 1,
-         "bits": 2 * (1 << rec.param) + 1}[rec.kind]
+         "bits": 2 * (1 << rec.param) + 1}[rec.law]
     # rational: a value's numerator is one residue of the first word, whatever the denominator
-    return _residue(n), two64, (0 if rec.kind == "nonzero" else _residue(n)), two64
+    return _residue(n), two64, (0 if rec.law == "nonzero" else _residue(n)), two64
 
 
 def _log2_floor_1024(num: int, den: int) -> int:
@@ -433,21 +433,21 @@ def min_entropy_bits(rec: DrawRecord) -> int:
 
 
 def _integer_map(rec: DrawRecord) -> tuple[int, Callable[[int], int]]:
-    """``(n, value)``: an integer-kind entry is ``value(u mod n)`` of its one word ``u``."""
-    if rec.kind == "set":
+    """``(n, value)``: an integer-law entry is ``value(u mod n)`` of its one word ``u``."""
+    if rec.law == "set":
         return len(rec.values), rec.values.__getitem__
-    if rec.kind == "nonzero":
+    if rec.law == "nonzero":
         bound = rec.param
         # t - B + [t >= B] skips 0: t in [0, B) -> [-B, -1], t in [B, 2B) -> [1, B]
         return 2 * bound, lambda t: t - bound + (t >= bound)
-    bound = rec.param if rec.kind == "int" else 1 << rec.param
+    bound = rec.param if rec.law == "int" else 1 << rec.param
     return 2 * bound + 1, lambda t: t - bound
 
 
 def _entries(rec: DrawRecord, convert: Callable[[int], Any]) -> list[Any]:
-    """Row-major flat entries before masking; integer kinds pass through ``convert``."""
+    """Row-major flat entries before masking; integer laws pass through ``convert``."""
     n = rec.rows * rec.cols
-    if rec.kind not in ("rational", "gauss"):
+    if rec.law not in ("rational", "gauss"):
         modulus, value = _integer_map(rec)
         if 256 % modulus == 0:
             # n divides 2^8, so u mod n is the low byte of u mod n, and the low byte of a
@@ -456,11 +456,11 @@ def _entries(rec: DrawRecord, convert: Callable[[int], Any]) -> list[Any]:
             # byte b maps to value(b mod n): the n values repeated 256/n times, converted once
             by_byte = [convert(value(t)) for t in range(modulus)] * (256 // modulus)
             return list(map(by_byte.__getitem__, data[0::8]))
-    u = stream_words(rec.seed, rec.key, _WORDS_PER_ENTRY[rec.kind] * n)
-    if rec.kind == "rational":
+    u = stream_words(rec.seed, rec.key, _WORDS_PER_ENTRY[rec.law] * n)
+    if rec.law == "rational":
         bound, modulus = rec.param, 2 * rec.param + 1
         return [Fraction(a % modulus - bound, 1 + b % bound) for a, b in zip(u[0::2], u[1::2])]
-    if rec.kind == "gauss":
+    if rec.law == "gauss":
         # Irwin–Hall: twelve uniforms on {0, 1/2^b, …, 1 − 1/2^b}, summed, minus 6
         scale = 1 << rec.param
         low = scale - 1
@@ -543,7 +543,7 @@ def regenerate_integers(record: Any, *,
         For ``rational:B`` and ``gauss:b`` (not integer-valued) and for malformed records.
     """
     rec = validate_record(record, max_entries=max_entries)
-    if rec.kind in ("rational", "gauss"):
+    if rec.law in ("rational", "gauss"):
         raise RecordError(f"draw record: {rec.distribution} is not an integer distribution")
     return _matrix(rec, int)
 
@@ -561,6 +561,6 @@ def regenerate_integers_flat(record: Any, *, max_entries: int = DEFAULT_MAX_ENTR
     True
     """
     rec = validate_record(record, max_entries=max_entries)
-    if rec.kind in ("rational", "gauss"):
+    if rec.law in ("rational", "gauss"):
         raise RecordError(f"draw record: {rec.distribution} is not an integer distribution")
     return rec.rows, rec.cols, _flat(rec, convert)

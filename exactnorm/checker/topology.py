@@ -50,18 +50,19 @@ class Picks:
             t == r for r, t in enumerate(self.rows))
 
 
-def compact_picks(value: dict, kind: object, where: str, rows: int, cols: int,
+def compact_picks(value: dict, route: object, where: str, rows: int, cols: int,
                   j: int | None) -> Picks:
     """``{"identity": n}`` or ``{"selection": [c_0, ...], "columns": d}`` (version 2 compact
-    skips): the declared kind must match the form, and the shape must fit (rule ``shape``)."""
-    if isinstance(value, dict) and set(value) == {"identity"} and kind == "identity":
+    skips): the declared kind (``route``) must match the form, and the shape must fit (rule
+    ``shape``)."""
+    if isinstance(value, dict) and set(value) == {"identity"} and route == "identity":
         n = value["identity"]
         if type(n) is not int or n != rows or n != cols:
             raise CertificateError("shape", f"{where}: identity of size {show(n)}, the skip "
                                             f"maps {cols} to {rows} values", layer=j)
         return Picks(range(n), n)
     if isinstance(value, dict) and set(value) == {"selection", "columns"} and \
-            kind == "selection":
+            route == "selection":
         picked, d = value["selection"], value["columns"]
         if type(d) is not int or d != cols:
             raise CertificateError("shape", f"{where}: selection columns {show(d)}, the node "
@@ -75,7 +76,7 @@ def compact_picks(value: dict, kind: object, where: str, rows: int, cols: int,
                                                 f"column index below {d} or null", layer=j)
         return Picks(tuple(picked), d)
     keys = sorted(map(str, value)) if isinstance(value, dict) else value
-    raise CertificateError("skip", f"{where}: kind {show(kind)} with weight {show(keys)} "
+    raise CertificateError("skip", f"{where}: kind {show(route)} with weight {show(keys)} "
                                    f"(compact skips are {{\"identity\": n}} for kind identity, "
                                    f"{{\"selection\": [...], \"columns\": d}} for kind "
                                    f"selection)", layer=j)
@@ -120,11 +121,11 @@ def _route(value: object, where: str, limit: int, rows: int, dims: list[int],
     if not 0 <= q < limit:
         raise CertificateError(bad_source, f"{where} reads node {show(q)}, not an earlier node",
                                layer=j)
-    kind = value["kind"]
-    if kind not in ROUTE_KINDS:
-        raise CertificateError("skip", f"{where}: kind {show(kind)} is not one of "
+    route = value["kind"]
+    if route not in ROUTE_KINDS:
+        raise CertificateError("skip", f"{where}: kind {show(route)} is not one of "
                                        f"{show(list(ROUTE_KINDS))}", layer=j)
-    return q, kind, compact_picks(value["weight"], kind, where, rows, dims[q], j)
+    return q, route, compact_picks(value["weight"], route, where, rows, dims[q], j)
 
 
 def target_skip(layer: dict, where: str, i: int, width: int,
@@ -214,20 +215,21 @@ def rule_residuals(layers: list[FrozenRecord], cps: list[int],
         if S is None:
             raise CertificateError("skip", f"checkpoint layer {c} carries a residual, target "
                                            f"layer {i} has no skip", layer=c)
-        q, kind, P = S
+        q, route, P = S
         source = 0 if q == 0 else cps[q - 1]
         if R is None:
             raise CertificateError("skip", f"checkpoint layer {c} carries no residual, target "
-                                           f"layer {i} has a {kind} skip from node {q} (the "
+                                           f"layer {i} has a {route} skip from node {q} (the "
                                            f"residual from node {source})", layer=c)
-        frm, rkind, RP = R
+        frm, residual_route, RP = R
         if frm != source:
             raise CertificateError("skip", f"checkpoint layer {c}: residual from node {frm}, "
                                            f"target layer {i}'s skip is from its node {q}, whose "
                                            f"checkpoint is node {source}", layer=c)
-        if rkind != kind:
-            raise CertificateError("skip", f"checkpoint layer {c}: residual of kind {rkind}, "
-                                           f"target layer {i}'s skip has kind {kind}", layer=c)
+        if residual_route != route:
+            raise CertificateError("skip", f"checkpoint layer {c}: residual of kind "
+                                           f"{residual_route}, target layer {i}'s skip has kind "
+                                           f"{route}", layer=c)
         diff = _differs(RP, P)
         if diff is not None:
             raise CertificateError("skip", f"checkpoint layer {c}: the residual's weight {diff} "

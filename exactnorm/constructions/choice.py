@@ -244,13 +244,13 @@ def best_channel_block(c_out: int, channels: int, taps: int, distribution: str |
 def zero_probability(dist: str | Distribution) -> Fraction:
     """Probability that one frozen entry is 0 (exact; an upper bound for ``gauss``)."""
     d = parse_distribution(dist)
-    if d.kind == "nonzero":
+    if d.law == "nonzero":
         return Fraction(0)
-    if d.kind == "set":
+    if d.law == "set":
         return Fraction(sum(1 for v in d.values if v == 0), len(d.values))
-    if d.kind in ("int", "rational"):
+    if d.law in ("int", "rational"):
         return Fraction(1, 2 * d.param + 1)
-    if d.kind == "bits":
+    if d.law == "bits":
         return Fraction(1, 2 ** (d.param + 1) + 1)
     return Fraction(1)  # gauss: no closed form here, never assume zero-free
 

@@ -151,7 +151,7 @@ def npz_array(data: Any, key: str, max_width: int, *, matrix: bool) -> np.ndarra
     if (matrix and max(shape) > max_width) or (not matrix and math.prod(shape) > max_width):
         raise LimitExceededError(f"array {key} has shape {shape}, above the width limit "
                                  f"{max_width} (raise max_width)", parameter="max_width")
-    if dtype.kind == "f" and dtype.itemsize > 8:
+    if np.issubdtype(dtype, np.floating) and dtype.itemsize > 8:
         # float(x) would round a long double; only IEEE single/double are converted exactly here
         raise NumberFormatError(f"array {key} has dtype {dtype}; save it as float64 or integers")
     return np.asarray(data[key])

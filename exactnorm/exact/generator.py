@@ -67,35 +67,35 @@ def stream_words(seed: int, key: Sequence[int], count: int) -> np.ndarray:
 
 
 def _words_per_entry(d: Distribution) -> int:
-    return {"rational": 2, "gauss": 12}.get(d.kind, 1)
+    return {"rational": 2, "gauss": 12}.get(d.law, 1)
 
 
 def draw_values(seed: int, key: Sequence[int], n: int,
                 dist: Distribution) -> np.ndarray | tuple[np.ndarray, np.ndarray]:
     """``n`` entries of stream ``(seed, key)``: ``int64`` values, or ``(num, den)`` arrays.
 
-    Rational kinds (``rational:B``, ``gauss:b``) return numerator and denominator arrays; the
+    Rational laws (``rational:B``, ``gauss:b``) return numerator and denominator arrays; the
     denominator of ``gauss:b`` is ``2^b`` for every entry.
     """
     u = stream_words(seed, key, _words_per_entry(dist) * n)
-    if dist.kind == "gauss":
+    if dist.law == "gauss":
         scale = 1 << dist.param
         sums = (u.reshape(n, 12) & np.uint64(scale - 1)).sum(axis=1, dtype=np.uint64)
         return sums.astype(np.int64) - np.int64(6 * scale), np.full(n, scale, dtype=np.int64)
-    if dist.kind == "rational":
+    if dist.law == "rational":
         bound = dist.param
         num = (u[0::2] % np.uint64(2 * bound + 1) - np.uint64(bound)).view(np.int64)
         den = (u[1::2] % np.uint64(bound)).astype(np.int64) + 1
         return num, den
-    if dist.kind == "set":
+    if dist.law == "set":
         return np.array(dist.values, dtype=np.int64)[(u % np.uint64(len(dist.values)))
                                                       .astype(np.int64)]
-    if dist.kind == "nonzero":
+    if dist.law == "nonzero":
         half = np.uint64(dist.param)
         t = u % np.uint64(2 * dist.param)
         # t − B + [t ≥ B] skips 0; the wrap-around of uint64 is undone by the int64 view
         return (t - half + (t >= half).astype(np.uint64)).view(np.int64)
-    bound_int = dist.param if dist.kind == "int" else 1 << dist.param
+    bound_int = dist.param if dist.law == "int" else 1 << dist.param
     return (u % np.uint64(2 * bound_int + 1) - np.uint64(bound_int)).view(np.int64)
 
 

@@ -87,10 +87,10 @@ def _same_kind(*mats: FlintMatrix) -> type:
     return fmpq_mat if any(isinstance(M, fmpq_mat) for M in mats) else fmpz_mat
 
 
-def _build(kind: type[MatT], nrows: int, ncols: int, rows: Sequence[Sequence[Any]]) -> MatT:
+def _build(mtype: type[MatT], nrows: int, ncols: int, rows: Sequence[Sequence[Any]]) -> MatT:
     if nrows == 0 or ncols == 0:
-        return kind(nrows, ncols)
-    return kind(rows)
+        return mtype(nrows, ncols)
+    return mtype(rows)
 
 
 @overload
@@ -235,18 +235,18 @@ def hadamard(X: FlintMatrix, Y: FlintMatrix) -> FlintMatrix:
 
 def diag(v: FlintMatrix | Sequence[Any]) -> FlintMatrix:
     """Diagonal matrix from a column vector (n×1 matrix) or a sequence of exact numbers."""
-    kind: type[fmpz_mat] | type[fmpq_mat]
+    mtype: type[fmpz_mat] | type[fmpq_mat]
     entries: list[Any]
     if isinstance(v, (fmpz_mat, fmpq_mat)):
-        kind = type(v)
+        mtype = type(v)
         entries = list(v.entries())
     else:
         entries = list(v)
-        kind = fmpq_mat if any(isinstance(e, (fmpq, Fraction)) for e in entries) else fmpz_mat
+        mtype = fmpq_mat if any(isinstance(e, (fmpq, Fraction)) for e in entries) else fmpz_mat
         entries = [fmpq(e.numerator, e.denominator) if isinstance(e, Fraction) else e
                    for e in entries]
     n = len(entries)
-    D: FlintMatrix = kind(n, n)
+    D: FlintMatrix = mtype(n, n)
     for i, e in enumerate(entries):
         D[i, i] = e
     return D
@@ -529,7 +529,7 @@ def from_numpy_exact(a: np.ndarray, what: str = "array") -> fmpq_mat:
         raise ShapeError(f"{what} must be 1-D or 2-D, got {arr.ndim}-D")
     if arr.dtype.kind in "iu":
         rows = [[fmpq(int(x)) for x in row] for row in arr]
-    elif arr.dtype.kind == "f":
+    elif np.issubdtype(arr.dtype, np.floating):
         if not np.all(np.isfinite(arr)):
             raise NumberFormatError(f"{what} contains NaN or infinity")
         rows = []
@@ -539,7 +539,7 @@ def from_numpy_exact(a: np.ndarray, what: str = "array") -> fmpq_mat:
                 num, den = float(x).as_integer_ratio()
                 r.append(fmpq(num, den))
             rows.append(r)
-    elif arr.dtype.kind == "b":
+    elif np.issubdtype(arr.dtype, np.bool_):
         raise NumberFormatError(f"{what} is boolean, not numeric")
     else:
         raise NumberFormatError(f"{what} has unsupported dtype {arr.dtype}")

@@ -177,7 +177,7 @@ def pack_matrix(M: Any) -> tuple[str, int, int, list[Any]]:
 
 def unpack_matrix(t: tuple[str, int, int, list[Any]]) -> Any:
     """The inverse of :func:`pack_matrix` (the same matrix type)."""
-    kind, r, c, flat = t
-    if kind == "z":
+    tag, r, c, flat = t
+    if tag == "z":
         return fmpz_mat(r, c, flat) if r and c else fmpz_mat(r, c)
     return fmpq_mat(r, c, [unpack_q(x) for x in flat]) if r and c else fmpq_mat(r, c)

@@ -55,39 +55,40 @@ DEFAULT_DISTRIBUTION = "nonzero:8"
 #: beyond it int64 would wrap, so larger ``b`` is refused, never wrapped
 MAX_GAUSS_BITS = 52
 
-_KINDS = ("int", "bits", "nonzero", "set", "rational", "gauss")
+_LAWS = ("int", "bits", "nonzero", "set", "rational", "gauss")
 
 
 @dataclass(frozen=True)
 class Distribution:
-    """A named entry distribution; ``support_size`` feeds the Schwartz–Zippel bound."""
+    """A named entry distribution, its ``law`` and ``param`` (spec ``law:param``);
+    ``support_size`` feeds the Schwartz–Zippel bound."""
 
-    kind: str
+    law: str
     param: int
     values: tuple[int, ...] = ()
 
     @property
     def spec(self) -> str:
-        if self.kind == "set":
+        if self.law == "set":
             return "set:" + ",".join(str(v) for v in self.values)
-        return f"{self.kind}:{self.param}"
+        return f"{self.law}:{self.param}"
 
     @property
     def support_size(self) -> int | None:
         """Number of distinct values, or ``None`` when not a finite uniform set we can count."""
-        if self.kind == "int":
+        if self.law == "int":
             return 2 * self.param + 1
-        if self.kind == "bits":
+        if self.law == "bits":
             return 2 ** (self.param + 1) + 1
-        if self.kind == "nonzero":
+        if self.law == "nonzero":
             return 2 * self.param
-        if self.kind == "set":
+        if self.law == "set":
             return len(set(self.values))
         return None
 
     @property
     def is_integer(self) -> bool:
-        return self.kind in ("int", "bits", "nonzero", "set")
+        return self.law in ("int", "bits", "nonzero", "set")
 
 
 def parse_distribution(spec: str | Distribution) -> Distribution:
@@ -96,12 +97,12 @@ def parse_distribution(spec: str | Distribution) -> Distribution:
         return spec
     if not isinstance(spec, str) or ":" not in spec:
         raise InputError(f"distribution must look like 'int:8' or 'set:-1,1', got {spec!r}")
-    kind, _, arg = spec.partition(":")
-    kind = kind.strip()
-    if kind not in _KINDS:
-        raise InputError(f"unknown distribution {kind!r}; choose one of {', '.join(_KINDS)}")
+    law, _, arg = spec.partition(":")
+    law = law.strip()
+    if law not in _LAWS:
+        raise InputError(f"unknown distribution {law!r}; choose one of {', '.join(_LAWS)}")
     try:
-        if kind == "set":
+        if law == "set":
             values = tuple(int(v) for v in arg.split(","))
             if not values:
                 raise ValueError
@@ -114,11 +115,11 @@ def parse_distribution(spec: str | Distribution) -> Distribution:
         raise InputError(f"bad distribution parameter in {spec!r}") from None
     limits = {"int": (1, 2**62), "bits": (0, 62), "nonzero": (1, 2**62), "rational": (1, 2**62),
               "gauss": (1, MAX_GAUSS_BITS)}
-    lo, hi = limits[kind]
+    lo, hi = limits[law]
     if not lo <= param <= hi:
-        raise InputError(f"distribution parameter of {kind!r} must lie in [{lo}, {hi}], "
+        raise InputError(f"distribution parameter of {law!r} must lie in [{lo}, {hi}], "
                          f"got {param}")
-    return Distribution(kind, param)
+    return Distribution(law, param)
 
 
 def layer_rng(seed: int, *key: int) -> np.random.Generator:
@@ -135,19 +136,19 @@ def layer_rng(seed: int, *key: int) -> np.random.Generator:
 
 def sample_matrix(rng: np.random.Generator, nrows: int, ncols: int,
                   dist: Distribution | str = DEFAULT_DISTRIBUTION) -> fmpz_mat | fmpq_mat:
-    """Draw an ``nrows × ncols`` matrix: ``fmpz_mat`` for integer kinds, ``fmpq_mat`` otherwise."""
+    """Draw an ``nrows × ncols`` matrix: ``fmpz_mat`` for integer laws, ``fmpq_mat`` otherwise."""
     d = parse_distribution(dist)
     shape = (nrows, ncols)
-    if d.kind == "int":
+    if d.law == "int":
         vals = rng.integers(-d.param, d.param, size=shape, endpoint=True, dtype=np.int64)
-    elif d.kind == "bits":
+    elif d.law == "bits":
         vals = rng.integers(-(2**d.param), 2**d.param, size=shape, endpoint=True, dtype=np.int64)
-    elif d.kind == "nonzero":
+    elif d.law == "nonzero":
         vals = rng.integers(1, d.param, size=shape, endpoint=True, dtype=np.int64)
         vals = vals * rng.choice(np.array([-1, 1], dtype=np.int64), size=shape)
-    elif d.kind == "set":
+    elif d.law == "set":
         vals = rng.choice(np.array(d.values, dtype=np.int64), size=shape)
-    elif d.kind == "rational":
+    elif d.law == "rational":
         num = rng.integers(-d.param, d.param, size=shape, endpoint=True, dtype=np.int64)
         den = rng.integers(1, d.param, size=shape, endpoint=True, dtype=np.int64)
         rows = [[fmpq(int(num[i, j]), int(den[i, j])) for j in range(ncols)] for i in range(nrows)]

@@ -211,12 +211,12 @@ Affine = tuple[list[Fraction], list[Fraction]]
 
 def exact_values(values: Any, what: str) -> list[Fraction]:
     arr = np.asarray(values)
-    if arr.dtype.kind == "f" and arr.dtype.itemsize > 8:
+    if np.issubdtype(arr.dtype, np.floating) and arr.dtype.itemsize > 8:
         raise InputError(f"{what} has dtype {arr.dtype}; save it as float64 or integers")
     if arr.dtype.kind not in "iuf":
         raise InputError(f"{what} has dtype {arr.dtype}, not a number type")
     flat = arr.reshape(-1)
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(flat)):
+    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(flat)):
         raise InputError(f"{what} has a NaN or infinite entry")
     return [Fraction(int(x)) if arr.dtype.kind in "iu" else Fraction(float(x))
             for x in flat.tolist()]

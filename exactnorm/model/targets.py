@@ -338,7 +338,7 @@ def box_bounds(values: Any, what: str, d: int) -> list[Any]:
         values = [parse_option_number(values, where=f"box {what}") if isinstance(values, str)
                   else values] * d
     arr = np.asarray(values)
-    if arr.dtype.kind == "f":
+    if np.issubdtype(arr.dtype, np.floating):
         if arr.dtype.itemsize > 8:
             raise NumberFormatError(f"box {what} has dtype {arr.dtype}; use float64 or integers")
         return to_fractions(from_numpy_exact(arr.reshape(1, -1), f"box {what}"))[0]

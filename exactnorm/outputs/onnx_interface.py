@@ -167,14 +167,14 @@ def _constant(c: dict[str, Any]) -> Any:
     from onnx import numpy_helper
 
     try:
-        kind = _NUMPY[c["dtype"]]
+        scalar = _NUMPY[c["dtype"]]
         values = c["values"]
-        if kind is object:
+        if scalar is object:
             arr = np.array([str(v).encode() for v in values], dtype=object)
-        elif np.dtype(kind).kind == "f":
-            arr = np.array([float(Fraction(v)) for v in values], dtype=np.float64).astype(kind)
+        elif np.issubdtype(scalar, np.floating):
+            arr = np.array([float(Fraction(v)) for v in values], dtype=np.float64).astype(scalar)
         else:
-            arr = np.array([int(v) for v in values], dtype=kind)
+            arr = np.array([int(v) for v in values], dtype=scalar)
         return numpy_helper.from_array(arr.reshape([int(d) for d in c["dims"]]),
                                        _name(c["name"], "a head constant"))
     except (KeyError, TypeError, ValueError, ZeroDivisionError) as exc:
@@ -185,20 +185,20 @@ def _constant(c: dict[str, Any]) -> Any:
 def _attribute(value: Any) -> Any:
     if not isinstance(value, dict) or len(value) != 1:
         raise InputError("provenance.source: a head attribute is malformed")
-    (kind, v), = value.items()
-    if kind in ("int", "string"):
-        return int(v) if kind == "int" else str(v)
-    if kind == "float":
+    (atype, v), = value.items()
+    if atype in ("int", "string"):
+        return int(v) if atype == "int" else str(v)
+    if atype == "float":
         return float(Fraction(v))
-    if kind == "ints":
+    if atype == "ints":
         return [int(x) for x in v]
-    if kind == "floats":
+    if atype == "floats":
         return [float(Fraction(x)) for x in v]
-    if kind == "strings":
+    if atype == "strings":
         return [str(x).encode() for x in v]
-    if kind == "tensor":
+    if atype == "tensor":
         return _constant(v)
-    raise InputError(f"provenance.source: a head attribute of kind {kind!r}")
+    raise InputError(f"provenance.source: a head attribute of kind {atype!r}")
 
 
 def _type_proto(t: dict[str, Any]) -> Any:

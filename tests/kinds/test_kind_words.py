@@ -7,11 +7,18 @@ An AST scan of the package: a string constant equal to a word of the format's ``
 ``checker/vocabulary.py``. The modules below still have such sites, owned by a later step of
 issue 31 (one reader on the checker's typed records); their counts must match exactly, so a fix
 lowers the number here and a new site fails the test.
+
+The same for the measure of issue 31, ``grep -rn "kind ==\\|kind !=\\|kind in ("`` outside
+``*/kinds/*``: the word ``kind`` there names a layer kind or a skip's route kind of the format,
+never a distribution's law (``Distribution.law``, ``DrawRecord.law``), a numpy dtype
+(``np.issubdtype``), an ONNX attribute type or a witness, so a new line of it is a new dispatch
+site.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -27,6 +34,21 @@ PACKAGE = ROOT / "exactnorm"
 KNOWN_SITES = {
     "exactnorm/certificate/read_kinds.py": 8,   # the second reader (one reader: later step)
 }
+
+#: module → lines of the issue's ``kind ==``/``kind !=``/``kind in (`` measure still there (at
+#: most; lower it when a site goes): layer-kind dispatch of the second reader, route kinds of
+#: compact skips (``Skip.kind`` and the reader's error ``ReadError.kind`` are public names)
+KNOWN_KIND_COMPARISONS = {
+    "exactnorm/certificate/compact.py": 4,      # route kinds identity/selection
+    "exactnorm/certificate/read_kinds.py": 6,   # the second reader (one reader: later step)
+    "exactnorm/certificate/read.py": 2,         # ReadError.kind
+    "exactnorm/checker/files.py": 1,            # ReadError.kind
+    "exactnorm/outputs/report.py": 1,           # Skip.kind
+    "exactnorm/outputs/data_eval.py": 1,        # a dtype check
+}
+
+#: the issue's grep, ``kind ==\|kind !=\|kind in (``
+KIND_COMPARISON = re.compile(r"kind ==|kind !=|kind in \(")
 
 KIND_CLASSES = {cls.__name__ for kind in KINDS.values()
                 for cls in (kind.target, kind.frozen, kind.float)}
@@ -94,3 +116,29 @@ def test_every_kind_class_is_defined_in_a_kind_module(cls):
                   for kind_cls in (kind.target, kind.frozen, kind.float)
                   if kind_cls.__name__ == cls)
     assert ".kinds." in module, module
+
+
+def kind_comparisons(path: Path) -> list[int]:
+    """Lines of ``path`` that the issue's grep lists."""
+    return [n for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+            if KIND_COMPARISON.search(line)]
+
+
+def test_kind_comparisons_are_layer_or_route_kinds_only():
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        rel = str(path.relative_to(ROOT))
+        if "/kinds/" in rel:
+            continue
+        lines = kind_comparisons(path)
+        if len(lines) > KNOWN_KIND_COMPARISONS.get(rel, 0):
+            found[rel] = lines
+    assert not found, f"new kind comparisons outside */kinds/* (name the concept): {found}"
+
+
+def test_the_comparison_scan_can_fail(tmp_path):
+    probe = tmp_path / "probe.py"
+    probe.write_text('if d.kind == "set":\n    pass\nif arr.dtype.kind in ("f",):\n    pass\n'
+                     'if kind != "z" or law == "set" or np.issubdtype(a, np.floating):\n'
+                     '    pass\n')
+    assert kind_comparisons(probe) == [1, 3, 5]

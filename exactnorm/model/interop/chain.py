@@ -64,7 +64,7 @@ __all__ = ["Raw", "State", "Chain", "Constants", "Entry", "rational_row", "ratio
 def exact_matrix(a: Any, what: str) -> list[list[Fraction]]:
     """An array of stored numbers as rows of the exact rationals they denote (1-D: a column)."""
     arr = np.asarray(a)
-    if arr.dtype.kind == "f" and arr.dtype.itemsize > 8:
+    if np.issubdtype(arr.dtype, np.floating) and arr.dtype.itemsize > 8:
         # float(x) would round a long double; only IEEE half/single/double convert exactly here
         raise NumberFormatError(f"{what} has dtype {arr.dtype}; save it as float64 or integers")
     return to_fractions(from_numpy_exact(arr, what))

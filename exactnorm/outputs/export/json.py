@@ -179,9 +179,9 @@ def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1, *,
         if layer.skips:
             skips = []
             for skip_entry, (frm, P) in zip(entry["skip"], layer.skips):
-                kind = skip_entry["kind"]
-                skip = {"from": frm, "kind": kind, "weight": _rows_of(P)}
-                skip_record = _record(skip_entry, P) if kind == "random" else None
+                route = skip_entry["kind"]
+                skip = {"from": frm, "kind": route, "weight": _rows_of(P)}
+                skip_record = _record(skip_entry, P) if route == "random" else None
                 if skip_record is not None:
                     skip["source"] = skip_record
                 skips.append(skip)

@@ -68,8 +68,8 @@ class _Builder:
         self._image: dict[int, str] = {}
 
     def const(self, name: str, value: Any, integer: bool = False) -> str:
-        kind = np.int64 if integer else self.np_dtype
-        self.inits.append(self.numpy_helper.from_array(np.ascontiguousarray(value, dtype=kind),
+        scalar = np.int64 if integer else self.np_dtype
+        self.inits.append(self.numpy_helper.from_array(np.ascontiguousarray(value, dtype=scalar),
                                                        name))
         return name
 
@@ -206,13 +206,13 @@ def onnx_model(cert_doc: Any, *, dtype: str = "float64", normalization: str = "b
             h, shape = _residual(g, j, h, shape, r)
         if layer.activation == "relu":
             h = g.node("Relu", [h], f"a{j}", f"layer{j}_relu")
-        for (s, P), kind in zip(layer.skips, layer.skip_kinds):
+        for (s, P), route in zip(layer.skips, layer.skip_kinds):
             if shape is not None:
                 h, shape = g.node("Flatten", [h], f"flat_h{j}", f"layer{j}_flatten_h",
                                   axis=1), None
             # an identity skip adds the node itself: no n × n constant (a convolution's
             # accumulator skip is the identity on a whole feature map)
-            sk = g.flat(s) if kind == "identity" else g.node(
+            sk = g.flat(s) if route == "identity" else g.node(
                 "MatMul", [g.flat(s), g.const(f"P{j}_{s}_T", P.T)], f"s{j}_{s}",
                 f"layer{j}_skip{s}")
             h = g.node("Add", [h, sk], f"h{j}_{s}", f"layer{j}_skip{s}_add")
