@@ -34,13 +34,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from flint import fmpq_mat
 
 from exactnorm.checker.vocabulary import ACTIVATIONS, SKIP_KINDS
 from exactnorm.errors import InputError, LimitExceededError, ShapeError
-from exactnorm.exact.linalg import to_fmpq_mat
+from exactnorm.exact.linalg import FlintMatrix, to_fmpq_mat
+from exactnorm.model.batch import activate_batch, add, from_columns, to_columns
 from exactnorm.model.kinds.base import FloatKind, FrozenKind, Skip, TargetKind
 from exactnorm.model.kinds.dense import FrozenLayer, TargetLayer
-from exactnorm.model.routes import Route, apply_linear, apply_linear_float, linear_interval
+from exactnorm.model.routes import (
+    Route,
+    apply_linear,
+    apply_linear_columns,
+    apply_linear_float,
+    linear_interval,
+)
 from exactnorm.model.values import (
     Node,
     Vector,
@@ -254,6 +262,37 @@ class TargetNetwork:
                 a = layer.evaluate(a)
             return a
         return self.evaluate_nodes(x)[-1]
+
+    def last_readers(self) -> list[int]:
+        """For each node ``k`` (0 … L), the last layer that reads it (as input or skip
+        source); the output node's own index for the output and for unread nodes."""
+        last = list(range(self.depth + 1))
+        for i in range(1, self.depth + 1):
+            w = self.wire(i)
+            for k in (w.input, None if w.skip is None else w.skip.source):
+                if k is not None:
+                    last[k] = max(last[k], i)
+        return last
+
+    def evaluate_columns(self, A: FlintMatrix) -> fmpq_mat:
+        """Exact ``g`` on every column of ``A`` (``d_0 × m``, one sample per column), equal to
+        :meth:`evaluate` per column: the batch is held as integers over one denominator and
+        each layer's ``affine_columns`` maps all samples at once; the wiring is followed (a
+        skip added before the activation), and a node is dropped after its last reader."""
+        if A.nrows() != self.widths[0]:
+            raise ShapeError(f"a batch of {A.nrows()} rows, the network input has "
+                             f"{self.widths[0]}")
+        last = self.last_readers()
+        nodes = {0: from_columns(A)}
+        for i, layer in enumerate(self.layers, 1):
+            w = self.wire(i)
+            u = layer.affine_columns(nodes[w.input])
+            if w.skip is not None:
+                u = add(u, apply_linear_columns(w.skip.weight, nodes[w.skip.source]))
+            nodes[i] = activate_batch(layer.activation, u)
+            for k in [k for k in nodes if last[k] <= i and k != i]:
+                del nodes[k]
+        return to_columns(nodes[self.depth])
 
     def evaluate_float(self, X: np.ndarray) -> np.ndarray:
         """float64 ``g`` on a batch ``X`` (n × d_0); for comparison only."""

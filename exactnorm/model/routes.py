@@ -30,11 +30,12 @@ import numpy as np
 from flint import fmpq, fmpz_mat
 
 from exactnorm.errors import ShapeError
-from exactnorm.exact.linalg import FlintMatrix, to_numpy
-from exactnorm.model.values import Vector, affine_interval, column
+from exactnorm.exact.linalg import FlintMatrix, clear_denominators, to_numpy
+from exactnorm.model.batch import gather
+from exactnorm.model.values import Scaled, Vector, affine_interval, column
 
 __all__ = ["Route", "matrix_of", "apply_linear", "apply_linear_float", "linear_interval",
-           "linear_shape", "FloatIdentity"]
+           "linear_shape", "FloatIdentity", "apply_linear_columns"]
 
 
 @dataclass(frozen=True)
@@ -177,3 +178,15 @@ def linear_interval(P: FlintMatrix | Route, lo: Vector, hi: Vector) -> tuple[Vec
         return P.interval(lo, hi)
     zero = tuple(fmpq(0) for _ in range(P.nrows()))
     return affine_interval(P, zero, lo, hi)
+
+
+def apply_linear_columns(P: FlintMatrix | Route, S: Scaled) -> Scaled:
+    """``P`` applied to a batch (integers over one denominator, one sample per column): a
+    route copies rows (:func:`~exactnorm.model.batch.gather`), a matrix multiplies."""
+    if isinstance(P, Route):
+        if S.num.nrows() != P.columns:
+            raise ShapeError(f"a route of {P.columns} columns applied to {S.num.nrows()} rows")
+        picks = np.array([-1 if c is None else c for c in P.picks], dtype=np.int64)
+        return Scaled(gather(S.num, picks), S.den)
+    num, den = clear_denominators(P)
+    return Scaled(num * S.num, den * S.den)

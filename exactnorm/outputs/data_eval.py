@@ -6,8 +6,9 @@ Contract
 * :func:`load_data` reads an ``.npy`` sample array of shape ``(n, d_0)`` or ``(n, …)`` with
   ``d_0`` entries per sample (an image batch) and optional integer labels; pickles are refused.
 * :func:`exact_outputs` evaluates the **exact** target at every sample (each float sample is the
-  dyadic rational it denotes): batches of samples through each layer kind's exact batch rule
-  (a rational matrix product for a dense layer, column by column for a windowed one). It returns
+  dyadic rational it denotes): a batch of samples at a time through the target's graph
+  (:meth:`~exactnorm.model.network.TargetNetwork.evaluate_columns`: integers over one
+  denominator, one integer product per dense layer and per convolution). It returns
   the outputs rounded once to float64 and the index of the largest output decided **exactly**
   (ties: the lowest index).
 * :func:`float_copy` is the certified frozen network with every parameter rounded to a float
@@ -45,8 +46,8 @@ __all__ = ["load_data", "exact_outputs", "float_copy", "compare", "inside_box",
 MAX_DATA_BYTES = DEFAULT_MAX_BYTES
 #: samples per batch of a float evaluation (bounds the memory of a wide frozen network)
 CHUNK = 256
-#: samples per batch of the exact evaluation (one exact matrix product per dense layer; a
-#: windowed layer evaluates its columns one by one, so progress comes every few seconds)
+#: samples per batch of the exact evaluation (one integer product per layer for the whole batch;
+#: progress comes every few seconds on a ResNet-8)
 EXACT_CHUNK = 32
 #: bytes of one float batch of the widest layer (:func:`float_chunk`)
 FLOAT_BATCH_BYTES = 1 << 29
@@ -150,17 +151,9 @@ def _argmax_exact(columns: list[list[fmpq]]) -> list[int]:
 
 
 def _target_columns(target: Any, A: fmpq_mat) -> fmpq_mat:
-    """The exact target on each column of ``A``: a chain layer by layer on the whole batch; a
-    residual target (layers reading other nodes, skips) sample by sample through its graph
-    evaluation."""
-    if getattr(target, "is_chain", True):
-        for layer in target.layers:
-            A = layer.evaluate_columns(A)
-        return A
-    d, m = A.nrows(), A.ncols()
-    flat = A.entries()
-    outs = [target.evaluate([flat[r * m + c] for r in range(d)]) for c in range(m)]
-    return fmpq_mat([[outs[c][r] for c in range(m)] for r in range(len(outs[0]))])
+    """The exact target on each column of ``A``: the whole batch through the target's graph
+    (:meth:`~exactnorm.model.network.TargetNetwork.evaluate_columns`)."""
+    return target.evaluate_columns(A)
 
 
 def exact_outputs(target: Any, X: np.ndarray, progress: Hook = None

@@ -21,9 +21,10 @@ import numpy as np
 from flint import fmpq, fmpq_mat
 
 from exactnorm.errors import InputError, ShapeError
-from exactnorm.model.kinds.base import LayerKind, Skip, columns_by_evaluate
+from exactnorm.model.batch import activate_batch, from_columns, to_columns, window_sums
+from exactnorm.model.kinds.base import LayerKind, Skip
 from exactnorm.model.kinds.window import ConvGeometry
-from exactnorm.model.values import Node, Vector, exact_values, node_values
+from exactnorm.model.values import Node, Scaled, Vector, exact_values, node_values
 
 __all__ = ["NAME", "PoolTargetLayer", "FrozenPoolLayer", "FloatPoolLayer", "KIND"]
 
@@ -105,8 +106,19 @@ class PoolTargetLayer:
     interval = affine_interval
     evaluate_float = affine_float
 
+    def affine_columns(self, S: Scaled) -> Scaled:
+        """The window means of a batch (one sample per column): the sum of each window's rows
+        over ``k`` times the denominator."""
+        if S.num.nrows() != self.input_size:
+            raise ShapeError(f"pooling input of {S.num.nrows()} rows, expected "
+                             f"{self.input_size}")
+        win = _windows(self.geometry)
+        k = win.shape[1]
+        rows = win.transpose(1, 0, 2).reshape(k, -1)  # (k, C·positions)
+        return Scaled(window_sums(S.num, rows), S.den * k)
+
     def evaluate_columns(self, A: fmpq_mat) -> fmpq_mat:
-        return columns_by_evaluate(self, A)
+        return to_columns(activate_batch(self.activation, self.affine_columns(from_columns(A))))
 
     def describe(self) -> str:
         return _describe(self.geometry)

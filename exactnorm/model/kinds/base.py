@@ -36,7 +36,7 @@ from exactnorm.checker.vocabulary import SKIP_KINDS
 from exactnorm.errors import InputError
 from exactnorm.exact.linalg import FlintMatrix
 from exactnorm.model.routes import Route
-from exactnorm.model.values import Node, Vector
+from exactnorm.model.values import Node, Scaled, Vector
 
 __all__ = ["TargetKind", "FrozenKind", "FloatKind", "LayerKind", "Skip", "rounded",
            "columns_by_evaluate"]
@@ -104,6 +104,8 @@ class TargetKind(Protocol):
     def evaluate_float(self, A: np.ndarray) -> np.ndarray: ...  # float64 batch (n × input_size)
 
     def evaluate_columns(self, A: fmpq_mat) -> fmpq_mat: ...  # exact, one sample per column
+
+    def affine_columns(self, S: Scaled) -> Scaled: ...  # the affine map of a batch (integers)
 
     def describe(self) -> str: ...                      # "conv 3×3 s1 p1 d1, 1→6 channels, relu"
 

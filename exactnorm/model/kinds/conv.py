@@ -24,12 +24,13 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from flint import fmpq, fmpq_mat, fmpz_mat
+from flint import fmpq, fmpq_mat, fmpz, fmpz_mat
 
 from exactnorm.checker.vocabulary import ACTIVATIONS
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix, clear_denominators, to_numpy
-from exactnorm.model.kinds.base import LayerKind, Skip, columns_by_evaluate, rounded
+from exactnorm.model.batch import activate_batch, add_row_bias, from_columns, gather, to_columns
+from exactnorm.model.kinds.base import LayerKind, Skip, rounded
 from exactnorm.model.kinds.window import ConvGeometry, add_channel_bias, window_range
 from exactnorm.model.routes import FloatIdentity, matrix_of
 from exactnorm.model.values import Node, Scaled, Vector, activate, scaled_affine
@@ -118,8 +119,25 @@ class ConvTargetLayer:
         out = self.affine_float(A)
         return np.maximum(out, 0.0) if self.activation == "relu" else out
 
+    @functools.cached_property
+    def integer_kernel(self) -> tuple[fmpz_mat, fmpz]:
+        """The kernel as integers over its least common denominator."""
+        return clear_denominators(self.weight)
+
+    def affine_columns(self, S: Scaled) -> Scaled:
+        """``K·patch + b`` for a batch (integers over one denominator, one sample per column):
+        one integer product of the kernel with the patches of all samples side by side."""
+        K, kd = self.integer_kernel
+        g, m = self.geometry, S.num.ncols()
+        if S.num.nrows() != g.input_size:
+            raise ShapeError(f"convolution input of {S.num.nrows()} rows, expected "
+                             f"{g.input_size}")
+        Z = K * gather(S.num, g.patch_index)  # c_out × positions·m: rows o·positions + p
+        Z = fmpz_mat(self.width, m, Z.entries()) if m else fmpz_mat(self.width, 0)
+        return add_row_bias(Z, kd * S.den, self.bias, g.positions)
+
     def evaluate_columns(self, A: fmpq_mat) -> fmpq_mat:
-        return columns_by_evaluate(self, A)
+        return to_columns(activate_batch(self.activation, self.affine_columns(from_columns(A))))
 
     def describe(self) -> str:
         return (f"conv {self.geometry.describe()}, {self.geometry.input_shape[0]}→"

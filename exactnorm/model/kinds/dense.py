@@ -20,15 +20,17 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
-from flint import fmpq, fmpq_mat
+from flint import fmpq, fmpq_mat, fmpz, fmpz_mat
 
 from exactnorm.checker.vocabulary import ACTIVATIONS
 from exactnorm.errors import InputError, ShapeError
-from exactnorm.exact.linalg import FlintMatrix, to_numpy
+from exactnorm.exact.linalg import FlintMatrix, clear_denominators, to_numpy
+from exactnorm.model.batch import activate_batch, add_row_bias, from_columns, to_columns
 from exactnorm.model.kinds.base import LayerKind, Skip, rounded
 from exactnorm.model.routes import matrix_of
 from exactnorm.model.values import (
     Node,
+    Scaled,
     Vector,
     activate,
     affine_interval,
@@ -105,16 +107,22 @@ class TargetLayer:
         out = self.affine_float(A)
         return np.maximum(out, 0.0) if self.activation == "relu" else out
 
+    @functools.cached_property
+    def integer_weight(self) -> tuple[fmpz_mat, fmpz]:
+        """The weight as integers over its least common denominator."""
+        return clear_denominators(self.weight)
+
+    def affine_columns(self, S: Scaled) -> Scaled:
+        """``W A + b 1ᵀ`` for a batch (integers over one denominator, one sample per column):
+        one integer matrix product."""
+        if S.num.nrows() != self.input_size:
+            raise ShapeError(f"dense input of {S.num.nrows()} rows, expected {self.input_size}")
+        W, wd = self.integer_weight
+        return add_row_bias(W * S.num, wd * S.den, self.bias, 1)
+
     def evaluate_columns(self, A: fmpq_mat) -> fmpq_mat:
         """``σ(W A + b 1ᵀ)``: one matrix product for a batch of samples (the columns of A)."""
-        Z = self.weight * A
-        m = Z.ncols()
-        flat = Z.entries()
-        vals = [flat[r * m + c] + b for r, b in enumerate(self.bias) for c in range(m)]
-        if self.activation == "relu":
-            zero = fmpq(0)
-            vals = [v if v > 0 else zero for v in vals]
-        return fmpq_mat(Z.nrows(), m, vals)
+        return to_columns(activate_batch(self.activation, self.affine_columns(from_columns(A))))
 
     def describe(self) -> str:
         return f"dense {self.input_size}→{self.width}, {self.activation}"

@@ -23,8 +23,9 @@ import numpy as np
 from flint import fmpq, fmpq_mat
 
 from exactnorm.errors import InputError, ShapeError
-from exactnorm.model.kinds.base import LayerKind, Skip, columns_by_evaluate
-from exactnorm.model.values import Node, Vector, exact_values, node_values
+from exactnorm.model.batch import activate_batch, from_columns, to_columns, window_sums
+from exactnorm.model.kinds.base import LayerKind, Skip
+from exactnorm.model.values import Node, Scaled, Vector, exact_values, node_values
 
 __all__ = ["NAME", "GlobalPoolTargetLayer", "FrozenGlobalPoolLayer", "FloatGlobalPoolLayer",
            "KIND"]
@@ -105,8 +106,19 @@ class GlobalPoolTargetLayer:
     affine_interval = interval
     affine_float = evaluate_float
 
+    def affine_columns(self, S: Scaled) -> Scaled:
+        """The channel means of a batch (one sample per column): the sum of each channel's
+        rows over ``H·W`` times the denominator."""
+        C, H, W = self.input_shape
+        if S.num.nrows() != C * H * W:
+            raise ShapeError(f"global pooling input of {S.num.nrows()} rows, expected "
+                             f"{C * H * W}")
+        n = H * W
+        rows = np.arange(C)[None, :] * n + np.arange(n)[:, None]  # (H·W, C)
+        return Scaled(window_sums(S.num, rows), S.den * n)
+
     def evaluate_columns(self, A: fmpq_mat) -> fmpq_mat:
-        return columns_by_evaluate(self, A)
+        return to_columns(activate_batch(self.activation, self.affine_columns(from_columns(A))))
 
     def describe(self) -> str:
         return _describe(self.input_shape)
