@@ -25,7 +25,6 @@ PACKAGE = ROOT / "exactnorm"
 
 #: module → kind sites still there (strings and isinstance checks); shrink as they are fixed
 KNOWN_SITES = {
-    "exactnorm/certificate/read_kinds.py": 8,   # the second reader (one reader: later step)
 }
 
 KIND_CLASSES = {cls.__name__ for kind in KINDS.values()
