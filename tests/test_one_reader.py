@@ -79,3 +79,21 @@ def test_not_a_document_is_an_input_error():
             read_networks(bad)
         with pytest.raises(InputError, match="rule format"):
             read_target(bad)
+
+
+def test_a_convolutional_document_written_out_reads_back_the_same(small):
+    """expand_document writes a kernel given by reference ([c, C, kh, kw]) as its explicit
+    c × C·kh·kw matrix with the record as its source; the checker's reader compares the two, and
+    the networks are the same."""
+    from exactnorm.certificate import expand_document
+
+    c, doc = small
+    full = expand_document(doc)
+    conv = next(L for L in full["network"]["layers"] if L.get("kind") == "conv")
+    assert isinstance(conv["weight"], list) and len(conv["source"]["shape"]) == 4
+    g, f = read_networks(full)
+    assert g == c.target and f.layers == read_networks(doc)[1].layers
+    edited = copy.deepcopy(full)
+    edited["network"]["layers"][0]["weight"][0][0] = "12345"
+    with pytest.raises(InputError, match="rule provenance"):
+        read_networks(edited)

@@ -214,7 +214,13 @@ def expand_document(doc: dict[str, Any], *,
         if "weight" in obj:
             weight = obj["weight"] = expand_skip(weight)
         if isinstance(weight, dict) and set(weight) == {"random"}:
-            M = regenerate_record(weight["random"], what, max_entries)
+            record = weight["random"]
+            shape = record.get("shape") if isinstance(record, dict) else None
+            if isinstance(shape, list) and len(shape) == 4 and \
+                    all(type(v) is int and v >= 1 for v in shape):
+                # a kernel [c, C, kh, kw] is written as its c × C·kh·kw matrix (same words)
+                record = dict(record, shape=[shape[0], shape[1] * shape[2] * shape[3]])
+            M = regenerate_record(record, what, max_entries)
             obj["weight"] = weight_json(M, compact=False)
             obj["source"] = weight["random"]
 
