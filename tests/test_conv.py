@@ -22,7 +22,7 @@ from exactnorm.certificate import (
     load_certificate,
     write_certificate,
 )
-from exactnorm.certificate.read_kinds import conv_networks_from_dict
+from exactnorm.certificate.read_kinds import read_networks as conv_networks_from_dict
 from exactnorm.constructions.plan import construct
 from exactnorm.errors import InputError, InvariantError, ShapeError
 from exactnorm.exact.linalg import to_fmpq_mat

@@ -22,7 +22,7 @@ from flint import fmpq, fmpq_mat
 
 from exactnorm.certificate import certificate_document
 from exactnorm.certificate.float_read import float_network
-from exactnorm.certificate.read_kinds import conv_networks_from_dict
+from exactnorm.certificate.read_kinds import read_networks as conv_networks_from_dict
 from exactnorm.constructions.choice import estimate_pair, system_seconds
 from exactnorm.constructions.convblocks import (
     block_columns,

@@ -78,18 +78,19 @@ def test_the_frozen_resnet_equals_the_target_exactly(certified):
 
 def test_the_exact_cross_check_follows_the_graph(certified):
     """exact_agreement compares every checkpoint with its target node; without the residuals
-    a block's checkpoint differs, and it says which."""
+    the document is refused when it is read (the checker's rule ``skip``: a checkpoint whose
+    target layer has a skip carries the residual), and the refusal says which."""
     from exactnorm.certificate import exact_agreement
-    from exactnorm.errors import InvariantError
+    from exactnorm.errors import InputError
 
     _, c, doc = certified
     assert exact_agreement(doc, points=3) == 3
     bad = copy.deepcopy(doc)
     for layer in bad["network"]["layers"]:
         layer.pop("residual", None)
-    with pytest.raises(InvariantError) as caught:
+    with pytest.raises(InputError) as caught:
         exact_agreement(bad, points=3)
-    cp, i = map(int, re.search(r"checkpoint (\d+) differs from target layer (\d+)",
+    cp, i = map(int, re.search(r"checkpoint layer (\d+) carries no residual, target layer (\d+)",
                                str(caught.value)).groups())
     assert c.target.wire(i).skip is not None and c.network.checkpoints[i - 1] == cp
 

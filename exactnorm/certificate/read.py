@@ -5,9 +5,10 @@ any kinds (``read_networks``, ``read_target``). The writing half is
 :mod:`exactnorm.certificate.write`; :mod:`exactnorm.certificate` re-exports both. This reads; it
 does not decide validity: that is the independent checker's job (:mod:`exactnorm.checker`).
 
-Two readers remain (this one for dense documents, version 1 and 2, and
-:mod:`~exactnorm.certificate.read_conv` for documents of every kind, version 2); one reader built
-on the checker's typed records replaces both in a later step.
+The exact reading of a document of any kind and version is
+:func:`~exactnorm.certificate.read_kinds.read_networks` (the checker's reader and its typed
+records); ``network_from_dict`` stays for dense documents that need not pass the checker's
+structural rules (edited documents of the tests and of the JSON export's fallback).
 """
 
 from __future__ import annotations
@@ -213,7 +214,13 @@ def expand_document(doc: dict[str, Any], *,
         if "weight" in obj:
             weight = obj["weight"] = expand_skip(weight)
         if isinstance(weight, dict) and set(weight) == {"random"}:
-            M = regenerate_record(weight["random"], what, max_entries)
+            record = weight["random"]
+            shape = record.get("shape") if isinstance(record, dict) else None
+            if isinstance(shape, list) and len(shape) == 4 and \
+                    all(type(v) is int and v >= 1 for v in shape):
+                # a kernel [c, C, kh, kw] is written as its c × C·kh·kw matrix (same words)
+                record = dict(record, shape=[shape[0], shape[1] * shape[2] * shape[3]])
+            M = regenerate_record(record, what, max_entries)
             obj["weight"] = weight_json(M, compact=False)
             obj["source"] = weight["random"]
 

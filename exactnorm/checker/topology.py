@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from dataclasses import field as dc_field
 
 from .numbers import CertificateError, field, index, show
 from .records import FrozenRecord, TargetRecord
@@ -40,6 +41,9 @@ class Picks:
 
     rows: Sequence[int | None]
     cols: int
+    #: the declared kind (``identity`` or ``selection``), kept for the package's reader; the
+    #: rules read the picks, never this word
+    kind: str = dc_field(default="selection", compare=False)
 
     def is_identity(self, n: int) -> bool:
         """Whether this is the identity of ``n`` values (a range is compared in constant
@@ -60,7 +64,7 @@ def compact_picks(value: dict, route: object, where: str, rows: int, cols: int,
         if type(n) is not int or n != rows or n != cols:
             raise CertificateError("shape", f"{where}: identity of size {show(n)}, the skip "
                                             f"maps {cols} to {rows} values", layer=j)
-        return Picks(range(n), n)
+        return Picks(range(n), n, "identity")
     if isinstance(value, dict) and set(value) == {"selection", "columns"} and \
             route == "selection":
         picked, d = value["selection"], value["columns"]
@@ -74,7 +78,7 @@ def compact_picks(value: dict, route: object, where: str, rows: int, cols: int,
             if t is not None and (type(t) is not int or not 0 <= t < d):
                 raise CertificateError("shape", f"{where}: selection[{r}] = {show(t)} is not a "
                                                 f"column index below {d} or null", layer=j)
-        return Picks(tuple(picked), d)
+        return Picks(tuple(picked), d, "selection")
     keys = sorted(map(str, value)) if isinstance(value, dict) else value
     raise CertificateError("skip", f"{where}: kind {show(route)} with weight {show(keys)} "
                                    f"(compact skips are {{\"identity\": n}} for kind identity, "
@@ -173,7 +177,7 @@ def conv_skips(layer: dict, where: str, j: int, channels: int, width: int,
                                            f"\"identity\", \"weight\": {{\"identity\": n}}}}, "
                                            f"got kind {show(s.get('kind'))}", layer=j)
         compact_picks(s["weight"], "identity", sw, width, dims[src], j)
-        out.append((src, Picks(range(channels), channels)))
+        out.append((src, Picks(range(channels), channels, "identity")))
     return out
 
 

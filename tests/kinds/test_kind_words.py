@@ -32,7 +32,6 @@ PACKAGE = ROOT / "exactnorm"
 
 #: module → kind sites still there (strings and isinstance checks); shrink as they are fixed
 KNOWN_SITES = {
-    "exactnorm/certificate/read_kinds.py": 8,   # the second reader (one reader: later step)
 }
 
 #: module → lines of the issue's ``kind ==``/``kind !=``/``kind in (`` measure still there (at

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from exactnorm.certificate.kinds.records import Sources, geometry
 from exactnorm.certificate.kinds.window import geometry_json, geometry_of
+from exactnorm.checker.records import FrozenRecord, TargetRecord
 from exactnorm.model.kinds import avgpool
 from exactnorm.model.kinds.avgpool import FloatPoolLayer, FrozenPoolLayer, PoolTargetLayer
 
@@ -30,6 +32,14 @@ class PoolCodec:
 
     def float_layer(self, entry: dict[str, Any], j: int) -> FloatPoolLayer:
         return FloatPoolLayer(int(entry["input"]), geometry_of(entry), str(entry["activation"]))
+
+    def target_from_record(self, rec: TargetRecord) -> PoolTargetLayer:
+        assert rec.geom is not None  # a windowed kind's record
+        return PoolTargetLayer(geometry(rec.geom), rec.act)
+
+    def frozen_from_record(self, rec: FrozenRecord, j: int, source: Sources) -> FrozenPoolLayer:
+        assert rec.geom is not None  # a windowed kind's record
+        return FrozenPoolLayer(rec.input, geometry(rec.geom), rec.act)
 
 
 CODEC = PoolCodec()

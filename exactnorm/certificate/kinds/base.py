@@ -8,14 +8,21 @@ version with the kind; the frame refuses an older version before writing anythin
 ``float_layer`` reads one frozen layer of the ``network`` section as the kind's float copy
 (:class:`~exactnorm.model.kinds.base.FloatKind`: frozen entries float64, γ and β exact) for the
 float view (:func:`~exactnorm.certificate.float_read.float_network`) that the exports, the report
-and the data study use; it builds no exact matrix (:mod:`~exactnorm.certificate.arrays`). Exact
-reading stays with the readers of :mod:`exactnorm.certificate.read` for now (one reader, built on
-the checker's records, is a later step).
+and the data study use; it builds no exact matrix (:mod:`~exactnorm.certificate.arrays`).
+
+``target_from_record`` and ``frozen_from_record`` build the exact model layer from the checker's
+typed record of it (:mod:`exactnorm.checker.records`): the document is parsed and validated once,
+by the checker's reader, and the package's exact reader
+(:mod:`exactnorm.certificate.read_kinds`) only changes representation
+(:mod:`exactnorm.certificate.kinds.records`).
 """
 
 from __future__ import annotations
 
 from typing import Any, Protocol
+
+from exactnorm.certificate.kinds.records import Sources
+from exactnorm.checker.records import FrozenRecord, TargetRecord
 
 __all__ = ["Codec"]
 
@@ -37,3 +44,9 @@ class Codec(Protocol):
                     frozen_weights: str) -> dict[str, Any]: ...
 
     def float_layer(self, entry: dict[str, Any], j: int) -> Any: ...   # a FloatKind
+
+    # the exact layers of the checker's records (a TargetKind, a FrozenKind); ``source(j, role)``
+    # is the draw record or fixed declaration of an explicit matrix
+    def target_from_record(self, rec: TargetRecord) -> Any: ...
+
+    def frozen_from_record(self, rec: FrozenRecord, j: int, source: Sources) -> Any: ...

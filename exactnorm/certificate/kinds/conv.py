@@ -26,13 +26,23 @@ from exactnorm.certificate.compact import (
     is_draw_record,
     numbers_json,
 )
+from exactnorm.certificate.kinds.records import (
+    Sources,
+    flint_matrix,
+    flint_numbers,
+    frozen_matrix,
+    geometry,
+)
 from exactnorm.certificate.kinds.window import geometry_json, geometry_of
+from exactnorm.checker.provenance import ROLE_WEIGHT
+from exactnorm.checker.records import FrozenRecord, TargetRecord
 from exactnorm.errors import InputError
 from exactnorm.exact.linalg import compact_when_shorter, to_fractions
 from exactnorm.exact.rationals import format_number
 from exactnorm.model.kinds import conv
+from exactnorm.model.kinds.base import Skip
 from exactnorm.model.kinds.conv import ConvTargetLayer, FloatConvLayer, FrozenConvLayer
-from exactnorm.model.routes import FloatIdentity
+from exactnorm.model.routes import FloatIdentity, Route
 
 __all__ = ["ConvCodec", "CODEC"]
 
@@ -85,6 +95,27 @@ class ConvCodec:
                               tuple((int(s["from"]), _float_skip(s, f"layer {j} skip weight"))
                                     for s in entry.get("skip", [])),
                               tuple(str(s["kind"]) for s in entry.get("skip", [])))
+
+    def target_from_record(self, rec: TargetRecord) -> ConvTargetLayer:
+        assert rec.W is not None and rec.b is not None and rec.geom is not None
+        return ConvTargetLayer(geometry(rec.geom), fmpq_mat(flint_matrix(rec.W)),
+                               flint_numbers(rec.b), rec.act)
+
+    def frozen_from_record(self, rec: FrozenRecord, j: int,
+                           source: Sources) -> FrozenConvLayer:
+        assert rec.gamma is not None and rec.beta is not None and rec.geom is not None
+        V, record = frozen_matrix(rec.V, source(j, ROLE_WEIGHT))
+        mask = record.get("mask") if isinstance(record, dict) else None
+        columns = mask.get("columns") if isinstance(mask, dict) else None
+        g = geometry(rec.geom)
+        # the checker keeps an identity skip on the channels; the model's is on the whole map
+        width = len(rec.gamma) * rec.geom.Ho * rec.geom.Wo
+        return FrozenConvLayer(rec.input, g, V, flint_numbers(rec.gamma),
+                               flint_numbers(rec.beta), rec.act, record=record,
+                               skips=tuple(Skip(frm, Route.identity(width), "identity")
+                                           for frm, _ in rec.skips),
+                               drawn_columns=None if columns is None else tuple(columns),
+                               stability="hull" if rec.hull else "positions")
 
 
 def _float_skip(skip: dict[str, Any], what: str) -> Any:

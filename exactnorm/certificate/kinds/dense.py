@@ -21,9 +21,20 @@ from exactnorm.certificate.compact import (
     numbers_json,
     weight_json,
 )
+from exactnorm.certificate.kinds.records import (
+    Sources,
+    flint_matrix,
+    flint_numbers,
+    frozen_matrix,
+    picks_matrix,
+)
+from exactnorm.checker.provenance import ROLE_WEIGHT, skip_role
+from exactnorm.checker.records import FrozenRecord, TargetRecord
+from exactnorm.checker.topology import Picks
 from exactnorm.exact.linalg import compact_when_shorter, to_fractions
 from exactnorm.exact.rationals import format_number
 from exactnorm.model.kinds import dense
+from exactnorm.model.kinds.base import Skip
 from exactnorm.model.kinds.dense import FloatLayer, FrozenLayer, TargetLayer
 
 __all__ = ["DenseCodec", "CODEC"]
@@ -82,6 +93,23 @@ class DenseCodec:
                           str(entry["activation"]),
                           tuple((int(s["from"]), frozen_array(s, f"layer {j} skip weight"))
                                 for s in skips), tuple(str(s["kind"]) for s in skips))
+
+    def target_from_record(self, rec: TargetRecord) -> TargetLayer:
+        assert rec.W is not None and rec.b is not None  # a weighted kind's record
+        return TargetLayer(fmpq_mat(flint_matrix(rec.W)), flint_numbers(rec.b), rec.act)
+
+    def frozen_from_record(self, rec: FrozenRecord, j: int, source: Sources) -> FrozenLayer:
+        assert rec.gamma is not None and rec.beta is not None  # a tuned kind's record
+        skips = []
+        for t, (frm, P) in enumerate(rec.skips):
+            if isinstance(P, Picks):  # identity or selection (checked to be what it claims)
+                skips.append(Skip(frm, picks_matrix(P), P.kind))
+            else:  # random: drawn, or explicit with its record
+                M, record = frozen_matrix(P, source(j, skip_role(t)))
+                skips.append(Skip(frm, M, "random", record=record))
+        V, record = frozen_matrix(rec.V, source(j, ROLE_WEIGHT))
+        return FrozenLayer(rec.input, V, flint_numbers(rec.gamma), flint_numbers(rec.beta),
+                           rec.act, tuple(skips), record=record)
 
 
 CODEC = DenseCodec()

@@ -2,15 +2,14 @@
 layers ``{"kind": "globalavgpool", ["input",] "input_shape": [C, H, W], "activation":
 "identity"}`` — a declared fixed map (the channel means), no weight, γ or β.
 
-Its exact reading (:meth:`GlobalPoolCodec.target_from_json`, :meth:`~GlobalPoolCodec.
-frozen_from_json`) is what :mod:`exactnorm.certificate.read_kinds` asks of a kind it has no branch
-for, until one reader on the checker's records replaces it.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from exactnorm.certificate.kinds.records import Sources
+from exactnorm.checker.records import FrozenRecord, TargetRecord
 from exactnorm.model.kinds import globalavgpool
 from exactnorm.model.kinds.globalavgpool import (
     FloatGlobalPoolLayer,
@@ -40,12 +39,14 @@ class GlobalPoolCodec:
         return FloatGlobalPoolLayer(int(entry["input"]), tuple(entry["input_shape"]),
                                     str(entry["activation"]))
 
-    def target_from_json(self, entry: dict[str, Any], what: str) -> GlobalPoolTargetLayer:
-        return GlobalPoolTargetLayer(tuple(entry["input_shape"]), entry["activation"])
+    def target_from_record(self, rec: TargetRecord) -> GlobalPoolTargetLayer:
+        assert rec.shape is not None  # a global pooling's record
+        return GlobalPoolTargetLayer(rec.shape, rec.act)
 
-    def frozen_from_json(self, entry: dict[str, Any], what: str) -> FrozenGlobalPoolLayer:
-        return FrozenGlobalPoolLayer(int(entry["input"]), tuple(entry["input_shape"]),
-                                     entry["activation"])
+    def frozen_from_record(self, rec: FrozenRecord, j: int,
+                           source: Sources) -> FrozenGlobalPoolLayer:
+        assert rec.shape is not None  # a global pooling's record
+        return FrozenGlobalPoolLayer(rec.input, rec.shape, rec.act)
 
 
 CODEC = GlobalPoolCodec()

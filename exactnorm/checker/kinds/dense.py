@@ -33,9 +33,11 @@ __all__ = ["NAME", "Dense", "rule_skip_kind", "picks_of"]
 NAME = "dense"
 
 
-def picks_of(P: list[list]) -> Picks:
-    """The picks of an explicit 0/1 matrix that :func:`rule_skip_kind` has accepted."""
-    return Picks(tuple(next((t for t, x in enumerate(row) if x), None) for row in P), len(P[0]))
+def picks_of(P: list[list], kind: str) -> Picks:
+    """The picks of an explicit 0/1 matrix that :func:`rule_skip_kind` has accepted as
+    ``kind``."""
+    return Picks(tuple(next((t for t, x in enumerate(row) if x), None) for row in P), len(P[0]),
+                 kind)
 
 
 def rule_skip_kind(kind: object, P: list[list], where: str, layer: int) -> None:
@@ -96,7 +98,7 @@ def _skips(layer: dict, where: str, j: int, n: int, dims: list[int], prov: Prove
             [[x if P.den == 1 else P.entry(r, c) for c, x in enumerate(row)]
              for r, row in enumerate(P.rows)]
         rule_skip_kind(kind, rows, sw, j)
-        skips.append((frm, picks_of(rows)))
+        skips.append((frm, picks_of(rows, kind)))
     return skips
 
 

@@ -46,6 +46,7 @@ from exactnorm.certificate import (
     read_networks,
 )
 from exactnorm.certificate.arrays import kernel_record
+from exactnorm.certificate.compact import compact_skip
 from exactnorm.certificate.kinds import CODECS
 from exactnorm.certificate.write import route_json
 from exactnorm.checker.document import read_certificate
@@ -53,6 +54,7 @@ from exactnorm.checker.numbers import CertificateError, IntMatrix
 from exactnorm.checker.provenance import Draw
 from exactnorm.checker.records import FrozenRecord
 from exactnorm.checker.topology import Picks
+from exactnorm.checker.vocabulary import FORMAT
 from exactnorm.errors import ExactnormError, InputError
 from exactnorm.exact import generator
 from exactnorm.exact.files import atomic_write_bytes
@@ -65,6 +67,7 @@ from exactnorm.exact.rationals import (
     unlimited_int_digits,
 )
 from exactnorm.model.network import FrozenNetwork
+from exactnorm.model.routes import Route
 from exactnorm.outputs.export.batchnorm import (
     EXPORT_FORMAT,
     EXPORT_VERSION,
@@ -268,6 +271,18 @@ def export_bytes(doc: dict[str, Any]) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
+def _compact_route(skip: Any) -> Any:
+    """A target skip whose 0/1 weight is written out, in its compact form (else as it is: the
+    reader names what is wrong)."""
+    if not isinstance(skip, dict) or not isinstance(skip.get("weight"), list):
+        return skip
+    try:
+        weight = compact_skip(Route.from_matrix(skip["weight"]), str(skip.get("kind")))
+    except (ExactnormError, TypeError, ValueError, IndexError):
+        return skip
+    return skip if weight is None else {**skip, "weight": weight}
+
+
 def load_exported_json(path: str | os.PathLike[str], *,
                        max_digits: int = DEFAULT_MAX_DIGITS) -> FrozenNetwork:
     """Read an :func:`export_json` file back; ``Γ, β`` are recovered exactly by
@@ -298,7 +313,16 @@ def load_exported_json(path: str | os.PathLike[str], *,
         cert_like = {"domain": doc["domain"],
                      "network": {"layers": layers, "checkpoints": doc["checkpoints"]}}
         if "target" in doc:
-            cert_like["target"] = doc["target"]
+            # the export writes the target's numbers out (0/1 skips as rows); a certificate's
+            # target skip is a route in compact form
+            cert_like["target"] = {**doc["target"], "layers": [
+                {**L, "skip": _compact_route(L["skip"])} if isinstance(L, dict) and "skip" in L
+                else L for L in doc["target"].get("layers", [])]}
+            # read as a certificate (the checker's reader): the first version with its fields
+            topology = any(isinstance(L, dict) and ("input" in L or "skip" in L)
+                           for L in doc["target"].get("layers", [])) or \
+                any("residual" in L for L in layers)
+            cert_like.update(format=FORMAT, version=3 if topology else 2)
     except ExactnormError:
         raise
     except (KeyError, TypeError, AttributeError) as exc:
