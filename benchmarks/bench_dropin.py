@@ -1,9 +1,11 @@
 """Real-size models in and drop-in exports out (issue 34), every step an ``exactnorm`` command.
 
-Two models, both written as ONNX with the onnx helper API (no torch): the trained 784-128-10 MLP
-of ``mlp_models.py`` with a final Softmax (the head is kept, the logits are certified) and the
-LeNet-5 of ``cnn_models.py`` (``lenet_digits.npz``). Data: scikit-learn's 1,797 digits upsampled
-to 28×28 (``X.npy`` flat for the MLP, ``Ximg.npy`` as images for LeNet, labels ``y.npy``).
+Three models: the trained 784-128-10 MLP of ``mlp_models.py`` with a final Softmax (the head is
+kept, the logits are certified) and the LeNet-5 of ``cnn_models.py`` (``lenet_digits.npz``),
+both written as ONNX with the onnx helper API (no torch), and the trained ResNet-8 shipped as
+``resnet8_digits.onnx`` (PyTorch's exporter; ``train_resnet8.py``). Data: scikit-learn's 1,797
+digits upsampled to 28×28 (``X.npy`` flat for the MLP, ``Ximg.npy`` as images for LeNet and the
+ResNet, labels ``y.npy``).
 
 Each command runs in a fresh process, timed with its peak RSS (``/usr/bin/time``-like, from
 ``resource``); the results go to ``results/dropin.csv`` and are printed with the command line,
@@ -16,14 +18,18 @@ so that every number in the README can be rerun as written:
 
 Usage::
 
-    python benchmarks/bench_dropin.py [--keep DIR] [--only mlp|lenet]
+    python benchmarks/bench_dropin.py [--keep DIR] [--only mlp|lenet|resnet8]
+
+With ``--only``, the other models' rows of ``results/dropin.csv`` are kept as they were.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import os
 import re
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -86,10 +92,23 @@ def measured(stdout: str) -> list[str]:
     return [lat, src_lat, src_size, acc]
 
 
+MODELS = ("mlp", "lenet", "resnet8")
+
+
+def kept_rows(only: str | None) -> list[list[str]]:
+    """The rows of the other models in the current ``results/dropin.csv`` (with ``--only``)."""
+    path = HERE / "results" / "dropin.csv"
+    if only is None or not path.is_file():
+        return []
+    with open(path, newline="") as fh:
+        rows = list(csv.reader(line for line in fh if not line.startswith("#")))
+    return [r for r in rows[1:] if r and r[0] != only]
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--keep", default=None, help="folder for models, certificates, exports")
-    ap.add_argument("--only", choices=("mlp", "lenet"), default=None)
+    ap.add_argument("--only", choices=MODELS, default=None)
     args = ap.parse_args()
     work = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="dropin-"))
     work.mkdir(parents=True, exist_ok=True)
@@ -97,12 +116,14 @@ def main() -> int:
     np.save(work / "X.npy", X.astype(np.float32))
     np.save(work / "Ximg.npy", X.astype(np.float32).reshape(-1, 1, 28, 28))
     np.save(work / "y.npy", y)
-    if args.only != "lenet":
+    if args.only in (None, "mlp"):
         mlp_onnx(work / "mlp.onnx")
-    if args.only != "mlp":
+    if args.only in (None, "lenet"):
         onnx_of_lenet(dict(np.load(HERE / "lenet_digits.npz")), work / "lenet.onnx")
-    rows = []
-    for name, data in (("mlp", "X.npy"), ("lenet", "Ximg.npy")):
+    if args.only in (None, "resnet8"):
+        shutil.copyfile(HERE / "resnet8_digits.onnx", work / "resnet8.onnx")
+    rows: list[list[object]] = [*kept_rows(args.only)]
+    for name, data in (("mlp", "X.npy"), ("lenet", "Ximg.npy"), ("resnet8", "Ximg.npy")):
         if args.only not in (None, name):
             continue
         steps = [
