@@ -104,8 +104,8 @@ def _shared_matrix(M: fmpz_mat) -> list[list[Any]]:
     return _recent.get(M, "rows", lambda: plain_matrix(M))
 
 
-def compact_skip(M: Any, kind: str) -> dict[str, Any] | None:
-    """A 0/1 skip matrix of kind ``identity`` or ``selection`` in its version-2 compact form.
+def compact_skip(M: Any, route: str) -> dict[str, Any] | None:
+    """A 0/1 skip matrix of route ``identity`` or ``selection`` in its version-2 compact form.
 
     ``{"identity": n}`` for the n × n identity, ``{"selection": [c_0, …], "columns": d}`` for
     a selection (row r copies column c_r, ``None`` for a zero row): n numbers instead of n·d
@@ -119,14 +119,14 @@ def compact_skip(M: Any, kind: str) -> dict[str, Any] | None:
     {'identity': 2}
     """
     if isinstance(M, Route):  # kept as its picks already: nothing to scan
-        if kind == "identity":
+        if route == "identity":
             return {"identity": M.nrows()} if M.is_identity else None
-        return {"selection": list(M.picks), "columns": M.ncols()} if kind == "selection" \
+        return {"selection": list(M.picks), "columns": M.ncols()} if route == "selection" \
             else None
-    return _recent.get(M, kind, lambda: _compact_skip(M, kind))
+    return _recent.get(M, route, lambda: _compact_skip(M, route))
 
 
-def _compact_skip(M: Any, kind: str) -> dict[str, Any] | None:
+def _compact_skip(M: Any, route: str) -> dict[str, Any] | None:
     rows = M.tolist()
     picks: list[int | None] = []
     for row in rows:
@@ -135,11 +135,11 @@ def _compact_skip(M: Any, kind: str) -> dict[str, Any] | None:
             return None
         picks.append(ones[0] if ones else None)
     out: dict[str, Any]
-    if kind == "identity":
+    if route == "identity":
         if picks != list(range(len(rows))) or M.ncols() != len(rows):
             return None
         out = {"identity": len(rows)}
-    elif kind == "selection":
+    elif route == "selection":
         out = {"selection": picks, "columns": M.ncols()}
     else:
         return None

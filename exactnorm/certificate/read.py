@@ -83,12 +83,12 @@ def read_certificate_bytes(path: str | os.PathLike[str], *,
     try:
         raw = read_file_bytes(path, max_bytes)
     except ReadError as exc:
-        if exc.kind == "corrupt":
+        if exc.reason == "corrupt":
             # unreadable input (exit 2), named as what it is, not as bad JSON or an invalid proof
             detail = str(exc).split(": ", 1)[-1]
             raise InputError(f"certificate {os.fspath(path)} is a truncated or corrupt gzip file "
                              f"({detail})") from None
-        error = LimitExceededError if exc.kind == "limit" else InputError
+        error = LimitExceededError if exc.reason == "limit" else InputError
         raise error(str(exc)) from None
     if not raw:
         raise InputError(f"certificate {os.fspath(path)} is empty (0 bytes)")

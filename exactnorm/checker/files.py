@@ -229,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         text = read_file_bytes(args[0], int(max_bytes))
     except ReadError as exc:
-        if exc.kind != "corrupt":
+        if exc.reason != "corrupt":
             print(f"error: {exc}", file=sys.stderr)
             return 2
         v = Verdict(False, "format", str(exc))

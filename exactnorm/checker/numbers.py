@@ -62,12 +62,12 @@ class CertificateError(ValueError):
 
 
 class ReadError(Exception):
-    """A certificate file that cannot be read: ``kind`` is "input" (missing, not a regular
+    """A certificate file that cannot be read: ``reason`` is "input" (missing, not a regular
     file, unreadable), "limit" (above the size limit) or "corrupt" (broken gzip stream)."""
 
-    def __init__(self, kind: str, message: str) -> None:
+    def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
-        self.kind = kind
+        self.reason = reason
 
 
 # ---------------------------------------------------------------- messages

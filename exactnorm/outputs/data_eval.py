@@ -88,7 +88,7 @@ def _samples(arr: np.ndarray, d0: int, p: str, parameter: str) -> np.ndarray:
     if X.shape[1] != d0:
         raise ShapeError(f"{p} has {X.shape[1]} values per sample (shape {arr.shape}); the "
                          f"certificate's input has {d0}", parameter=parameter)
-    if arr.dtype.kind == "f" and not np.all(np.isfinite(X)):
+    if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(X)):
         raise InputError(f"{p} has NaN or infinite entries", parameter=parameter)
     return X
 

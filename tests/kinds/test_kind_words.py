@@ -35,15 +35,9 @@ KNOWN_SITES = {
 }
 
 #: module → lines of the issue's ``kind ==``/``kind !=``/``kind in (`` measure still there (at
-#: most; lower it when a site goes): layer-kind dispatch of the second reader, route kinds of
-#: compact skips (``Skip.kind`` and the reader's error ``ReadError.kind`` are public names)
+#: most; lower it when a site goes): only a skip's route, ``Skip.kind``, the format's own field
 KNOWN_KIND_COMPARISONS = {
-    "exactnorm/certificate/compact.py": 4,      # route kinds identity/selection
-    "exactnorm/certificate/read_kinds.py": 6,   # the second reader (one reader: later step)
-    "exactnorm/certificate/read.py": 2,         # ReadError.kind
-    "exactnorm/checker/files.py": 1,            # ReadError.kind
-    "exactnorm/outputs/report.py": 1,           # Skip.kind
-    "exactnorm/outputs/data_eval.py": 1,        # a dtype check
+    "exactnorm/outputs/report.py": 1,           # Skip.kind (the format's skip field)
 }
 
 #: the issue's grep, ``kind ==\|kind !=\|kind in (``
