@@ -50,8 +50,35 @@ def _floats(v: Any) -> np.ndarray:
     return np.array([float(x) for x in v])
 
 
+class _ChannelGrid:
+    """The shape of a convolution's output, shared by the target, the frozen and the float
+    convolution: ``channels`` maps on the geometry's output grid, one γ and one β per channel."""
+
+    geometry: ConvGeometry
+
+    @property
+    def channels(self) -> int:
+        raise NotImplementedError
+
+    @property
+    def output_shape(self) -> tuple[int, int, int]:
+        return self.geometry.output_shape(self.channels)
+
+    @property
+    def input_size(self) -> int:
+        return self.geometry.input_size
+
+    @property
+    def width(self) -> int:
+        return math.prod(self.output_shape)
+
+    @property
+    def tuned_parameters(self) -> int:
+        return 2 * self.channels
+
+
 @dataclass(frozen=True)
-class ConvTargetLayer:
+class ConvTargetLayer(_ChannelGrid):
     """A target convolution ``σ(K·patch + b)``; ``weight`` is ``c_out × C·kh·kw``."""
 
     geometry: ConvGeometry
@@ -75,17 +102,6 @@ class ConvTargetLayer:
     def channels(self) -> int:
         return self.weight.nrows()
 
-    @property
-    def output_shape(self) -> tuple[int, int, int]:
-        return self.geometry.output_shape(self.channels)
-
-    @property
-    def input_size(self) -> int:
-        return self.geometry.input_size
-
-    @property
-    def width(self) -> int:
-        return math.prod(self.output_shape)
 
     @property
     def shape(self) -> tuple[int, int]:
@@ -145,7 +161,7 @@ class ConvTargetLayer:
 
 
 @dataclass(frozen=True)
-class FrozenConvLayer:
+class FrozenConvLayer(_ChannelGrid):
     """``h = σ(γ ⊙_channels (V·patch) + β) + Σ skips``: one γ and one β per output channel,
     shared by all positions (BatchNorm2d in eval mode); ``V`` is the frozen ``c × C·kh·kw``
     kernel matrix and ``record`` its draw record (the 4-d shape is written by the certificate,
@@ -199,21 +215,7 @@ class FrozenConvLayer:
     def channels(self) -> int:
         return self.weight.nrows()
 
-    @property
-    def output_shape(self) -> tuple[int, int, int]:
-        return self.geometry.output_shape(self.channels)
 
-    @property
-    def input_size(self) -> int:
-        return self.geometry.input_size
-
-    @property
-    def width(self) -> int:
-        return math.prod(self.output_shape)
-
-    @property
-    def tuned_parameters(self) -> int:
-        return 2 * self.channels
 
     @property
     def frozen_parameters(self) -> int:
@@ -264,7 +266,7 @@ class FrozenConvLayer:
 
 
 @dataclass(frozen=True, eq=False)
-class FloatConvLayer:
+class FloatConvLayer(_ChannelGrid):
     """The float copy of a frozen convolution: the ``c × C·kh·kw`` kernel matrix in float64,
     exact per-channel γ and β; evaluated on the patches (padding pixels read an appended zero),
     the same rounding as the ONNX export's im2col form."""
@@ -291,21 +293,7 @@ class FloatConvLayer:
         kh, kw = self.geometry.kernel_shape
         return self.weight.reshape(self.channels, self.geometry.input_shape[0], kh, kw)
 
-    @property
-    def output_shape(self) -> tuple[int, int, int]:
-        return self.geometry.output_shape(self.channels)
 
-    @property
-    def input_size(self) -> int:
-        return self.geometry.input_size
-
-    @property
-    def width(self) -> int:
-        return math.prod(self.output_shape)
-
-    @property
-    def tuned_parameters(self) -> int:
-        return 2 * self.channels
 
     @property
     def frozen_parameters(self) -> int:
