@@ -88,6 +88,22 @@ def test_api_and_cli_give_identical_certificates_for_a_cnn_onnx(tmp_path, capsys
     assert api.check(doc).facts["seed_rule"] == "target"
 
 
+@pytest.mark.parametrize("shortcut", ["proj", "optionA"])
+def test_api_and_cli_give_identical_certificates_for_a_resnet_onnx(tmp_path, capsys, shortcut):
+    onnx = pytest.importorskip("onnx")
+    from tests._resnet_onnx import small_resnet_onnx
+
+    onnx.save(small_resnet_onnx(7, shortcut=shortcut, den=8), tmp_path / "resnet.onnx")
+    assert main(["certify", str(tmp_path / "resnet.onnx"), "--box", "0:1", "--out",
+                 str(tmp_path / "cli.json")]) == 0
+    api.write_certificate(api.certify(tmp_path / "resnet.onnx", box=(0.0, 1.0)),
+                          tmp_path / "api.json")
+    assert (tmp_path / "cli.json").read_bytes() == (tmp_path / "api.json").read_bytes()
+    doc = api.load_certificate(tmp_path / "cli.json")
+    assert any("residual" in layer for layer in doc["network"]["layers"])
+    assert api.check(doc).ok and api.check(doc, pure=True).ok
+
+
 # ------------------------------------------------------------------ the budget, in both places
 
 
