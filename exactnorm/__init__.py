@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__version__ = "0.1.0"
+from exactnorm.version import __version__
 
 _API_NAMES = frozenset({
     "certify", "check", "check_file", "tables", "sparse_sweep", "detpoly", "check_detpoly",

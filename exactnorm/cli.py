@@ -24,9 +24,9 @@ import traceback
 import warnings
 from collections.abc import Sequence
 
-from exactnorm import __version__
 from exactnorm.checker.vocabulary import EXIT_BROKEN_PIPE  # 128 + SIGPIPE
 from exactnorm.errors import ExactnormError
+from exactnorm.version import __version__
 
 __all__ = ["main", "build_parser", "COMMAND_MODULES", "EXIT_BROKEN_PIPE", "render_error"]
 

@@ -17,7 +17,7 @@ from exactnorm.analysis.capacity import decide
 from exactnorm.analysis.capacity_witness import number_list, preactivations
 from exactnorm.certificate import certificate_document, network_from_dict
 from exactnorm.checker.modular import PureLinear, is_prime
-from exactnorm.checker_flint_linear import FlintLinear
+from exactnorm.checker_flint.linear import FlintLinear
 from exactnorm.constructions.burkholz import certify_burkholz
 from exactnorm.errors import SingularSystemError
 from exactnorm.model.network import TargetNetwork

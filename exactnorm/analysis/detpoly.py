@@ -44,7 +44,6 @@ from flint import fmpz_mat
 from sympy.polys.domains import ZZ
 from sympy.polys.matrices import DomainMatrix
 
-from exactnorm import __version__
 from exactnorm.analysis.detsystem import (
     EXPANSION_LIMIT,
     check_dims,
@@ -66,6 +65,7 @@ from exactnorm.exact.files import atomic_write
 from exactnorm.exact.linalg import khatri_rao
 from exactnorm.exact.rationals import strict_json_loads, unlimited_int_digits
 from exactnorm.exact.sampling import layer_rng, sample_matrix
+from exactnorm.version import __version__
 
 __all__ = [
     "DETPOLY_FORMAT",

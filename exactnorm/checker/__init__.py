@@ -25,7 +25,7 @@ modules that follow the check:
   — the second document kind, ``exactnorm.impossibility`` (docs/certificate-format.md §9): a
   proof that no tuning of a given network reaches a target, in a stated class; ``check_with``
   hands it over by its ``format``, with the arithmetic's ``linear`` operations
-  (:mod:`exactnorm.checker_flint_linear` for python-flint).
+  (:mod:`exactnorm.checker_flint.linear` for python-flint).
 
 Rule names (``Verdict.rule``), in the order they are applied: ``format``, ``number``, ``shape``,
 ``domain``, ``provenance``, ``skip`` (while reading, in document order), ``checkpoints``,

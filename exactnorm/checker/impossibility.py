@@ -42,7 +42,7 @@ multiply-adds) are checked before anything is allocated; a bad document is a ver
 name (``format``, ``number``, ``shape``, ``domain``, ``provenance``, ``limit``, ``witness``),
 never an exception. Two arithmetics: the rules are written once here; an arithmetic supplies
 ``det_mod`` and ``product`` (:class:`.modular.PureLinear`, or python-flint's
-:class:`exactnorm.checker_flint_linear.FlintLinear`).
+:class:`exactnorm.checker_flint.linear.FlintLinear`).
 
 References: Theorem LB and the witnesses are derived in the project's design notes (frontier.md
 §3.1, §4.2, §4.4); R. Burkholz, "Batch normalization is sufficient for universal function

@@ -9,7 +9,7 @@ reference implementation of the two operations the impossibility rules ask of an
   prime ``p``;
 * ``product(A, B)`` — the integer matrix product ``A·B`` (rows of Python integers).
 
-:class:`exactnorm.checker_flint_linear.FlintLinear` implements the same two operations with
+:class:`exactnorm.checker_flint.linear.FlintLinear` implements the same two operations with
 python-flint (``nmod_mat.det``, ``fmpz_mat`` products); both return the same integers, so the
 rules reach the same verdict and message with either.
 

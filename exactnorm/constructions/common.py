@@ -14,10 +14,10 @@ from typing import Any
 
 from flint import fmpq
 
-from exactnorm import __version__
 from exactnorm.errors import InputError
 from exactnorm.exact.linalg import FlintMatrix
 from exactnorm.model.network import FrozenNetwork, TargetNetwork, Vector, affine_interval, column
+from exactnorm.version import __version__
 
 __all__ = ["DEFAULT_RETRY", "SHIFT_MODES", "Construction", "LayerReport", "activating_shift",
            "apply_shift_mode", "scaled_activating_shift", "cancelling_bias", "provenance"]

@@ -25,30 +25,23 @@ the constant enter once per row, never once per position.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from flint import fmpz, fmpz_mat
 
-from exactnorm.checker.files import check_file_with, check_text_with
-from exactnorm.checker.numbers import IntMatrix, IntVector, Verdict, over_one_denominator
+from exactnorm.checker.numbers import IntMatrix, IntVector, over_one_denominator
 from exactnorm.checker.provenance import Draw
 from exactnorm.checker.reading import Picks
 from exactnorm.checker.regenerate import regenerate_integers_flat
 from exactnorm.checker.vocabulary import (
-    DEFAULT_MAX_BYTES,
-    DEFAULT_MAX_DIGITS,
-    DEFAULT_MAX_WORK,
     MAX_MAP_ENTRIES,
 )
-from exactnorm.checker.walk import check_with
-from exactnorm.checker_flint_linear import FlintLinear
+from exactnorm.checker_flint.linear import FlintLinear
 
 if TYPE_CHECKING:
     from exactnorm.checker.protocol import Arithmetic
 
-__all__ = ["FlintArithmetic", "Verdict", "check_certificate", "check_certificate_text",
-           "check_file"]
+__all__ = ["FlintArithmetic"]
 
 Piece = tuple[list[int], fmpz_mat, fmpz]
 
@@ -437,26 +430,3 @@ class FlintArithmetic:
 if TYPE_CHECKING:
     #: mypy checks that this arithmetic satisfies the protocol, with its own types
     _DECLARED: Arithmetic[FMap, fmpz_mat, fmpz, _Family] = FlintArithmetic()
-
-
-def check_certificate(doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
-                      progress: Callable[[int, int], None] | None = None,
-                      max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
-    """Same contract and verdicts as :func:`exactnorm.checker.check_certificate`."""
-    return check_with(FlintArithmetic(), doc, max_digits=max_digits, progress=progress,
-                      max_work=max_work)
-
-
-def check_certificate_text(text: str | bytes | bytearray, *,
-                           max_digits: int = DEFAULT_MAX_DIGITS,
-                           max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
-    return check_text_with(FlintArithmetic(), text, max_digits=max_digits, max_work=max_work)
-
-
-def check_file(path: str, *, max_digits: int = DEFAULT_MAX_DIGITS,
-               max_bytes: int = DEFAULT_MAX_BYTES,
-               progress: Callable[[int, int], None] | None = None,
-               max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
-    """Check a ``.json`` or ``.json.gz`` certificate file (unreadable: rule ``format``)."""
-    return check_file_with(FlintArithmetic(), path, max_digits=max_digits, max_bytes=max_bytes,
-                           progress=progress, max_work=max_work)
