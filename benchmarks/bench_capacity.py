@@ -59,7 +59,7 @@ def _models(folder: Path, wide: bool) -> None:
     from sklearn.neural_network import MLPClassifier
 
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-    from tests.test_capacity import _bn, mlp_onnx
+    from tests.analysis.test_capacity import _bn, mlp_onnx
 
     X, y = load_digits(return_X_y=True)
     X, half = X / 16, len(X) // 2

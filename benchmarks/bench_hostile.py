@@ -2,10 +2,10 @@
 processes under an address-space cap: file size, wall time, peak RSS and the verdict's first
 words, one line each.
 
-The documents are rebuilt by ``tests/hostile_round3.py`` (standard library only) at the sizes
-of the round; ``--pythonpath DIR`` checks them with another exactnorm (for example an export of
-an earlier commit: ``git archive <commit> | tar -x -C DIR``), which is how the "before" column of
-the issue's closing note was measured. Goal: every document of at most 1 MB gets a verdict or a
+The documents are rebuilt by ``tests/checker/hostile_round3.py`` (standard library only) at the
+sizes of the round; ``--pythonpath DIR`` checks them with another exactnorm (for example an export
+of an earlier commit: ``git archive <commit> | tar -x -C DIR``), which is how the "before" column
+of the issue's closing note was measured. Goal: every document of at most 1 MB gets a verdict or a
 refusal within 30 s and 2 GB, in each arithmetic.
 
 Usage::

@@ -4,7 +4,7 @@ interpreter and against a verb that loads the mathematics.
 Not a test (timings depend on the machine): runs each command ``--repeat`` times in a fresh
 interpreter, prints the median wall time and its ratio to ``python -c pass``. ``--help`` and a
 usage error import neither python-flint, NumPy nor SciPy (pinned by
-``tests/test_architecture.py``); the target is at most 0.2 s.
+``tests/project/test_architecture.py``); the target is at most 0.2 s.
 
     python benchmarks/bench_startup.py [--repeat 7]
 """

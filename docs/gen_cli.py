@@ -1,5 +1,5 @@
 """Write docs/cli.md, the command-line reference, from the parser itself (so it cannot drift:
-tests/test_docs.py regenerates it and compares).
+tests/project/test_docs.py regenerates it and compares).
 
 Usage: ``python docs/gen_cli.py [OUT]`` (default docs/cli.md).
 """

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
 from hypothesis import HealthCheck, settings
 
@@ -34,3 +35,12 @@ def profile_name(environ: Mapping[str, str]) -> str:
 
 
 settings.load_profile(profile_name(os.environ))
+
+
+# Subprocesses run this checkout, never an installed copy: ``python -m exactnorm`` in a test's
+# subprocess finds the checkout first on PYTHONPATH (tests.helpers.checkout_env does the same for a
+# test that builds its own environment).
+_CHECKOUT = str(Path(__file__).resolve().parents[1])
+if os.environ.get("PYTHONPATH", "").split(os.pathsep)[0] != _CHECKOUT:
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (_CHECKOUT, os.environ.get("PYTHONPATH")) if p)

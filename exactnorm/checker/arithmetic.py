@@ -5,7 +5,7 @@ of exact operations (:class:`.protocol.Arithmetic`), the way SymPy's DomainMatri
 and DFM behind one interface. :class:`PureArithmetic` (this module, integers and lists only) is
 the reference; :class:`exactnorm.checker_flint.FlintArithmetic` implements the same operations
 with python-flint matrices. Both must return the same numbers, so the walk reaches the same
-verdict and message with either (tests/test_checker_kernel.py checks every operation of both
+verdict and message with either (tests/checker/test_checker_kernel.py checks every operation of both
 against a plain Fraction computation).
 
 The operations and their exact contracts (maps, reduction, support, the ground domain) are

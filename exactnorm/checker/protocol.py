@@ -29,7 +29,8 @@ Correctness argument. An implementation is correct when, for every input in the 
 its result equals (as exact rationals, and in the integers named "the same in every
 arithmetic") what the formula in the operation's docstring gives over ℚ; then the walk, which
 only composes these operations and compares their integer results, reaches the same verdict and
-message with either implementation. tests/test_checker_kernel.py checks each operation of both
+message with either implementation. tests/checker/test_checker_kernel.py checks each operation
+of both
 against an independent :class:`fractions.Fraction` computation of the formula, on
 Hypothesis-generated exact inputs, and fails when a member of this protocol has no row in its
 table.

@@ -6,7 +6,7 @@ Contract. :class:`FlintArithmetic` satisfies the typed protocol
 docstrings state each operation's exact contract. Every operation returns the same exact numbers as
 :class:`exactnorm.checker.arithmetic.PureArithmetic` (up to the common denominator it is written
 over), so the one walk of :mod:`exactnorm.checker.walk` reaches the same verdict and message with
-either; tests/test_checker_kernel.py compares every operation with the reference and a plain
+either; tests/checker/test_checker_kernel.py compares every operation with the reference and a plain
 Fraction computation, and the fuzz and mutation suites compare whole verdicts.
 
 Representation. A map is a list of *pieces* ``(cols, A, den)`` — ``A`` an ``fmpz_mat`` on

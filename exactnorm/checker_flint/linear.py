@@ -6,7 +6,7 @@ Contract. ``det_mod(rows, p)`` returns ``det(rows) mod p`` in ``0 … p−1`` wi
 FLINT's modular elimination must never see a composite modulus); ``product(A, B)`` returns the
 integer product ``A·B`` as rows of Python integers, with ``fmpz_mat``. Both return exactly what
 the standard-library reference returns, so the rules of :mod:`exactnorm.checker.impossibility`
-reach the same verdict and message with either (tests/test_checker_impossibility.py compares
+reach the same verdict and message with either (tests/checker/test_checker_impossibility.py compares
 them on every witness and on mutated documents).
 """
 

@@ -2,7 +2,7 @@
 
 ``exactnorm --help`` and an argument error must not import python-flint, NumPy or SciPy (they
 take about half a second), but the parsers show the library's defaults. They are repeated here,
-standard library only, and ``tests/test_cli.py`` demands that each equals the constant it
+standard library only, and ``tests/commands/test_cli.py`` demands that each equals the constant it
 mirrors (named next to it), so that they cannot drift apart.
 """
 

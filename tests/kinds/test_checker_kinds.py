@@ -71,7 +71,7 @@ def test_the_reader_returns_frozen_typed_records(tmp_path):
     from exactnorm import api
     from exactnorm.checker.document import read_certificate
     from exactnorm.checker.records import FrozenRecord, Geometry, TargetRecord
-    from tests.test_conv import lenet_like
+    from tests.model.test_conv import lenet_like
 
     doc = api.certificate_document(api.certify(lenet_like(), seed=0, jobs=1))
     _, _, target, layers, cps, _ = read_certificate(doc, 10**6)

@@ -6,7 +6,8 @@ validated the document; what is left is a change of representation, exact and wi
 integers over one denominator become FLINT matrices and vectors, a weight given by reference (a
 :class:`~exactnorm.checker.provenance.Draw`, its record validated by the reference generator)
 is drawn by the fast generator (:func:`~exactnorm.exact.generator.matrix_from_record`, the same
-matrix: ``tests/test_golden_certificates.py``), 0/1 skips kept as picks become routes, and a
+matrix: ``tests/certificate/test_golden_certificates.py``), 0/1 skips kept as picks become
+routes, and a
 window becomes a :class:`~exactnorm.model.kinds.window.ConvGeometry`.
 
 >>> from exactnorm.checker.numbers import IntMatrix

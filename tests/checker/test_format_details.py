@@ -1,0 +1,451 @@
+"""The details docs/certificate-format.md settles ("Settled details" of §6, and the five edge
+documents an independent checker disagreed on), each decided the same way by both arithmetics,
+and the seed rule checked against an implementation written from docs/generator.md §8 alone.
+
+Every verdict goes through :func:`both`, which demands the same ok, rule, message, layer and
+neuron from the standard-library and the python-flint arithmetic.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import math
+from fractions import Fraction
+from typing import Any
+
+import pytest
+
+import tests.checker.hostile_round3 as H
+from exactnorm import api
+from exactnorm.certificate import certificate_document
+from exactnorm.constructions.theorem1 import certify_theorem1
+from exactnorm.model.targets import random_target
+from tests.helpers import both, refused
+
+# ------------------------------------------------------------------ small documents
+
+
+def conv_doc(version: int = 1) -> dict:
+    """A valid 1-segment convolution certificate written by hand: 1×4×4 input, window 2×2
+    stride 2; layer 1 is the identity on the patch (4 channels), layer 2 a pointwise kernel."""
+    eye = [[int(r == c) for c in range(4)] for r in range(4)]
+    layers = [H.conv_layer(0, [1, 4, 4], [2, 2], eye, [1] * 4, [0] * 4, "relu", [2, 2]),
+              H.conv_layer(1, [4, 2, 2], [1, 1], [[1, 2, 3, 4]], [1], [0], "identity")]
+    return H.document([0] * 16, [1] * 16, [H.target_conv([1, 4, 4], [2, 2], [[1, 2, 3, 4]],
+                                                          [0], "identity", [2, 2])],
+                      layers, [2], version=version)
+
+
+def dense_doc() -> dict:
+    """g(x) = 2x + 1 on [0, 1] by two explicit layers (version 1)."""
+    return H.document([0], [1], [{"weight": [[2]], "bias": [1], "activation": "identity"}],
+                      [{"input": 0, "weight": [[1]], "gamma": [2], "beta": [3],
+                        "activation": "relu"},
+                       {"input": 1, "weight": [[1]], "gamma": [1], "beta": [-2],
+                        "activation": "identity"}], [2], version=1)
+
+
+@pytest.fixture(scope="module")
+def v3_doc() -> dict:
+    """A version-3 Theorem-1 certificate of the writer (seed rule target)."""
+    c = api.certify(random_target((2, 2), seed=1))
+    return certificate_document(c)
+
+
+@pytest.fixture(scope="module")
+def redrawn() -> dict:
+    """A version-3 certificate whose pair was redrawn twice (int:1 entries)."""
+    c = certify_theorem1(random_target([1, 3], seed=0), seed=4, distribution="int:1")
+    doc = certificate_document(c)
+    assert len(doc["redraws"]) == 2
+    return doc
+
+
+@pytest.fixture(scope="module")
+def cnn_doc() -> dict:
+    """A LeNet-shaped certificate of the writer, seed derived from the target."""
+    from tests.model.test_conv import lenet_like
+
+    return certificate_document(api.certify(lenet_like()))
+
+
+def test_the_small_documents_are_valid(v3_doc, redrawn):
+    for doc in (conv_doc(), dense_doc(), v3_doc, redrawn):
+        assert both(doc).ok
+
+
+# ------------------------------------------------------------------ 1. top-level keys
+
+
+def test_1_top_level_keys(v3_doc):
+    extra = dict(copy.deepcopy(v3_doc), note="hello")
+    refused(extra, "format", 'unknown top-level key "note"')
+    old = dict(dense_doc(), note="hello", redraws="not read in version 1")
+    assert both(old).ok  # versions 1 and 2 ignore other keys, redraws included
+    junk = dict(copy.deepcopy(v3_doc), redraws="junk")
+    refused(junk, "format", "redraws must be a list")
+    refused(dict(copy.deepcopy(v3_doc), seed_rule="mine"), "format", "seed_rule must be one of")
+
+
+# ------------------------------------------------------------------ 2. kind dense
+
+
+def test_2_explicit_kind_dense_is_no_kind():
+    doc = dense_doc()
+    plain = both(doc)
+    doc["target"]["layers"][0]["kind"] = "dense"
+    for layer in doc["network"]["layers"]:
+        layer["kind"] = "dense"
+    assert both(doc) == plain
+    doc["network"]["layers"][0]["kind"] = "Dense"
+    refused(doc, "format", 'kind "Dense" is not one of')
+
+
+# ------------------------------------------------------------------ 3–5. pooling
+
+
+def pool_doc(**edit: Any) -> dict:
+    pool = {"kind": "avgpool", "input_shape": [1, 4, 4], "kernel_shape": [2, 2],
+            "stride": [2, 2], "padding": [0, 0], "activation": "identity"}
+    doc = H.document([0] * 16, [1] * 16, [dict(pool)], [dict(pool, input=0, **edit)], [1],
+                     version=1)
+    return doc
+
+
+def test_3_avgpool_dilation_is_optional_and_one():
+    assert both(pool_doc()).ok
+    assert both(pool_doc(dilation=[1, 1])).ok
+    refused(pool_doc(dilation=[2, 2]), "shape", "an avgpool layer has dilation [1, 1]")
+
+
+def test_4_input_shape_parts_are_positive():
+    for shape in ([-1, -4, 4], [1, 0, 16], [1, 4, 4.0], [1, 4, True]):
+        doc = pool_doc()
+        doc["network"]["layers"][0]["input_shape"] = shape
+        refused(doc, "shape", "input_shape must be three positive integers")
+    doc = pool_doc()
+    doc["network"]["layers"][0]["input_shape"] = [2, 2, 4]  # the right product, another shape
+    refused(doc, "identity", "target layer 1 has")
+
+
+def test_5_pooling_segments():
+    two = pool_doc()
+    two["network"]["layers"].append(dict(two["network"]["layers"][0], input=1,
+                                         input_shape=[1, 2, 2], kernel_shape=[1, 1],
+                                         stride=[1, 1]))
+    two["network"]["checkpoints"] = [2]
+    refused(two, "segment", "is one avgpool layer reading node 0")
+    refused(pool_doc(weight=[[1]]), "format", "an avgpool layer has activation identity and no")
+    refused(pool_doc(stride=[1, 1]), "identity", "pooling") if False else \
+        refused(pool_doc(stride=[1, 1]), "identity", "target layer 1 has")
+    target_relu = pool_doc()
+    target_relu["target"]["layers"][0]["activation"] = "relu"
+    refused(target_relu, "format", "an avgpool layer has activation identity")
+
+
+# ------------------------------------------------------------------ 6. reads in a conv segment
+
+
+@pytest.mark.parametrize("variant", ["patch", "larger", "smaller"])
+def test_6_a_later_conv_layer_reads_inside_the_segment(variant):
+    refused(H.reads_segment_input(variant), "segment",
+            "network layer 2 reads node 0, the input of the convolution segment")
+
+
+# ------------------------------------------------------------------ 7. skip: []
+
+
+def test_7_an_empty_skip_list_is_no_skip():
+    doc = dense_doc()
+    for layer in doc["network"]["layers"]:
+        layer["skip"] = []  # the checkpoint too
+    assert both(doc).ok
+    conv = conv_doc()
+    conv["network"]["layers"][0]["skip"] = []
+    refused(conv, "skip", "a conv layer has no skip")
+    pool = pool_doc(skip=[])
+    refused(pool, "format", "no weight, gamma, beta or skip")
+
+
+# ------------------------------------------------------------------ 8. 4-d records
+
+
+def test_8_four_dimensional_records_belong_to_convolution_weights(cnn_doc):
+    assert both(cnn_doc).ok
+    first = next(L for L in cnn_doc["network"]["layers"] if L.get("kind") == "conv")
+    c1, C, kh, kw = first["weight"]["random"]["shape"]
+    permuted = copy.deepcopy(cnn_doc)
+    rec = next(L for L in permuted["network"]["layers"] if L.get("kind") == "conv")
+    rec["weight"]["random"]["shape"] = [c1, kh, C, kw] if kh != C else [c1, C * kh, 1, kw]
+    refused(permuted, "shape", f"this matrix has [channels, {C}, {kh}, {kw}]")
+    dense = next(j for j, L in enumerate(cnn_doc["network"]["layers"])
+                 if L.get("kind", "dense") == "dense" and "random" in L["weight"])
+    four = copy.deepcopy(cnn_doc)
+    shape = four["network"]["layers"][dense]["weight"]["random"]["shape"]
+    four["network"]["layers"][dense]["weight"]["random"]["shape"] = [shape[0], shape[1], 1, 1]
+    refused(four, "shape", "this matrix has a 2-d shape [rows, cols]")
+
+
+# ------------------------------------------------------------------ 9. dilation of a conv
+
+
+def test_9_a_convolution_states_its_dilation():
+    for section in ("target", "network"):
+        doc = conv_doc()
+        del doc[section]["layers"][0]["dilation"]
+        refused(doc, "format", 'has no "dilation"')
+
+
+# ------------------------------------------------------------------ 10–12. redraws
+
+
+def test_10_to_12_redraw_entries(redrawn):
+    pair = redrawn["network"]["layers"]
+    assert [r["key"] for r in redrawn["redraws"]] == [[1, 1, 0, 0], [1, 1, 0, 1]]
+    assert pair[0]["weight"]["random"]["key"] == [1, 1, 0, 2]
+    v = both(redrawn)
+    assert v.facts["redraws"] == 2 and "2 redraw(s), each after a draw shown singular" in v.message
+
+    def edited(fn: Any) -> dict:
+        doc = copy.deepcopy(redrawn)
+        fn(doc)
+        return doc
+
+    # 10: keyed by the pair's first matrix, role 0: another key is an unused entry
+    refused(edited(lambda d: d["redraws"][0].__setitem__("key", [1, 2, 0, 0])), "provenance",
+            "attempt 0 of the same draw is not shown singular")
+    # 11: both matrices of the pair at one attempt
+    refused(edited(lambda d: d["network"]["layers"][1]["weight"]["random"]["key"]
+                   .__setitem__(3, 1)), "provenance", "neither the first of a Khatri-Rao pair")
+    # 12: exact fields, key form, duplicates, unused entries, kernel length, integers
+    refused(edited(lambda d: d["redraws"][0].__setitem__("why", "x")), "format",
+            "and nothing else")
+    refused(edited(lambda d: d["redraws"][0].__setitem__("key", [1, 1, 0])), "format",
+            "key must be four integers")
+    refused(edited(lambda d: d["redraws"].append(copy.deepcopy(d["redraws"][0]))),
+            "provenance", "is also the key of redraws[0]")
+    refused(edited(lambda d: d["redraws"].append({"key": [1, 1, 0, 7], "kernel": [1, 0, 0]})),
+            "provenance", "an unused redraws entry")
+    refused(edited(lambda d: d["redraws"][0].__setitem__("kernel", [1])), "provenance",
+            "must be nonzero with 3 entries, got 1")
+    refused(edited(lambda d: d["redraws"][0].__setitem__("kernel", [0, 0, 0])), "provenance",
+            "must be nonzero")
+    refused(edited(lambda d: d["redraws"][0].__setitem__(
+        "kernel", [f"{x}/1" for x in d["redraws"][0]["kernel"]])), "number", "is not an integer")
+    assert both(edited(lambda d: d["redraws"][0].__setitem__(
+        "kernel", [str(x) for x in d["redraws"][0]["kernel"]]))).ok  # decimal strings
+
+
+def test_10_to_12_no_unit_without_randomness_and_no_skip_redraw():
+    refused(H.redrawn_nonsquare(5), "provenance", "neither the first of a Khatri-Rao pair")
+    refused(H.redrawn_pair_m_not_cd(5), "provenance", "neither the first of a Khatri-Rao pair")
+    # a square 2 × 2 constant draw (set:0) is singular at every attempt: never redrawn
+    constant = H.document([0, 0], [1, 1], [{"weight": [[0, 0], [0, 0]], "bias": [0, 0],
+                                            "activation": "identity"}],
+                          [H._drawn_layer(0, [1, 1, 0, 1], [2, 2], [1, 1], [0, 0], "identity",
+                                          "set:0")], [1], version=3)
+    constant["redraws"] = [{"key": [1, 1, 0, 0], "kernel": [1, 0]}]
+    refused(constant, "provenance", "a draw of min-entropy 0")
+    constant["network"]["layers"][0]["weight"]["random"]["key"][3] = 0
+    del constant["redraws"]
+    assert both(constant).ok  # at attempt 0 it is merely a constant draw, said so
+    # a skip is never redrawn
+    skip = copy.deepcopy(dense_doc())
+    skip["version"] = 3
+    skip["network"]["layers"][0]["source"] = {"kind": "fixed", "why": "x"}
+    skip["network"]["layers"][1]["source"] = {"kind": "fixed", "why": "x"}
+    skip["target"]["layers"][0]["weight"] = [[2]]
+    skip["network"]["layers"].insert(1, {"input": 1, "weight": [[1]], "gamma": [1],
+                                         "beta": [0], "activation": "identity",
+                                         "source": {"kind": "fixed", "why": "x"},
+                                         "skip": [{"from": 1, "kind": "random", "weight": {
+                                             "random": H.record([1, 2, 2, 1], [1, 1])}}]})
+    skip["network"]["layers"][2]["input"] = 2
+    skip["network"]["checkpoints"] = [3]
+    refused(skip, "provenance", "attempt 1 of a skip matrix")
+
+
+# ------------------------------------------------------------------ 13. keys of positions
+
+
+def test_13_the_key_layout_is_a_rule(v3_doc):
+    rec = v3_doc["network"]["layers"][1]["weight"]["random"]
+    assert rec["key"] == [1, 2, 0, rec["key"][3]]
+    for key in ([1, 7, 0, 0], [1, 2, 0, 0, 0], [2, 2, 0, 0], [1, 2, 2, 0]):
+        doc = copy.deepcopy(v3_doc)
+        doc["network"]["layers"][1]["weight"]["random"]["key"] = key
+        refused(doc, "provenance", "is not the key of its position")
+    masked = certificate_document(api.certify(random_target((2, 2), seed=3), "theorem1",
+                                              sparsity="3/4", seed=2))
+    assert both(masked).ok
+    bad = copy.deepcopy(masked)
+    bad["network"]["layers"][0]["weight"]["random"]["mask"]["key"][2] = 3
+    refused(bad, "provenance", "the mask of network layer 1: stream key")
+
+
+# ------------------------------------------------------------------ 14. version 1 convolutions
+
+
+def test_14_every_version_may_hold_convolutions():
+    for version in (1, 2, 3):
+        doc = conv_doc(version)
+        if version >= 2:
+            for layer in doc["network"]["layers"]:
+                layer["source"] = {"kind": "fixed", "why": "hand-made"}
+        v = both(doc)
+        assert v.ok and v.facts["version"] == version, v
+
+
+# ------------------------------------------------------------------ 15. the work budget
+
+
+def test_15_the_work_budget_counts_alike_and_grows_with_the_certificate(cnn_doc):
+    v = both(cnn_doc)
+    work, budget = v.facts["work"], v.facts["work_budget"]
+    assert 0 < work < budget
+    from exactnorm.checker.vocabulary import MIN_WORK, WORK_PER_BIT
+
+    assert budget == max(MIN_WORK, budget // WORK_PER_BIT * WORK_PER_BIT)
+    assert both(cnn_doc, max_work=work).ok  # the count is exact: its own total passes
+    short = both(cnn_doc, max_work=work - 1)
+    assert (short.ok, short.rule) == (False, "limit") and "--max-work" in short.message
+    assert both(dense_doc()).facts["work_budget"] == MIN_WORK  # small: the floor
+
+
+# ------------------------------------------------------------------ 16. bits written
+
+
+def test_16_plain_lists_over_many_denominators():
+    """The bound is 64·W + 2^20 bits for all the numerators: 2^20/n of headroom per entry."""
+    n = 2000  # distinct odd denominators of 40 bits: an lcm of ~80,000 bits, far too long
+    dens = [(1 << 40) + 2 * k + 1 for k in range(n)]
+    doc = dense_doc()
+    doc["domain"] = {"lower": ["0"] * n, "upper": [f"1/{q}" for q in dens]}
+    doc["target"]["layers"][0]["weight"] = [[0] * n]
+    doc["network"]["layers"][0]["weight"] = [[0] * n]
+    refused(doc, "limit", f"{n} different denominators")
+    ok = copy.deepcopy(doc)  # the same count of powers of two: one denominator of 2,040 bits
+    ok["domain"]["upper"] = [f"1/{1 << (k + 40)}" for k in range(n)]
+    v = both(ok)
+    assert v.rule != "limit", v
+
+
+# ------------------------------------------------------------------ 17. the CLI and conv
+
+
+def test_17_the_cli_checks_convolutional_certificates(tmp_path, cnn_doc):
+    from exactnorm.certificate import save_certificate
+    from exactnorm.cli import main
+
+    path = tmp_path / "cnn.json.gz"
+    save_certificate(cnn_doc, path)
+    assert main(["check", str(path), "--both"]) == 0
+
+
+# ------------------------------------------------------------------ the seed rule
+
+
+def independent_seed(doc: dict) -> int:
+    """docs/generator.md §8, written from the page alone: values in lowest terms, hexadecimal,
+    one line per item, SHAKE-256, the first 8 bytes little-endian."""
+
+    def value(x: Any, den: int = 1) -> Fraction:
+        if isinstance(x, str) and "." in x:
+            whole, frac = x.split(".")
+            return Fraction(int(whole + frac), 10 ** len(frac)) / den
+        return Fraction(x) / den
+
+    def vec(v: Any) -> list[Fraction]:
+        if isinstance(v, dict):
+            return [value(int(n), int(v["den"])) for n in v["num"]]
+        return [value(x) for x in v]
+
+    def rows(M: Any) -> list[list[Fraction]]:
+        if isinstance(M, dict):
+            return [[value(int(n), int(M["den"])) for n in row] for row in M["num"]]
+        return [[value(x) for x in row] for row in M]
+
+    def num(q: Fraction) -> str:
+        p = ("-" if q < 0 else "") + format(abs(q.numerator), "x")
+        return p if q.denominator == 1 else f"{p}/{q.denominator:x}"
+
+    lines = ["exactnorm.seed.v1",
+             "lower " + ",".join(map(num, vec(doc["domain"]["lower"]))),
+             "upper " + ",".join(map(num, vec(doc["domain"]["upper"])))]
+    for i, layer in enumerate(doc["target"]["layers"], 1):
+        kind = layer.get("kind", "dense")
+        head = f"layer {i} {kind} {layer['activation']}"
+        if kind == "globalavgpool":
+            head += " " + ",".join(map(str, layer["input_shape"]))
+        elif kind != "dense":
+            d = layer.get("dilation", [1, 1])
+            head += " " + " ".join(",".join(map(str, layer[k])) for k in
+                                   ("input_shape", "kernel_shape", "stride", "padding")) \
+                + f" {d[0]},{d[1]}"
+        lines.append(head)
+        if layer.get("input", i - 1) != i - 1:
+            lines.append(f"input {layer['input']}")
+        if "skip" in layer:
+            skip, w = layer["skip"], layer["skip"]["weight"]
+            if "identity" in w:
+                lines.append(f"skip {skip['from']} identity {w['identity']}")
+            else:
+                lines.append(f"skip {skip['from']} selection {w['columns']} "
+                             + ",".join("_" if t is None else str(t) for t in w["selection"]))
+        if kind not in ("avgpool", "globalavgpool"):
+            lines.append("weight " + ";".join(",".join(map(num, r)) for r in rows(layer["weight"])))
+            lines.append("bias " + ",".join(map(num, vec(layer["bias"]))))
+    text = "".join(line + "\n" for line in lines).encode("ascii")
+    return int.from_bytes(hashlib.shake_256(text).digest(8), "little")
+
+
+def test_seed_rule_test_vector_of_the_documentation():
+    from exactnorm.checker.document import document_seed
+
+    doc = {"domain": {"lower": [0, "-1/2"], "upper": [1, "0.5"]},
+           "target": {"layers": [{"weight": [["1/2", -3], [0, "2/4"]], "bias": [1, "-1/3"],
+                                  "activation": "relu"},
+                                 {"weight": [[1, 1]], "bias": [0], "activation": "identity"}]}}
+    assert document_seed(doc) == independent_seed(doc) == 8075515076916255925
+    compact = json.loads(json.dumps(doc))
+    compact["target"]["layers"][0]["weight"] = {"den": 4, "num": [[2, -12], [0, 2]]}
+    assert document_seed(compact) == 8075515076916255925  # the values, not the spelling
+
+
+def test_seed_rule_target_is_verified(v3_doc, cnn_doc):
+    for doc in (v3_doc, cnn_doc):
+        assert doc["seed_rule"] == "target"
+        assert independent_seed(doc) == doc["network"]["layers"][0]["weight"]["random"]["seed"]
+        v = both(doc)
+        assert v.facts["seed_rule"] == "target" and \
+            "(derived from the target and box, verified)" in v.message
+    other = copy.deepcopy(v3_doc)
+    other["target"]["layers"][0]["bias"] = [1] * 2  # another target, the same draws
+    refused(other, "provenance", "the seed derived from the target and box is")
+    chosen = certificate_document(api.certify(random_target((2, 2), seed=1), seed=5))
+    assert "seed_rule" not in chosen
+    v = both(chosen)
+    assert v.facts["seed_rule"] == "chosen" and "(chosen by the writer)" in v.message
+
+
+# ------------------------------------------------------------------ min-entropy
+
+
+@pytest.mark.parametrize("distribution, per_entry", [
+    ("nonzero:8", 4), ("nonzero:1", 1), ("int:1", math.log2(3)), ("bits:40", 41),
+    ("set:1,1,2", math.log2(3 / 2)), ("set:7", 0), ("rational:1", math.log2(3))])
+def test_min_entropy_of_a_draw(distribution, per_entry):
+    from exactnorm.checker.regenerate import min_entropy_bits, validate_record
+
+    rec = validate_record(H.record([1, 1, 0, 0], [10, 10], distribution))
+    bits = min_entropy_bits(rec)
+    # the modular bias of a 64-bit word costs less than a bit over 100 entries
+    assert math.floor(100 * per_entry) - 1 <= bits <= math.floor(100 * per_entry), bits
+
+
+def test_an_all_zero_draw_is_not_called_random():
+    v = both(H.zero_draw())
+    assert v.ok and v.facts["regenerated"] == 0 and v.facts["constant_draws"] == 1
+    assert "no random frozen matrix" in v.message and "0 bits of min-entropy" in v.message
