@@ -56,14 +56,13 @@ from exactnorm.api._detpoly import DetpolyResult, check_detpoly, detpoly
 from exactnorm.api._progress import Progress, progress_bar, progress_context
 from exactnorm.api._results import ExportResult, ReportResult, Verdict
 from exactnorm.api._targets import demo_target, load_target, target_of
+from exactnorm.api._written import save_certificate, write_certificate
 from exactnorm.certificate import (
     DEFAULT_MAX_CERTIFICATE_BYTES,
     certificate_document,
     load_certificate,
     read_certificate_bytes,
     require_version,
-    save_certificate,
-    write_certificate,
 )
 from exactnorm.checker.vocabulary import DEFAULT_MAX_WORK, MAX_DIGITS_CAP, MAX_WORK_CAP
 from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
@@ -72,6 +71,7 @@ from exactnorm.errors import InputError, NotACertificateError, require_integer
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
+from exactnorm.outputs.export.batchnorm import EXPORT_FORMAT
 
 if TYPE_CHECKING:
     from exactnorm.analysis.realizability import RealizabilityStudy
@@ -92,6 +92,7 @@ __all__ = [
     "require_version",
     "check",
     "check_file",
+    "check_bytes",
     "tables",
     "TablesResult",
     "sparse_sweep",
@@ -102,6 +103,8 @@ __all__ = [
     "realizable",
     "capacity",
     "CapacityResult",
+    "plan_capacity",
+    "CapacityPlan",
     "export",
     "report",
     "demo_target",
@@ -232,13 +235,16 @@ def certify(target: Any, construction: str = "auto", *,
         return certify_target(g, plan, hook)
 
 
-def check(doc: dict[str, Any], *, pure: bool = False, progress: Progress = None) -> Verdict:
-    """Check a certificate document with an independent checker (``check``).
+def check(doc: dict[str, Any] | str | os.PathLike[str], *, pure: bool = False,
+          progress: Progress = None) -> Verdict:
+    """Check a certificate with an independent checker (``check``): a parsed document or a file.
 
     Parameters
     ----------
-    doc : dict
-        A parsed ``exactnorm.certificate`` document.
+    doc : dict or path-like
+        A parsed ``exactnorm.certificate`` (or impossibility) document, or the path of a
+        certificate file (``.json`` or ``.json.gz``), read as :func:`check_file` reads it with
+        its default limits.
     pure : bool
         Use the standard-library checker (``fractions`` only) instead of python-flint.
     progress : callable(done, total), optional
@@ -250,9 +256,15 @@ def check(doc: dict[str, Any], *, pure: bool = False, progress: Progress = None)
         ``ok``, ``rule``, ``message``, ``layer``, ``neuron``; an invalid certificate is a verdict,
         not an exception.
 
+    Raises
+    ------
+    InputError
+        ``doc`` is neither a document nor a path, or the file cannot be read (as
+        :func:`check_file`).
+
     See Also
     --------
-    check_file : the same for a file, size-limited before parsing.
+    check_file : the same for a file with its limits as parameters.
 
     Examples
     --------
@@ -260,6 +272,11 @@ def check(doc: dict[str, Any], *, pure: bool = False, progress: Progress = None)
     >>> check(doc).ok == check(doc, pure=True).ok == True
     True
     """
+    if isinstance(doc, (str, os.PathLike)):
+        return check_file(doc, pure=pure, progress=progress)
+    if not isinstance(doc, dict):
+        raise InputError(f"doc must be a certificate document (a dict) or the path of a "
+                         f"certificate file, got {type(doc).__name__}", parameter="doc")
     with progress_context(progress, "check", "frozen layers") as hook:
         verdict = (checker if pure else checker_flint).check_certificate(doc, progress=hook)
     return Verdict.of(verdict)
@@ -303,10 +320,27 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
     """
     _check_limits(max_digits, max_work)
     raw = read_certificate_bytes(path, max_bytes=max_bytes)
+    return check_bytes(raw, pure=pure, max_digits=max_digits, progress=progress,
+                       max_work=max_work, name=os.fspath(path))
+
+
+def check_bytes(raw: bytes | bytearray, *, pure: bool = False,
+                max_digits: int = DEFAULT_MAX_DIGITS, progress: Progress = None,
+                max_work: int | None = DEFAULT_MAX_WORK, name: str = "the document") -> Verdict:
+    """Check the (uncompressed) bytes of a certificate document as :func:`check_file` checks a
+    file's: the same strict reader, the same refusals; ``name`` is what messages call it.
+
+    Raises
+    ------
+    NotACertificateError
+        The bytes are not a JSON object with ``"format"`` (an ONNX model, a target file, an
+        ``exactnorm.batchnorm`` export).
+    """
+    _check_limits(max_digits, max_work)
     if raw.lstrip()[:1] not in (b"{", b"["):
         # not JSON text at all (an ONNX model, a pickle, an image): a usage error, whereas a
         # truncated or malformed JSON document is an invalid certificate
-        raise NotACertificateError(f"{path} is not a certificate (an exactnorm certificate is "
+        raise NotACertificateError(f"{name} is not a certificate (an exactnorm certificate is "
                                    f"a JSON object; this file does not start like JSON)")
     try:  # both checkers parse with the pure checker's strict reader
         doc = checker.parse_certificate_text(raw, max_digits=max_digits)
@@ -314,8 +348,13 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
         return Verdict(False, exc.rule, str(exc))
     if isinstance(doc, dict) and "format" not in doc:
         what = " (a target file?)" if "target" in doc else ""
-        raise NotACertificateError(f"{path} is not a certificate{what}: a JSON object without "
+        raise NotACertificateError(f"{name} is not a certificate{what}: a JSON object without "
                                    f"\"format\": \"exactnorm.certificate\"")
+    if isinstance(doc, dict) and doc.get("format") == EXPORT_FORMAT:
+        raise NotACertificateError(f"{name} is an {EXPORT_FORMAT} export, not a certificate: "
+                                   f"check the certificate it was exported from (the export "
+                                   f"re-reads what it wrote and compares it with that "
+                                   f"certificate's network)")
     del raw  # parsed: the text need not stay in memory during the check
     with progress_context(progress, "check", "frozen layers") as hook:
         verdict = (checker if pure else checker_flint).check_certificate(
@@ -536,4 +575,5 @@ def realizable(width: int, *, d_in: int | None = None, d_out: int | None = None,
 
 
 from exactnorm.api._capacity import CapacityResult, capacity  # noqa: E402  (the capacity verb)
+from exactnorm.api._capacity_plan import CapacityPlan, plan_capacity  # noqa: E402
 from exactnorm.api._outputs import export, report  # noqa: E402  (the output verbs)

@@ -76,7 +76,9 @@ class ExportResult:
     ``None`` when not run; ``text``: the warning and the measured error in one text (what
     ``export`` returned before it returned this object; ``"…" in result`` searches it);
     ``frozen_numbers``: the numbers an ONNX export stores; ``depth``: frozen layers;
-    ``check_seconds``: the time of the check before the export (``None`` when not run here).
+    ``check_seconds``: the time of the check before the export (``None`` when not run here);
+    ``read_back``: for the exact JSON format, how its written bytes were read back and found to
+    give the certificate's network exactly (``None`` for the float formats).
     """
 
     path: Path | None
@@ -89,6 +91,8 @@ class ExportResult:
     frozen_numbers: int | None = None
     depth: int | None = None
     check_seconds: float | None = None  #: wall time of the check before the export
+    #: json: how the written bytes were read back and compared with the certificate
+    read_back: str | None = None
 
     def __contains__(self, part: str) -> bool:
         return part in self.text

@@ -33,6 +33,13 @@ from typing import Any, TypeVar
 from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.errors import InputError
+from exactnorm.exact.interrupts import (
+    end_workers,
+    quiet_worker,
+    register_workers,
+    signals_blocked,
+    unregister_workers,
+)
 
 __all__ = ["map_tasks", "dask_client", "check_jobs", "available_cores", "auto_jobs",
            "AUTO_JOBS_SECONDS", "pack_q", "unpack_q", "pack_matrix", "unpack_matrix"]
@@ -128,13 +135,48 @@ def map_tasks(fn: Callable[[T], R], tasks: Sequence[T], *, jobs: int = 1,
     elif jobs == 1 or len(tasks) <= 1:
         yield from map(fn, tasks)
     else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+        yield from _pool_map(fn, tasks, min(jobs, len(tasks)), ordered)
+
+
+def _pool_map(fn: Callable[[T], R], tasks: Sequence[T], workers: int,
+              ordered: bool) -> Iterator[R]:
+    """:func:`map_tasks` on a local process pool whose workers end with any interruption.
+
+    The workers start with the stop signals blocked and take their default actions
+    (:func:`~exactnorm.exact.interrupts.quiet_worker`): a terminal's Ctrl-C ends them silently.
+    Any exception here (an interrupt, a deadline, a failed task, the caller closing the
+    generator) ends every worker within :data:`~exactnorm.exact.interrupts.WORKER_GRACE`
+    seconds instead of waiting for the running tasks, as ``ProcessPoolExecutor.__exit__`` would.
+    """
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=quiet_worker)
+    processes: list[Any] = []
+    try:
+        with signals_blocked():
             if ordered:
                 # a small chunk keeps both workers busy to the end; results arrive in order
-                yield from pool.map(fn, tasks, chunksize=max(1, len(tasks) // (16 * jobs)))
+                results: Iterable[R] = pool.map(fn, tasks,
+                                                chunksize=max(1, len(tasks) // (16 * workers)))
             else:
-                for fut in as_completed([pool.submit(fn, task) for task in tasks]):
-                    yield fut.result()
+                futures = [pool.submit(fn, task) for task in tasks]
+                results = (fut.result() for fut in as_completed(futures))
+            # the pool forks its workers at the first submission (the fork start method)
+            processes = _workers_of(pool)
+            register_workers(processes)
+        yield from results
+    except BaseException:
+        end_workers({id(p): p for p in processes + _workers_of(pool)}.values())
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        unregister_workers(processes)
+
+
+def _workers_of(pool: ProcessPoolExecutor) -> list[Any]:
+    """The pool's worker processes (``ProcessPoolExecutor`` keeps them by pid; it has no public
+    way to end them before Python 3.14's ``terminate_workers``)."""
+    return list((getattr(pool, "_processes", None) or {}).values())
 
 
 def _dask_map(fn: Callable[[T], R], tasks: Iterable[T], scheduler: Any,
