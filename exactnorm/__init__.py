@@ -16,11 +16,15 @@ from typing import Any
 
 from exactnorm.version import __version__
 
+#: every name of ``exactnorm.api.__all__`` (tests/project/test_architecture.py compares them)
 _API_NAMES = frozenset({
-    "certify", "check", "check_file", "tables", "sparse_sweep", "detpoly", "check_detpoly",
-    "realizable", "export", "report", "load_target", "demo_target", "certificate_document",
-    "save_certificate", "load_certificate", "plan_certify", "progress_bar",
-    "CertifyResult", "ReportResult", "ExportResult", "Verdict", "capacity", "CapacityResult",
+    "certify", "check", "check_file", "check_bytes", "tables", "sparse_sweep", "detpoly",
+    "check_detpoly", "realizable", "export", "report", "load_target", "target_of",
+    "demo_target", "factors_of", "certificate_document", "save_certificate",
+    "write_certificate", "load_certificate", "require_version", "plan_certify",
+    "certify_target", "plan_capacity", "progress_bar", "CONSTRUCTIONS", "CertifyResult",
+    "CertifyPlan", "ReportResult", "ExportResult", "Verdict", "capacity", "CapacityResult",
+    "CapacityPlan", "TablesResult", "SweepResult", "DetpolyResult",
 })
 
 __all__ = ["__version__", *sorted(_API_NAMES)]

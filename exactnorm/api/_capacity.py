@@ -324,3 +324,7 @@ def _write_profile(result: CapacityResult, out: str | os.PathLike[str]) -> tuple
            "note": "a measurement with its witnesses (exact ranks); not checked by exactnorm "
                    "check"}
     return Path(out), atomic_write(out, certificate_bytes(doc))
+
+
+#: the readers of :func:`capacity`, shared with its dry run (:mod:`exactnorm.api._capacity_plan`)
+read_given, given_bounds, read_target = _given, _bounds, _target

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from exactnorm.api._boxes import resolve_box
-from exactnorm.api._capacity import _bounds, _given, _target
+from exactnorm.api._capacity import given_bounds, read_given, read_target
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.model.network import DEFAULT_MAX_WIDTH
 
@@ -98,12 +98,12 @@ def plan_capacity(frozen: Any, *, box: Any = None,
     >>> plan_capacity(frozen).pairs
     [{'pair': 1, 'c0': 2, 'c1': 3, 'c2': 1, 'rows': 2, 'columns': 3, 'needed': 2}]
     """
-    net = _given(frozen, activations, max_width)
+    net = read_given(frozen, activations, max_width)
     resolved = resolve_box(box=box, box_file=box_file, box_from_data=box_from_data,
                            max_digits=max_digits)
-    bounds = _bounds(resolved, net.widths[0])
-    g = None if target is None else _target(target, bounds, target_activations, max_width,
-                                            max_digits)
+    bounds = given_bounds(resolved, net.widths[0])
+    g = None if target is None else read_target(target, bounds, target_activations,
+                                                max_width, max_digits)
     widths = net.widths
     pairs, work, peak = [], 0.0, 0
     for j in range(1, len(widths) - 1):

@@ -33,15 +33,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from exactnorm import certificate as _certificate
 from exactnorm.api._progress import Progress
 from exactnorm.api._results import Verdict
 from exactnorm.certificate import DEFAULT_FROZEN_WEIGHTS, DEFAULT_VERSION, certificate_bytes
-from exactnorm.certificate import save_certificate as _save_unchecked
-from exactnorm.certificate import write_certificate as _write_unchecked
 from exactnorm.errors import InvalidCertificateError
 
 __all__ = ["Written", "write_checked", "write_certificate", "save_certificate",
-           "check_document_bytes", "claim_accepted"]
+           "write_certificate_checked", "check_document_bytes", "claim_accepted"]
 
 
 @dataclass(frozen=True)
@@ -100,7 +99,7 @@ def write_checked(path: str | os.PathLike[str], produce: Callable[[Path], int], 
         The check of the written file (default: :func:`exactnorm.api.check_file`, the checker
         of ``exactnorm check``; an export compares what it reads back with its certificate).
     """
-    from exactnorm.api import check_file
+    from exactnorm.api._check import check_file
 
     dest = Path(path)
     t0 = time.perf_counter()
@@ -135,7 +134,7 @@ def check_document_bytes(doc: dict[str, Any], *, pure: bool = False,
                          progress: Progress = None) -> Verdict:
     """The checker's verdict on the bytes :func:`save_certificate` would write for ``doc``
     (uncompressed): for a document that is checked but not written."""
-    from exactnorm.api import check_bytes
+    from exactnorm.api._check import check_bytes
 
     return check_bytes(certificate_bytes(doc), pure=pure, progress=progress)
 
@@ -146,6 +145,18 @@ def _refuse(written: Written) -> None:
         raise InvalidCertificateError(f"the checker refused the written bytes of "
                                       f"{written.path}, so it was not kept: "
                                       f"{'' if v is None else v.message}")
+
+
+def write_certificate_checked(c: Any, path: str | os.PathLike[str], *, version: int,
+                              frozen_weights: str, check: bool = True, pure: bool = False,
+                              progress: Progress = None, keep_when_interrupted: bool = False,
+                              on_checking: Callable[[Path], None] | None = None) -> Written:
+    """:func:`write_checked` of a construction's certificate, streamed by
+    :func:`exactnorm.certificate.write_certificate`: what ``exactnorm certify`` and
+    :func:`write_certificate` do, with the verdict and times returned."""
+    return write_checked(path, lambda p: _certificate.write_certificate(
+        c, p, version=version, frozen_weights=frozen_weights), check=check, pure=pure,
+        progress=progress, keep_when_interrupted=keep_when_interrupted, on_checking=on_checking)
 
 
 def write_certificate(c: Any, path: str | os.PathLike[str], *, version: int = DEFAULT_VERSION,
@@ -190,9 +201,9 @@ def write_certificate(c: Any, path: str | os.PathLike[str], *, version: int = DE
     >>> write_certificate(certify(demo_target(), seed=0), path) == os.path.getsize(path)
     True
     """
-    written = write_checked(path, lambda p: _write_unchecked(
-        c, p, version=version, frozen_weights=frozen_weights), check=check, pure=pure,
-        progress=progress)
+    written = write_certificate_checked(c, path, version=version,
+                                        frozen_weights=frozen_weights, check=check, pure=pure,
+                                        progress=progress)
     _refuse(written)
     return written.bytes
 
@@ -224,7 +235,7 @@ def save_certificate(doc: dict[str, Any], path: str | os.PathLike[str], *, check
     InvalidCertificateError
         The checker refused the written bytes: nothing is kept at ``path``.
     """
-    written = write_checked(path, lambda p: _save_unchecked(doc, p), check=check, pure=pure,
-                            progress=progress)
+    written = write_checked(path, lambda p: _certificate.save_certificate(doc, p), check=check,
+                            pure=pure, progress=progress)
     _refuse(written)
     return written.bytes

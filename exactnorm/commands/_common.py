@@ -30,7 +30,7 @@ from exactnorm.errors import InputError
 
 __all__ = ["add_target_options", "console", "err_console", "target_arguments",
            "verdict_line", "claim_of", "add_timeout_option", "approximate_fractions",
-           "output_path", "STDOUT",
+           "output_path", "STDOUT", "human_duration",
            "set_interrupt_note", "interrupt_note",
            "PlainProgress", "PLAIN_PROGRESS_SECONDS", "progress_hook", "progress_enabled",
            "eta_text",
@@ -325,6 +325,21 @@ def _seconds(text: str) -> float:
     return value
 
 
+def human_duration(s: float) -> str:
+    """A duration for a line of text.
+
+    >>> human_duration(42.4), human_duration(3000), human_duration(4 * 86400)
+    ('42 s', '50 min', '4 days')
+    """
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    if s < 2 * 86400:
+        return f"{s / 3600:.0f} h"
+    return f"{s / 86400:.0f} days"
+
+
 def progress_enabled() -> bool:
     return sys.stderr.isatty()
 
@@ -372,8 +387,7 @@ def write_checked_certificate(c: Any, out: str, *, version: int, frozen_weights:
     written file is checked, and it gets its name only when valid
     (:func:`exactnorm.api._written.write_checked`). An interrupt during the check keeps the
     complete certificate under its name, unchecked, and the one line says so."""
-    from exactnorm.api._written import write_checked
-    from exactnorm.certificate import write_certificate
+    from exactnorm.api._written import write_certificate_checked
 
     mode = "pure" if pure else "flint"
 
@@ -385,8 +399,9 @@ def write_checked_certificate(c: Any, out: str, *, version: int, frozen_weights:
                   flush=True)
 
     with progress_hook("check", "frozen layers") as hook:
-        written = write_checked(out, lambda p: write_certificate(
-            c, p, version=version, frozen_weights=frozen_weights), check=check, pure=pure,
-            progress=hook, keep_when_interrupted=True, on_checking=checking)
+        written = write_certificate_checked(c, out, version=version,
+                                            frozen_weights=frozen_weights, check=check,
+                                            pure=pure, progress=hook,
+                                            keep_when_interrupted=True, on_checking=checking)
     set_interrupt_note(None)
     return written

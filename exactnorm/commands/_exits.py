@@ -28,31 +28,20 @@ EXIT_INTERRUPTED = 130
 
 #: (code, meaning) in the order the documents print them
 EXIT_CODES: tuple[tuple[int, str], ...] = (
-    (EXIT_OK, "success: the certificate is valid (`check`, and `certify`, `export`, `report`, "
-              "which check first); `capacity`: REACHABLE, or the profile; `realizable`: "
-              "reachable; `--dry-run`: the plan was printed"),
-    (EXIT_NO, "the answer is no: an INVALID certificate (`check`; `certify`, `capacity`, "
-              "`export`, `report` refuse one), a certificate over a limit of the check "
-              "(`--max-digits`, `--max-work`, a structure's size: rule `number` or `limit`); "
-              "`capacity`: UNREACHABLE; `realizable`: not reachable; `tables --check`: a "
-              "difference"),
-    (EXIT_INPUT, "usage or input error, nothing was checked: a missing, empty, truncated or "
-                 "corrupt file, a folder, a bad option, an input over a limit of reading "
-                 "(`--max-bytes`, `--max-width`, `--max-digits` of a target, box or data file), "
-                 "a `--source` that is not the certified model, a missing optional package (the "
-                 "message names the extra)"),
-    (EXIT_INTERNAL, "internal error: a bug in exactnorm (one line; rerun with `--debug` and "
-                    "report it)"),
-    (EXIT_UNDECIDED, "`capacity`: UNDECIDED (no verdict in the classes it decides; the message "
-                     "names the class)"),
-    (EXIT_TIMEOUT, "`--timeout` passed: the work stopped; the message says what was kept and "
-                   "how to resume"),
-    (EXIT_INTERRUPTED, "interrupted (Ctrl-C, SIGINT or SIGTERM): every worker process ended, "
-                       "no partial file; the message says what was kept (finished files are "
-                       "written atomically; `sparse-sweep` keeps its task log) and how to "
-                       "resume"),
-    (EXIT_BROKEN_PIPE, "standard output closed before the verdict was written (neither valid "
-                       "nor invalid: nobody read it)"),
+    (EXIT_OK, "success: a valid certificate (`certify`, `export`, `report` check first); "
+              "`capacity`: REACHABLE or the profile; `realizable`: reachable; `--dry-run`"),
+    (EXIT_NO, "no: an INVALID certificate, also one over a limit of the check (`--max-digits`, "
+              "`--max-work`: rule `number` or `limit`); `capacity`: UNREACHABLE; "
+              "`realizable`: not reachable; `tables --check`: a difference"),
+    (EXIT_INPUT, "usage or input error, nothing checked: a missing, empty or corrupt file, a bad "
+                 "option, an input over a limit of reading (`--max-bytes`, `--max-width`, "
+                 "`--max-digits` of an input file), a wrong `--source`, a missing extra"),
+    (EXIT_INTERNAL, "internal error: a bug (one line; rerun with `--debug` and report it)"),
+    (EXIT_UNDECIDED, "`capacity`: UNDECIDED (the message names the class)"),
+    (EXIT_TIMEOUT, "`--timeout` passed; the message says what was kept and how to resume"),
+    (EXIT_INTERRUPTED, "interrupted (Ctrl-C, SIGINT, SIGTERM): workers ended, no partial "
+                       "file; the message says what was kept"),
+    (EXIT_BROKEN_PIPE, "standard output closed before the verdict was written"),
 )
 
 

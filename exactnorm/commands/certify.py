@@ -24,6 +24,7 @@ from exactnorm.commands._common import (
     add_timeout_option,
     console,
     err_console,
+    human_duration,
     output_path,
     progress_hook,
     set_interrupt_note,
@@ -209,8 +210,6 @@ def run(args: argparse.Namespace) -> int:
         plan_certify,
         require_version,
     )
-    from exactnorm.constructions.choice import human_seconds
-
     seconds: dict[str, float] = {}
     out = output_path(args.out)  # a mistyped folder fails now, not after the construction
     if out is not None and out.exists() and not args.force and not args.dry_run:
@@ -256,7 +255,7 @@ def run(args: argparse.Namespace) -> int:
     set_interrupt_note("no certificate was written (a construction keeps no partial state); "
                        "run the same command again to start over"
                        + (f", with a larger --timeout (estimated "
-                          f"{human_seconds(plan.estimate.seconds)})"
+                          f"{human_duration(plan.estimate.seconds)})"
                           if args.timeout is not None else ""))
     total = target.depth if plan.unit == "target layers" else None
     with progress_hook(plan.construction, plan.unit, total=total) as hook:
@@ -320,8 +319,6 @@ def plan_lines(plan: Any, target: Any, path: str | None) -> list[str]:
     """What ``--dry-run`` prints: the target, the construction and why, the estimates (time,
     peak memory, certificate size, frozen depth), the runs of a target of several kinds and
     per-layer rows when the plan has them; nothing is built."""
-    from exactnorm.constructions.choice import human_seconds
-
     e = plan.estimate
     name = path if path is not None else "the embedded demo target"
     lines = [f"plan for {name}: target widths {list(target.widths)} "
@@ -329,14 +326,14 @@ def plan_lines(plan: Any, target: Any, path: str | None) -> list[str]:
              f"dimension {len(target.lower)}",
              f"construction: {plan.construction}"
              + (f" ({_flags(plan.summary)})" if plan.summary else ""),
-             f"estimated: {human_seconds(e.seconds)}, peak memory ≈ "
+             f"estimated: {human_duration(e.seconds)}, peak memory ≈ "
              f"{e.peak_bytes / 2**30:.2f} GiB, certificate ≈ {e.certificate_bytes / 2**20:.1f} "
              f"MiB (gzip), frozen depth {e.depth}, {e.systems} Khatri–Rao system(s) of size ≤ "
              f"{e.system_size}"]
     for run in plan.runs:
         re = run.estimate
         lines.append(f"  target layers {run.first}–{run.last} ({run.kind}): "
-                     f"{run.construction}, ≈ {human_seconds(re.seconds)}, peak ≈ "
+                     f"{run.construction}, ≈ {human_duration(re.seconds)}, peak ≈ "
                      f"{re.peak_bytes / 2**30:.2f} GiB, frozen depth {re.depth}; {run.note}")
     for row in getattr(plan, "layers", None) or ():
         values = json_ready(row)
