@@ -9,8 +9,9 @@ one of three ways, exactly one at a time:
   ``(lower, upper)``;
 * ``box_file``: a ``.json`` object ``{"lower": [...], "upper": [...]}`` (exact numbers), an
   ``.npz`` with arrays ``lower`` and ``upper``, or an ``.npy`` of shape ``(2, d_0)``;
-* ``box_from_data``: an ``.npy`` array of samples, shape ``(n, d_0)``: the box is the per-feature
-  minimum and maximum (floats converted exactly: the box contains every sample).
+* ``box_from_data``: an ``.npy`` array of samples, shape ``(n, d_0)`` or images ``(n, c, h, w)``
+  (the arrays ``--data`` takes): the box is the per-feature minimum and maximum (floats
+  converted exactly: the box contains every sample).
 
 >>> lo, hi = resolve_box(box="-1/2:1")
 >>> lo, hi
@@ -173,15 +174,17 @@ def box_from_file(path: str | os.PathLike[str], *,
 
 
 def box_from_samples(path: str | os.PathLike[str]) -> Bounds:
-    """Per-feature minimum and maximum of an ``.npy`` sample array of shape ``(n, d)``."""
+    """Per-feature minimum and maximum of an ``.npy`` sample array: ``(n, d)``, or images
+    ``(n, c, h, w)`` (any ``(n, …)``, each sample read in C order, as ``--data`` reads it)."""
     p = require_file(path, "data file", parameter="box_from_data")
     if p.suffix.lower() != ".npy":
         raise InputError(f"data file {p}: expected an .npy array of shape (n, d)",
                          parameter="box_from_data")
     arr = _load_npy(p)
-    if arr.ndim != 2 or arr.shape[0] == 0:
-        raise InputError(f"{p} must have shape (n, d) with n ≥ 1 samples, got {arr.shape}",
-                         parameter="box_from_data")
+    if arr.ndim < 2 or arr.shape[0] == 0 or arr.size == 0:
+        raise InputError(f"{p} must have shape (n, d) or (n, c, h, w) with n ≥ 1 samples, got "
+                         f"{arr.shape}", parameter="box_from_data")
+    arr = arr.reshape(arr.shape[0], -1)
     return _bounds(_exact_floats(arr.min(axis=0), f"{p} minimum"),
                    _exact_floats(arr.max(axis=0), f"{p} maximum"), str(p))
 

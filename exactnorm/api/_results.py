@@ -125,7 +125,8 @@ class Verdict(_checker.Verdict):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        text = self.message if len(self.message) <= 160 else self.message[:157] + "..."
+        text = self.message if len(self.message) <= 160 \
+            else self.message[:158].rsplit(" ", 1)[0] + " …"  # cut between words
         where = "" if self.ok or self.layer is None else f" at layer {self.layer}"
         claim = (self.facts or {}).get("claim") if self.ok else None
         status = f"{claim} VALID" if claim else "VALID" if self.ok else "INVALID"

@@ -81,8 +81,8 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
                    help="per-feature input box: .json {lower, upper}, .npz with arrays lower "
                         "and upper, or .npy of shape (2, d)")
     p.add_argument("--box-from-data", metavar="DATA.npy",
-                   help="per-feature input box: minimum and maximum of each column of an .npy "
-                        "sample array of shape (n, d)")
+                   help="per-feature input box: minimum and maximum of each feature of an .npy "
+                        "sample array of shape (n, d) or images (n, c, h, w), as --data takes")
     p.add_argument("--activations", metavar="A1,A2,...",
                    help="state dicts only: activation after each Linear layer, relu or identity, "
                         "e.g. relu,relu,identity (a state dict does not record them)")

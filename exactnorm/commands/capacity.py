@@ -50,7 +50,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--box-file", metavar="FILE",
                    help="per-feature input box: .json {lower, upper}, .npz or .npy (2, d)")
     p.add_argument("--box-from-data", metavar="DATA.npy",
-                   help="per-feature input box: minimum and maximum of each column of samples")
+                   help="per-feature input box: minimum and maximum of each feature of samples "
+                        "(n, d) or images (n, c, h, w)")
     p.add_argument("--target", metavar="TARGET", default=None,
                    help="the target network (any format certify reads, ONNX with "
                         "BatchNormalization too); without it: the capacity profile")
