@@ -144,8 +144,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     except DeadlineReached as exc:
+        note = interrupt_note()
+        if "--timeout" not in note:
+            note += "; run the same command again with a larger --timeout"
         return fail("TIMEOUT", EXIT_TIMEOUT, f"exactnorm: stopped after --timeout "
-                                             f"{exc.seconds:g} s; {interrupt_note()}")
+                                             f"{exc.seconds:g} s; {note}")
     except KeyboardInterrupt as exc:
         which = f" ({exc.signal_name})" if isinstance(exc, Interrupted) \
             and exc.signal_name != "SIGINT" else ""
