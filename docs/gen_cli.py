@@ -53,6 +53,17 @@ def cli_reference() -> str:
              "[security.md](security.md). Errors are one line on standard error; `--debug` "
              "(before or after the verb) shows the traceback before it and keeps the code.", "",
              exit_code_table(), "",
+             "## Dry runs, deadlines and interrupts", "",
+             "`certify --dry-run` prints the plan — the construction of each run of layers, the "
+             "frozen widths and depth, the estimated time, peak memory and certificate size — "
+             "and `capacity --dry-run` the size of each pair's Khatri–Rao matrix with its "
+             "estimate; neither builds anything, and both exit 0. `--timeout S` stops the work "
+             "after `S` seconds (exit code 124). Ctrl-C, or `SIGINT` or `SIGTERM` sent to the "
+             "main process alone, ends every worker process at once (exit code 130). Either way "
+             "the one line says what was kept and how to resume, no process prints a traceback "
+             "and no partial file is left: outputs are written to a temporary file and renamed, "
+             "and a document (`certify`, `capacity`, `export --format json`) gets its name only "
+             "after the bytes written were read back and checked.", "",
              *_json_section()]
     sub = next(a for a in parser._actions if a.__class__.__name__ == "_SubParsersAction")
     for name in sorted(sub.choices):

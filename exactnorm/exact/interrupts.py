@@ -13,7 +13,9 @@ Contract
 * Worker processes (:mod:`exactnorm.exact.parallel`) run :func:`quiet_worker` first: ``SIGINT``
   and ``SIGTERM`` take their default action there (the process ends at once, silently: no
   ``KeyboardInterrupt`` traceback when a terminal's Ctrl-C reaches the whole process group), and
-  they inherit neither the main process's handlers nor its wake-up descriptor. The pool is
+  they inherit neither the main process's handlers nor its wake-up descriptor; on Linux the
+  kernel ends a worker whose parent ends (``PR_SET_PDEATHSIG``), so a worker's own workers and
+  the workers of a killed command end too. The pool is
   created and its tasks submitted with the signals blocked (:func:`signals_blocked`), so that no
   signal reaches a worker between its ``fork`` and :func:`quiet_worker`; a signal that arrives
   meanwhile is delivered to the main process when they are unblocked.
@@ -36,8 +38,10 @@ append-only task log (``sparse-sweep``), which the command names in its one line
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Iterable, Iterator
 from typing import Any
@@ -116,10 +120,33 @@ def quiet_worker() -> None:
         signal.set_wakeup_fd(-1)
     for sig in STOP_SIGNALS:
         signal.signal(sig, signal.SIG_DFL)
+    _end_with_parent()
     if _POSIX:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, signal.SIG_IGN)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _HELD)
+
+
+#: ``prctl(PR_SET_PDEATHSIG, …)`` (Linux): a signal the kernel sends when the parent ends
+_PR_SET_PDEATHSIG = 1
+
+
+def _end_with_parent() -> None:
+    """On Linux, ask the kernel to send ``SIGTERM`` to this worker when its parent ends (killed
+    with ``SIGKILL``, or itself a worker ended by an interrupt): no worker, nor a worker's own
+    worker, outlives the command. Elsewhere nothing (the main process ends its workers)."""
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):  # pragma: no cover - no libc prctl
+        return
+    if os.getppid() != parent:  # the parent ended before the request took effect
+        os._exit(1)
 
 
 @contextlib.contextmanager
