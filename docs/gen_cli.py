@@ -19,12 +19,12 @@ SCHEMA_FILE = "cli-output.schema.json"
 def _json_section() -> list[str]:
     from exactnorm.commands._json import DETAILS, ENVELOPE, OUTPUT_FORMAT, VERDICTS
 
-    parts = ["## Machine-readable output: --json", "",
+    parts = ["## JSON output", "",
              "With `--json` every verb prints exactly one JSON object (one line) on standard "
              "output and nothing else there: its verdict, a plan, an error (usage, input or "
              "internal), an interrupt or a deadline alike. Progress and notes stay on standard "
              "error; the human text is not printed. The object's JSON Schema (draft 2020-12) is "
-             f"[{SCHEMA_FILE}]({SCHEMA_FILE}); `format` is `\"{OUTPUT_FORMAT}\"` and keys are "
+             f"`docs/{SCHEMA_FILE}`; `format` is `\"{OUTPUT_FORMAT}\"` and keys are "
              "only ever added while `version` is 1.", "",
              "| key | meaning |", "|---|---|"]
     parts += [f"| `{key}` | {meaning} |" for key, (_, meaning) in ENVELOPE.items()]

@@ -215,7 +215,12 @@ def handling_interrupts(timeout: float | None = None) -> Iterator[None]:
         if timeout is not None:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, old_alarm)
-        signal.set_wakeup_fd(old_fd)
+        try:
+            signal.set_wakeup_fd(old_fd)
+        except (ValueError, OSError):
+            # the descriptor set before us was closed since (an event loop that was not
+            # closed leaves one behind): there is nothing to restore
+            signal.set_wakeup_fd(-1)
         stop.set()
         with contextlib.suppress(OSError):
             writer.send(b"\0")
