@@ -24,7 +24,6 @@ from exactnorm.outputs.export import (
     EXPORT_FORMATS,
     INTERFACES,
     export_certificate,
-    load_exported_json,
     render_export,
 )
 from exactnorm.outputs.report import FLOAT_ERROR_POINTS, report_contents, write_report
@@ -73,14 +72,6 @@ def _check_source(doc: dict[str, Any], source: str | os.PathLike[str]) -> None:
                          f"nothing was written", parameter="source")
 
 
-def _certified_network(doc: dict[str, Any], max_digits: int) -> Any:
-    from exactnorm.certificate import needs_kind_reader, network_from_dict, read_networks
-
-    if needs_kind_reader(doc):
-        return read_networks(doc, max_digits=max_digits)[1]
-    return network_from_dict(doc, max_digits=max_digits)
-
-
 #: what an exact export's check says it did
 READ_BACK = ("the written bytes were read back: γ = γ̂/s and β = β̂ − γ̂μ/s recover the "
              "certificate's network exactly (every frozen matrix, γ and β equal entry by entry)")
@@ -95,15 +86,14 @@ def _write_export_checked(doc: dict[str, Any], data: bytes, out: str | os.PathLi
     import sys
     import tempfile
 
+    from exactnorm.api._export_check import export_difference
     from exactnorm.api._written import write_checked
 
-    certified = _certified_network(doc, max_digits)
-
     def compare(path: Path) -> Verdict:
-        same = load_exported_json(path, max_digits=max_digits) == certified
-        return Verdict(same, "valid" if same else "export",
-                       READ_BACK if same else "the exact export read back differs from the "
-                                              "certificate's network")
+        difference = export_difference(doc, path, max_digits)
+        return Verdict(difference is None, "valid" if difference is None else "export",
+                       READ_BACK if difference is None else
+                       f"the exact export read back differs from the certificate: {difference}")
 
     if os.fspath(out) == "-":
         with tempfile.TemporaryDirectory(prefix="exactnorm-export-") as folder:
