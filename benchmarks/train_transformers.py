@@ -124,6 +124,14 @@ def export(torch, model, path, dynamo, opset=None):
     if opset is not None:
         kwargs["opset_version"] = opset
     torch.onnx.export(model, (x,), str(path), **kwargs)
+    import onnx
+
+    # the dynamo exporter may write the weights beside the model: keep one self-contained file
+    proto = onnx.load(str(path))
+    onnx.save(proto, str(path), save_as_external_data=False)
+    data = Path(f"{path}.data")
+    if data.exists():
+        data.unlink()
 
 
 def main() -> None:

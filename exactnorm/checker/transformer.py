@@ -37,7 +37,7 @@ from typing import Any
 
 from .boxes import Box
 from .budget import STEP, Budget, mul_cost
-from .document import read_target
+from .document import read_certificate, read_target
 from .numbers import CertificateError, IntVector, Verdict, field, number, show, vector
 from .protocol import AnyArithmetic
 from .reading import rule_domain
@@ -366,6 +366,21 @@ def slot_seed(arch_text: bytes, name: str, lower: IntVector, upper: IntVector,
 # ---------------------------------------------------------------- the check
 
 
+def _rule_slot_seed(doc: dict, name: str, derived: int, max_digits: int, budget: Budget) -> None:
+    """Rule ``provenance`` of seed rule ``slot``: every draw record of the slot names the seed
+    derived for it (the records read by the reader of §6, nothing regenerated)."""
+    try:
+        prov = read_certificate(doc, max_digits, budget)[5]
+    except CertificateError as exc:
+        raise CertificateError(exc.rule, f"slot {name}: {exc}", exc.layer, exc.neuron) from None
+    for seed in sorted(prov.seeds):
+        if seed != derived:
+            raise CertificateError("provenance", f"slot {name}: seed_rule slot: its frozen "
+                                                 f"matrices are drawn from seed {seed}, the "
+                                                 f"seed derived from the architecture, the "
+                                                 f"slot's name, box and target is {derived}")
+
+
 def _slot_document(doc: object, name: str, max_digits: int) -> tuple[dict, IntVector, IntVector,
                                                                      list[TargetRecord]]:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT or doc.get("version") != 3:
@@ -422,29 +437,27 @@ def run_transformer(ar: AnyArithmetic, doc: dict, max_digits: int = DEFAULT_MAX_
     for k, n in enumerate(nodes):
         if n["op"] == "layernorm":
             _rule_layernorm(k, n)
-    text = architecture_text(V, T, nodes, out)
+    for name, _, j in uses:  # rule box: every slot's domain is the box of the node it reads
+        _, lower, upper, _ = read[name]
+        _rule_box(name, lower, upper, graph.box(j), j)
+    if seed_rule == "slot":  # rule provenance: each slot's draws name the seed of its place
+        text = architecture_text(V, T, nodes, out)
+        for name, _, _ in uses:
+            slot_doc, lower, upper, target = read[name]
+            _rule_slot_seed(slot_doc, name, slot_seed(text, name, lower, upper, target),
+                            max_digits, budget)
     facts_slots = []
     work = 0
     for done, (name, k, j) in enumerate(uses):
         if progress is not None:
             progress(done, len(uses))
-        slot_doc, lower, upper, target = read[name]
-        _rule_box(name, lower, upper, graph.box(j), j)
         left = None if max_work is None else max(1, max_work - budget.spent - work)
         try:
-            facts = run_rules(ar, slot_doc, max_digits, None, left)
+            facts = run_rules(ar, read[name][0], max_digits, None, left)
         except CertificateError as exc:
             raise CertificateError(exc.rule, f"slot {name}: {exc}", exc.layer,
                                    exc.neuron) from None
         work += facts["work"]
-        if seed_rule == "slot" and facts["seed"] is not None:
-            derived = slot_seed(text, name, lower, upper, target)
-            if facts["seed"] != derived:
-                raise CertificateError("provenance", f"slot {name}: seed_rule slot: its frozen "
-                                                     f"matrices are drawn from seed "
-                                                     f"{facts['seed']}, the seed derived from "
-                                                     f"the architecture, the slot's name, box and "
-                                                     f"target is {derived}")
         facts_slots.append({"name": name, "node": k, "reads": j,
                             "widths": facts["target_widths"],
                             "frozen_layers": facts["frozen_layers"], "seed": facts["seed"],

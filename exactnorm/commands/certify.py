@@ -177,6 +177,7 @@ def _flags(text: str | None) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from exactnorm.api import (
         certify_target,
+        is_transformer_file,
         demo_target,
         factors_of,
         load_target,
@@ -190,6 +191,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{args.out} exists; pass --force to overwrite it, or choose another "
                          f"--out FILE")
     path, box = target_arguments(args)
+    if path is not None and is_transformer_file(path):  # token ids in: a transformer (§11)
+        from exactnorm.commands._transformer import run_transformer
+        return run_transformer(args, path)
     if path is None:
         require_integer(args.max_width, "max_width", minimum=1)  # as load_target would
         require_integer(args.max_digits, "max_digits", minimum=1)

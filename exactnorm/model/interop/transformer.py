@@ -268,6 +268,9 @@ class _Reader:
         if not isinstance(v, Value):
             raise InputError(f"{node_label(node)}: only its data input may depend on the tokens")
         consts = [self.const(i) for i in node.input]
+        if node.op_type == "Gather" and (consts[1] is None or consts[1].dtype.kind not in "iu"):
+            raise InputError(f"{node_label(node)}: a Gather of a per-token value by indices that "
+                             f"are not integer constants")
         if any(isinstance(x, Value) for x in ins[1:]):
             raise InputError(f"{node_label(node)}: its shape or index input depends on the "
                              f"tokens")
