@@ -237,7 +237,9 @@ def certify(target: Any, construction: str = "auto", *,
                              "slots realized by the automatic choice; box, activations and "
                              "whole-target options do not apply")
         tplan = plan_transformer(target, seed=seed, jobs=jobs, distribution=distribution,
-                                 block=block, routing=routing, max_system=max_system,
+                                 block=block, routing=routing,
+                                 max_system=None if max_system == THEOREM1_MAX_SYSTEM
+                                 else max_system,
                                  retry=retry, shift_mode=shift_mode, solver=solver)
         with progress_context(progress, "transformer", "slots") as hook:
             return certify_transformer(tplan, scheduler=scheduler, progress=hook)  # type: ignore[return-value]

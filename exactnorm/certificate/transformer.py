@@ -38,7 +38,7 @@ from exactnorm.constructions.transformer import SlotPlan, realize_slot
 from exactnorm.errors import InputError
 from exactnorm.exact.linalg import compact_when_shorter, to_fmpq_mat
 from exactnorm.exact.parallel import map_tasks
-from exactnorm.exact.rationals import format_number
+from exactnorm.exact.rationals import format_number, unlimited_int_digits
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
 from exactnorm.model.transformer import Head, LayerNorm, Node, Slot, Transformer
 
@@ -106,7 +106,8 @@ def _slot_task(task: tuple[str, dict[str, Any], Any, str]) -> tuple[str, dict[st
     target = read_target(dict(sections, format="exactnorm.certificate", version=3,
                               network={"layers": [], "checkpoints": []}))
     c = realize_slot(target, plan)
-    doc = certificate_document(c, version=3, frozen_weights=frozen_weights)
+    with unlimited_int_digits():  # γ, β beyond 4,300 digits are written as decimal strings
+        doc = certificate_document(c, version=3, frozen_weights=frozen_weights)
     doc.pop("witnesses", None)
     return name, doc
 

@@ -14,6 +14,7 @@ from exactnorm.commands._common import (
     err_console,
     progress_hook,
 )
+from exactnorm.commands._defaults import THEOREM1_MAX_SYSTEM
 from exactnorm.errors import InputError
 
 __all__ = ["run_transformer", "slot_table"]
@@ -84,7 +85,9 @@ def run_transformer(args: argparse.Namespace, path: str) -> int:
     t0 = time.perf_counter()
     plan = plan_transformer(path, seed=args.seed, jobs=args.jobs,
                             distribution=args.distribution, block=args.block,
-                            routing=args.routing, max_system=args.max_system,
+                            routing=args.routing,
+                            max_system=None if args.max_system == THEOREM1_MAX_SYSTEM
+                            else args.max_system,
                             retry=args.retry, shift_mode=args.shift_mode, solver=args.solver)
     err_console.print(f"{plan.summary} [read and planned in {time.perf_counter() - t0:.2f} s]",
                       markup=False)

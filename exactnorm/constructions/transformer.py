@@ -27,8 +27,13 @@ from exactnorm.errors import InputError
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.transformer import Transformer
 
-__all__ = ["SlotPlan", "plan_slots", "realize_slot", "slots_estimate", "SLOT_OPTIONS"]
+__all__ = ["SlotPlan", "plan_slots", "realize_slot", "slots_estimate", "SLOT_OPTIONS",
+           "SLOT_MAX_SYSTEM"]
 
+#: the largest Khatri–Rao system a slot's Theorem 1 pair may solve unless the caller says
+#: otherwise: a transformer has many slots, and beyond this the trade-off's many small systems
+#: cost seconds where one pair costs minutes (a 32 → 128 → 32 MLP: about 2 s against 7 min)
+SLOT_MAX_SYSTEM = 1024
 #: options of ``certify`` a transformer's slots take (each slot is planned with them)
 SLOT_OPTIONS = ("distribution", "block", "routing", "max_system", "retry", "shift_mode",
                 "solver")
@@ -50,6 +55,7 @@ def plan_slots(tr: Transformer, seeds: dict[str, int], **options: Any) -> list[S
         if name not in SLOT_OPTIONS:
             raise InputError(f"{name} does not apply to a transformer (its slots take "
                              f"{', '.join(SLOT_OPTIONS)})", parameter=name)
+    options.setdefault("max_system", SLOT_MAX_SYSTEM)
     out = []
     for name, target in tr.slot_targets().items():
         plan = plan_certify(target, "auto", seed=seeds[name], jobs=1, **options)
