@@ -38,9 +38,9 @@ def main() -> None:
     except ImportError:
         sys.exit("this example needs PyTorch: pip install torch onnxscript")
     import onnxruntime as ort
+    from train_transformers import MODELS, P, build, data, export, train
 
     import exactnorm
-    from train_transformers import MODELS, P, build, data, export, train
 
     out = Path(args.out or tempfile.mkdtemp(prefix="exactnorm-transformer-"))
     out.mkdir(parents=True, exist_ok=True)

@@ -39,6 +39,7 @@ from exactnorm.errors import InputError
 from exactnorm.exact.linalg import compact_when_shorter, to_fmpq_mat
 from exactnorm.exact.parallel import map_tasks
 from exactnorm.exact.rationals import format_number, unlimited_int_digits
+from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
 from exactnorm.model.transformer import Head, LayerNorm, Node, Slot, Transformer
 
@@ -159,7 +160,8 @@ def read_transformer(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGIT
         raise InputError("the document's slots must be an object")
     networks = {name: read_networks(d, max_digits=max_digits) for name, d in slots_doc.items()}
     roles = (doc.get("provenance") or {}).get("slots", {})
-    slots = {name: Slot(name, target.layers, roles.get(name, {}).get("role", "linear"))
+    slots = {name: Slot(name, dense_layers(target.layers, "a transformer slot"),
+                        roles.get(name, {}).get("role", "linear"))
              for name, (target, _) in networks.items()}
     built: list[Node] = []
     for n in nodes:
@@ -168,9 +170,10 @@ def read_transformer(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGIT
         elif n["op"] == "slot":
             built.append(Node("slot", tuple(n["reads"]), slot=n["slot"]))
         elif n["op"] == "layernorm":
-            g, b = n["gain"].fractions(), n["bias"].fractions()
+            gain = tuple(_q(x) for x in n["gain"].fractions())
+            bias = tuple(_q(x) for x in n["bias"].fractions())
             built.append(Node("layernorm", tuple(n["reads"]), layernorm=LayerNorm(
-                *(tuple(_q(x) for x in v) for v in (g, b)), _q(n["epsilon"]), _q(n["r"]))))
+                gain, bias, _q(n["epsilon"]), _q(n["r"]))))
         elif n["op"] == "attention":
             mask = n["mask"] if isinstance(n["mask"], str) else (n["mask"][0], _q(n["mask"][1]))
             built.append(Node("attention", tuple(n["reads"]),

@@ -228,7 +228,8 @@ class _Graph:
             self.widths.append(self._width(k, n))
 
     def _in(self, name: str) -> int:
-        return self.targets[name][0].W.ncols if self.targets[name][0].W is not None else 0
+        W = self.targets[name][0].W
+        return W.ncols if W is not None else 0
 
     def _width(self, k: int, n: dict) -> int:
         op = n["op"]

@@ -177,9 +177,9 @@ def _flags(text: str | None) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from exactnorm.api import (
         certify_target,
-        is_transformer_file,
         demo_target,
         factors_of,
+        is_transformer_file,
         load_target,
         plan_certify,
         require_version,

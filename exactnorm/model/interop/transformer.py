@@ -30,6 +30,8 @@ from flint import fmpq
 
 from exactnorm.errors import InputError
 from exactnorm.exact.linalg import from_numpy_exact
+from exactnorm.model.interop.transformer_attention import AttentionOps
+from exactnorm.model.interop.transformer_layernorm import LayerNormOps
 from exactnorm.model.interop.transformer_values import (
     INDEX_OPS,
     Expr,
@@ -41,11 +43,9 @@ from exactnorm.model.kinds.dense import TargetLayer
 from exactnorm.model.onnx_common import array, attributes, load_model, node_label
 from exactnorm.model.transformer import (
     Head,
-    LayerNorm,
     Node,
     Slot,
     Transformer,
-    layernorm_radius,
 )
 
 __all__ = ["transformer_from_onnx", "is_token_model", "NOT_PIECEWISE_LINEAR"]
@@ -69,7 +69,7 @@ def is_token_model(model: Any) -> bool:
     return len(inputs) == 1 and inputs[0].type.tensor_type.elem_type in (6, 7)
 
 
-class _Reader:
+class _Reader(LayerNormOps, AttentionOps):
     def __init__(self, proto: Any) -> None:
         self.graph = proto.graph
         self.opset = max((int(o.version) for o in proto.opset_import
@@ -231,6 +231,7 @@ class _Reader:
             return
         if node.op_type == "Shape":
             v = ins[0]
+            assert isinstance(v, Value)  # not every input is constant
             shape = np.array(v.shape, dtype=np.int64)
             a = attributes(node)
             self.vals[node.output[0]] = shape[a.get("start", 0):a.get("end", len(shape))]
@@ -416,6 +417,7 @@ class _Reader:
             raise InputError(f"{node_label(node)}: a {W.shape[0]}×{W.shape[1]} matrix reads "
                              f"{len(p)} features")
         Wt = from_numpy_exact(np.asarray(W, dtype=np.float64).T, node.name or "weight")
+        assert v.expr is not None
         e = v.expr.then(Wt, p)
         m = W.shape[1]
         shape = v.shape[:-1] + (m,)
@@ -495,356 +497,6 @@ class _Reader:
         assert a.expr is not None and c.expr is not None
         k = self.new_node(Node("add", (a.expr.base, c.expr.base)), node.output[0])
         return self.node_value(k, a.expr.width, a.idx["b"][..., 0], a.idx["s"][..., 0])
-
-    # ---------------------------------------------------------------- LayerNorm
-
-    def op_LayerNormalization(self, node: Any, ins: list[Any]) -> Any:
-        x, g = ins[0], ins[1]
-        b = ins[2] if len(ins) > 2 else None
-        at = attributes(node)
-        if not isinstance(x, Value) or x.kind != "vector" or not isinstance(g, np.ndarray) \
-                or (b is not None and not isinstance(b, np.ndarray)):
-            raise InputError(f"{node_label(node)}: a LayerNorm of a per-token vector with "
-                             f"constant gain and bias")
-        if int(at.get("axis", -1)) % len(x.shape) != len(x.shape) - 1:
-            raise InputError(f"{node_label(node)}: a LayerNorm over another axis than the "
-                             f"features")
-        if any(o for o in node.output[1:] if self.uses.get(o)):
-            raise InputError(f"{node_label(node)}: its mean or inverse deviation is used")
-        x = self.materialize(self.close_attention(x), node, node.input[0])
-        assert x.expr is not None
-        d = x.expr.width
-        gain = np.broadcast_to(np.asarray(g, dtype=np.float64), (d,))
-        bias = np.broadcast_to(np.asarray(b if b is not None else 0.0, dtype=np.float64), (d,))
-        return self.layernorm(node, x, gain, bias, float(at.get("epsilon", 1e-5)))
-
-    def layernorm(self, node: Any, x: Value, gain: np.ndarray, bias: np.ndarray,
-                  eps: float) -> Value:
-        assert x.expr is not None
-        d = x.expr.width
-        if not (np.all(np.isfinite(gain)) and np.all(np.isfinite(bias))) or eps < 0:
-            raise InputError(f"{node_label(node)}: a LayerNorm with a non-finite gain or bias "
-                             f"or a negative epsilon")
-        ln = LayerNorm(tuple(exact_scalar(t) for t in gain), tuple(exact_scalar(t) for t in bias),
-                       exact_scalar(eps), layernorm_radius(d))
-        k = self.new_node(Node("layernorm", (x.expr.base,), layernorm=ln), node.output[0])
-        return self.node_value(k, d, x.idx["b"][..., 0], x.idx["s"][..., 0])
-
-    def _ln_absorb(self, node: Any, v: Value, c: np.ndarray, how: str) -> bool:
-        """``LN(x)·g`` or ``LN(x) + b`` right after a LayerNorm that nothing else reads yet:
-        the gain or bias joins the LayerNorm (the decomposed form's affine part)."""
-        e = v.expr
-        assert e is not None
-        k = e.base
-        data = node.input[0] if isinstance(self.vals.get(node.input[0]), Value) \
-            else node.input[1]
-        if self.nodes[k].op != "layernorm" or k != len(self.nodes) - 1 \
-                or self.uses.get(data, 0) != 1 or v.info.get("build") is not None:
-            return False
-        f = v.idx["f"]
-        if f.shape[-1] != e.width or not (f == np.arange(e.width)).all() \
-                or not e.is_base(list(range(e.width))):
-            return False
-        ln = self.nodes[k].layernorm
-        assert ln is not None
-        d = len(ln.gain)
-        try:
-            vec = np.broadcast_to(np.asarray(c, dtype=np.float64), (d,)) if c.size in (1, d) \
-                and c.shape[-1:] in ((1,), (d,), ()) and c.size in (1, d) else None
-        except ValueError:
-            vec = None
-        if vec is None or not np.all(np.isfinite(vec)):
-            return False
-        x = [exact_scalar(t) for t in vec]
-        if how == "mul":
-            new = LayerNorm(tuple(g * s for g, s in zip(ln.gain, x)),
-                            tuple(b * s for b, s in zip(ln.bias, x)), ln.epsilon, ln.r)
-        else:
-            new = LayerNorm(ln.gain, tuple(b + s for b, s in zip(ln.bias, x)), ln.epsilon, ln.r)
-        self.nodes[k] = Node("layernorm", self.nodes[k].reads, layernorm=new)
-        self.tensor_of[k] = node.output[0]
-        self.vals[node.output[0]] = v
-        return True
-
-    def op_ReduceMean(self, node: Any, ins: list[Any]) -> Any:
-        x = ins[0]
-        at = attributes(node)
-        axes = at.get("axes")
-        if axes is None and len(ins) > 1 and isinstance(ins[1], np.ndarray):
-            axes = [int(a) for a in ins[1].reshape(-1)]
-        if not isinstance(x, Value) or axes is None or len(axes) != 1 \
-                or axes[0] % len(x.shape) != len(x.shape) - 1 or not at.get("keepdims", 1):
-            raise InputError(f"{node_label(node)}: a mean over the features of a token (the "
-                             f"decomposed LayerNorm) is the only reduction read")
-        if x.kind == "vector":
-            x = self.materialize(self.close_attention(x), node, node.input[0])
-            assert x.expr is not None
-            return Value("mean", {n: x.idx[n][..., :1] for n in "bs"},
-                         info={"node": x.expr.base, "value": x})
-        if x.kind == "square":
-            return Value("variance", {n: x.idx[n][..., :1] for n in "bs"}, info=dict(x.info))
-        raise InputError(f"{node_label(node)}: a mean of a {x.kind} value")
-
-    def ln_sub(self, node: Any, x: Any, m: Any) -> Value:
-        if isinstance(x, Value) and isinstance(m, Value) and x.kind == "vector" \
-                and m.kind == "mean":
-            x = self.materialize(self.close_attention(x), node, node.input[0])
-            assert x.expr is not None
-            if x.expr.base == m.info["node"]:
-                return Value("centered", x.idx, info={"node": x.expr.base, "value": x})
-        raise InputError(f"{node_label(node)}: a difference of two per-token values that is not "
-                         f"a token minus its mean (the decomposed LayerNorm)")
-
-    def ln_mul(self, node: Any, a: Any, c: Any) -> Value:
-        if isinstance(a, Value) and isinstance(c, Value):
-            kinds = {a.kind, c.kind}
-            if kinds == {"centered"} and a.info["node"] == c.info["node"]:
-                return Value("square", a.idx, info=dict(a.info))
-            if kinds == {"centered", "invstd"}:
-                cen, inv = (a, c) if a.kind == "centered" else (c, a)
-                if cen.info["node"] == inv.info["node"]:
-                    return self.layernorm(node, cen.info["value"], *self._unit(cen),
-                                          inv.info["eps"])
-        raise InputError(f"{node_label(node)}: a product of two per-token values (not an "
-                         f"affine map; a gated or SiLU MLP is not piecewise linear: exact "
-                         f"reproduction by a ReLU network is impossible)")
-
-    def _unit(self, cen: Value) -> tuple[np.ndarray, np.ndarray]:
-        d = cen.info["value"].expr.width
-        return np.ones(d), np.zeros(d)
-
-    def ln_div(self, node: Any, a: Any, c: Any) -> Value:
-        if isinstance(a, Value) and isinstance(c, Value) and a.kind == "centered" \
-                and c.kind == "std" and a.info["node"] == c.info["node"]:
-            return self.layernorm(node, a.info["value"], *self._unit(a), c.info["eps"])
-        raise InputError(f"{node_label(node)}: a division by a per-token value that is not a "
-                         f"token's deviation (the decomposed LayerNorm)")
-
-    def ln_const(self, node: Any, v: Value, c: np.ndarray, how: str) -> Value:
-        scalar = np.asarray(c, dtype=np.float64).reshape(-1)
-        if scalar.size == 1 and v.kind == "centered" and node.op_type == "Pow" \
-                and scalar[0] == 2:
-            return Value("square", v.idx, info=dict(v.info))
-        if scalar.size == 1 and v.kind == "variance" and how == "add" and scalar[0] >= 0:
-            return Value("variance", v.idx, info=dict(v.info, eps=float(scalar[0]) + float(
-                v.info.get("eps", 0.0)) if v.info.get("eps") else float(scalar[0])))
-        raise InputError(f"{node_label(node)}: {how} of a constant and a part of a LayerNorm "
-                         f"that is not its epsilon")
-
-    def op_Pow(self, node: Any, ins: list[Any]) -> Any:
-        v, c = ins
-        if isinstance(v, Value) and v.kind == "centered" and isinstance(c, np.ndarray):
-            return self.ln_const(node, v, c, "pow")
-        if isinstance(v, Value) and v.kind == "vector":
-            raise InputError(f"{node_label(node)}: a power of a per-token value that is not "
-                             f"centred (an RMSNorm or a nonlinearity is not read; exactnorm "
-                             f"reads LayerNorm)")
-        raise InputError(f"{node_label(node)}: a power that is not the square of a centred "
-                         f"token")
-
-    def op_Sqrt(self, node: Any, ins: list[Any]) -> Any:
-        v = ins[0]
-        if isinstance(v, Value) and v.kind == "variance":
-            return Value("std", v.idx, info=dict(v.info, eps=v.info.get("eps", 0.0)))
-        raise InputError(f"{node_label(node)}: a square root of a value that is not a token's "
-                         f"variance (plus epsilon)")
-
-    def op_Reciprocal(self, node: Any, ins: list[Any]) -> Any:
-        v = ins[0]
-        if isinstance(v, Value) and v.kind == "std":
-            return Value("invstd", v.idx, info=dict(v.info))
-        raise InputError(f"{node_label(node)}: a reciprocal of a value that is not a token's "
-                         f"deviation")
-
-    # ---------------------------------------------------------------- attention
-
-    def _split_last2(self, v: Value) -> tuple[int, ...]:
-        if len(v.shape) < 2:
-            raise InputError("attention reads matrices")
-        return v.shape[:-2]
-
-    def scores(self, node: Any, q: Value, k: Value) -> Value:
-        """``Q Kᵀ``: for every leading index, the rows of ``q`` are positions whose features
-        are one head's queries, the columns of ``k`` positions whose features are its keys."""
-        lead = np.broadcast_shapes(self._split_last2(q), self._split_last2(k))
-        Tq, dq = q.shape[-2:]
-        dk, Tk = k.shape[-2:]
-        if dq != dk:
-            raise InputError(f"{node_label(node)}: queries of {dq} and keys of {dk} features")
-        qa = {n: np.broadcast_to(a, lead + (Tq, dq)) for n, a in q.idx.items()}
-        ka = {n: np.broadcast_to(a, lead + (dk, Tk)) for n, a in k.idx.items()}
-        build: dict[str, Any] = {"heads": [], "scale": fmpq(1), "mask": "none",
-                                 "q": q.expr, "k": k.expr, "node": None, "closed": False}
-        self.attentions[id(build)] = build
-        keys: dict[tuple[tuple[int, ...], tuple[int, ...]], int] = {}
-        out = {n: np.zeros(lead + (Tq, Tk), dtype=np.int64) for n in "bqkh"}
-        for li in np.ndindex(*lead) if lead else [()]:
-            qf, kf = qa["f"][li], ka["f"][li]
-            pq, pk = [int(x) for x in qf[0]], [int(x) for x in kf[:, 0]]
-            b = qa["b"][li]
-            if not (qf == qf[0]).all() or not (kf == kf[:, :1]).all() \
-                    or not (qa["s"][li] == qa["s"][li][:, :1]).all() \
-                    or not (ka["s"][li] == ka["s"][li][:1, :]).all() \
-                    or not (b == b.flat[0]).all() or not (ka["b"][li] == b.flat[0]).all():
-                raise InputError(f"{node_label(node)}: not queries times keys of one head of one "
-                                 f"sequence (each row one position's query features, each "
-                                 f"column one position's key features)")
-            h = keys.setdefault((tuple(pq), tuple(pk)), len(keys))
-            out["b"][li] = b.flat[0]
-            out["q"][li] = qa["s"][li][:, :1]
-            out["k"][li] = ka["s"][li][:1, :]
-            out["h"][li] = h
-        build["pairs"] = list(keys)
-        return Value("scores", out, info={"build": id(build)})
-
-    def scores_const(self, node: Any, v: Value, c: np.ndarray, how: str) -> Value:
-        build = self.attentions[v.info["build"]]
-        c = np.asarray(c, dtype=np.float64)
-        if how in ("mul", "div"):
-            vals = np.unique(c)
-            if vals.size != 1 or not np.isfinite(vals[0]) or vals[0] == 0:
-                raise InputError(f"{node_label(node)}: scores scaled by a constant that is not "
-                                 f"one nonzero number")
-            s = exact_scalar(vals[0])
-            s = s if how == "mul" else 1 / s
-            mask = build["mask"]
-            if mask == "causal" and s <= 0:
-                raise InputError(f"{node_label(node)}: a non-positive scale after a −inf mask")
-            if isinstance(mask, tuple):  # the mask's value is scaled with the scores
-                build["mask"] = (mask[0], mask[1] * s)
-            build["scale"] *= s
-            return v
-        if how == "add":
-            full = np.broadcast_to(c, np.broadcast_shapes(c.shape, v.shape))
-            return self.mask(node, v, "add", full != 0, full, "an additive mask")
-        raise InputError(f"{node_label(node)}: {how} of scores and a constant")
-
-    def mask(self, node: Any, v: Value, how: str, masked: np.ndarray, values: np.ndarray,
-             what: str) -> Value:
-        """A causal mask: the entries ``masked`` (key after query) get ``values`` added
-        (``how = "add"``) or put in their place (``"fill"``); one value, −∞ or finite."""
-        build = self.attentions[v.info["build"]]
-        if masked.shape != v.shape:
-            raise InputError(f"{node_label(node)}: {what} of another shape than the scores")
-        if not masked.any():
-            return v
-        fills = np.unique(values[masked])
-        causal = v.idx["k"] > v.idx["q"]
-        if fills.size != 1 or np.isnan(fills[0]) or fills[0] == np.inf \
-                or not (masked == causal).all():
-            raise InputError(f"{node_label(node)}: {what} that is not a causal mask of one "
-                             f"value (position p attends to positions ≤ p; a bias on the scores "
-                             f"is not read)")
-        if build["mask"] != "none":
-            raise InputError(f"{node_label(node)}: a second mask on the same scores")
-        build["mask"] = "causal" if fills[0] == -np.inf else (how, exact_scalar(fills[0]))
-        return v
-
-    def op_Where(self, node: Any, ins: list[Any]) -> Any:
-        cond, a, c = ins
-        if not isinstance(cond, np.ndarray) or cond.dtype != bool:
-            raise InputError(f"{node_label(node)}: a Where whose condition depends on the "
-                             f"tokens")
-        if isinstance(c, Value) and c.kind == "scores" and isinstance(a, np.ndarray):
-            fill, v, take_fill = a, c, cond
-        elif isinstance(a, Value) and a.kind == "scores" and isinstance(c, np.ndarray):
-            fill, v, take_fill = c, a, ~cond
-        else:
-            raise InputError(f"{node_label(node)}: a Where that is not a mask of the scores")
-        shape = v.shape
-        take = np.broadcast_to(take_fill, shape)
-        fills = np.broadcast_to(np.asarray(fill, dtype=np.float64), shape)
-        return self.mask(node, v, "fill", take, fills, "a Where mask")
-
-    def op_Softmax(self, node: Any, ins: list[Any]) -> Any:
-        v = ins[0]
-        if not isinstance(v, Value) or v.kind != "scores":
-            raise InputError(f"{node_label(node)}: a softmax of a value that is not the scores "
-                             f"of an attention")
-        axis = int(attributes(node).get("axis", -1 if self.opset >= 13 else 1))
-        if axis % len(v.shape) != len(v.shape) - 1:
-            raise InputError(f"{node_label(node)}: a softmax over another axis than the keys")
-        k, q = v.idx["k"], v.idx["q"]
-        if not (q == q[..., :1]).all() or not (v.idx["h"] == v.idx["h"][..., :1]).all() \
-                or sorted(k.reshape(-1, k.shape[-1])[0]) != list(range(k.shape[-1])) \
-                or not (k == k.reshape(-1, k.shape[-1])[0]).all():
-            raise InputError(f"{node_label(node)}: a softmax whose last axis is not every key "
-                             f"position of one query and head")
-        return Value("probs", v.idx, info=dict(v.info))
-
-    def weighted(self, node: Any, p: Value, v: Value) -> Value:
-        """``softmax(…) V``: the rows of ``v`` are the key positions, its features one head's
-        values; the result's features are the attention node's (its heads, head-major)."""
-        build = self.attentions[p.info["build"]]
-        if build["closed"]:
-            raise InputError(f"{node_label(node)}: a head added to an attention that is "
-                             f"already read")
-        lead = np.broadcast_shapes(self._split_last2(p), self._split_last2(v))
-        Tq, Tk = p.shape[-2:]
-        Tv, dv = v.shape[-2:]
-        if Tv != Tk:
-            raise InputError(f"{node_label(node)}: probabilities over {Tk} keys and {Tv} values")
-        pa = {n: np.broadcast_to(a, lead + (Tq, Tk)) for n, a in p.idx.items()}
-        va = {n: np.broadcast_to(a, lead + (Tv, dv)) for n, a in v.idx.items()}
-        out_b = np.zeros(lead + (Tq, dv), dtype=np.int64)
-        out_s = np.zeros_like(out_b)
-        out_f = np.zeros_like(out_b)
-        bases = {build["q"].base, build["k"].base, v.expr.base}
-        if len(bases) != 1 or build["q"].layers or build["k"].layers or v.expr.layers:
-            raise InputError(f"{node_label(node)}: queries, keys and values of one attention "
-                             f"read one node (a LayerNorm or the residual stream)")
-        for li in np.ndindex(*lead) if lead else [()]:
-            vf = va["f"][li]
-            pv = [int(x) for x in vf[0]]
-            if not (vf == vf[0]).all() or not (va["s"][li][:, 0] == pa["k"][li][0]).all() \
-                    or not (va["s"][li] == va["s"][li][:, :1]).all() \
-                    or not (va["b"][li] == pa["b"][li].flat[0]).all():
-                raise InputError(f"{node_label(node)}: not probabilities times the values of "
-                                 f"the same key positions of one head")
-            h = int(pa["h"][li].flat[0])
-            key = (h, tuple(pv))
-            heads = build["heads"]
-            if key not in [x[0] for x in heads]:
-                offset = sum(len(x[0][1]) for x in heads)
-                heads.append((key, offset, id(v.expr), v.expr))
-            entry = next(x for x in heads if x[0] == key)
-            if entry[2] != id(v.expr):
-                raise InputError(f"{node_label(node)}: one head with values of two maps")
-            out_b[li] = pa["b"][li][:, :1]
-            out_s[li] = pa["q"][li][:, :1]
-            out_f[li] = entry[1] + np.arange(dv)
-        if build["node"] is None:
-            build["node"] = self.new_node(Node("attention"), node.output[0])
-        width = sum(len(x[0][1]) for x in build["heads"])
-        return Value("vector", {"b": out_b, "s": out_s, "f": out_f},
-                     Expr(build["node"], width), info={"build": id(build)})
-
-    def close_attention(self, v: Value) -> Value:
-        """A vector read by a non-layout operation: if it is an attention's output, its heads
-        are settled now (their slots built) and the attention node written."""
-        build_id = v.info.get("build")
-        if build_id is None:
-            return v
-        build = self.attentions[build_id]
-        if build["closed"]:
-            return Value("vector", v.idx, Expr(build["node"], v.expr.width))
-        build["closed"] = True
-        width = sum(len(x[0][1]) for x in build["heads"])
-        heads = []
-        for (h, pv), _, _, vexpr in build["heads"]:
-            pq, pk = build["pairs"][h]
-            names = []
-            for e, p in ((build["q"], list(pq)), (build["k"], list(pk)), (vexpr, list(pv))):
-                A, c = e.rows(p)
-                name = f"slot{len(self.slots)}"
-                self.slots[name] = Slot(name, (TargetLayer(A, c, "identity"),),
-                                        source={"rows": p})
-                names.append(name)
-            heads.append(Head(*names))
-        reads = (build["q"].base,)
-        self.nodes[build["node"]] = Node("attention", reads, heads=tuple(heads),
-                                         scale=build["scale"], mask=build["mask"])
-        return Value("vector", v.idx, Expr(build["node"], width))
 
     # ---------------------------------------------------------------- names
 

@@ -118,8 +118,8 @@ def onnx_transformer(seed: int = 0, *, vocabulary: int = 7, positions: int = 3,
             x = node("Add", [x, mlp(x)])
     if norm == "pre":
         x = layer_norm(x)
-    logits = linear(x, d_model, vocabulary)
-    nodes[-1].output[0] = "logits"
+    linear(x, d_model, vocabulary)
+    nodes[-1].output[0] = "logits"  # the unembedding's bias add writes the graph output
     graph = helper.make_graph(
         nodes, "transformer",
         [helper.make_tensor_value_info("tokens", TensorProto.INT64, [1, T])],

@@ -105,9 +105,8 @@ class Expr:
 
     def scaled(self, scales: dict[int, fmpq]) -> Expr:
         """Row ``f`` of ``A`` and ``c[f]`` times ``scales[f]`` (the others unchanged)."""
-        A, c = self.rows(list(range(self.width)))
-        A = fmpq_mat(A)
-        c = list(c)
+        A0, c0 = self.rows(list(range(self.width)))
+        A, c = fmpq_mat(A0), list(c0)
         for f, s in scales.items():
             for t in range(A.ncols()):
                 A[f, t] *= s

@@ -31,7 +31,7 @@ from exactnorm.outputs.tables.proof_table import ProofTable
 __all__ = ["table_t12", "T12_MODEL"]
 
 #: the options of T12's transformer (:func:`onnx_transformer`, seed 0)
-T12_MODEL = {"vocabulary": 7, "positions": 3, "d_model": 8, "heads": 2, "d_mlp": 16,
+T12_MODEL: dict[str, int] = {"vocabulary": 7, "positions": 3, "d_model": 8, "heads": 2, "d_mlp": 16,
              "blocks": 1}
 
 
@@ -54,9 +54,13 @@ def _widest(box: tuple[Any, Any]) -> str:
                               for lo, h in zip(*box)), 3)
 
 
+def _options() -> str:
+    return ", ".join(f"{k}={v}" for k, v in T12_MODEL.items())
+
+
 def table_t12() -> ProofTable:
     """T12: per slot of a seeded 1-block transformer (d_model 8, 2 heads, d_mlp 16)."""
-    tr = transformer_from_onnx(onnx_transformer(0, **T12_MODEL))
+    tr = transformer_from_onnx(onnx_transformer(0, **T12_MODEL))  # type: ignore[arg-type]
     plans = plan_slots(tr, slot_seeds(tr))
     boxes = tr.boxes()
     reads = tr.slot_reads()
@@ -87,7 +91,7 @@ def table_t12() -> ProofTable:
                  "construction", "exact rank", "γ bits", "β bits", "frozen widths"],
         rows=rows,
         notes=[
-            f"Transformer: onnx_transformer(0, {', '.join(f'{k}={v}' for k, v in T12_MODEL.items())}) "
+            f"Transformer: onnx_transformer(0, {_options()}) "
             "(exactnorm.model.interop.transformer_build): float32 weights from "
             "numpy.random.default_rng(0), pre-LN, causal mask, ReLU MLP, read by "
             "exactnorm.model.interop.transformer; " + tr.describe() + ".",
