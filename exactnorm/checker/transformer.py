@@ -38,6 +38,7 @@ from typing import Any
 from .boxes import Box
 from .budget import STEP, Budget, mul_cost
 from .document import read_certificate, read_target
+from .kinds import RULES
 from .numbers import CertificateError, IntVector, Verdict, field, number, show, vector
 from .protocol import AnyArithmetic
 from .reading import rule_domain
@@ -51,7 +52,6 @@ from .vocabulary import (
     TRANSFORMER_FORMAT,
     TRANSFORMER_VERSIONS,
 )
-from .walk import next_box, run_rules
 
 __all__ = ["check_transformer", "run_transformer", "slot_seed", "architecture_text",
            "TRANSFORMER_SEED_TEXT", "OPS", "MAX_NODES", "CLAIM"]
@@ -263,7 +263,7 @@ class _Graph:
     def image(self, name: str, box: Box) -> Box:
         """The exact interval image of a slot's target over ``box``."""
         for i, tl in enumerate(self.targets[name], 1):
-            box = next_box(tl, box, self.budget, i)
+            box = RULES[tl.kind].next_box(tl, box, self.budget, i, None)
         return box
 
     def box(self, k: int) -> Box:
@@ -406,10 +406,12 @@ def _keys_present(doc: dict, name: str) -> dict:
     return doc
 
 
-def run_transformer(ar: AnyArithmetic, doc: dict, max_digits: int = DEFAULT_MAX_DIGITS,
+def run_transformer(ar: AnyArithmetic, doc: dict, run_rules: Callable[..., dict[str, Any]],
+                    max_digits: int = DEFAULT_MAX_DIGITS,
                     progress: Callable[[int, int], None] | None = None,
                     max_work: int | None = DEFAULT_MAX_WORK) -> dict[str, Any]:
-    """Every rule of §11.3 in order; returns the facts proven."""
+    """Every rule of §11.3 in order; returns the facts proven. ``run_rules`` is the walk's
+    (:func:`.walk.run_rules`), passed in by the walk so that this module does not import it."""
     _keys(doc, ("format", "version", "architecture", "slots"), "document",
           ("seed_rule", "provenance"))
     if doc["version"] not in TRANSFORMER_VERSIONS or type(doc["version"]) is not int:
@@ -473,12 +475,14 @@ def run_transformer(ar: AnyArithmetic, doc: dict, max_digits: int = DEFAULT_MAX_
             "work": work + budget.spent, "work_budget": max_work}
 
 
-def check_transformer(ar: AnyArithmetic, doc: dict, *, max_digits: int = DEFAULT_MAX_DIGITS,
+def check_transformer(ar: AnyArithmetic, doc: dict, run_rules: Callable[..., dict[str, Any]], *,
+                      max_digits: int = DEFAULT_MAX_DIGITS,
                       progress: Callable[[int, int], None] | None = None,
                       max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
-    """The verdict on a transformer document; never raises for bad content."""
+    """The verdict on a transformer document (each slot checked by ``run_rules``, the walk's);
+    never raises for bad content."""
     try:
-        f = run_transformer(ar, doc, max_digits, progress, max_work)
+        f = run_transformer(ar, doc, run_rules, max_digits, progress, max_work)
     except CertificateError as exc:
         return Verdict(False, exc.rule, str(exc), exc.layer, exc.neuron)
     except RecursionError:

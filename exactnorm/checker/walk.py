@@ -394,6 +394,6 @@ def check_with(ar: AnyArithmetic, doc: object, *, max_digits: int = DEFAULT_MAX_
     if isinstance(doc, dict) and doc.get("format") == TRANSFORMER_FORMAT:
         # the third document kind (§11): slots checked by this walk on derived boxes
         from .transformer import check_transformer
-        return check_transformer(ar, doc, max_digits=max_digits, progress=progress,
+        return check_transformer(ar, doc, run_rules, max_digits=max_digits, progress=progress,
                                  max_work=max_work)
     return verdict_of(lambda: run_rules(ar, doc, max_digits, progress, max_work))

@@ -42,7 +42,7 @@ def test_exported_models_read_as_their_graphs(name: str) -> None:
     path = str(DATA / f"{name}.onnx")
     assert is_token_model(path)
     tr = transformer_from_onnx(path)
-    assert _agreement(path, tr, every=7) < 1e-5
+    assert _agreement(path, tr, every=53) < 1e-5  # 261 of the 13,824 sequences
     roles = sorted({s.role for s in tr.slots.values()})
     assert roles == ["embed", "k", "mlp", "o", "q", "unembed", "v"]
     heads = [len(n.heads) for n in tr.nodes if n.op == "attention"]
