@@ -11,6 +11,7 @@ not assumed."""
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import itertools
 import math
@@ -22,8 +23,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from exactnorm import api
 from exactnorm.checker.document import document_seed
 from exactnorm.checker.vocabulary import SEED_RULE_TARGET
+from exactnorm.model.targets import random_target
+from exactnorm.strategies.layered import conv_targets
+from tests.helpers import both
 
 # ------------------------------------------------------------------ reading (from §0, §1)
 
@@ -485,3 +490,52 @@ def test_the_grinding_edit_of_a_pinned_coordinate_keeps_the_seed(v):
         v1.add(document_seed(doc, rule="target"))
         v2.add(document_seed(doc))
     assert len(v1) == 40 and len(v2) == 1
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(conv_targets(max_side=4, dense_head=True))
+def test_convolutional_targets_certify_with_the_canonical_seed(g):
+    """Convolution and pooling layers are hashed as written, their boxes feed the dense head's
+    folding; the writer's seed is the checker's, in both arithmetics."""
+    doc = api.certificate_document(api.certify(g, jobs=1))
+    v = both(doc)
+    assert v.ok and v.facts["seed_rule"] == SEED_RULE_TARGET, v
+    assert v.facts["seed"] == document_seed(doc)
+
+
+def _hostile(doc: dict, rng: random.Random) -> dict:
+    """``doc`` with a few target numbers replaced by 0, their negative or a large negative bias
+    (dead neurons, zero rows, pinned-looking coordinates)."""
+    out = copy.deepcopy(doc)
+    for _ in range(rng.randint(1, 4)):
+        layer = rng.choice(out["target"]["layers"])
+        if "bias" not in layer:
+            continue
+        which = rng.choice(["weight", "bias"])
+        value = layer[which]
+        nums = value["num"] if isinstance(value, dict) else value
+        if which == "weight":
+            nums = rng.choice(nums)
+        k = rng.randrange(len(nums))
+        nums[k] = rng.choice([0, -1000, 1, "-7/3"]) if not isinstance(value, dict) else \
+            rng.choice([0, -1000, 1])
+    return out
+
+
+def test_hostile_targets_get_the_same_verdict_from_both_arithmetics():
+    """Targets the writer never produces (dead neurons, zero rows, equal rows), with seed rule
+    target.v2 declared: a verdict, the same in both arithmetics, never an internal error; the
+    seed the checker names is document_seed's."""
+    from tests.certificate.test_golden_certificates import lenet_small
+    from tests.checker.test_checker_residual import dense_residual_doc
+
+    rng = random.Random(2)
+    docs = [api.certificate_document(api.certify(lenet_small(), jobs=1)), dense_residual_doc(),
+            api.certificate_document(api.certify(random_target((3, 4, 4, 2), seed=3)))]
+    for doc in docs:
+        for _ in range(15):
+            bad = _hostile(doc, rng)
+            bad["seed_rule"] = SEED_RULE_TARGET
+            v = both(bad)
+            if not v.ok and v.rule == "provenance" and "seed derived" in v.message:
+                assert v.message.endswith(f"is {document_seed(bad)}"), v
