@@ -4,23 +4,28 @@ Standard library only.
 
 Contract. While the network is read, :func:`rule_provenance` turns a layer weight or a skip into
 an explicit :class:`~.numbers.IntMatrix` or a lazy :class:`Draw` (validated now, regenerated when
-the walk reaches its layer) and registers every draw in a :class:`Provenance`. After the
+the walk reaches its layer) and registers every frozen matrix in a :class:`Provenance` (drawn,
+declared fixed, or given explicitly), the one such record of every document kind. After the
 structural rules, :func:`rule_stream_keys` demands (version 3) that each record's stream key be
 the key of its position — segment, layer of the segment, role, attempt — and
 :func:`redraw_units` decides from the document's structure alone which draws form a redrawn unit
-(a Khatri–Rao pair or a square matrix) and which ``redraws`` entry proves each earlier attempt
-singular; :func:`verify_redraws` checks those proofs on the regenerated matrices inside the work
-budget.
+(a Khatri–Rao pair or a square matrix), refuses (rule ``redraw``) a unit that may not be redrawn,
+and pairs each earlier attempt with the ``redraws`` entry that proves it singular;
+:func:`verify_redraws` checks those proofs on the regenerated matrices inside the work budget.
 
 Correctness argument. In version 3 a record's key is a function of its position and of the
 attempt only, so the one choice left to a writer with a fixed seed is the attempt; an attempt
 ``a > 0`` counts only when attempts ``0 … a−1`` of the same unit are shown singular by a nonzero
-kernel vector, so the accepted draw is the first nonsingular one of the seed and attempts cannot
-be tried until the "random" matrices fit the target. A unit whose draws carry no randomness
-(min-entropy 0: a constant distribution, a mask with ``p = 0``) could be singular at every
-attempt, so it is never redrawn. Which layers form a pair follows from the structure (the next
-layer of the segment reads the first and is drawn at the same attempt, with ``m = c·d``), never
-from a key the writer picks.
+kernel vector. That makes the accepted draw no later than the first nonsingular one of the seed
+only if a nonsingular attempt can exist: a unit whose system is singular by construction (its
+*structural rank*, :func:`structural_rank`, a maximum matching over the entries its draws may
+make nonzero, is below its size; or a draw of min-entropy 0) would be singular at every attempt,
+so any attempt could be "proven" and chosen: it is never redrawn. Full structural rank is enough:
+the system's determinant is linear in each column and each column is a product of draws on a
+fixed support, so it is a nonzero polynomial exactly when the matching is perfect, and then some
+draw (each entry taking at least two values) makes it nonzero. Which layers form a pair follows
+from the structure (the next layer of the segment reads the first and is drawn at the same
+attempt, with ``m = c·d``), never from a key the writer picks.
 """
 
 from __future__ import annotations
