@@ -420,32 +420,30 @@ def structural_rank(left: list[tuple[Any, Any]], width: int,
     per neighbourhood (vertices with the same pair of sequences, compared by identity), so a
     full pattern costs its size, not its square; then Hopcroft–Karp phases (Hopcroft and Karp,
     SIAM J. Comput. 2 (1973) 225–231): a breadth-first search from the free left vertices along
-    alternating paths, a depth-first search of vertex-disjoint shortest augmenting paths. Each
-    phase is charged its number of edges before it runs (``charge``)."""
+    alternating paths, a depth-first search of vertex-disjoint augmenting paths along it. Every
+    scan of a neighbourhood is charged its size before it starts (``charge``)."""
     match_right: dict[int, int] = {}
     match_left = [-1] * len(left)
 
     def neighbours(k: int) -> Iterator[int]:
         rows, cols = left[k]
+        if charge is not None:
+            charge(1 + len(rows) * len(cols))
         return (r * width + t for r in rows for t in cols)
 
     shared: dict[tuple[int, int], Iterator[int]] = {}
-    if charge is not None:
-        charge(len(left) + sum(len(r) * len(t) for r, t in
-                               {(id(r), id(t)): (r, t) for r, t in left}.values()))
     for k, (rows, cols) in enumerate(left):
-        it = shared.setdefault((id(rows), id(cols)), neighbours(k))
-        for v in it:
+        key = (id(rows), id(cols))
+        if key not in shared:
+            shared[key] = neighbours(k)
+        for v in shared[key]:
             if v not in match_right:
                 match_right[v], match_left[k] = k, v
                 break
-    edges = sum(len(r) * len(t) for r, t in left)
     while True:
-        free = [k for k in range(len(left)) if match_left[k] < 0]
+        free = [k for k in range(len(left)) if match_left[k] < 0 and left[k][0] and left[k][1]]
         if not free:
             break
-        if charge is not None:
-            charge(len(left) + 2 * edges)
         depth = dict.fromkeys(free, 0)
         queue, found = list(free), False
         for k in queue:  # breadth first, along alternating paths

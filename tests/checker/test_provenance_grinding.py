@@ -159,6 +159,43 @@ def test_structural_rank_is_the_rank_of_random_values_on_the_pattern():
         assert structural_rank(cols, 1) == exact_rank(_values(rng, pat)), (trial, pat)
 
 
+def _augmenting_paths(adjacency: list[list[int]]) -> int:
+    """A maximum matching by plain augmenting paths (Kuhn), for comparison."""
+    match: dict[int, int] = {}
+
+    def augment(k: int, seen: set[int]) -> bool:
+        for v in adjacency[k]:
+            if v not in seen:
+                seen.add(v)
+                if v not in match or augment(match[v], seen):
+                    match[v] = k
+                    return True
+        return False
+
+    return sum(augment(k, set()) for k in range(len(adjacency)))
+
+
+def test_structural_rank_equals_plain_augmenting_paths_with_shared_neighbourhoods():
+    """Left vertices sharing one neighbourhood object (the greedy start's shared position) mixed
+    with others, against Kuhn's algorithm; the charged units cover every scanned edge."""
+    rng = random.Random(2)
+
+    def sample(R: int, width: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        return (tuple(sorted(rng.sample(range(R), rng.randint(0, R)))),
+                tuple(sorted(rng.sample(range(width), rng.randint(0, width)))))
+
+    for _ in range(2000):
+        width, R = rng.randint(1, 3), rng.randint(1, 4)
+        pool = [sample(R, width) for _ in range(rng.randint(1, 3))]
+        left = [rng.choice(pool) if rng.random() < 0.6 else sample(R, width)
+                for _ in range(rng.randint(0, 9))]
+        spent = []
+        rank = structural_rank(left, width, spent.append)
+        assert rank == _augmenting_paths([[r * width + t for r in a for t in b]
+                                          for a, b in left]), (left, width)
+        assert sum(spent) >= rank
+
+
 def test_the_writers_refusal_agrees_with_the_checkers_matching():
     """``exactnorm.exact.generator.redraw_refusal`` (the writer's closed form) against the
     checker's matching, on pairs with column masks on either matrix."""
