@@ -4,7 +4,8 @@ Contract. :func:`draw` returns a frozen matrix (``fmpz_mat`` for integer distrib
 ``fmpq_mat`` otherwise) together with its *draw record* (docs/certificate-format.md §2); the
 matrix is exactly what the standard-library reference :mod:`exactnorm.checker.regenerate` rebuilds
 from that record, on every machine. :func:`matrix_from_record` goes the other way for readers of
-certificates that hold weights by reference.
+certificates that hold weights by reference. :func:`redraw_refusal` is the writer's side of the
+checker's rule ``redraw``: a unit singular by construction is never redrawn.
 
 Correctness argument. The same definition as the reference (docs/generator.md), computed with
 NumPy on ``uint64`` words read with an explicit little-endian dtype (``'<u8'``), so the host's byte
