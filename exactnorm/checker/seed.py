@@ -176,7 +176,11 @@ def _compensated(W: IntMatrix, groups: list[list[Member]] | None, budget: Budget
     L = 1
     for group in groups:
         for _, _, cd in group:
-            L = L * cd // math.gcd(L, cd)
+            if cd != 1:  # the lcm step, counted before it is taken
+                lb, db = L.bit_length(), cd.bit_length()
+                budget.work(STEP + 2 * mul_cost(lb, db) + div_cost(lb + db, db), None,
+                            f"target layer {i}")
+                L = L * cd // math.gcd(L, cd)
     cbits = max((cn.bit_length() for g in groups for _, cn, _ in g), default=0)
     lbits = L.bit_length()
     bits = _top(W.rows) + cbits + lbits + W.ncols.bit_length()
@@ -197,23 +201,25 @@ def _folded(W: IntMatrix, b: IntVector, box: Box, budget: Budget,
     const = [u for u in range(len(lo)) if lo[u] == hi[u]]
     if not const:
         return W, b
+    where = f"target layer {i}"
+    qb = Q.bit_length()
+    # a gcd with Q and an lcm step per constant coordinate (each q divides Q: so does their lcm)
+    budget.work(len(const) * (STEP + div_cost(qb, qb) + 4 * words(qb) ** 2 + 2 * mul_cost(qb, qb)),
+                None, where)
     values = []
     qv = 1
     for u in const:
         g = math.gcd(lo[u], Q)
         values.append((u, lo[u] // g, Q // g))
         qv = qv * (Q // g) // math.gcd(qv, Q // g)
-    where = f"target layer {i}"
     vbits = max(a.bit_length() for _, a, _ in values) + qv.bit_length()
     wbits = _top(W.rows)
     bbits = max(b.den.bit_length() + W.den.bit_length() + qv.bit_length(),
                 _top([b.nums]) + W.den.bit_length() + qv.bit_length(),
                 wbits + vbits + b.den.bit_length() + len(const).bit_length()) + 1
     budget.size(1, W.nrows, None, bbits, where=where, what="its folded bias")
-    budget.work(len(const) * (div_cost(Q.bit_length(), Q.bit_length()) + 4 * words(
-        Q.bit_length()) ** 2) + W.nrows * (len(const) + 2) * (STEP + mul_cost(wbits, vbits)
-                                                             + mul_cost(bbits, bbits)),
-                None, where)
+    budget.work(W.nrows * (len(const) + 2) * (STEP + mul_cost(wbits, vbits)
+                                              + mul_cost(bbits, bbits)), None, where)
     scale = [(u, a * (qv // q)) for u, a, q in values]
     nums = [bn * W.den * qv + b.den * sum(row[u] * a for u, a in scale)
             for row, bn in zip(W.rows, b.nums)]
