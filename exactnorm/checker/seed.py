@@ -40,7 +40,6 @@ from typing import Any
 from .boxes import Box, domain_box
 from .budget import STEP, Budget, div_cost, mul_cost, words
 from .kinds import RULES
-from .kinds.dense import NAME as DENSE
 from .numbers import CertificateError, IntMatrix, IntVector
 from .records import TargetRecord
 from .vocabulary import (
@@ -53,7 +52,8 @@ from .vocabulary import (
 
 __all__ = ["SEED_RULES", "SEED_RULE_TARGET", "SEED_RULE_TARGET_V1", "SEED_RULE_CHOSEN",
            "SEED_TEXT_VERSION", "SEED_TEXT_V2", "canonical_lines", "canonical_target",
-           "target_seed", "target_seed_v2", "derived_seed", "hashing_cost", "rule_seed"]
+           "target_seed", "target_seed_v2", "derived_seed", "hashing_cost", "rule_seed",
+           "fully_connected"]
 
 SEED_TEXT_VERSION = b"exactnorm.seed.v1"
 SEED_TEXT_V2 = b"exactnorm.seed.v2"
@@ -160,6 +160,13 @@ def target_seed(lower: IntVector, upper: IntVector, target: list[TargetRecord]) 
 
 
 # ---------------------------------------------------------------- the canonical target (v2)
+
+
+def fully_connected(tl: TargetRecord) -> bool:
+    """A layer whose weight is a matrix over the coordinates of the node it reads (an affine
+    layer without a window): its neurons are coordinates a reader's columns can follow through a
+    scale and a permutation, and its columns meet the reader's coordinates one to one."""
+    return tl.W is not None and tl.b is not None and tl.geom is None
 
 
 def _top(rows: list[list[int]]) -> int:
@@ -277,9 +284,9 @@ def _normalized(rec: TargetRecord, box_in: Box, budget: Budget,
         keys.append(tuple(x // g for x in ints))
         h = math.gcd(g, D)
         scales.append((g // h, D // h))
-    prim = TargetRecord(DENSE, IntMatrix([list(k[:-1]) for k in keys], 1),
-                        IntVector([k[-1] for k in keys], 1), rec.act, n)
-    lo, hi, Q = RULES[DENSE].next_box(prim, box_in, budget, i, None)
+    prim = rec._replace(W=IntMatrix([list(k[:-1]) for k in keys], 1),
+                        b=IntVector([k[-1] for k in keys], 1))
+    lo, hi, Q = RULES[rec.kind].next_box(prim, box_in, budget, i, None)
     zero = (0,) * (W.ncols + 1)
     for r, dead in enumerate(_dead(prim, (lo, hi, Q))):
         if dead:
@@ -326,8 +333,8 @@ def canonical_target(lower: IntVector, upper: IntVector, target: list[TargetReco
             last[tl.skip[0]] = i
 
     def normal(i: int, tl: TargetRecord) -> bool:
-        return i < len(target) and tl.kind == DENSE and tl.skip is None and all(
-            how == "input" and target[r - 1].kind == DENSE for r, how in readers[i])
+        return i < len(target) and fully_connected(tl) and tl.skip is None and all(
+            how == "input" and fully_connected(target[r - 1]) for r, how in readers[i])
 
     boxes = {0: domain_box(lower, upper, budget)}
     groups: dict[int, list[list[Member]]] = {}
@@ -335,7 +342,7 @@ def canonical_target(lower: IntVector, upper: IntVector, target: list[TargetReco
     for i, tl in enumerate(target, 1):
         p = tl.input
         skip = None if tl.skip is None else (tl.skip[2], boxes[tl.skip[0]])
-        if tl.kind != DENSE:
+        if not fully_connected(tl):
             out.append(tl)
             if last[i]:
                 boxes[i] = RULES[tl.kind].next_box(tl, boxes[p], budget, i, skip)
@@ -347,11 +354,11 @@ def canonical_target(lower: IntVector, upper: IntVector, target: list[TargetReco
             if normal(i, tl):
                 rec, groups[i], boxes[i] = _normalized(rec, boxes[p], budget, i)
             elif tl.skip is None and (tl.act == "relu" or last[i]):
-                box = RULES[DENSE].next_box(rec, boxes[p], budget, i, None)
+                box = RULES[tl.kind].next_box(rec, boxes[p], budget, i, None)
                 rec = _zeroed(rec, _dead(rec, box))
                 boxes[i] = box
             elif last[i]:
-                boxes[i] = RULES[DENSE].next_box(rec, boxes[p], budget, i, skip)
+                boxes[i] = RULES[tl.kind].next_box(rec, boxes[p], budget, i, skip)
             out.append(rec)
         for q in [p] + ([tl.skip[0]] if tl.skip is not None else []):
             if last[q] == i:
