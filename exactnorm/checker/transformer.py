@@ -48,6 +48,7 @@ from .vocabulary import (
     DEFAULT_MAX_DIGITS,
     DEFAULT_MAX_WORK,
     FORMAT,
+    MAX_MAP_ENTRIES,
     MIN_WORK,
     TRANSFORMER_FORMAT,
     TRANSFORMER_VERSIONS,
@@ -63,7 +64,6 @@ OPS = {"input": ("op",), "slot": ("op", "slot", "reads"),
        "attention": ("op", "reads", "heads", "scale", "mask"), "add": ("op", "reads")}
 TOP_KEYS = ("format", "version", "architecture", "slots", "seed_rule", "provenance")
 MAX_NODES = 1 << 16
-MAX_SIZE = 1 << 24
 _NAME = re.compile(r"[A-Za-z0-9_.\-]{1,100}")
 CLAIM = ("for every input sequence of length ≤ {T} over this vocabulary, the rewritten "
          "transformer equals the original; attention, softmax and LayerNorm normalisation are "
@@ -119,8 +119,8 @@ def read_architecture(arch: object, max_digits: int) -> tuple[int, int, list[dic
     """Rules ``format``/``number``/``architecture`` of the architecture section: the nodes with
     their fields interpreted (vectors as :class:`IntVector`, numbers as ``Fraction``)."""
     a = _keys(arch, ("vocabulary", "positions", "nodes", "output"), "architecture")
-    V = _int(a["vocabulary"], "architecture.vocabulary", 1, MAX_SIZE)
-    T = _int(a["positions"], "architecture.positions", 0, MAX_SIZE)
+    V = _int(a["vocabulary"], "architecture.vocabulary", 1, MAX_MAP_ENTRIES)
+    T = _int(a["positions"], "architecture.positions", 0, MAX_MAP_ENTRIES)
     raw = a["nodes"]
     if not isinstance(raw, list) or not raw or len(raw) > MAX_NODES:
         raise CertificateError("format", f"architecture.nodes must be a list of 1 to "
