@@ -17,7 +17,8 @@ __all__ = ["FORMAT", "VERSIONS", "ACTIVATIONS", "SKIP_KINDS", "LAYER_KINDS", "GE
            "MAX_WORK_CAP", "EXIT_BROKEN_PIPE",
            "IMPOSSIBILITY_FORMAT", "IMPOSSIBILITY_VERSIONS", "WITNESS_KINDS", "OUTPUT_SCALES",
            "WITNESS_PRIME_BITS", "IMPOSSIBILITY_MAX_WORK", "SEED_RULE_TARGET",
-           "SEED_RULE_TARGET_V1", "SEED_RULE_CHOSEN", "SEED_RULES"]
+           "SEED_RULE_TARGET_V1", "SEED_RULE_CHOSEN", "SEED_RULES", "TRANSFORMER_FORMAT",
+           "TRANSFORMER_VERSIONS"]
 
 #: the ``format`` field of every certificate
 FORMAT = "exactnorm.certificate"
@@ -87,3 +88,11 @@ WITNESS_PRIME_BITS = 62
 #: work in multiply-adds of its small exact systems, not in the units of §7); ``--max-work N``
 #: replaces it
 IMPOSSIBILITY_MAX_WORK = 10**11
+
+# ---------------------------------------------------------------- transformer documents (§11)
+
+#: the ``format`` field of a transformer document (docs/certificate-format.md §11): an
+#: architecture whose slots each hold a certificate on a box the checker derives
+TRANSFORMER_FORMAT = "exactnorm.transformer"
+#: the versions of that document this checker reads
+TRANSFORMER_VERSIONS = (1,)

@@ -48,6 +48,7 @@ from .vocabulary import (
     DEFAULT_MAX_WORK,
     IMPOSSIBILITY_FORMAT,
     MIN_WORK,
+    TRANSFORMER_FORMAT,
     WORK_PER_BIT,
 )
 
@@ -375,4 +376,9 @@ def check_with(ar: AnyArithmetic, doc: object, *, max_digits: int = DEFAULT_MAX_
         from .impossibility import check_impossibility
         return check_impossibility(ar.linear, doc, max_digits=max_digits,
                                    progress=progress, max_work=max_work)
+    if isinstance(doc, dict) and doc.get("format") == TRANSFORMER_FORMAT:
+        # the third document kind (§11): slots checked by this walk on derived boxes
+        from .transformer import check_transformer
+        return check_transformer(ar, doc, run_rules, max_digits=max_digits, progress=progress,
+                                 max_work=max_work)
     return verdict_of(lambda: run_rules(ar, doc, max_digits, progress, max_work))
