@@ -24,7 +24,8 @@ _API_NAMES = frozenset({
     "write_certificate", "load_certificate", "require_version", "plan_certify",
     "certify_target", "plan_capacity", "progress_bar", "CONSTRUCTIONS", "CertifyResult",
     "CertifyPlan", "ReportResult", "ExportResult", "Verdict", "capacity", "CapacityResult",
-    "CapacityPlan", "TablesResult", "SweepResult", "DetpolyResult",
+    "CapacityPlan", "TablesResult", "SweepResult", "DetpolyResult", "plan_transformer",
+    "certify_transformer", "is_transformer_file", "TransformerResult",
 })
 
 __all__ = ["__version__", *sorted(_API_NAMES)]

@@ -40,7 +40,8 @@ from exactnorm.certificate import DEFAULT_FROZEN_WEIGHTS, DEFAULT_VERSION, certi
 from exactnorm.errors import InvalidCertificateError
 
 __all__ = ["Written", "write_checked", "write_certificate", "save_certificate",
-           "write_certificate_checked", "check_document_bytes", "claim_accepted"]
+           "write_certificate_checked", "save_document_checked", "check_document_bytes",
+           "claim_accepted"]
 
 
 @dataclass(frozen=True)
@@ -235,7 +236,17 @@ def save_certificate(doc: dict[str, Any], path: str | os.PathLike[str], *, check
     InvalidCertificateError
         The checker refused the written bytes: nothing is kept at ``path``.
     """
-    written = write_checked(path, lambda p: _certificate.save_certificate(doc, p), check=check,
-                            pure=pure, progress=progress)
+    written = save_document_checked(doc, path, check=check, pure=pure, progress=progress)
     _refuse(written)
     return written.bytes
+
+
+def save_document_checked(doc: dict[str, Any], path: str | os.PathLike[str], *,
+                          check: bool = True, pure: bool = False, progress: Progress = None,
+                          keep_when_interrupted: bool = False,
+                          on_checking: Callable[[Path], None] | None = None) -> Written:
+    """:func:`write_checked` of a document (:func:`exactnorm.certificate.save_certificate`
+    writes it), with the verdict and times returned."""
+    return write_checked(path, lambda p: _certificate.save_certificate(doc, p), check=check,
+                         pure=pure, progress=progress,
+                         keep_when_interrupted=keep_when_interrupted, on_checking=on_checking)

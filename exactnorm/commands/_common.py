@@ -34,7 +34,7 @@ __all__ = ["add_target_options", "console", "err_console", "target_arguments",
            "set_interrupt_note", "interrupt_note",
            "PlainProgress", "PLAIN_PROGRESS_SECONDS", "progress_hook", "progress_enabled",
            "eta_text",
-           "write_checked_certificate"]
+           "write_checked_certificate", "write_checked_document"]
 
 #: seconds between two plain progress lines when stderr is not a terminal
 PLAIN_PROGRESS_SECONDS = 5.0
@@ -381,6 +381,16 @@ def interrupt_note() -> str:
         "files are written atomically, so no partial output file was kept")
 
 
+def _checking_note(mode: str) -> Any:
+    def checking(path: Path) -> None:
+        set_interrupt_note(f"the complete certificate {path} was kept, unchecked (written "
+                           f"before the check); check it with `exactnorm check {path}`")
+        if not progress_enabled():
+            print(f"checking the written bytes of {path} ({mode} checker)", file=sys.stderr,
+                  flush=True)
+    return checking
+
+
 def write_checked_certificate(c: Any, out: str, *, version: int, frozen_weights: str,
                               check: bool, pure: bool) -> Any:
     """The write and check steps of ``certify``: the certificate is written beside ``out``, the
@@ -389,19 +399,24 @@ def write_checked_certificate(c: Any, out: str, *, version: int, frozen_weights:
     complete certificate under its name, unchecked, and the one line says so."""
     from exactnorm.api._written import write_certificate_checked
 
-    mode = "pure" if pure else "flint"
-
-    def checking(path: Path) -> None:
-        set_interrupt_note(f"the complete certificate {path} was kept, unchecked (written "
-                           f"before the check); check it with `exactnorm check {path}`")
-        if not progress_enabled():
-            print(f"checking the written bytes of {path} ({mode} checker)", file=sys.stderr,
-                  flush=True)
-
     with progress_hook("check", "frozen layers") as hook:
         written = write_certificate_checked(c, out, version=version,
                                             frozen_weights=frozen_weights, check=check,
                                             pure=pure, progress=hook,
-                                            keep_when_interrupted=True, on_checking=checking)
+                                            keep_when_interrupted=True,
+                                            on_checking=_checking_note("pure" if pure
+                                                                       else "flint"))
+    set_interrupt_note(None)
+    return written
+
+
+def write_checked_document(doc: dict[str, Any], out: str, *, check: bool, pure: bool) -> Any:
+    """:func:`write_checked_certificate` for a document already built (a transformer's)."""
+    from exactnorm.api._written import save_document_checked
+
+    with progress_hook("check", "frozen layers") as hook:
+        written = save_document_checked(doc, out, check=check, pure=pure, progress=hook,
+                                        keep_when_interrupted=True,
+                                        on_checking=_checking_note("pure" if pure else "flint"))
     set_interrupt_note(None)
     return written

@@ -206,6 +206,7 @@ def run(args: argparse.Namespace) -> int:
         certify_target,
         demo_target,
         factors_of,
+        is_transformer_file,
         load_target,
         plan_certify,
         require_version,
@@ -217,6 +218,9 @@ def run(args: argparse.Namespace) -> int:
                          f"--out FILE")
     t0 = time.perf_counter()
     path, box = target_arguments(args)
+    if path is not None and is_transformer_file(path):  # token ids in: a transformer (§11)
+        from exactnorm.commands._transformer import run_transformer
+        return run_transformer(args, path)
     if path is None:
         require_integer(args.max_width, "max_width", minimum=1)  # as load_target would
         require_integer(args.max_digits, "max_digits", minimum=1)
