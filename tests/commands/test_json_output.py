@@ -268,3 +268,14 @@ def test_usage_error_and_deadline_json(capsys, tmp_path):
     code, obj = run_json(["certify", "--demo", "--out", str(tmp_path / "t.json"), "--timeout",
                           "0.000001"], capsys)
     assert (code, obj["verdict"]) == (124, "TIMEOUT") and not (tmp_path / "t.json").exists()
+
+
+def test_transformer_dry_run_json(tmp_path, capsys):
+    pytest.importorskip("onnx")
+    model = ROOT / "tests" / "model" / "data" / "tiny_preln.onnx"
+    code, obj = run_json(["certify", str(model), "--dry-run", "--out",
+                          str(tmp_path / "t.json")], capsys)
+    assert (code, obj["verdict"]) == (0, "PLAN") and not (tmp_path / "t.json").exists()
+    slots = obj["details"]["plan"]["slots"]
+    assert len(slots) == obj["details"]["target"]["slots"] > 0
+    assert all(s["estimate"]["seconds"] >= 0 for s in slots)
