@@ -43,10 +43,10 @@ import signal
 import socket
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-__all__ = ["Interrupted", "DeadlineReached", "handling_interrupts", "quiet_worker",
+__all__ = ["at_exit", "Interrupted", "DeadlineReached", "handling_interrupts", "quiet_worker",
            "signals_blocked", "register_workers", "unregister_workers", "end_workers",
            "WORKER_GRACE", "STOP_SIGNALS"]
 
@@ -79,6 +79,28 @@ class DeadlineReached(Interrupted):
 
 _workers: dict[int, Any] = {}
 _workers_lock = threading.Lock()
+
+
+_exit_hooks: list[Callable[[], None]] = []
+
+
+def _run_exit_hooks() -> None:
+    for hook in _exit_hooks:
+        with contextlib.suppress(Exception):
+            hook()
+
+
+# at the interpreter's exit, before the threads are joined: registered when this module is
+# imported (before concurrent.futures.process registers its own exit, which joins its pools'
+# threads and so waits for every queued task of a pool still running)
+with contextlib.suppress(AttributeError):  # a private hook of CPython's threading module
+    threading._register_atexit(_run_exit_hooks)  # type: ignore[attr-defined]
+
+
+def at_exit(hook: Callable[[], None]) -> Callable[[], None]:
+    """Run ``hook`` at the interpreter's exit before threads are joined (a decorator)."""
+    _exit_hooks.append(hook)
+    return hook
 
 
 def register_workers(processes: Iterable[Any]) -> None:

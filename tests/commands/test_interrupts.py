@@ -106,14 +106,19 @@ def _check_clean(code: int, err: str, elapsed: float, workers: list[int], folder
     assert {p.name for p in folder.iterdir()} == kept  # no partial file, no temporary file
 
 
-@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
-def test_signal_to_the_main_process_ends_every_worker(tmp_path, sig):
-    """``certify --jobs 2`` of a 20-20-20 target with 40-bit frozen weights: two Theorem 1
-    layers solved at once, each tens of seconds of work."""
-    save_target(random_target((20, 20, 20), seed=3), tmp_path / "t.json")
+@pytest.mark.parametrize("sig,case", [(signal.SIGINT, "theorem1"), (signal.SIGTERM, "theorem1"),
+                                      (signal.SIGINT, "tradeoff")],
+                         ids=["SIGINT", "SIGTERM", "SIGINT-tradeoff"])
+def test_signal_to_the_main_process_ends_every_worker(tmp_path, sig, case):
+    """``certify --jobs 2`` of a 20-20-20 target with 40-bit frozen weights (two Theorem 1
+    layers solved at once, each tens of seconds of work), or of an 800-64-10 target (the
+    trade-off: hundreds of queued blocks whose results fill the pipes)."""
+    widths, extra = {"theorem1": ((20, 20, 20), ["--distribution", "bits:40"]),
+                     "tradeoff": ((800, 64, 10), [])}[case]
+    save_target(random_target(widths, seed=3), tmp_path / "t.json")
     code, _, err, elapsed, workers = _interrupt(
-        ["certify", "t.json", "--out", "c.json", "--jobs", "2", "--distribution", "bits:40"],
-        tmp_path, sig, cpu=1.0)
+        ["certify", "t.json", "--out", "c.json", "--jobs", "2", *extra], tmp_path, sig,
+        cpu=1.0)
     _check_clean(code, err, elapsed, workers, tmp_path, {"t.json"})
     if sig == signal.SIGTERM:
         assert "(SIGTERM)" in err
@@ -160,6 +165,39 @@ def test_an_exception_in_the_consumer_ends_the_pool_at_once():
     with pytest.raises(KeyboardInterrupt), handling_interrupts(timeout=0.5):
         next(results)
     assert time.monotonic() - t0 < 10
+
+
+_MANY_TASKS = """
+import sys, time
+from exactnorm.exact.parallel import map_tasks
+
+def work(x):
+    time.sleep(0.05)  # 2000 tasks: 50 s of work on two workers, if it were not ended
+    return b"x" * 100_000  # results that fill the pipes
+
+for i, _ in enumerate(map_tasks(work, list(range(2000)), jobs=2)):
+    if i == 3:
+        print("stopping", flush=True)
+        raise SystemExit(0)
+"""
+
+
+def test_a_pool_with_queued_tasks_ends_without_a_traceback_or_a_hang():
+    """Thousands of queued tasks (the trade-off's blocks): leaving the loop early ends the
+    workers, the pool's threads do not block the interpreter's exit (a full call queue) and
+    print no traceback (cancelled futures of a broken pool, Python 3.11)."""
+    proc = subprocess.Popen([sys.executable, "-c", _MANY_TASKS], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=checkout_env())
+    out = proc.stdout.readline()
+    t0 = time.monotonic()
+    try:
+        _, err = proc.communicate(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert out == "stopping\n" and proc.returncode == 0
+    assert time.monotonic() - t0 < 10 * WITHIN
+    assert err == "", err
 
 
 def test_deadline_and_signals_become_interrupts():
