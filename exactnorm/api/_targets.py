@@ -178,13 +178,13 @@ def load_frozen(path: str | os.PathLike[str], *,
         raise InputError(f"--activations applies to state dicts (.npz/.pt); {p} records its "
                          f"activations itself", parameter="activations")
     doc = read_document(p, "network file", max_digits=max_digits)
-    kind = doc.get("format") if isinstance(doc, dict) else None
-    if kind == EXPORT_FORMAT:
+    declared = doc.get("format") if isinstance(doc, dict) else None
+    if declared == EXPORT_FORMAT:
         return read_exported_json(p, max_digits=max_digits)
-    if kind == FORMAT:
+    if declared == FORMAT:
         return read_frozen(doc, max_digits=max_digits)
-    if kind is not None:
-        raise InputError(f"{p} is an {kind!r} document, not a network: a frozen network is "
+    if declared is not None:
+        raise InputError(f"{p} is an {declared!r} document, not a network: a frozen network is "
                          f"read from a certificate, an exact export, a model file or a target "
                          f"file")
     # a target file as a given network: its box does not matter, only its layers

@@ -143,7 +143,7 @@ def retuned(net: FrozenNetwork, gammas: Sequence[Sequence[Any]], betas: Sequence
         if layer.skips:
             raise InputError(f"frozen layer {j} adds a skip after its activation; its function "
                              f"is no target network")
-        rows = layer.weight.tolist()
+        rows: list[list[Any]] = layer.weight.tolist()
         if len(g) != len(rows) or len(b) != len(rows):
             raise ShapeError(f"layer {j}: γ/β of length {len(g)}/{len(b)} for {len(rows)} "
                              f"neurons")
@@ -161,8 +161,8 @@ def retuned(net: FrozenNetwork, gammas: Sequence[Sequence[Any]], betas: Sequence
 def as_target(net: FrozenNetwork, box: Box) -> TargetNetwork:
     """The network's own function on ``box``: its layers' γ and β (for a given network, its
     BatchNorm folded with one float64 rounding of the scale)."""
-    return retuned(net, [layer.gamma for layer in net.layers],
-                   [layer.beta for layer in net.layers], box)
+    layers = dense_frozen(net.layers, "a given network")
+    return retuned(net, [layer.gamma for layer in layers], [layer.beta for layer in layers], box)
 
 
 def batchnorm_parameters(net: FrozenNetwork, j: int, gamma: Sequence[Any],

@@ -200,7 +200,7 @@ class Box:
         if arr.dtype.kind not in "iuf":
             raise InputError(f"{what} must hold numbers, got dtype {arr.dtype}",
                              parameter=parameter)
-        if arr.dtype.kind == "f" and not np.all(np.isfinite(arr)):
+        if np.issubdtype(arr.dtype, np.floating) and not np.all(np.isfinite(arr)):
             raise InputError(f"{what} has a NaN or infinite entry", parameter=parameter)
         return cls.per_feature(arr.min(axis=0), arr.max(axis=0), what=what,
                                parameter=parameter)

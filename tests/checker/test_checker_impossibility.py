@@ -20,6 +20,8 @@ from exactnorm.checker.modular import PureLinear, is_prime
 from exactnorm.checker_flint.linear import FlintLinear
 from exactnorm.constructions.burkholz import certify_burkholz
 from exactnorm.errors import SingularSystemError
+from exactnorm.model.batchnorm import retuned
+from exactnorm.model.box import Box
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.targets import random_target
 from exactnorm.outputs.tables.capacity import below_threshold_document, t11_target
@@ -171,7 +173,8 @@ def test_a_reachable_target_gets_no_impossibility():
     vanishes there. The checker does not trust the writer."""
     net, g = case_rank()
     doc = decide(net, g).document
-    f = net.retuned([[1, 2, -1, 3], [1, 1, 2]], [[5, 5, 5, 5], [0, 0, 0]], g.lower, g.upper)
+    f = retuned(net, [[1, 2, -1, 3], [1, 1, 2]], [[5, 5, 5, 5], [0, 0, 0]],
+                Box.per_feature(g.lower, g.upper))
     assert decide(net, f).verdict == "REACHABLE"
     forged = copy.deepcopy(doc)
     forged["target"] = target_document(f)["target"]

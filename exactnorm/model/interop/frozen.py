@@ -168,7 +168,8 @@ def frozen_from_onnx(model: Any, *, max_width: int = DEFAULT_MAX_WIDTH) -> Froze
     if chain.wiring() is not None:
         raise InputError(f"{name}: a given network is a chain of layers (one path from the "
                          f"input to the output)")
-    layers, norms = [], []
+    layers: list[FrozenLayer] = []
+    norms: list[BatchNorm | None] = []
     for j, (tl, raw) in enumerate(zip(targets, chain.layers), 1):
         where = f"{raw.label} weight"
         if raw.norm is None:
