@@ -45,7 +45,7 @@ from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import to_fmpq_mat
 from exactnorm.exact.rationals import format_number
 from exactnorm.model.box import Box
-from exactnorm.model.kinds.dense import FrozenLayer, TargetLayer, dense_frozen
+from exactnorm.model.kinds.dense import FrozenLayer, dense_frozen
 from exactnorm.model.network import FrozenNetwork, TargetNetwork, Wiring
 
 __all__ = ["BatchNorm", "REPARAMETRIZATION", "retuned", "as_target", "batchnorm_parameters",
@@ -136,7 +136,7 @@ def retuned(net: FrozenNetwork, gammas: Sequence[Sequence[Any]], betas: Sequence
     checkpoint's residual added before its activation (the target's skip)."""
     if len(gammas) != net.depth or len(betas) != net.depth:
         raise ShapeError(f"{len(gammas)}/{len(betas)} γ/β vectors for {net.depth} layers")
-    layers, wiring = [], []
+    weights, biases, acts, wiring = [], [], [], []
     residuals = dict(net.residuals)
     for j, (layer, g, b) in enumerate(zip(dense_frozen(net.layers, "a given network"),
                                           gammas, betas), 1):
@@ -148,14 +148,15 @@ def retuned(net: FrozenNetwork, gammas: Sequence[Sequence[Any]], betas: Sequence
             raise ShapeError(f"layer {j}: γ/β of length {len(g)}/{len(b)} for {len(rows)} "
                              f"neurons")
         gq = to_fmpq_mat([list(g)], f"γ of layer {j}").entries()
-        W = to_fmpq_mat([[gk * v for v in row] for gk, row in zip(gq, rows)],
-                        f"layer {j} weight")
-        beta = to_fmpq_mat([list(b)], f"β of layer {j}").entries()
-        layers.append(TargetLayer(W, tuple(beta), layer.activation))
+        weights.append([[gk * v for v in row] for gk, row in zip(gq, rows)])
+        biases.append(list(b))
+        acts.append(layer.activation)
         wiring.append(Wiring(layer.input, residuals.get(j)))
     lower, upper = box.bounds(net.input_dim)
+    g = TargetNetwork.from_lists(weights, biases, acts, lower=lower, upper=upper,
+                                 max_width=max(net.node_dims))
     chain = all(w == Wiring(i) for i, w in enumerate(wiring))
-    return TargetNetwork(tuple(layers), lower, upper, wiring=None if chain else tuple(wiring))
+    return g if chain else dataclasses.replace(g, wiring=tuple(wiring))
 
 
 def as_target(net: FrozenNetwork, box: Box) -> TargetNetwork:

@@ -423,7 +423,11 @@ def expand_v2(node: Any) -> Any:
             den = int(node["den"])
             return [[f"{int(x)}/{den}" for x in row] if isinstance(row, list)
                     else f"{int(row)}/{den}" for row in node["num"]]
-    return {k: expand_v2(v) for k, v in node.items()}
+    out = {k: expand_v2(v) for k, v in node.items()}
+    weight = node.get("weight")
+    if isinstance(weight, dict) and set(weight) == {"random"} and "source" not in node:
+        out["source"] = weight["random"]  # written out, the record stays its provenance
+    return out
 
 
 def assert_really_valid(doc: Any) -> None:
