@@ -1,4 +1,4 @@
-"""Low-rank targets: width factor r instead of d (SPEC §2.2).
+"""Low-rank targets: width factor r instead of d (docs/constructions.md).
 
 Statement (source, "Main results": a target whose weight matrices have rank r needs width
 O(r·d)). If ``W_i = U_i P_i`` with ``P_i`` (r × d_{i-1}) and ``U_i`` (d_i × r), realize

@@ -1,5 +1,5 @@
-"""Safety guards (issue 9, SPEC §8): FLINT hazards, no code execution from files, explicit limits,
-atomic outputs, Ctrl-C during a long ``certify``.
+"""Safety guards (issue 9, docs/model.md): FLINT hazards, no code execution from files, explicit
+limits, atomic outputs, Ctrl-C during a long ``certify``.
 
 Several tests run Python in a subprocess on purpose: FLINT's modular elimination with a composite
 modulus calls ``abort()``, which no ``try`` can catch; only a separate process shows that the

@@ -1,4 +1,5 @@
-"""Low-rank construction (SPEC §2.2): certify → check round trips, exact f = g, factors, mutations.
+"""Low-rank construction (docs/constructions.md): certify → check round trips, exact f = g,
+factors, mutations.
 
 Independent paths: ranks are recomputed with SymPy (not FLINT's rref used by the construction),
 every certificate goes through both checkers (standard library and python-flint) which must give

@@ -1,4 +1,4 @@
-"""Sparse Theorem 1 certificates (SPEC §2.4): matching ⇒ certified, dead neurons ⇒ diagnosed.
+"""Sparse Theorem 1 certificates (docs/sparse.md): matching ⇒ certified, dead neurons ⇒ diagnosed.
 
 Each draw of ``certify_theorem1(..., sparsity=p)`` is reproduced with ``draw_pair`` and diagnosed
 by :mod:`exactnorm.analysis.structural`; the independent checker must accept every certificate,

@@ -1,5 +1,6 @@
-"""Width/depth trade-off (SPEC §2.3): round trips for every block size and both routings, the
-structure of the blocks (each system sees only its block), exact f = g, mutations, CLI options.
+"""Width/depth trade-off (docs/constructions.md): round trips for every block size and both
+routings, the structure of the blocks (each system sees only its block), exact f = g,
+mutations, CLI options.
 
 Independent paths: both checkers (standard library and python-flint) must agree on every
 certificate; block systems are re-derived here from the certificate's frozen matrices (their

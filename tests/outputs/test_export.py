@@ -189,7 +189,8 @@ def test_cli_exit_codes(cert, tmp_path, capsys):
 
 
 def test_npz_with_skips_tracks_exact_f(tmp_path):
-    """Skip matrices (trade-off construction, SPEC §2.3) are exported and used as h += P h_s."""
+    """Skip matrices (trade-off construction, docs/constructions.md) are exported and used as
+    h += P h_s."""
     from exactnorm.certificate import read_target
     from exactnorm.model.targets import random_target
 

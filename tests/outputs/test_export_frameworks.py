@@ -36,7 +36,7 @@ TOLERANCE = {"float64": 1e-9, "float32": 1e-3}
 def cert(request):
     if request.param == "theorem1":
         doc = api.certificate_document(api.certify(random_target([3, 4, 2], seed=5), seed=1))
-    else:  # skips from earlier nodes (SPEC §2.3)
+    else:  # skips from earlier nodes (docs/constructions.md)
         doc = api.certificate_document(api.certify(random_target([3, 2, 1], seed=8),
                                                    "tradeoff", seed=1, block=1))
         assert any(L.get("skip") for L in doc["network"]["layers"])
