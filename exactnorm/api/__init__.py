@@ -188,9 +188,10 @@ def certify(target: Any, construction: str = "auto", *,
     factors : sequence, optional
         Low-rank: given factors per layer (``None`` entries are computed).
     box, box_file, box_from_data, activations, max_width, max_digits
-        When ``target`` is a file or a model in memory: as in :func:`load_target` (a box is
-        ``"LO:HI"``, a pair of numbers — ints, floats taken exactly, fractions, strings — or
-        a pair of arrays).
+        When ``target`` is a file or a model in memory: as in :func:`load_target` (a box is a
+        :class:`~exactnorm.model.box.Box`, ``"LO:HI"``, a pair of numbers — ints, floats taken
+        exactly, fractions, strings — or a pair of arrays; converted into a ``Box`` here, at the
+        edge).
     progress : callable(done, total) or True, optional
         Told the blocks (trade-off) or target layers done so far, for every kind; ``True`` shows
         a bar in a notebook or terminal (:func:`progress_bar`).
