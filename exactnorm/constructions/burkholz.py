@@ -12,8 +12,9 @@ almost every draw, because the second layer's scale is tuned as well:
 
 of ``c2'·c0`` equations in ``c1 + c2'`` unknowns: one more unknown than equations, so a nonzero
 kernel vector exists, and the construction needs ``λ_i ≠ 0`` for every live row. Theorem LB
-(docs/capacity.md, "The witnesses") shows the width is sharp: one unit less and ``A`` generically has full column
-rank, which no tuning at all can overcome (an ``exactnorm.impossibility`` document proves it).
+(docs/capacity.md, "The witnesses") shows the width is sharp: one unit less and ``A``
+generically has full column rank, which no tuning at all can overcome (an
+``exactnorm.impossibility`` document proves it).
 
 Construction, per target layer ``i`` on its exact box ``B_{i−1}`` (free coordinates ``F``, those
 with ``lower < upper``; pinned ones are constants, folded into the bias exactly as the checker

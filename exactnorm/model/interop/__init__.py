@@ -5,8 +5,9 @@ Contract
 --------
 Every reader of a target returns a :class:`~exactnorm.model.network.TargetNetwork` ``g`` that is
 the stored model's function **exactly** (a reader of a given network, a
-:class:`~exactnorm.model.network.FrozenNetwork` with the stored matrices): every float parameter (float16/32/64) converts to the dyadic rational
-it denotes (docs/model.md, "Exact numbers"), and every structural fact (which layers exist, which
+:class:`~exactnorm.model.network.FrozenNetwork` with the stored matrices): every float
+parameter (float16/32/64) converts to the dyadic rational it denotes (docs/model.md, "Exact
+numbers"), and every structural fact (which layers exist, which
 activation follows which layer) comes from the file or from an explicit declaration, never from
 a guess. What cannot be represented exactly as a chain of registered layer kinds with
 ``σ ∈ {relu, identity}`` is refused with a one-line :class:`~exactnorm.errors.InputError`
