@@ -153,10 +153,10 @@ def retuned(net: FrozenNetwork, gammas: Sequence[Sequence[Any]], betas: Sequence
         acts.append(layer.activation)
         wiring.append(Wiring(layer.input, residuals.get(j)))
     lower, upper = box.bounds(net.input_dim)
-    g = TargetNetwork.from_lists(weights, biases, acts, lower=lower, upper=upper,
-                                 max_width=max(net.node_dims))
+    target = TargetNetwork.from_lists(weights, biases, acts, lower=lower, upper=upper,
+                                      max_width=max(net.node_dims))
     chain = all(w == Wiring(i) for i, w in enumerate(wiring))
-    return g if chain else dataclasses.replace(g, wiring=tuple(wiring))
+    return target if chain else dataclasses.replace(target, wiring=tuple(wiring))
 
 
 def as_target(net: FrozenNetwork, box: Box) -> TargetNetwork:
