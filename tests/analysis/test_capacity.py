@@ -201,8 +201,9 @@ def test_a_given_layer_that_reads_x_is_not_read_as_a_chain(tmp_path, capsys):
     given = _document([{"weight": [[1, 0], [0, 1]], "bias": [0, 0], "activation": "relu"},
                        {"weight": [[1, 2]], "bias": [0], "activation": "identity",
                         "input": 0}])
+    # read as a chain, the target is the given network with its rows rescaled (2, 3; 2)
     target = _document([{"weight": [[2, 0], [0, 3]], "bias": [0, 0], "activation": "relu"},
-                        {"weight": [[1, 1]], "bias": [0], "activation": "identity"}],
+                        {"weight": [[2, 4]], "bias": [0], "activation": "identity"}],
                        lower=(-1, -1))
     code, text, out = _capacity_cli(tmp_path, capsys, given, target)
     g = load_target(tmp_path / "target.json")
