@@ -88,7 +88,7 @@ def test_npz_import_exact_and_activations(tmp_path):
     assert g.lower == (fmpq(0), fmpq(-1))
 
 
-def test_target_from_dict_defaults_activations():
+def test_a_target_file_defaults_activations():
     g = read_target({"domain": {"lower": [0], "upper": [1]},
                           "target": {"layers": [{"weight": [[1]], "bias": [0]},
                                                 {"weight": [[1]], "bias": [0]}]}})
