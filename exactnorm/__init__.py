@@ -18,13 +18,13 @@ from exactnorm.version import __version__
 
 #: every name of ``exactnorm.api.__all__`` (tests/project/test_architecture.py compares them)
 _API_NAMES = frozenset({
-    "certify", "check", "check_file", "check_bytes", "tables", "sparse_sweep", "detpoly",
-    "check_detpoly", "realizable", "export", "report", "load_target", "target_of",
-    "demo_target", "factors_of", "certificate_document", "save_certificate",
-    "write_certificate", "load_certificate", "require_version", "plan_certify",
-    "certify_target", "plan_capacity", "progress_bar", "CONSTRUCTIONS", "CertifyResult",
-    "CertifyPlan", "ReportResult", "ExportResult", "Verdict", "capacity", "CapacityResult",
-    "CapacityPlan", "TablesResult", "SweepResult", "DetpolyResult", "plan_transformer",
+    "CONSTRUCTIONS", "certify", "plan_certify", "certify_target", "factors_of", "CertifyPlan",
+    "CertifyResult", "Verdict", "ReportResult", "ExportResult", "progress_bar", "target_of",
+    "require_version", "check", "check_file", "check_bytes", "tables", "TablesResult",
+    "sparse_sweep", "SweepResult", "detpoly", "check_detpoly", "DetpolyResult", "realizable",
+    "capacity", "CapacityResult", "plan_capacity", "CapacityPlan", "export", "report",
+    "demo_target", "load_target", "load_frozen", "frozen_of", "Box", "certificate_document",
+    "save_certificate", "write_certificate", "load_certificate", "plan_transformer",
     "certify_transformer", "is_transformer_file", "TransformerResult",
 })
 

@@ -1,5 +1,6 @@
 """``capacity --dry-run``: the sizes of the work :func:`exactnorm.api.capacity` would do, and a
-rough estimate of its time, memory and document size, without computing any rank.
+rough estimate of its time, memory and document size, without computing any rank; and
+:func:`rounding_hint`, the note of a target that is the given network up to float rounding.
 
 Contract
 --------
@@ -24,13 +25,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from exactnorm.api._boxes import resolve_box
-from exactnorm.api._capacity import given_bounds, read_given, read_target
+from flint import fmpq
+
+from exactnorm.analysis.capacity import linked_pairs
+from exactnorm.api._capacity import read_target
+from exactnorm.api._targets import frozen_of
+from exactnorm.errors import ExactnormError
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.model.batchnorm import as_target
+from exactnorm.model.box import Box
+from exactnorm.model.kinds.dense import dense_frozen
 from exactnorm.model.network import DEFAULT_MAX_WIDTH
 
-__all__ = ["CapacityPlan", "plan_capacity", "WORD_OPERATIONS_PER_SECOND",
-           "DOCUMENT_BYTES_PER_ENTRY"]
+__all__ = ["CapacityPlan", "plan_capacity", "rounding_hint", "ROUNDING_BITS",
+           "WORD_OPERATIONS_PER_SECOND", "DOCUMENT_BYTES_PER_ENTRY"]
 
 #: modular elimination throughput of the capacity verb (FLINT, measured; a planning aid)
 WORD_OPERATIONS_PER_SECOND = 1.0e8
@@ -98,26 +106,69 @@ def plan_capacity(frozen: Any, *, box: Any = None,
     >>> plan_capacity(frozen).pairs
     [{'pair': 1, 'c0': 2, 'c1': 3, 'c2': 1, 'rows': 2, 'columns': 3, 'needed': 2}]
     """
-    net = read_given(frozen, activations, max_width)
-    resolved = resolve_box(box=box, box_file=box_file, box_from_data=box_from_data,
-                           max_digits=max_digits)
-    bounds = given_bounds(resolved, net.widths[0])
-    g = None if target is None else read_target(target, bounds, target_activations,
+    net = frozen_of(frozen, activations=activations, max_width=max_width,
+                    max_digits=max_digits)
+    region = Box.given(box=box, box_file=box_file, box_from_data=box_from_data,
+                       max_digits=max_digits)
+    if region is not None:
+        region = region.fit(net.input_dim, what="the given network's input")
+    g = None if target is None else read_target(target, region, target_activations,
                                                 max_width, max_digits)
-    widths = net.widths
+    weights = [layer.weight for layer in dense_frozen(net.layers, "capacity")]
+    widths = (net.input_dim, *(W.nrows() for W in weights))
     pairs, work, peak = [], 0.0, 0
-    for j in range(1, len(widths) - 1):
-        c0, c1, c2 = widths[j - 1], widths[j], widths[j + 1]
+    for j in linked_pairs(net):
+        c0, c1, c2 = weights[j - 1].ncols(), weights[j - 1].nrows(), weights[j].nrows()
         rows, cols = c2 * c0, c1
         pairs.append({"pair": j, "c0": c0, "c1": c1, "c2": c2, "rows": rows, "columns": cols,
                       "needed": rows})
         elimination = rows * cols * min(rows, cols)
         work += elimination * (3 if g is not None else 1)
         peak = max(peak, 16 * rows * (cols + (c2 if g is not None else 0)))
-    entries = sum(a * b for a, b in zip(widths, widths[1:]))
+    entries = sum(W.nrows() * W.ncols() for W in weights)
     if g is not None:
         entries += sum(a * b for a, b in zip(g.widths, g.widths[1:]))
-    return CapacityPlan(net.name, widths, pairs,
+    return CapacityPlan(str(frozen) if isinstance(frozen, (str, os.PathLike))
+                        else type(frozen).__name__, widths, pairs,
                         None if g is None else tuple(g.widths),
                         seconds=work / WORD_OPERATIONS_PER_SECOND, peak_bytes=BASE_BYTES + peak,
                         document_bytes=DOCUMENT_BYTES_PER_ENTRY * entries)
+
+
+#: relative difference (2^-k) below which two exact networks differ by float rounding only
+ROUNDING_BITS = 20
+
+
+def rounding_hint(r: Any, points: int = 8) -> str | None:
+    """A note when the target equals the given network at its own normalization except for
+    differences of float rounding: the exact answer is about the exact numbers, and a copy of a
+    network through float arithmetic (a folded BatchNorm, a float32 export) is another network.
+
+    The two are evaluated exactly at the box's corners and seeded points of the box (up to
+    ``points``); the hint is given when they differ somewhere, and everywhere by at most
+    ``2^-ROUNDING_BITS`` relative to the largest output (at least 1).
+    """
+    g = r.target
+    if g is None:
+        return None
+    try:
+        own = as_target(r.network, Box(tuple(g.lower), tuple(g.upper)))
+    except ExactnormError:  # another shape: not a copy of the given network
+        return None
+    if tuple(own.widths) != tuple(g.widths):
+        return None
+    xs = list(g.corners(points // 2))
+    xs += [[lo + (hi - lo) * fmpq(k + 1, points + 2) for lo, hi in zip(g.lower, g.upper)]
+           for k in range(points - len(xs))]
+    largest, biggest = fmpq(0), fmpq(0)
+    for x in xs:
+        for a, b in zip(own.evaluate(x), g.evaluate(x)):
+            largest = max(largest, abs(a - b))
+            biggest = max(biggest, abs(a), abs(b))
+    if largest == 0 or largest > fmpq(1, 2**ROUNDING_BITS) * max(biggest, fmpq(1)):
+        return None
+    return (f"the target equals the given network at its own normalization up to float "
+            f"rounding only (largest difference {float(largest):.3g} at {len(xs)} points of "
+            f"the box, outputs up to {float(biggest):.3g}): the answer is about the exact "
+            f"numbers, and a float copy of a network (a folded BatchNorm, a float32 export) "
+            f"is another network; give the target with the same exact numbers")

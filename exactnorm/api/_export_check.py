@@ -17,7 +17,7 @@ The certificate is read by the checker's own reader (:func:`exactnorm.checker.do
 read_certificate`, no matrix built as ``fmpq_mat``), so that the read-back of a 784-128-10
 export (138 MB, 13.6 million frozen entries) costs seconds, not the minutes the exact network
 takes; a certificate that reader refuses is compared through the exact networks instead
-(:func:`exactnorm.outputs.export.load_exported_json`).
+(:func:`exactnorm.outputs.export.read_exported_json`).
 """
 
 from __future__ import annotations
@@ -167,10 +167,9 @@ def export_difference(cert_doc: dict[str, Any], path: str | os.PathLike[str],
 def _difference_exact(cert_doc: dict[str, Any], path: str | os.PathLike[str],
                       max_digits: int) -> str | None:
     """Through the exact networks (any certificate the library reads)."""
-    from exactnorm.certificate import needs_kind_reader, network_from_dict, read_networks
-    from exactnorm.outputs.export import load_exported_json
+    from exactnorm.certificate import read_frozen
+    from exactnorm.outputs.export import read_exported_json
 
-    certified = read_networks(cert_doc, max_digits=max_digits)[1] \
-        if needs_kind_reader(cert_doc) else network_from_dict(cert_doc, max_digits=max_digits)
-    same = load_exported_json(path, max_digits=max_digits) == certified
+    same = read_exported_json(path, max_digits=max_digits) == read_frozen(
+        cert_doc, max_digits=max_digits)
     return None if same else "the exact export read back differs from the certificate's network"

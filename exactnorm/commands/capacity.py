@@ -16,7 +16,6 @@ this module parses and prints.
 from __future__ import annotations
 
 import argparse
-from typing import Any
 
 from exactnorm.commands._common import (
     add_timeout_option,
@@ -88,6 +87,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from exactnorm.api import capacity, plan_capacity
+    from exactnorm.api._capacity_plan import rounding_hint
 
     if args.out is not None and not args.dry_run:
         out = output_path(args.out)
@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
         r = capacity(args.frozen, out=args.out, best=args.best, output_scale=args.output_scale,
                      check=not args.no_check, pure=args.pure, progress=hook, **inputs)
     word = r.word
-    hint = float_rounding_hint(r) if word in ("UNREACHABLE", "UNDECIDED") else None
+    hint = rounding_hint(r) if word in ("UNREACHABLE", "UNDECIDED") else None
     for line in r.lines():
         console.print(line)
     if r.verdict is not None:
@@ -141,40 +141,3 @@ def run(args: argparse.Namespace) -> int:
                          "check": None if r.verdict is None else r.verdict.to_json(),
                          "best": None if r.best is None else r.best.as_dict(),
                          "hint": hint, "plan": None})
-
-
-#: relative difference (2^-k) below which two exact networks differ by float rounding only
-ROUNDING_BITS = 20
-
-
-def float_rounding_hint(r: Any, points: int = 8) -> str | None:
-    """A note when the target equals the given network at its own normalization except for
-    differences of float rounding: the exact answer is about the exact numbers, and a copy of a
-    network through float arithmetic (a folded BatchNorm, a float32 export) is another network.
-
-    The two are evaluated exactly at the box's corners and seeded points of the box (up to
-    ``points``); the hint is given when they differ somewhere, and everywhere by at most
-    ``2^-ROUNDING_BITS`` relative to the largest output (at least 1).
-    """
-    from flint import fmpq
-
-    g = r.target
-    if g is None or tuple(g.widths)[0] != r.network.widths[0] \
-            or tuple(g.widths)[-1] != r.network.widths[-1]:
-        return None
-    own = r.network.as_target(g.lower, g.upper)
-    xs = list(g.corners(points // 2))
-    xs += [[lo + (hi - lo) * fmpq(k + 1, points + 2) for lo, hi in zip(g.lower, g.upper)]
-           for k in range(points - len(xs))]
-    largest, biggest = fmpq(0), fmpq(0)
-    for x in xs:
-        for a, b in zip(own.evaluate(x), g.evaluate(x)):
-            largest = max(largest, abs(a - b))
-            biggest = max(biggest, abs(a), abs(b))
-    if largest == 0 or largest > fmpq(1, 2**ROUNDING_BITS) * max(biggest, fmpq(1)):
-        return None
-    return (f"the target equals the given network at its own normalization up to float "
-            f"rounding only (largest difference {float(largest):.3g} at {len(xs)} points of "
-            f"the box, outputs up to {float(biggest):.3g}): the answer is about the exact "
-            f"numbers, and a float copy of a network (a folded BatchNorm, a float32 export) "
-            f"is another network; give the target with the same exact numbers")

@@ -88,11 +88,10 @@ def test_exact_export_is_read_back_and_equal_to_the_certificate(tmp_path, capsys
     assert verb_word(out) == "VALID" and "read back: the written bytes were read back" in out
     assert fresh_check(tmp_path / "c.json") == (0, "VALID")
     assert run_cli("check", str(tmp_path / "e.json")).returncode == 2
-    code = ("from exactnorm.certificate import load_certificate, network_from_dict\n"
-            "from exactnorm.outputs.export import load_exported_json\n"
+    code = ("from exactnorm.certificate import load_certificate, read_frozen\n"
+            "from exactnorm.outputs.export import read_exported_json\n"
             "import sys\n"
-            "same = load_exported_json('e.json') == network_from_dict(load_certificate("
-            "'c.json'))\n"
+            "same = read_exported_json('e.json') == read_frozen(load_certificate('c.json'))\n"
             "sys.exit(0 if same else 1)\n")
     r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=checkout_env(),
                        capture_output=True, text=True, check=False, timeout=300)
