@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from exactnorm.certificate import save_target
 from exactnorm.exact.interrupts import DeadlineReached, Interrupted, handling_interrupts
 from exactnorm.exact.parallel import map_tasks
-from exactnorm.model.targets import random_target, save_target
+from exactnorm.model.targets import random_target
 from tests.helpers import checkout_env
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(),
