@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from exactnorm import checker, checker_flint
 from exactnorm.analysis.capacity import (
     OUTPUT_SCALES,
     Decision,
@@ -33,6 +32,7 @@ from exactnorm.analysis.capacity_best import BestResult, best_affine
 from exactnorm.api._progress import Progress, progress_context
 from exactnorm.api._results import Verdict
 from exactnorm.api._targets import frozen_of, target_of
+from exactnorm.api._written import check_document_bytes, claim_accepted, write_checked
 from exactnorm.certificate import certificate_bytes, save_certificate
 from exactnorm.checker.impossibility import CLASSES
 from exactnorm.errors import InputError, InvariantError
@@ -147,10 +147,6 @@ def _target(target: Any, region: Box | None, activations: str | Sequence[str] | 
         raise
 
 
-def _check(doc: dict[str, Any], pure: bool) -> Verdict:
-    return Verdict.of((checker if pure else checker_flint).check_certificate(doc))
-
-
 def capacity(frozen: Any, *, box: Any = None, box_file: str | os.PathLike[str] | None = None,
              box_from_data: str | os.PathLike[str] | None = None, target: Any = None,
              out: str | os.PathLike[str] | None = None, best: bool = False,
@@ -254,21 +250,33 @@ def capacity(frozen: Any, *, box: Any = None, box_file: str | os.PathLike[str] |
         doc = result.decision.document
         if doc is not None and result.best is not None:
             doc["provenance"]["best"] = result.best.as_dict()
-        if doc is not None and check:
-            t = time.perf_counter()
-            result.verdict = _check(doc, pure)
-            seconds["check"] = time.perf_counter() - t
+        if doc is not None:
+            _write_and_check(result, doc, out, check=check, pure=pure)
             stages.finish("check")
-            claim = (result.verdict.facts or {}).get("claim", "REACHABLE")
-            if not result.verdict.ok or claim != result.decision.verdict:
-                raise InvariantError(f"the checker refused the {result.decision.verdict} "
-                                     f"document exactnorm wrote: {result.verdict.message}")
-        if doc is not None and out is not None:
-            t = time.perf_counter()
-            result.bytes = save_certificate(doc, out)
-            result.path = Path(out)
-            seconds["write"] = time.perf_counter() - t
     return result
+
+
+def _write_and_check(result: CapacityResult, doc: dict[str, Any],
+                     out: str | os.PathLike[str] | None, *, check: bool, pure: bool) -> None:
+    """The document's bytes, checked as written (:mod:`exactnorm.api._written`): with ``out``
+    the file itself before it gets its name, without it the bytes it would have; the verdict
+    must be valid and claim the decision's word, else nothing is written and it is a bug."""
+    expected = result.decision.verdict if result.decision is not None else None
+    if out is not None:
+        written = write_checked(out, lambda p: save_certificate(doc, p), check=check,
+                                pure=pure, accept=claim_accepted(expected))
+        result.verdict, result.bytes = written.verdict, written.bytes
+        result.path = Path(out) if written.kept else None
+        result.seconds["write"] = written.write_seconds
+        if written.verdict is not None:
+            result.seconds["check"] = written.check_seconds
+    elif check:
+        t = time.perf_counter()
+        result.verdict = check_document_bytes(doc, pure=pure)
+        result.seconds["check"] = time.perf_counter() - t
+    if result.verdict is not None and not claim_accepted(expected)(result.verdict):
+        raise InvariantError(f"the checker refused the serialized {expected} document "
+                             f"exactnorm wrote, so it was not kept: {result.verdict.message}")
 
 
 def _write_profile(result: CapacityResult, out: str | os.PathLike[str]) -> tuple[Path, int]:
@@ -279,3 +287,8 @@ def _write_profile(result: CapacityResult, out: str | os.PathLike[str]) -> tuple
            "note": "a measurement with its witnesses (exact ranks); not checked by exactnorm "
                    "check"}
     return Path(out), atomic_write(out, certificate_bytes(doc))
+
+
+#: the target reader of :func:`capacity`, shared with its dry run (:mod:`exactnorm.api.
+#: _capacity_plan`)
+read_target = _target

@@ -1,6 +1,7 @@
 """``exactnorm certify model.onnx`` when the model is a transformer (an ONNX graph that reads
-token ids): the plan in one line, a progress bar over slots, a table of the slots, the document,
-then the independent check (docs/transformers.md)."""
+token ids): the plan in one line (``--dry-run``: the plan of every slot, and nothing built), a
+progress bar over slots, a table of the slots, then the document written beside its name,
+checked as written and renamed only when valid (docs/transformers.md)."""
 
 from __future__ import annotations
 
@@ -9,15 +10,19 @@ import time
 from typing import Any
 
 from exactnorm.commands._common import (
-    check_written_certificate,
     console,
     err_console,
+    human_duration,
     progress_hook,
+    set_interrupt_note,
+    verdict_line,
+    write_checked_document,
 )
 from exactnorm.commands._defaults import THEOREM1_MAX_SYSTEM
-from exactnorm.errors import InputError
+from exactnorm.commands._json import emit, json_ready, verdict_fields
+from exactnorm.errors import InputError, InvalidCertificateError
 
-__all__ = ["run_transformer", "slot_table"]
+__all__ = ["run_transformer", "slot_table", "transformer_plan_facts"]
 
 #: options of ``certify`` that describe a target file's box or a whole-target construction:
 #: a transformer derives its boxes and realizes each slot by the automatic choice
@@ -67,8 +72,19 @@ def _short(widths: list[int]) -> str:
     return f"{','.join(map(str, widths[:3]))},…,{widths[-1]} ({len(widths)} layers)"
 
 
+def transformer_plan_facts(plan: Any) -> dict[str, Any]:
+    """What ``--dry-run --json`` prints of a transformer's plan: the summary, the estimate and
+    each slot's construction, widths and estimate (the slot targets themselves are not
+    printed)."""
+    return json_ready({
+        "construction": "transformer slots", "summary": plan.summary, "jobs": plan.jobs,
+        "seed_rule": plan.seed_rule, "estimate": plan.estimate,
+        "slots": [{"name": sp.name, "widths": list(sp.target.widths),
+                   "construction": sp.plan.construction, "note": sp.plan.note,
+                   "estimate": sp.plan.estimate} for sp in plan.slots]})
+
+
 def run_transformer(args: argparse.Namespace, path: str) -> int:
-    from exactnorm.api import save_certificate
     from exactnorm.api._transformer import certify_transformer, plan_transformer
 
     for name in _NOT_FOR_TRANSFORMERS:
@@ -82,6 +98,7 @@ def run_transformer(args: argparse.Namespace, path: str) -> int:
     if args.format_version != 3:
         raise InputError("a transformer's slots are version-3 certificates",
                          parameter="format_version")
+    seconds: dict[str, float] = {}
     t0 = time.perf_counter()
     plan = plan_transformer(path, seed=args.seed, jobs=args.jobs,
                             distribution=args.distribution, block=args.block,
@@ -89,21 +106,58 @@ def run_transformer(args: argparse.Namespace, path: str) -> int:
                             max_system=None if args.max_system == THEOREM1_MAX_SYSTEM
                             else args.max_system,
                             retry=args.retry, shift_mode=args.shift_mode, solver=args.solver)
-    err_console.print(f"{plan.summary} [read and planned in {time.perf_counter() - t0:.2f} s]",
+    seconds["plan"] = time.perf_counter() - t0
+    facts = {"widths": [], "kinds": ["transformer"], "slots": len(plan.slots)}
+    if args.dry_run:
+        console.print(f"plan for {path}: {plan.summary}", markup=False)
+        for sp in plan.slots:
+            e = sp.plan.estimate
+            console.print(f"  slot {sp.name}: widths {list(sp.target.widths)}, "
+                          f"{sp.plan.construction}, ≈ {human_duration(e.seconds)}, frozen depth "
+                          f"{e.depth}", markup=False)
+        console.print("nothing was built (--dry-run): the same command without --dry-run "
+                      "builds this plan", markup=False)
+        return emit(args, "PLAN", 0, plan.summary, seconds=seconds, paths={"target": path},
+                    details={"construction": "transformer slots",
+                             "plan": transformer_plan_facts(plan), "layers": [],
+                             "version": args.format_version, "target": facts})
+    err_console.print(f"{plan.summary} [read and planned in {seconds['plan']:.2f} s]",
                       markup=False)
+    set_interrupt_note("no certificate was written (a construction keeps no partial state); "
+                       "run the same command again to start over")
     with progress_hook("transformer", "slots", total=len(plan.slots)) as hook:
         result = certify_transformer(plan, scheduler=args.scheduler,
                                      frozen_weights=args.frozen_weights, progress=hook)
-    t1 = time.perf_counter()
-    size = save_certificate(result.document, args.out)
+    set_interrupt_note(None)
+    seconds["build"] = result.seconds
     console.print(slot_table(result))
-    console.print(f"certificate written to {args.out} ({size} bytes, {TRANSFORMER}, built in "
-                  f"{result.seconds:.1f} s, written in {time.perf_counter() - t1:.1f} s)")
-    if args.no_check:
-        console.print("not checked (--no-check): run `exactnorm check` before relying on it")
-        return 0
+    written = write_checked_document(result.document, args.out, check=not args.no_check,
+                                     pure=args.pure)
     del result
-    return check_written_certificate(args.out, pure=args.pure)
+    seconds["write"] = written.write_seconds
+    common = {"seconds": seconds, "paths": {"target": path, "certificate": args.out},
+              "bytes": {"certificate": written.bytes}}
+    details = {"construction": "transformer slots", "plan": transformer_plan_facts(plan),
+               "layers": [], "version": args.format_version, "target": facts,
+               "check": None if written.verdict is None else written.verdict.to_json()}
+    if written.verdict is None:
+        console.print(f"certificate written to {args.out} ({written.bytes} bytes, "
+                      f"{TRANSFORMER})")
+        console.print("not checked (--no-check): run `exactnorm check` before relying on it")
+        return emit(args, "UNCHECKED", 0, "not checked (--no-check)", **common, details=details)
+    v = written.verdict
+    seconds["check"] = written.check_seconds
+    console.print(verdict_line(v, args.out, "pure" if args.pure else "flint")
+                  + f" [{written.check_seconds:.2f} s]")
+    if not written.kept:
+        if args.json:
+            return emit(args, "INVALID", 1, v.message, **verdict_fields(v), **common,
+                        details=details)
+        raise InvalidCertificateError(f"the constructed certificate was rejected, so {args.out} "
+                                      f"was not written: {v.message}")
+    console.print(f"certificate written to {args.out} ({written.bytes} bytes, {TRANSFORMER}; "
+                  f"the written bytes checked)")
+    return emit(args, "VALID", 0, v.message, **verdict_fields(v), **common, details=details)
 
 
 TRANSFORMER = "exactnorm.transformer version 1"

@@ -185,8 +185,10 @@ class Box:
     @classmethod
     def from_data(cls, samples: Any, *, what: str = "data",
                   parameter: str | None = "box_from_data") -> Box:
-        """The per-feature minimum and maximum of samples ``(n, d)``, ``n ≥ 1`` (an array, or
-        an ``.npy`` file of one): the smallest box that holds every sample."""
+        """The per-feature minimum and maximum of samples ``(n, d)`` or images
+        ``(n, c, h, w)`` (any ``(n, …)``, each sample read in C order, as ``--data`` reads it),
+        ``n ≥ 1`` (an array, or an ``.npy`` file of one): the smallest box that holds every
+        sample."""
         if isinstance(samples, (str, os.PathLike)):
             p = require_file(samples, "data file", parameter=parameter)
             if p.suffix.lower() != ".npy":
@@ -194,9 +196,10 @@ class Box:
                                  parameter=parameter)
             samples, what = _load_npy(p, parameter), str(p)
         arr = np.asarray(samples)
-        if arr.ndim != 2 or arr.shape[0] == 0:
-            raise InputError(f"{what} must have shape (n, d) with n ≥ 1 samples, got "
-                             f"{arr.shape}", parameter=parameter)
+        if arr.ndim < 2 or arr.shape[0] == 0 or arr.size == 0:
+            raise InputError(f"{what} must have shape (n, d) or (n, c, h, w) with n ≥ 1 "
+                             f"samples, got {arr.shape}", parameter=parameter)
+        arr = arr.reshape(arr.shape[0], -1)
         if arr.dtype.kind not in "iuf":
             raise InputError(f"{what} must hold numbers, got dtype {arr.dtype}",
                              parameter=parameter)

@@ -450,7 +450,7 @@ def test_cli_words_exit_codes_and_check(digits, tmp_path, capsys):
     prof = tmp_path / "profile.json"
     assert main(["capacity", str(out / "f256.onnx"), "--out", str(prof), "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert shown["verdict"] is None and shown["profile"][0]["rank"] == 256
+    assert shown["verdict"] == "PROFILE" and shown["details"]["profile"][0]["rank"] == 256
     assert json.loads(prof.read_text())["pairs"][0]["universal"] is False
     # a frozen network with two hidden layers against an affine target: UNDECIDED, exit 4
     np.savez(tmp_path / "deep.npz", W1=np.eye(64)[:8], b1=np.zeros(8), W2=np.ones((8, 8)),
@@ -462,7 +462,7 @@ def test_cli_words_exit_codes_and_check(digits, tmp_path, capsys):
 
 def test_cli_reachable_certificate_checks_as_reachable(tmp_path, capsys):
     """A REACHABLE certificate from the command line is an ordinary certificate: `exactnorm
-    check` prints REACHABLE VALID, and it holds exactly at box points."""
+    check` prints VALID (the word of a certificate), and it holds exactly at box points."""
     np.savez(tmp_path / "frozen.npz", W1=np.array([[1.0, 0], [0, 1], [1, 1]]), b1=np.zeros(3),
              W2=np.array([[1.0, 2, 3], [2, 0, 1]]), b2=np.zeros(2))
     np.savez(tmp_path / "target.npz", W1=np.array([[2.0, 3], [-1, 0.5]]),
@@ -472,7 +472,8 @@ def test_cli_reachable_certificate_checks_as_reachable(tmp_path, capsys):
                  str(tmp_path / "target.npz"), "--out", str(cert)]) == 0
     assert capsys.readouterr().out.startswith("REACHABLE: ")
     assert main(["check", str(cert), "--both"]) == 0
-    assert capsys.readouterr().out.count("REACHABLE VALID (") == 2
+    checked = capsys.readouterr().out
+    assert checked.count("VALID (") == 2 and "REACHABLE" not in checked
     doc = load_certificate(cert)
     t = decide(load_frozen(tmp_path / "frozen.npz"),
                TargetNetwork.from_lists([[[2, 3], [-1, Fraction(1, 2)]]], [[1, -2]],

@@ -204,12 +204,13 @@ def test_a_model_given_to_check_is_not_a_certificate_exit_2(tmp_path, capsys):
 
 
 def test_interrupt_during_the_check_names_the_kept_certificate(tmp_path, monkeypatch, capsys):
-    import exactnorm.api
+    import exactnorm.api._check
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(exactnorm.api, "check_file", interrupted)
+    # the check of the written bytes, before the file gets its name
+    monkeypatch.setattr(exactnorm.api._check, "check_file", interrupted)
     assert main(["certify", "--demo", "--out", "c.json"]) == 130
     err = capsys.readouterr().err
     assert "the complete certificate c.json was kept" in err and "exactnorm check c.json" in err

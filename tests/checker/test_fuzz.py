@@ -910,7 +910,8 @@ def test_cli_check_fuzz(data):
     if code in (0, 1) and not err:  # a verdict was printed (not a corrupt-gzip error line)
         if extra == ["--json"]:
             verdict = json.loads(out)
-            assert verdict["ok"] == (code == 0) and verdict["certificate"] == str(path)
+            assert verdict["details"]["ok"] == (code == 0)
+            assert verdict["paths"]["certificate"] == str(path)
         else:
             assert str(path) in out  # printed as written, never as markup
     if code == 0:

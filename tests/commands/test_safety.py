@@ -331,8 +331,8 @@ def test_sigint_during_long_certify_leaves_no_file(tmp_path):
     # the estimate is printed before the work
     lines = [ln for ln in stderr.strip().splitlines() if not ln.startswith("theorem1")]
     assert lines == [
-        "exactnorm: interrupted; files are written atomically, so no partial output file was "
-        "kept"], stderr
+        "exactnorm: interrupted; no certificate was written (a construction keeps no partial "
+        "state); run the same command again to start over"], stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json"]
 
 
