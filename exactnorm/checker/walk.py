@@ -34,6 +34,7 @@ from typing import Any
 from .boxes import Box, box_bits, domain_box
 from .budget import STEP, Budget, div_cost, gcd_chain, mul_cost, words
 from .document import read_certificate
+from .impossibility import check_impossibility
 from .kinds import RULES
 from .numbers import CertificateError, IntMatrix, IntVector, Verdict, show_ratio
 from .protocol import AnyArithmetic
@@ -385,9 +386,8 @@ def check_with(ar: AnyArithmetic, doc: object, *, max_digits: int = DEFAULT_MAX_
                max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
     """Check a parsed certificate with arithmetic ``ar``; never raises for bad content."""
     if isinstance(doc, dict) and doc.get("format") == IMPOSSIBILITY_FORMAT:
-        # the second document kind (docs/certificate-format.md §9); the arithmetic lends its
-        # modular determinant and integer product (``linear``), else the reference is used
-        from .impossibility import check_impossibility
-        return check_impossibility(ar.linear, doc, max_digits=max_digits,
-                                   progress=progress, max_work=max_work)
+        # the second document kind (docs/certificate-format.md §9): its rules read the document
+        # with this reader and count in the same budget; the arithmetic lends ``linear``
+        return check_impossibility(ar, doc, max_digits=max_digits, progress=progress,
+                                   max_work=max_work)
     return verdict_of(lambda: run_rules(ar, doc, max_digits, progress, max_work))

@@ -383,17 +383,23 @@ def test_dead_hidden_neurons_free_their_columns_in_the_aligned_class():
     _holds(d.document, g)
 
 
-def test_regenerated_entries_are_bounded_for_the_whole_document(monkeypatch):
-    """All frozen draws of a document together stay below the entry limit, refused before the
-    one that would pass it is regenerated (a small limit makes the rule visible)."""
-    from exactnorm.checker import impossibility_reading as reading
+def test_the_minor_is_bounded_before_anything_is_regenerated(monkeypatch):
+    """The rank witness's minor (its entries, then its determinant's work) is counted before a
+    frozen matrix is regenerated: a limit below the minor's entries refuses the document with
+    nothing regenerated, in both arithmetics (a small limit makes the order visible); a limit
+    below a regenerated matrix refuses it before it is built."""
+    from exactnorm.checker import budget, provenance
 
     doc = below_threshold_document(t11_target(3), 6)
-    monkeypatch.setattr(reading, "MAX_MAP_ENTRIES", 6 * 3 + 3 * 6 - 1)
     calls = []
-    real = reading.regenerate_integers
-    monkeypatch.setattr(reading, "regenerate_integers",
+    real = provenance.regenerate_integers
+    monkeypatch.setattr(provenance, "regenerate_integers",
                         lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(budget, "MAX_MAP_ENTRIES", (6 + 3) ** 2 - 1)
     v = both(doc)
-    assert (v.ok, v.rule) == (False, "limit") and "in all" in v.message
-    assert len(calls) == 2  # the first matrix in each arithmetic, never the second
+    assert (v.ok, v.rule) == (False, "limit") and "9 x 9 minor" in v.message, v.message
+    assert calls == []
+    monkeypatch.setattr(budget, "MAX_MAP_ENTRIES", (6 + 3) ** 2)
+    assert both(doc).ok and calls  # the same document within the limit
+    v = both(doc, max_work=both(doc).facts["work"] - 1)
+    assert (v.ok, v.rule) == (False, "limit") and "units of work" in v.message, v.message
