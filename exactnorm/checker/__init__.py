@@ -49,7 +49,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .arithmetic import PureArithmetic
-from .files import check_file_with, check_text_with, main, print_or_broken_pipe, read_file_bytes
+from .files import (
+    check_file_with,
+    check_text_with,
+    check_with,
+    main,
+    print_or_broken_pipe,
+    read_file_bytes,
+)
 from .numbers import (
     CertificateError,
     ReadError,
@@ -67,7 +74,7 @@ from .vocabulary import (
     MAX_BYTES_CAP,
     MAX_MAP_ENTRIES,
 )
-from .walk import check_with, verdict_of
+from .walk import verdict_of
 
 __all__ = ["Verdict", "CertificateError", "ReadError", "parse_certificate_text",
            "check_certificate", "check_certificate_text", "check_file", "read_file_bytes",

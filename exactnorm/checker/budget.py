@@ -139,9 +139,9 @@ class Budget:
         self.work(rows * inner * max(cols, 1) * (STEP + mul_cost(abits, bbits)), j, where)
 
     def regenerate(self, entries: int, words_per_entry: int, masked: bool,
-                   j: int | None) -> None:
+                   j: int | None, where: str | None = None) -> None:
         """Regenerating a drawn matrix: its stream words (and its mask's) and its entries."""
-        self.work(entries * (words_per_entry + (1 if masked else 0) + STEP), j)
+        self.work(entries * (words_per_entry + (1 if masked else 0) + STEP), j, where)
 
     @staticmethod
     def draw_bits(rec: object) -> int:

@@ -16,6 +16,7 @@ from typing import Any
 
 from . import vocabulary as limits
 from .arithmetic import PureArithmetic
+from .impossibility import check_impossibility
 from .numbers import (
     CertificateError,
     ReadError,
@@ -25,10 +26,11 @@ from .numbers import (
     show,
 )
 from .protocol import AnyArithmetic
-from .walk import check_with
+from .vocabulary import IMPOSSIBILITY_FORMAT
+from .walk import run_rules, verdict_of
 
-__all__ = ["read_file_bytes", "check_file_with", "check_text_with", "print_or_broken_pipe",
-           "main"]
+__all__ = ["check_with", "read_file_bytes", "check_file_with", "check_text_with",
+           "print_or_broken_pipe", "main"]
 
 _CHUNK = 1 << 20
 
@@ -150,6 +152,19 @@ def read_file_bytes(path: str | os.PathLike[str],
             raise ReadError("input", f"cannot read certificate {name}: {exc.strerror}") from None
 
 
+
+
+def check_with(ar: AnyArithmetic, doc: object, *, max_digits: int = limits.DEFAULT_MAX_DIGITS,
+               progress: Callable[[int, int], None] | None = None,
+               max_work: int | None = limits.DEFAULT_MAX_WORK) -> Verdict:
+    """Check a parsed document with arithmetic ``ar``, a certificate by the walk
+    (:func:`.walk.run_rules`), an impossibility document by its rules
+    (:func:`.impossibility.check_impossibility`, told apart by ``format``); never raises for bad
+    content."""
+    if isinstance(doc, dict) and doc.get("format") == IMPOSSIBILITY_FORMAT:
+        return check_impossibility(ar, doc, max_digits=max_digits, progress=progress,
+                                   max_work=max_work)
+    return verdict_of(lambda: run_rules(ar, doc, max_digits, progress, max_work))
 
 
 def check_text_with(ar: AnyArithmetic, text: str | bytes | bytearray, *,

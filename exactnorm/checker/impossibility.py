@@ -65,7 +65,7 @@ from typing import Any
 
 from .boxes import domain_box
 from .budget import STEP, Budget, det_mod_cost, div_cost, mul_cost
-from .impossibility_reading import Given, jacobian, preactivations, read_impossibility, weight_of
+from .impossibility_reading import Given, local_piece, matrix_of, read_impossibility, weight_of
 from .kinds import RULES
 from .modular import is_prime
 from .numbers import (
@@ -86,6 +86,7 @@ from .vocabulary import (
     WITNESS_KINDS,
     WITNESS_PRIME_BITS,
 )
+from .walk import compose
 
 __all__ = ["check_impossibility", "run_impossibility", "CLASSES"]
 
@@ -134,14 +135,13 @@ def _point(value: object, g: Given, where: str, max_digits: int, budget: Budget)
     return x
 
 
-def _values(value: object, g: Given, x: IntVector, where: str, max_digits: int,
-            budget: Budget) -> list[IntVector]:
-    """The target's pre-activations at ``x``, layer by layer: recomputed exactly over the graph
-    and compared with the listed ones."""
+def _values(value: object, g: Given, mine: list[IntVector], where: str, max_digits: int,
+            budget: Budget) -> None:
+    """The target's pre-activations at the point, layer by layer (``mine``, recomputed exactly
+    over the graph), compared with the listed ones."""
     if not isinstance(value, list) or len(value) != len(g.target):
         raise CertificateError("shape", f"{where} must list the pre-activations of each of the "
                                         f"{len(g.target)} target layers")
-    mine = preactivations(g, x, budget)
     for i, z in enumerate(mine, 1):
         given = vector(value[i - 1], f"{where}[{i - 1}]", len(z), max_digits)
         budget.work(len(z) * (STEP + mul_cost(_top([z.nums]), given.den.bit_length())
@@ -152,7 +152,6 @@ def _values(value: object, g: Given, x: IntVector, where: str, max_digits: int,
                                                   f"{show_ratio(b, given.den)}, the target's "
                                                   f"pre-activation there is "
                                                   f"{show_ratio(a, z.den)}")
-    return mine
 
 
 def _strict(values: list[IntVector], g: Given, skip: tuple[int, int] | None,
@@ -211,14 +210,15 @@ def _one_hidden_layer(g: Given, kind: str, identity_output: bool = False) -> Non
                                           f"V_1)")
 
 
-def _local(w: dict, g: Given, ops: Any, budget: Budget, max_digits: int,
+def _local(w: dict, g: Given, ar: Any, budget: Budget, max_digits: int,
            nonzero: bool) -> tuple[list[int], IntMatrix]:
     """Point, values and outputs of a rank or Fredholm witness: the outputs ``I`` and the
     target's Jacobian ``J`` at the point."""
     x = _point(w["point"], g, "witness.point", max_digits, budget)
-    values = _values(w["values"], g, x, "witness.values", max_digits, budget)
+    values, Z, _ = local_piece(ar, g, x, budget)
+    _values(w["values"], g, values, "witness.values", max_digits, budget)
     _strict(values, g, None, "witness.point")
-    J = jacobian(ops, g, values, budget, "witness: the target's Jacobian")
+    J = matrix_of(ar, Z, len(g.lower), budget, "witness: the target's Jacobian")
     return _outputs(w["outputs"], g, J, values, nonzero, "witness.outputs"), J
 
 
@@ -250,11 +250,11 @@ def _residues(M: IntMatrix, p: int, what: str, budget: Budget) -> list[list[int]
     return out
 
 
-def _rule_rank(w: dict, g: Given, ops: Any, budget: Budget, max_digits: int) -> str:
+def _rule_rank(w: dict, g: Given, ar: Any, budget: Budget, max_digits: int) -> str:
     _exact_keys(w, {"kind", "point", "values", "outputs", "prime", "rows", "determinant"},
                 "rank")
     _one_hidden_layer(g, "rank")
-    I, J = _local(w, g, ops, budget, max_digits, True)
+    I, J = _local(w, g, ar, budget, max_digits, True)
     (V1d, _), (V2d, _) = g.frozen
     c0, c1 = V1d.ncols, V1d.nrows
     n = c1 + len(I)
@@ -299,7 +299,7 @@ def _rule_rank(w: dict, g: Given, ops: Any, budget: Budget, max_digits: int) -> 
         entries = [v2[k] * V1[k][j] % p for k in range(c1)]
         entries += [(p - RJ[i][j]) % p if b == a else 0 for b in range(len(I))]
         minor.append(entries)
-    det = int(ops.det_mod(minor, p))
+    det = int(ar.linear.det_mod(minor, p))
     if det != delta:
         raise CertificateError("witness", f"witness.determinant is {delta}, the determinant of "
                                           f"the listed rows of [K | -B] is {det} modulo {p}")
@@ -307,7 +307,7 @@ def _rule_rank(w: dict, g: Given, ops: Any, budget: Budget, max_digits: int) -> 
             f"{n} (the {n} x {n} minor of the listed rows is {det} modulo the prime {p})")
 
 
-def _rule_fredholm(w: dict, g: Given, ops: Any, budget: Budget,
+def _rule_fredholm(w: dict, g: Given, ar: Any, budget: Budget,
                    max_digits: int) -> tuple[str, str]:
     scale = w.get("scale")
     if scale not in OUTPUT_SCALES:
@@ -316,7 +316,7 @@ def _rule_fredholm(w: dict, g: Given, ops: Any, budget: Budget,
     keys = {"kind", "scale", "point", "values", "outputs", "y"}
     _exact_keys(w, keys | ({"output"} if scale == "tuned" else set()), "fredholm")
     _one_hidden_layer(g, "fredholm")
-    I, J = _local(w, g, ops, budget, max_digits, scale == "tuned")
+    I, J = _local(w, g, ar, budget, max_digits, scale == "tuned")
     (V1d, _), (V2d, _) = g.frozen
     c0, c1 = V1d.ncols, V1d.nrows
     y = vector(w["y"], "witness.y", len(I) * c0, max_digits)
@@ -326,18 +326,17 @@ def _rule_fredholm(w: dict, g: Given, ops: Any, budget: Budget,
         if yk and not g.free[k % c0]:
             raise CertificateError("witness", f"witness.y[{k}] is not 0 at pinned coordinate "
                                               f"{k % c0} (lower = upper)")
-    V1, V2 = weight_of(V1d, budget, "network layer 1"), weight_of(V2d, budget, "network layer 2")
     Y = [y.nums[a * c0:(a + 1) * c0] for a in range(len(I))]
-    ybits, v1bits, v2bits = _top(Y), _top(V1.rows), _top(V2.rows)
-    pbits = ybits + v1bits + c0.bit_length()
     where = "witness: yᵀK and ⟨y, J⟩"
-    budget.size(len(I), c1, None, pbits, where=where, what="y·V_1ᵀ")
-    budget.product(len(I), c0, c1, ybits, v1bits, None, where)
-    budget.work(c1 * len(I) * (STEP + mul_cost(v2bits, pbits)), None, where)
-    budget.product(len(I), c0, 1, ybits, _top(J.rows), None, where)
-    P = ops.product(Y, [list(col) for col in zip(*V1.rows)])  # Y·V_1ᵀ: |I| × c1
+    # V_1·Yᵀ (c1 × |I|) by the walk's counted steps: Yᵀ as a map of |I| columns, then V_1
+    YT = compose(ar, IntMatrix([list(col) for col in zip(*Y)], y.den), None, len(I), budget,
+                 None, where)
+    P = matrix_of(ar, compose(ar, V1d, YT, len(I), budget, None, where), len(I), budget, where)
+    V2 = weight_of(V2d, budget, "network layer 2")
+    budget.work(c1 * len(I) * (STEP + mul_cost(_top(V2.rows), _top(P.rows))), None, where)
+    budget.product(len(I), c0, 1, _top(Y), _top(J.rows), None, where)
     for k in range(c1):
-        if sum(V2.rows[i][k] * P[a][k] for a, i in enumerate(I)):
+        if sum(V2.rows[i][k] * P.rows[k][a] for a, i in enumerate(I)):
             raise CertificateError("witness", f"witness.y is not orthogonal to column {k} of K "
                                               f"(yᵀK has a nonzero entry there)")
     # ⟨y_a, J_{I_a}⟩ as numerators over y.den·J.den
@@ -377,7 +376,7 @@ def _first_layer_row(g: Given, r: int) -> tuple[list[int], int]:
     return row, tl.W.den
 
 
-def _rule_kink(w: dict, g: Given, ops: Any, budget: Budget, max_digits: int) -> str:
+def _rule_kink(w: dict, g: Given, ar: Any, budget: Budget, max_digits: int) -> str:
     _exact_keys(w, {"kind", "neuron", "point", "values", "gradients"}, "kink")
     _one_hidden_layer(g, "kink", identity_output=True)
     if len(g.target) < 2 or g.target[0].act != "relu":
@@ -388,7 +387,8 @@ def _rule_kink(w: dict, g: Given, ops: Any, budget: Budget, max_digits: int) -> 
         raise CertificateError("witness", f"witness.neuron {show(r)} is not a neuron of target "
                                           f"layer 1")
     x = _point(w["point"], g, "witness.point", max_digits, budget)
-    values = _values(w["values"], g, x, "witness.values", max_digits, budget)
+    values, _, _ = local_piece(ar, g, x, budget)
+    _values(w["values"], g, values, "witness.values", max_digits, budget)
     if values[0].nums[r] != 0:
         raise CertificateError("witness", f"the point is not on the kink of target neuron {r} "
                                           f"(pre-activation "
@@ -416,7 +416,8 @@ def _rule_kink(w: dict, g: Given, ops: Any, budget: Budget, max_digits: int) -> 
     found = {}
     for side, on in (("plus", True), ("minus", False)):
         where = f"witness.gradients.{side}"
-        G = jacobian(ops, g, values, budget, where, output=True, flip=(r, on))
+        G = matrix_of(ar, local_piece(ar, g, x, budget, (r, on))[2], len(g.lower), budget,
+                      where)
         listed = matrix(grads[side], where, G.nrows, G.ncols, max_digits)
         budget.work(G.nrows * G.ncols * (STEP + mul_cost(_top(G.rows), listed.den.bit_length())
                                          + mul_cost(_top(listed.rows), G.den.bit_length())),
@@ -521,14 +522,13 @@ def run_impossibility(ar: Any, doc: object, max_digits: int = DEFAULT_MAX_DIGITS
         shown = w.get("kind") if isinstance(w, dict) else w
         raise CertificateError("format", f"witness.kind {show(shown)} is not one of "
                                          f"{show(list(WITNESS_KINDS))}")
-    ops = ar.linear
     witness = w["kind"]
     if witness == "rank":
-        cls, said = "every", _rule_rank(w, g, ops, budget, max_digits)
+        cls, said = "every", _rule_rank(w, g, ar, budget, max_digits)
     elif witness == "fredholm":
-        cls, said = _rule_fredholm(w, g, ops, budget, max_digits)
+        cls, said = _rule_fredholm(w, g, ar, budget, max_digits)
     elif witness == "kink":
-        cls, said = "every", _rule_kink(w, g, ops, budget, max_digits)
+        cls, said = "every", _rule_kink(w, g, ar, budget, max_digits)
     else:
         cls, said = "aligned", _rule_aligned(w, g, budget, max_digits)
     frozen_widths = [len(g.lower)] + [V.nrows for V, _ in g.frozen]

@@ -28,10 +28,9 @@ D_i·dz_i/dx`` with ``da_0/dx = I``; a chain has ``J = W_L D_{L−1} ⋯ D_1 W_1
 from __future__ import annotations
 
 from dataclasses import dataclass
-from operator import mul
 from typing import Any
 
-from .budget import STEP, Budget, mul_cost
+from .budget import STEP, Budget
 from .document import layer_kind, read_target
 from .kinds.dense import NAME as DENSE
 from .numbers import (
@@ -39,7 +38,6 @@ from .numbers import (
     IntMatrix,
     IntVector,
     activation,
-    bits_of,
     field,
     layer_list,
     over_one_denominator,
@@ -49,9 +47,10 @@ from .provenance import ROLE_WEIGHT, Draw, Provenance, rule_provenance
 from .reading import rule_domain, written_size
 from .records import TargetRecord
 from .vocabulary import IMPOSSIBILITY_FORMAT, IMPOSSIBILITY_VERSIONS, MIN_WORK, WORK_PER_BIT
+from .walk import Scaled, add_maps, compose, materialized, skip_term
 
 __all__ = ["DOCUMENT_KEYS", "GIVEN_LAYER_KEYS", "Given", "read_impossibility", "weight_of",
-           "preactivations", "jacobian"]
+           "local_piece", "values_at", "matrix_of"]
 
 #: the top-level keys of an impossibility document (§9.1)
 DOCUMENT_KEYS = ("format", "version", "domain", "target", "network", "witness", "provenance")
@@ -166,108 +165,73 @@ def _reads(tl: TargetRecord) -> set[int]:
     return {tl.input} | ({tl.skip[0]} if tl.skip is not None else set())
 
 
-def _last_reads(target: list[TargetRecord]) -> dict[int, int]:
-    """For every node, the last target layer that reads it."""
-    return {q: i for i, tl in enumerate(target, 1) for q in _reads(tl)}
-
-
 def _top(nums: list[int]) -> int:
     return max(map(abs, nums), default=0).bit_length()
 
 
-def preactivations(g: Given, x: IntVector, budget: Budget) -> list[IntVector]:
-    """``z_1(x), …, z_L(x)``, each over the product of the denominators it meets (not reduced),
-    every product counted first."""
-    nodes: dict[int, tuple[list[int], int]] = {0: (x.nums, x.den)}
-    last = _last_reads(g.target)
-    out = []
+def values_at(ar: Any, node: Any, point: Any, xbits: int, budget: Budget,
+              where: str) -> IntVector:
+    """The exact value of a map at the point: its range over the point's box ``[x, x]``
+    (:meth:`.protocol.Arithmetic.ranges`), counted first as rule ``stability`` counts ranges."""
+    rows, s = ar.nrows(node), len(ar.support(node))
+    hnum, _ = ar.height(node)
+    budget.size(2 * rows, 1, None, hnum + xbits + s.bit_length() + 1, where=where,
+                what="its values at the point")
+    budget.product(2 * rows, s, 1, hnum, xbits, None, where)
+    mins, _, den, _, _ = ar.ranges(node, point)
+    return IntVector([int(v) for v in mins], int(den))
+
+
+def matrix_of(ar: Any, node: Any, width: int, budget: Budget, where: str) -> IntMatrix:
+    """A map's coefficients as a ``rows × width`` integer matrix over its denominator (the
+    constant dropped), counted first."""
+    rows = ar.nrows(node)
+    budget.size(rows, width, None, sum(ar.height(node)), where=where, what="a Jacobian")
+    budget.work(rows * width * STEP, None, where)
+    cols, coef, _, den = ar.plain(node)
+    out = [[0] * width for _ in range(rows)]
+    for r, row in enumerate(coef):
+        for t, v in zip(cols, row):
+            out[r][t] = v
+    return IntMatrix(out, den)
+
+
+def local_piece(ar: Any, g: Given, x: IntVector, budget: Budget,
+                flip: tuple[int, bool] | None = None) -> tuple[list[IntVector], Any, Any]:
+    """The target's affine piece near ``x`` (module docstring): the pre-activations
+    ``z_1(x) … z_L(x)`` and, as maps of ``x`` in the arithmetic ``ar``, the output's
+    pre-activation ``Z_L`` and the output ``A_L``, for the activation pattern at ``x`` (``flip
+    = (r, on)`` sets neuron ``r`` of layer 1). Every map is built by the walk's counted steps
+    (:func:`.walk.compose`, …): node 0 is ``x`` itself, a layer's pre-activation is ``W·A_p``
+    plus ``b`` plus its skip, a ReLU layer keeps the rows its pattern keeps."""
+    c0 = len(g.lower)
+    point = ar.box([[n] for n in x.nums], [[n] for n in x.nums], x.den)
+    xbits = max(_top(x.nums), x.den.bit_length())
+    last = {q: i for i, tl in enumerate(g.target, 1) for q in _reads(tl)}
+    nodes: dict[int, Any] = {0: None}
+    values: list[IntVector] = []
+    Z: Any = None
     for i, tl in enumerate(g.target, 1):
         W, b = tl.W, tl.b
         assert W is not None and b is not None  # dense records
-        a, den = nodes[tl.input]
-        abits, wbits, bbits = _top(a), _top([v for row in W.rows for v in row]), bits_of(b)
-        where = f"the target's pre-activations at the point, layer {i}"
-        budget.product(W.nrows, W.ncols, 1, wbits, abits, None, where)
-        budget.work(W.nrows * (2 * STEP + mul_cost(wbits + abits + W.ncols.bit_length(), bbits)
-                               + mul_cost(bbits, W.den.bit_length() + den.bit_length())), None,
-                    where)
-        scale = W.den * den
-        z = [sum(map(mul, row, a)) * b.den + bn * scale for row, bn in zip(W.rows, b.nums)]
-        zden = scale * b.den
+        where = f"target layer {i} at the witness's point"
+        Z = compose(ar, W, nodes[tl.input], c0, budget, None, where)
+        Z = materialized(ar, Scaled(Z, IntVector([1] * len(b), 1), b), budget, None, where)
         if tl.skip is not None:
             q, _, picks = tl.skip
-            s, sden = nodes[q]
-            budget.work(len(z) * (2 * STEP + mul_cost(_top(z), sden.bit_length())
-                                  + mul_cost(_top(s), zden.bit_length())), None, where)
-            z = [v * sden + (0 if t is None else s[t] * zden) for v, t in zip(z, picks.rows)]
-            zden *= sden
-        out.append(IntVector(z, zden))
-        nodes[i] = (z if tl.act == "identity" else [max(v, 0) for v in z], zden)
-        for q in _reads(tl):
-            if last[q] == i:
-                del nodes[q]
-    return out
-
-
-def _rows_of(A: IntMatrix | None, picks: Any, width: int) -> IntMatrix:
-    """``S·A`` for a 0/1 skip (row ``r`` copies row ``picks.rows[r]`` of ``A``, or is 0);
-    ``A = None`` is the identity of the input (rows are unit vectors)."""
-    if A is None:
-        return IntMatrix([[int(c == t) for c in range(width)] if t is not None else [0] * width
-                          for t in picks.rows], 1)
-    zero = [0] * A.ncols
-    return IntMatrix([zero if t is None else A.rows[t] for t in picks.rows], A.den)
-
-
-def jacobian(ops: Any, g: Given, values: list[IntVector], budget: Budget, where: str,
-             output: bool = False, flip: tuple[int, bool] | None = None) -> IntMatrix:
-    """The Jacobian of the output's pre-activation ``z_L`` (``output``: of the output ``a_L``)
-    for the activation pattern at the point whose pre-activations are ``values``; ``flip =
-    (r, on)`` sets neuron ``r`` of layer 1 on or off. ``ops.product`` multiplies integer
-    matrices (:class:`.protocol.Linear`); sizes and products are counted first."""
-    c0 = len(g.lower)
-    nodes: dict[int, IntMatrix | None] = {0: None}
-    last = _last_reads(g.target)
-    L = len(g.target)
-    for i, tl in enumerate(g.target, 1):
-        W = tl.W
-        assert W is not None
-        A = nodes[tl.input]
-        wbits = _top([v for row in W.rows for v in row])
-        abits = 0 if A is None else _top([v for row in A.rows for v in row])
-        zbits = wbits + abits + W.ncols.bit_length() + 1
-        budget.size(W.nrows, c0, None, max(zbits, W.den.bit_length() + (
-            0 if A is None else A.den.bit_length())), where=where, what="a Jacobian")
-        if A is None:
-            budget.work(W.nrows * c0 * STEP, None, where)
-            Z = IntMatrix([list(row) for row in W.rows], W.den)
-        else:
-            budget.product(W.nrows, W.ncols, c0, wbits, abits, None, where)
-            Z = IntMatrix(ops.product(W.rows, A.rows), W.den * A.den)
-        if tl.skip is not None:
-            q, _, picks = tl.skip
-            Aq = nodes[q]
-            sbits = 1 if Aq is None else _top([v for row in Aq.rows for v in row])
-            sden = 1 if Aq is None else Aq.den
-            budget.size(W.nrows, c0, None, max(zbits, sbits) + sden.bit_length()
-                        + Z.den.bit_length() + 1, where=where, what="a Jacobian")
-            budget.work(W.nrows * c0 * (2 * STEP + mul_cost(zbits, sden.bit_length())
-                                        + mul_cost(sbits, Z.den.bit_length())), None, where)
-            S = _rows_of(Aq, picks, c0)
-            Z = IntMatrix([[u * S.den + v * Z.den for u, v in zip(zr, sr)]
-                           for zr, sr in zip(Z.rows, S.rows)], Z.den * S.den)
-        if i == L and not output:
-            return Z
+            Z = add_maps(ar, Z, skip_term(ar, picks, nodes[q], c0, budget, None, where), budget,
+                         None, where)
+        z = values_at(ar, Z, point, xbits, budget, where)
+        values.append(z)
+        A = Z
         if tl.act == "relu":
-            keep = [v > 0 for v in values[i - 1].nums]
+            keep = [int(v > 0) for v in z.nums]
             if i == 1 and flip is not None:
-                keep[flip[0]] = flip[1]
-            zero = [0] * c0
-            Z = IntMatrix([row if k else zero for row, k in zip(Z.rows, keep)], Z.den)
-        nodes[i] = Z
+                keep[flip[0]] = int(flip[1])
+            A = materialized(ar, Scaled(Z, IntVector(keep, 1), IntVector([0] * len(keep), 1)),
+                             budget, None, where)
+        nodes[i] = A
         for q in _reads(tl):
             if last[q] == i:
                 del nodes[q]
-    out = nodes[L]
-    assert out is not None
-    return out
+    return values, Z, nodes[len(g.target)]

@@ -1,17 +1,14 @@
 """Exact linear algebra of the impossibility checker (docs/certificate-format.md §9), standard
-library only: primality of a witness prime, a determinant modulo a prime, integer products.
+library only: primality of a witness prime and a determinant modulo a prime.
 
 Contract. :func:`is_prime` is deterministic for every ``n < 3.3·10^24`` (Miller–Rabin with the
 first twelve primes as bases; the witness primes are below ``2^62``). :class:`PureLinear` is the
-reference implementation of the two operations the impossibility rules ask of an arithmetic:
-
-* ``det_mod(rows, p)`` — the determinant of a square matrix of residues ``0 ≤ x < p`` modulo the
-  prime ``p``;
-* ``product(A, B)`` — the integer matrix product ``A·B`` (rows of Python integers).
-
-:class:`exactnorm.checker_flint.linear.FlintLinear` implements the same two operations with
-python-flint (``nmod_mat.det``, ``fmpz_mat`` products); both return the same integers, so the
-rules reach the same verdict and message with either.
+reference implementation of the one operation the impossibility rules ask of an arithmetic
+besides its map operations: ``det_mod(rows, p)``, the determinant of a square matrix of residues
+``0 ≤ x < p`` modulo the prime ``p``. :class:`exactnorm.checker_flint.linear.FlintLinear`
+computes it with python-flint (``nmod_mat.det``); both return the same integer, so the rules
+reach the same verdict and message with either. Its cost is :func:`.budget.det_mod_cost`,
+counted before it runs.
 
 Correctness argument. Gaussian elimination over the field ``Z/pZ`` (``p`` prime, checked before
 any arithmetic) computes the determinant as the product of the pivots times the sign of the row
@@ -34,13 +31,9 @@ Reference: any linear-algebra text (e.g. von zur Gathen and Gerhard, *Modern Com
 (True, False)
 >>> PureLinear().det_mod([[1, 2], [3, 4]], 7)
 5
->>> PureLinear().product([[1, 2]], [[3], [4]])
-[[11]]
 """
 
 from __future__ import annotations
-
-from operator import mul
 
 from .budget import slot_bits
 
@@ -113,10 +106,3 @@ class PureLinear:
                 rest.append((r + f * negated) >> shift if f else r >> shift)
             packed = rest
         return det % p
-
-    def product(self, A: list[list[int]], B: list[list[int]]) -> list[list[int]]:
-        """``A·B`` for integer matrices given as rows (``A`` is ``m × k``, ``B`` is ``k × n``)."""
-        if not A:
-            return []
-        cols = list(zip(*B)) if B else []
-        return [[sum(map(mul, row, col)) for col in cols] for row in A]
