@@ -65,7 +65,14 @@ from typing import Any
 
 from .boxes import domain_box
 from .budget import STEP, Budget, det_mod_cost, div_cost, mul_cost
-from .impossibility_reading import Given, local_piece, matrix_of, read_impossibility, weight_of
+from .impossibility_reading import (
+    Given,
+    exact_keys,
+    local_piece,
+    matrix_of,
+    read_impossibility,
+    weight_of,
+)
 from .kinds import RULES
 from .modular import is_prime
 from .numbers import (
@@ -191,14 +198,6 @@ def _outputs(value: object, g: Given, J: IntMatrix, values: list[IntVector], non
     return list(value)
 
 
-def _exact_keys(w: dict, keys: set[str], kind: str) -> None:
-    if set(w) != keys:
-        missing = sorted(keys - set(w))
-        what = f"has no {show(missing[0])}" if missing else \
-            f"has the unknown key {show(sorted(set(w) - keys, key=str)[0])}"
-        raise CertificateError("format", f"witness of kind {kind} {what}")
-
-
 def _one_hidden_layer(g: Given, kind: str, identity_output: bool = False) -> None:
     if len(g.frozen) != 2 or g.frozen[0][1] != "relu":
         raise CertificateError("witness", f"a {kind} witness is about a frozen network with one "
@@ -251,8 +250,8 @@ def _residues(M: IntMatrix, p: int, what: str, budget: Budget) -> list[list[int]
 
 
 def _rule_rank(w: dict, g: Given, ar: Any, budget: Budget, max_digits: int) -> str:
-    _exact_keys(w, {"kind", "point", "values", "outputs", "prime", "rows", "determinant"},
-                "rank")
+    exact_keys(w, {"kind", "point", "values", "outputs", "prime", "rows", "determinant"},
+               "witness of kind rank")
     _one_hidden_layer(g, "rank")
     I, J = _local(w, g, ar, budget, max_digits, True)
     (V1d, _), (V2d, _) = g.frozen
@@ -314,7 +313,7 @@ def _rule_fredholm(w: dict, g: Given, ar: Any, budget: Budget,
         raise CertificateError("format", f"witness.scale {show(scale)} is not one of "
                                          f"{show(list(OUTPUT_SCALES))}")
     keys = {"kind", "scale", "point", "values", "outputs", "y"}
-    _exact_keys(w, keys | ({"output"} if scale == "tuned" else set()), "fredholm")
+    exact_keys(w, keys | ({"output"} if scale == "tuned" else set()), "witness of kind fredholm")
     _one_hidden_layer(g, "fredholm")
     I, J = _local(w, g, ar, budget, max_digits, scale == "tuned")
     (V1d, _), (V2d, _) = g.frozen
@@ -377,7 +376,7 @@ def _first_layer_row(g: Given, r: int) -> tuple[list[int], int]:
 
 
 def _rule_kink(w: dict, g: Given, ar: Any, budget: Budget, max_digits: int) -> str:
-    _exact_keys(w, {"kind", "neuron", "point", "values", "gradients"}, "kink")
+    exact_keys(w, {"kind", "neuron", "point", "values", "gradients"}, "witness of kind kink")
     _one_hidden_layer(g, "kink", identity_output=True)
     if len(g.target) < 2 or g.target[0].act != "relu":
         raise CertificateError("witness", "a kink witness needs a target whose first layer is a "
@@ -443,8 +442,8 @@ def _rule_kink(w: dict, g: Given, ar: Any, budget: Budget, max_digits: int) -> s
 
 def _rule_aligned(w: dict, g: Given, budget: Budget, max_digits: int) -> str:
     keys = set(w)
-    _exact_keys(w, {"kind", "layer", "neuron", "columns"} | ({"minor"} if "minor" in keys
-                                                              else {"value"}), "aligned")
+    exact_keys(w, {"kind", "layer", "neuron", "columns", "minor" if "minor" in keys else "value"},
+               "witness of kind aligned")
     if len(g.frozen) != len(g.target) or any(
             V.nrows != tl.width or fa != tl.act for (V, fa), tl in zip(g.frozen, g.target)):
         raise CertificateError("witness", "an aligned witness is about a frozen network of the "

@@ -49,7 +49,8 @@ from .records import TargetRecord
 from .vocabulary import IMPOSSIBILITY_FORMAT, IMPOSSIBILITY_VERSIONS, MIN_WORK, WORK_PER_BIT
 from .walk import Scaled, add_maps, compose, materialized, skip_term
 
-__all__ = ["DOCUMENT_KEYS", "GIVEN_LAYER_KEYS", "Given", "read_impossibility", "weight_of",
+__all__ = ["DOCUMENT_KEYS", "GIVEN_LAYER_KEYS", "Given", "exact_keys", "read_impossibility",
+           "weight_of",
            "local_piece", "values_at", "matrix_of"]
 
 #: the top-level keys of an impossibility document (§9.1)
@@ -73,12 +74,12 @@ class Given:
     prov: Provenance
 
 
-def _exact_keys(obj: object, keys: tuple[str, ...], where: str, why: str = "") -> dict:
+def exact_keys(obj: object, keys: tuple[str, ...] | set[str], where: str, why: str = "") -> dict:
     """Rule ``format``: ``obj`` is an object with exactly ``keys`` (the first missing or
     unknown key named)."""
     if not isinstance(obj, dict):
         raise CertificateError("format", f"{where} must be a JSON object")
-    missing = [k for k in keys if k not in obj]
+    missing = sorted(k for k in keys if k not in obj)
     if missing:
         raise CertificateError("format", f"{where} has no {show(missing[0])}")
     extra = sorted(set(map(str, obj)) - set(keys))
@@ -102,7 +103,7 @@ def read_impossibility(doc: dict, max_digits: int, budget: Budget,
     extra = sorted(set(map(str, doc)) - set(DOCUMENT_KEYS))
     if extra:
         raise CertificateError("format", f"impossibility document: unknown key {show(extra[0])}")
-    _exact_keys(doc["domain"], ("lower", "upper"), "domain")
+    exact_keys(doc["domain"], ("lower", "upper"), "domain")
     lower, upper = rule_domain(doc, max_digits)
     # the target as a certificate's (version 3: input and skip read as in §10)
     target = read_target(doc, len(lower), max_digits, 3)
@@ -110,7 +111,7 @@ def read_impossibility(doc: dict, max_digits: int, budget: Budget,
         if tl.kind != DENSE:
             raise CertificateError("format", f"target layer {i}: kind {tl.kind}; the target of "
                                              f"an impossibility document has dense layers")
-    network = _exact_keys(doc["network"], ("layers",), "network",
+    network = exact_keys(doc["network"], ("layers",), "network",
                           " (no checkpoints: the claim is about the whole network)")
     prov = Provenance(2, budget=budget)  # keys chosen by the writer, distinct (§4)
     frozen: list[tuple[Any, str]] = []
