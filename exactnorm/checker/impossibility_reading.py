@@ -12,17 +12,20 @@ frozen weight by :func:`.provenance.rule_provenance` into the one :class:`.prove
 one :class:`.budget.Budget`. It returns a :class:`Given`; every failure is a
 :class:`~.numbers.CertificateError` naming its rule.
 
-:func:`preactivations` and :func:`jacobian` evaluate the target as the graph it is (each layer
-reads its ``input`` node and adds its ``skip``) at a point: the pre-activations ``z_i(x)`` and,
-for the activation pattern there, the Jacobian of the output's pre-activation (or of the output,
-with a neuron of layer 1 set on or off); every product is counted before it is done.
+:func:`local_piece` builds the target's affine piece near a point, as the graph it is (each
+layer reads its ``input`` node and adds its ``skip``): with the walk's counted map steps
+(:func:`.walk.compose`, :func:`.walk.materialized`, :func:`.walk.skip_term`,
+:func:`.walk.add_maps`) over the arithmetic, node 0's map the identity of ``x``; the
+pre-activations ``z_i(x)`` are the maps' exact ranges over the point's box ``[x, x]``
+(:func:`values_at`), and a map's coefficients its Jacobian (:func:`matrix_of`).
 
-Correctness argument. Target layer ``i`` computes ``a_i = σ_i(W_i a_p + b_i + S a_q)`` (§10),
-so ``z_i = W_i a_p + b_i + S a_q`` exactly, over the product of the denominators (numbers are
-never rounded, fractions need not be in lowest terms). Where every ReLU neuron is strictly on
-one side of 0, each ``σ_i`` is locally the fixed diagonal ``D_i`` (``1`` where ``z > 0``), so by
-the chain rule over the graph ``dz_i/dx = W_i·da_p/dx + S·da_q/dx`` and ``da_i/dx =
-D_i·dz_i/dx`` with ``da_0/dx = I``; a chain has ``J = W_L D_{L−1} ⋯ D_1 W_1``.
+Correctness argument. Target layer ``i`` computes ``a_i = σ_i(W_i a_p + b_i + S a_q)`` (§10).
+Where every ReLU neuron is strictly on one side of 0, each ``σ_i`` is, near the point, the fixed
+diagonal ``D_i`` (``1`` where ``z_i(x) > 0``), so near ``x``, ``z_i = Z_i x + c_i`` with ``Z_i =
+W_i A_p + S A_q`` and ``a_i = D_i z_i`` (``A_0 = I``), the maps the walk's steps compose exactly;
+a chain has ``Z_L = W_L D_{L−1} ⋯ D_1 W_1``. The range of an affine map over the one-point box
+``[x, x]`` is its value at ``x``. Setting ``D_1``'s entry ``r`` to 1 or 0 gives the one-sided
+pieces across neuron ``r``'s hyperplane.
 """
 
 from __future__ import annotations
@@ -50,8 +53,7 @@ from .vocabulary import IMPOSSIBILITY_FORMAT, IMPOSSIBILITY_VERSIONS, MIN_WORK, 
 from .walk import Scaled, add_maps, compose, materialized, skip_term
 
 __all__ = ["DOCUMENT_KEYS", "GIVEN_LAYER_KEYS", "Given", "exact_keys", "read_impossibility",
-           "weight_of",
-           "local_piece", "values_at", "matrix_of"]
+           "weight_of", "local_piece", "values_at", "matrix_of"]
 
 #: the top-level keys of an impossibility document (§9.1)
 DOCUMENT_KEYS = ("format", "version", "domain", "target", "network", "witness", "provenance")
@@ -153,7 +155,7 @@ def weight_of(V: IntMatrix | Draw, budget: Budget, where: str) -> IntMatrix:
     if isinstance(V, IntMatrix):
         return V
     budget.size(V.rows, V.cols, None, V.bits, where=where, what="the regenerated matrix")
-    budget.regenerate(V.rows * V.cols, V.words, V.masked, None)
+    budget.regenerate(V.rows * V.cols, V.words, V.masked, None, where)
     if V.integral:
         return IntMatrix(V.integers(), 1)
     flat, den = over_one_denominator([(x.numerator, x.denominator) for row in V.fractions()

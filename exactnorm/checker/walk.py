@@ -32,7 +32,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .boxes import Box, box_bits, domain_box
-from .budget import STEP, Budget, div_cost, gcd_chain, mul_cost, words
+from .budget import STEP, Budget, div_cost, gcd_chain, gcd_cost, mul_cost, words
 from .document import read_certificate
 from .kinds import RULES
 from .numbers import CertificateError, IntMatrix, IntVector, show_ratio
@@ -340,7 +340,9 @@ def rule_seed(prov: Provenance, lower: IntVector, upper: IntVector, target: list
     derived from the target and the box (:func:`.seed.target_seed`), its hashing counted first."""
     if prov.seed_rule != "target" or not prov.seeds:
         return
-    budget.work(hashing_cost(lower, upper, target, mul_cost), None, "seed_rule")
+    # per number: a step, the gcd that puts it in lowest terms and the two divisions by it
+    budget.work(hashing_cost(lower, upper, target, lambda a, b: STEP + gcd_cost(a, b)
+                             + 2 * div_cost(max(a, b), b)), None, "seed_rule")
     derived = target_seed(lower, upper, target)
     seed = min(prov.seeds)
     if seed != derived:
