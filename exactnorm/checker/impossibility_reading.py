@@ -52,14 +52,16 @@ from .records import TargetRecord
 from .vocabulary import IMPOSSIBILITY_FORMAT, IMPOSSIBILITY_VERSIONS, MIN_WORK, WORK_PER_BIT
 from .walk import Scaled, add_maps, compose, materialized, skip_term
 
-__all__ = ["DOCUMENT_KEYS", "GIVEN_LAYER_KEYS", "Given", "exact_keys", "read_impossibility",
-           "weight_of", "local_piece", "values_at", "matrix_of"]
+__all__ = ["DOCUMENT_KEYS", "GIVEN_LAYER_KEYS", "MATRIX_KINDS", "Given", "exact_keys",
+           "read_impossibility", "weight_of", "local_piece", "values_at", "matrix_of"]
 
 #: the top-level keys of an impossibility document (§9.1)
 DOCUMENT_KEYS = ("format", "version", "domain", "target", "network", "witness", "provenance")
 #: the keys a frozen layer of an impossibility document may have (its γ and β are what the
 #: claim quantifies over, and it reads the layer before)
 GIVEN_LAYER_KEYS = ("kind", "weight", "source", "activation")
+#: the layer kinds the witnesses' linear algebra reads: a matrix of the node read, no window
+MATRIX_KINDS = (DENSE,)
 
 
 @dataclass
@@ -110,7 +112,7 @@ def read_impossibility(doc: dict, max_digits: int, budget: Budget,
     # the target as a certificate's (version 3: input and skip read as in §10)
     target = read_target(doc, len(lower), max_digits, 3)
     for i, tl in enumerate(target, 1):
-        if tl.kind != DENSE:
+        if tl.kind not in MATRIX_KINDS:
             raise CertificateError("format", f"target layer {i}: kind {tl.kind}; the target of "
                                              f"an impossibility document has dense layers")
     network = exact_keys(doc["network"], ("layers",), "network",
@@ -123,7 +125,7 @@ def read_impossibility(doc: dict, max_digits: int, budget: Budget,
         if not isinstance(layer, dict):
             raise CertificateError("format", f"{where} must be a JSON object")
         kind = layer_kind(layer, where)
-        if kind != DENSE:
+        if kind not in MATRIX_KINDS:
             raise CertificateError("format", f"{where}: kind {kind}; the frozen layers of an "
                                              f"impossibility document are dense")
         extra = sorted(set(map(str, layer)) - set(GIVEN_LAYER_KEYS))
