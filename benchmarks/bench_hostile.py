@@ -103,13 +103,14 @@ def write(doc: dict, gz: bool, folder: Path, name: str) -> Path:
 
 
 def check(path: Path, mode: str, cap: int, timeout: float, pythonpath: str | None) -> str:
-    env = dict(os.environ)
-    if pythonpath:
-        env["PYTHONPATH"] = pythonpath
+    # the exactnorm checked is this checkout's, or --pythonpath's; the process runs outside the
+    # checkout, so that its folder on sys.path (first, before PYTHONPATH) holds no other copy
+    env = dict(os.environ, PYTHONPATH=pythonpath or str(ROOT))
     args = ["/usr/bin/time", "-f", "TIME %e %U %S %M", sys.executable, "-c", RUN.format(cap=cap),
             "check", str(path)] + (["--pure"] if mode == "pure" else [])
     try:
-        res = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env)
+        res = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env,
+                             cwd=path.parent)
     except subprocess.TimeoutExpired:
         return f"> {timeout:.0f} s (stopped)"
     times = [line.split() for line in res.stderr.splitlines() if line.startswith("TIME ")]
