@@ -21,6 +21,7 @@ import argparse
 import gzip
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -108,11 +109,16 @@ def check(path: Path, mode: str, cap: int, timeout: float, pythonpath: str | Non
     env = dict(os.environ, PYTHONPATH=pythonpath or str(ROOT))
     args = ["/usr/bin/time", "-f", "TIME %e %U %S %M", sys.executable, "-c", RUN.format(cap=cap),
             "check", str(path)] + (["--pure"] if mode == "pure" else [])
+    # its own process group, so that a stopped check stops with /usr/bin/time
+    proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env, cwd=path.parent, start_new_session=True)
     try:
-        res = subprocess.run(args, capture_output=True, text=True, timeout=timeout, env=env,
-                             cwd=path.parent)
+        out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
         return f"> {timeout:.0f} s (stopped)"
+    res = subprocess.CompletedProcess(args, proc.returncode, out, err)
     times = [line.split() for line in res.stderr.splitlines() if line.startswith("TIME ")]
     seconds, cpu, kib = (times[-1][1], float(times[-1][2]) + float(times[-1][3]),
                          int(times[-1][4])) if times else ("?", 0.0, 0)
