@@ -49,9 +49,9 @@ residue, the one-sided gradients, the minor) is recomputed and compared exactly,
 single entry of a witness is refused. A bad document is a verdict with a rule name
 (``format``, ``number``, ``shape``, ``domain``, ``provenance``, ``skip``, ``limit``,
 ``witness``), never an exception. Two arithmetics: the rules are written once here; an
-arithmetic lends ``det_mod`` and ``product`` (:class:`.modular.PureLinear`, or python-flint's
-:class:`exactnorm.checker_flint.linear.FlintLinear`), and the costs are counted from shapes and
-number sizes only, so both reach the same verdict and message.
+arithmetic lends its map operations and ``det_mod`` (:class:`.modular.PureLinear`, or
+python-flint's :class:`exactnorm.checker_flint.linear.FlintLinear`), and the costs are counted
+from shapes and number sizes only, so both reach the same verdict and message.
 
 References: Theorem LB and the witnesses are derived in docs/capacity.md; R. Burkholz, "Batch
 normalization is sufficient for universal function approximation in CNNs", ICLR 2024 (the

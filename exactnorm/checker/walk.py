@@ -32,15 +32,15 @@ from collections.abc import Callable
 from typing import Any
 
 from .boxes import Box, box_bits, domain_box
-from .budget import STEP, Budget, div_cost, gcd_chain, gcd_cost, mul_cost, words
+from .budget import STEP, Budget, div_cost, gcd_chain, mul_cost, words
 from .document import read_certificate
 from .kinds import RULES
 from .numbers import CertificateError, IntMatrix, IntVector, show_ratio
 from .protocol import AnyArithmetic
-from .provenance import Draw, Provenance, verify_redraws
+from .provenance import Draw, verify_redraws
 from .reading import last_uses
 from .records import FrozenRecord, Geometry, TargetRecord
-from .seed import hashing_cost, target_seed
+from .seed import rule_seed
 from .topology import Picks
 from .verdict import describe_box, facts_of, progress_step, verdict_of
 from .vocabulary import (
@@ -332,23 +332,6 @@ def check_segment(ar: AnyArithmetic, layers: list[FrozenRecord], start: int, end
 
 
 # ---------------------------------------------------------------- the rules in order
-
-
-def rule_seed(prov: Provenance, lower: IntVector, upper: IntVector, target: list[TargetRecord],
-              budget: Budget) -> None:
-    """Rule ``provenance``, seed rule ``target`` (version 3): every record's seed is the seed
-    derived from the target and the box (:func:`.seed.target_seed`), its hashing counted first."""
-    if prov.seed_rule != "target" or not prov.seeds:
-        return
-    # per number: a step, the gcd that puts it in lowest terms and the two divisions by it
-    budget.work(hashing_cost(lower, upper, target, lambda a, b: STEP + gcd_cost(a, b)
-                             + 2 * div_cost(max(a, b), b)), None, "seed_rule")
-    derived = target_seed(lower, upper, target)
-    seed = min(prov.seeds)
-    if seed != derived:
-        raise CertificateError("provenance", f"seed_rule target: the frozen matrices are drawn "
-                                             f"from seed {seed}, the seed derived from the "
-                                             f"target and box is {derived}")
 
 
 def run_rules(ar: AnyArithmetic, doc: object, max_digits: int = DEFAULT_MAX_DIGITS,

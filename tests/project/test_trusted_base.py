@@ -39,6 +39,7 @@ TRUSTED = (
     "exactnorm/checker/regenerate.py",
     "exactnorm/checker/seed.py",
     "exactnorm/checker/topology.py",
+    "exactnorm/checker/transformer.py",
     "exactnorm/checker/verdict.py",
     "exactnorm/checker/vocabulary.py",
     "exactnorm/checker/walk.py",
@@ -47,10 +48,12 @@ TRUSTED = (
     "exactnorm/checker_flint/linear.py",
 )
 
-#: the ceiling of the trusted base, in lines of its files (6,188 before impossibility documents
-#: became rules of the one kernel, with their second reader, Budget and Provenance; 6,327 after,
-#: graph targets, witness budgets and the hostile-document fixes included)
-CEILING = 6_400
+#: the ceiling of the trusted base, in lines of its files: 6,188 when impossibility documents had
+#: a second reader, Budget and Provenance; 6,329 once they were rules of the one kernel (graph
+#: targets, witness budgets and the hostile-document fixes included); 7,333 with the transformer
+#: document kind (checker/transformer.py) and the provenance rules of version 3 (redraws by
+#: structural rank, the canonical seed rule)
+CEILING = 7_400
 
 
 def _lines(path: str) -> int:
