@@ -42,8 +42,7 @@ def check_file(path: str | os.PathLike[str], *, pure: bool = False,
     max_work : int, optional
         The check's work budget in units of 64-bit word operations (docs/certificate-format.md
         §7; 1 … 10^15); ``None`` (default): 1,000 per bit of the numbers the certificate
-        writes, at least 5·10^9. An impossibility document (§9) counts multiply-adds, 10^11 by
-        default.
+        writes, at least 5·10^9; an impossibility document (§9) likewise.
 
     Returns
     -------

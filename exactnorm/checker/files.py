@@ -16,6 +16,7 @@ from typing import Any
 
 from . import vocabulary as limits
 from .arithmetic import PureArithmetic
+from .impossibility import check_impossibility
 from .numbers import (
     CertificateError,
     ReadError,
@@ -25,10 +26,12 @@ from .numbers import (
     show,
 )
 from .protocol import AnyArithmetic
-from .walk import check_with
+from .transformer import check_transformer
+from .vocabulary import IMPOSSIBILITY_FORMAT, TRANSFORMER_FORMAT
+from .walk import run_rules, verdict_of
 
-__all__ = ["read_file_bytes", "check_file_with", "check_text_with", "print_or_broken_pipe",
-           "main"]
+__all__ = ["check_with", "read_file_bytes", "check_file_with", "check_text_with",
+           "print_or_broken_pipe", "main"]
 
 _CHUNK = 1 << 20
 
@@ -150,6 +153,22 @@ def read_file_bytes(path: str | os.PathLike[str],
             raise ReadError("input", f"cannot read certificate {name}: {exc.strerror}") from None
 
 
+
+
+def check_with(ar: AnyArithmetic, doc: object, *, max_digits: int = limits.DEFAULT_MAX_DIGITS,
+               progress: Callable[[int, int], None] | None = None,
+               max_work: int | None = limits.DEFAULT_MAX_WORK) -> Verdict:
+    """Check a parsed document with arithmetic ``ar``, told apart by its ``format``: a certificate
+    by the walk (:func:`.walk.run_rules`), an impossibility document by its rules
+    (:func:`.impossibility.check_impossibility`, §9), a transformer document slot by slot
+    (:func:`.transformer.check_transformer`, §11); never raises for bad content."""
+    if isinstance(doc, dict) and doc.get("format") == IMPOSSIBILITY_FORMAT:
+        return check_impossibility(ar, doc, max_digits=max_digits, progress=progress,
+                                   max_work=max_work)
+    if isinstance(doc, dict) and doc.get("format") == TRANSFORMER_FORMAT:
+        return check_transformer(ar, doc, run_rules, max_digits=max_digits, progress=progress,
+                                 max_work=max_work)
+    return verdict_of(lambda: run_rules(ar, doc, max_digits, progress, max_work))
 
 
 def check_text_with(ar: AnyArithmetic, text: str | bytes | bytearray, *,

@@ -21,7 +21,7 @@ from dataclasses import field as dc_field
 from fractions import Fraction
 from typing import Any
 
-from .vocabulary import ACTIVATIONS, DEFAULT_MAX_DIGITS, MAX_DIGITS_CAP
+from .vocabulary import ACTIVATIONS, DEFAULT_MAX_DIGITS, MAX_DIGITS_CAP, MAX_MAP_ENTRIES
 
 __all__ = ["Verdict", "CertificateError", "ReadError", "IntVector", "IntMatrix", "show",
            "show_ratio", "bits_of", "written_bits",
@@ -159,10 +159,15 @@ def parse_certificate_text(text: str | bytes | bytearray, *,
             raise CertificateError("number", f"integer literal with more than {max_digits} digits")
         return int(literal)
 
+    # a call per integer literal costs three times the parse: it is needed only when some run
+    # of digits (in a literal or in a string) is longer than the limit, found at C speed
+    pattern = f"[0-9]{{{max_digits + 1}}}"
+    run = re.compile(pattern.encode() if isinstance(text, (bytes, bytearray)) else pattern)
+    hook = parse_int if run.search(text) else int  # type: ignore[arg-type]
     try:
         with _IntDigits():
             doc = json.loads(text, parse_float=_refuse_inexact, parse_constant=_refuse_inexact,
-                             parse_int=parse_int, object_pairs_hook=_refuse_duplicates)
+                             parse_int=hook, object_pairs_hook=_refuse_duplicates)
     except RecursionError:
         raise CertificateError("format", "document is nested too deeply") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -403,7 +408,12 @@ def over_one_denominator(values: list[tuple[int, int]], where: str) -> tuple[lis
 
 def vector(value: object, where: str, length: int | None = None,
            max_digits: int = DEFAULT_MAX_DIGITS) -> IntVector:
-    """A non-empty vector: a list of numbers, or (version 2) ``{"den": D, "num": [...]}``."""
+    """A non-empty vector: a list of numbers, or (version 2) ``{"den": D, "num": [...]}``; at
+    most ``MAX_MAP_ENTRIES`` entries (rule ``limit``, before any is converted)."""
+    nums = value.get("num") if isinstance(value, dict) else value
+    if isinstance(nums, list) and len(nums) > MAX_MAP_ENTRIES:
+        raise CertificateError("limit", f"{where}: {len(nums)} entries, above this checker's "
+                                        f"limit {MAX_MAP_ENTRIES} of one structure")
     if isinstance(value, dict):
         den, nums = _compact(value, where, max_digits)
         if not isinstance(nums, list) or not nums or isinstance(nums[0], list):
@@ -434,6 +444,10 @@ def matrix(value: object, where: str, rows: int | None = None, cols: int | None 
         raise CertificateError("shape", f"{where} must be a non-empty list of rows")
     if rows is not None and len(value) != rows:
         raise CertificateError("shape", f"{where} has {len(value)} rows, expected {rows}")
+    width = cols if cols is not None else len(value[0]) if isinstance(value[0], list) else 0
+    if len(value) * width > MAX_MAP_ENTRIES:  # before a single entry is converted (§7)
+        raise CertificateError("limit", f"{where}: {len(value)} x {width} entries, above this "
+                                        f"checker's limit {MAX_MAP_ENTRIES} of one structure")
     out: list[list[Any]] = []
     plain_ints = True
     for r, row in enumerate(value):

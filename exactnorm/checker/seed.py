@@ -38,7 +38,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from .boxes import Box, domain_box
-from .budget import STEP, Budget, div_cost, mul_cost, words
+from .budget import STEP, Budget, div_cost, gcd_cost, mul_cost, words
 from .kinds import RULES
 from .numbers import CertificateError, IntMatrix, IntVector
 from .records import TargetRecord
@@ -144,6 +144,12 @@ def hashing_cost(lower: IntVector, upper: IntVector, target: list[TargetRecord],
             bits = max((abs(n).bit_length() for row in W.rows for n in row), default=0)
             total += W.nrows * W.ncols * (cost(bits, d) + 1)
     return total
+
+
+def number_cost(num_bits: int, den_bits: int) -> int:
+    """Units of writing one number of the canonical text: a step, the gcd that puts it in lowest
+    terms and the two divisions by it (§7)."""
+    return STEP + gcd_cost(num_bits, den_bits) + 2 * div_cost(max(num_bits, den_bits), den_bits)
 
 
 def _hash(lines: Iterator[bytes]) -> int:
@@ -372,7 +378,7 @@ def target_seed_v2(lower: IntVector, upper: IntVector, target: list[TargetRecord
     """The seed of rule ``target.v2``: SHAKE-256 of the text of the canonical target (header
     ``exactnorm.seed.v2``), its computation and hashing counted in ``budget``."""
     canon = canonical_target(lower, upper, target, budget)
-    budget.work(hashing_cost(lower, upper, canon, mul_cost), None, "seed_rule")
+    budget.work(hashing_cost(lower, upper, canon, number_cost), None, "seed_rule")
     return _hash(canonical_lines(lower, upper, canon, SEED_TEXT_V2))
 
 
@@ -385,7 +391,7 @@ def derived_seed(rule: str, lower: IntVector, upper: IntVector, target: list[Tar
         return target_seed_v2(lower, upper, target, budget)
     if rule != SEED_RULE_TARGET_V1:
         raise ValueError(f"no seed is derived by rule {rule!r}")
-    budget.work(hashing_cost(lower, upper, target, mul_cost), None, "seed_rule")
+    budget.work(hashing_cost(lower, upper, target, number_cost), None, "seed_rule")
     return target_seed(lower, upper, target)
 
 

@@ -16,9 +16,8 @@ __all__ = ["FORMAT", "VERSIONS", "ACTIVATIONS", "SKIP_KINDS", "LAYER_KINDS", "GE
            "MAX_MAP_ENTRIES", "MAX_MAP_BITS", "DEFAULT_MAX_WORK", "MIN_WORK", "WORK_PER_BIT",
            "MAX_WORK_CAP", "EXIT_BROKEN_PIPE",
            "IMPOSSIBILITY_FORMAT", "IMPOSSIBILITY_VERSIONS", "WITNESS_KINDS", "OUTPUT_SCALES",
-           "WITNESS_PRIME_BITS", "IMPOSSIBILITY_MAX_WORK", "SEED_RULE_TARGET",
-           "SEED_RULE_TARGET_V1", "SEED_RULE_CHOSEN", "SEED_RULES", "TRANSFORMER_FORMAT",
-           "TRANSFORMER_VERSIONS"]
+           "WITNESS_PRIME_BITS", "SEED_RULE_TARGET", "SEED_RULE_TARGET_V1", "SEED_RULE_CHOSEN",
+           "SEED_RULES", "TRANSFORMER_FORMAT", "TRANSFORMER_VERSIONS"]
 
 #: the ``format`` field of every certificate
 FORMAT = "exactnorm.certificate"
@@ -84,10 +83,6 @@ WITNESS_KINDS = ("rank", "fredholm", "kink", "aligned")
 OUTPUT_SCALES = ("tuned", "fixed")
 #: the moduli of a rank witness are primes below 2 to this power (FLINT's word-size arithmetic)
 WITNESS_PRIME_BITS = 62
-#: the default work budget of an impossibility document, in multiply-adds (§9 counts its own
-#: work in multiply-adds of its small exact systems, not in the units of §7); ``--max-work N``
-#: replaces it
-IMPOSSIBILITY_MAX_WORK = 10**11
 
 # ---------------------------------------------------------------- transformer documents (§11)
 

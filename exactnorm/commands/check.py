@@ -25,7 +25,6 @@ from exactnorm.commands._defaults import (
     DEFAULT_MAX_CERTIFICATE_BYTES,
     DEFAULT_MAX_DIGITS,
     DEFAULT_MAX_WORK,
-    IMPOSSIBILITY_MAX_WORK,
     MAX_CERTIFICATE_BYTES_CAP,
     MIN_WORK,
     WORK_PER_BIT,
@@ -56,9 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"the check's work budget in units (64-bit word operations), counted "
                         f"from the shapes and number sizes before each computation (default: "
                         f"{WORK_PER_BIT} per bit of the numbers the certificate writes, at least "
-                        f"{MIN_WORK:.0e}; docs/certificate-format.md §7); an impossibility "
-                        f"document counts multiply-adds (default "
-                        f"{IMPOSSIBILITY_MAX_WORK:.0e}, §9)")
+                        f"{MIN_WORK:.0e}; docs/certificate-format.md §7), for impossibility "
+                        f"documents too (§9)")
     p.set_defaults(func=run)
 
 

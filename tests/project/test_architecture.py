@@ -289,7 +289,7 @@ def test_cli_defaults_mirror_the_library():
     assert tuple(sorted(CONSTRUCTIONS)) == _defaults.CONSTRUCTIONS
     from_vocabulary = {"DEFAULT_MAX_CERTIFICATE_BYTES", "DEFAULT_MAX_DIGITS", "DEFAULT_MAX_WORK",
                        "MAX_CERTIFICATE_BYTES_CAP", "MIN_WORK", "OUTPUT_SCALES",
-                       "WORK_PER_BIT", "IMPOSSIBILITY_MAX_WORK"}  # imported, not repeated
+                       "WORK_PER_BIT"}  # imported, not repeated
     assert set(_defaults.MIRRORS) | {"CONSTRUCTIONS"} | from_vocabulary == {
         n for n in vars(_defaults) if n.isupper() and n != "MIRRORS"}
 
