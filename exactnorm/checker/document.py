@@ -30,21 +30,59 @@ from .reading import (
     written_size,
 )
 from .records import FrozenRecord, TargetRecord
+from .schema import CERTIFICATE, IMPOSSIBILITY, closed
 from .seed import target_seed
 from .topology import rule_residuals, segment_input, target_input, target_skip
 from .vocabulary import LAYER_KINDS, MAX_DIGITS_CAP
 
-__all__ = ["layer_kind", "read_target", "read_network", "rule_segments", "read_certificate",
-           "document_seed"]
+__all__ = ["layer_kind", "rule_schema", "rule_schema_impossibility", "read_target",
+           "read_network", "rule_segments", "read_certificate", "document_seed"]
 
 
 def layer_kind(layer: object, where: str) -> str:
     """A layer's ``kind``, a word of ``LAYER_KINDS`` (absent: dense; rule ``format``)."""
     kind = layer.get("kind", DENSE) if isinstance(layer, dict) else DENSE
     if not isinstance(kind, str) or kind not in LAYER_KINDS:
-        raise CertificateError("format", f"{where}: kind {show(kind)} is not one of "
+        raise CertificateError("format", f"{where}: \"kind\" {show(kind)} is not one of "
                                          f"{show(list(LAYER_KINDS))}")
     return kind
+
+
+def _layer_schemas(layers: list, side: str, version: int) -> None:
+    """Every layer of ``target`` or ``network`` against its kind's table."""
+    frozen = side == "network"
+    for j, layer in enumerate(layers, 1):
+        where = f"{side} layer {j}"
+        if type(layer) is not dict:
+            raise CertificateError("format", f"{where} must be a JSON object, got "
+                                             f"{show(layer)}", layer=j if frozen else None)
+        rules = RULES[layer_kind(layer, where)]
+        schema = rules.frozen_schema if frozen else rules.target_schema
+        if "kind" not in layer and not layer.keys() <= schema.allowed:
+            extra = sorted(map(str, layer.keys() - schema.allowed))[0]
+            raise CertificateError("format", f"{where}: unknown key {show(extra)} of a layer "
+                                             f"without \"kind\", which is dense "
+                                             f"({schema.level}: {schema.listing(version)})",
+                                   layer=j if frozen else None)
+        closed(layer, schema, where, version, j if frozen else None)
+
+
+def rule_schema(doc: dict, version: int) -> None:
+    """Rule ``format``, the closed schema (docs/certificate-format.md, Appendix A): every object
+    of the document, in document order, has only the keys of its table, every required one, each
+    of its JSON type (:func:`.schema.closed`); a layer's table is its kind's. Before any value
+    is read."""
+    closed(doc, CERTIFICATE, "certificate", version)
+    _layer_schemas(doc["target"]["layers"], "target", version)
+    _layer_schemas(doc["network"]["layers"], "network", version)
+
+
+def rule_schema_impossibility(doc: dict) -> None:
+    """Rule ``format``, the closed schema of an impossibility document (§9.1, Appendix A): its
+    frame, its witness by kind, its frozen layers, and its target layers by their kinds' tables,
+    read as those of a version-3 certificate (``input`` and ``skip`` included)."""
+    closed(doc, IMPOSSIBILITY, "impossibility document", 3)
+    _layer_schemas(doc["target"]["layers"], "target", 3)
 
 
 def read_target(doc: dict, d0: int, max_digits: int, version: int = 3) -> list[TargetRecord]:
@@ -124,6 +162,7 @@ def read_certificate(doc: object, max_digits: int, budget: Any = None) -> tuple[
     if not isinstance(doc, dict):
         raise CertificateError("format", "a certificate is a JSON object")
     version = rule_format(doc)
+    rule_schema(doc, version)
     prov = Provenance(version, budget=budget)
     lo, hi = rule_domain(doc, max_digits)
     target = read_target(doc, len(lo), max_digits, version)

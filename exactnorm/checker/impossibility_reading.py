@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
+from .document import rule_schema_impossibility
 from .kinds.dense import NAME as DENSE
 from .numbers import (
     CertificateError,
@@ -157,6 +158,7 @@ def read_document(doc: dict, max_digits: int) -> Document:
     if type(version) is not int or version not in IMPOSSIBILITY_VERSIONS:
         raise CertificateError("format", f"unsupported impossibility version {show(version)} "
                                          f"(this checker reads version 1)")
+    rule_schema_impossibility(doc)  # every key of every object (Appendix A)
     allowed = {"format", "version", "domain", "target", "network", "witness", "provenance"}
     for key in ("domain", "target", "network", "witness"):
         if key not in doc:

@@ -14,11 +14,11 @@ from __future__ import annotations
 from typing import Any
 
 from .numbers import CertificateError, IntMatrix, IntVector, field, show, vector, written_bits
-from .provenance import TOP_LEVEL_KEYS, Provenance
+from .provenance import Provenance
 from .records import FrozenRecord, TargetRecord
 from .seed import SEED_RULES
 from .topology import Picks
-from .vocabulary import FORMAT, VERSIONS
+from .vocabulary import FORMAT, IMPOSSIBILITY_FORMAT, VERSIONS
 
 __all__ = ["Picks", "rule_format", "rule_domain", "rule_checkpoints", "node_reads", "last_uses",
            "written_size"]
@@ -28,23 +28,21 @@ __all__ = ["Picks", "rule_format", "rule_domain", "rule_checkpoints", "node_read
 
 
 def rule_format(doc: dict) -> int:
+    """The document's ``format`` word and ``version`` (rule ``format``); its keys are the
+    closed schema's (:func:`.document.rule_schema`), applied next."""
     if doc.get("format") != FORMAT:
-        raise CertificateError("format", f"format must be \"{FORMAT}\"")
+        raise CertificateError("format", f"\"format\" must be \"{FORMAT}\" (or "
+                                         f"\"{IMPOSSIBILITY_FORMAT}\"), got "
+                                         f"{show(doc.get('format'))}")
     version = doc.get("version")
     if type(version) is not int or version not in VERSIONS:
-        raise CertificateError("format", f"unsupported version {show(version)} (this checker "
-                                         f"reads versions {', '.join(map(str, VERSIONS))})")
-    for key in ("domain", "target", "network"):
-        field(doc, key, "certificate")
-    if version >= 3:
-        extra = sorted(set(map(str, doc)) - set(TOP_LEVEL_KEYS))
-        if extra:
-            raise CertificateError("format", f"unknown top-level key {show(extra[0])} (version "
-                                             f"3 has {', '.join(TOP_LEVEL_KEYS)})")
-        rule = doc.get("seed_rule", "chosen")
-        if rule not in SEED_RULES:
-            raise CertificateError("format", f"seed_rule must be one of "
-                                             f"{show(list(SEED_RULES))}, got {show(rule)}")
+        raise CertificateError("format", f"\"version\": unsupported version {show(version)} "
+                                         f"(this checker reads versions "
+                                         f"{', '.join(map(str, VERSIONS))})")
+    rule = doc.get("seed_rule", "chosen")
+    if rule not in SEED_RULES:
+        raise CertificateError("format", f"\"seed_rule\" must be one of "
+                                         f"{show(list(SEED_RULES))}, got {show(rule)}")
     return version
 
 

@@ -81,12 +81,16 @@ def test_the_small_documents_are_valid(v3_doc, redrawn):
 
 def test_1_top_level_keys(v3_doc):
     extra = dict(copy.deepcopy(v3_doc), note="hello")
-    refused(extra, "format", 'unknown top-level key "note"')
-    old = dict(dense_doc(), note="hello", redraws="not read in version 1")
-    assert both(old).ok  # versions 1 and 2 ignore other keys, redraws included
+    refused(extra, "format", 'certificate: unknown key "note"')
+    # every version is closed; redraws and seed_rule need version 3
+    refused(dict(dense_doc(), note="hello"), "format", 'certificate: unknown key "note"')
+    for key, value in (("redraws", []), ("seed_rule", "chosen")):
+        refused(dict(dense_doc(), **{key: value}), "format",
+                f'certificate: key "{key}" needs version 3')
     junk = dict(copy.deepcopy(v3_doc), redraws="junk")
-    refused(junk, "format", "redraws must be a list")
-    refused(dict(copy.deepcopy(v3_doc), seed_rule="mine"), "format", "seed_rule must be one of")
+    refused(junk, "format", '"redraws" must be an array')
+    refused(dict(copy.deepcopy(v3_doc), seed_rule="mine"), "format",
+            '"seed_rule" must be one of')
 
 
 # ------------------------------------------------------------------ 2. kind dense
@@ -100,7 +104,7 @@ def test_2_explicit_kind_dense_is_no_kind():
         layer["kind"] = "dense"
     assert both(doc) == plain
     doc["network"]["layers"][0]["kind"] = "Dense"
-    refused(doc, "format", 'kind "Dense" is not one of')
+    refused(doc, "format", '"kind" "Dense" is not one of')
 
 
 # ------------------------------------------------------------------ 3–5. pooling
@@ -137,7 +141,8 @@ def test_5_pooling_segments():
                                          stride=[1, 1]))
     two["network"]["checkpoints"] = [2]
     refused(two, "segment", "is one avgpool layer reading node 0")
-    refused(pool_doc(weight=[[1]]), "format", "an avgpool layer has activation identity and no")
+    for key in ("weight", "gamma", "beta", "skip", "source", "residual", "stability"):
+        refused(pool_doc(**{key: []}), "format", f'unknown key "{key}" (frozen layer (avgpool)')
     refused(pool_doc(stride=[1, 1]), "identity", "pooling") if False else \
         refused(pool_doc(stride=[1, 1]), "identity", "target layer 1 has")
     target_relu = pool_doc()
@@ -166,7 +171,7 @@ def test_7_an_empty_skip_list_is_no_skip():
     conv["network"]["layers"][0]["skip"] = []
     refused(conv, "skip", "a conv layer has no skip")
     pool = pool_doc(skip=[])
-    refused(pool, "format", "no weight, gamma, beta or skip")
+    refused(pool, "format", 'unknown key "skip"')
 
 
 # ------------------------------------------------------------------ 8. 4-d records
@@ -221,7 +226,7 @@ def test_10_to_12_redraw_entries(redrawn):
                    .__setitem__(3, 1)), "provenance", "neither the first of a Khatri-Rao pair")
     # 12: exact fields, key form, duplicates, unused entries, kernel length, integers
     refused(edited(lambda d: d["redraws"][0].__setitem__("why", "x")), "format",
-            "and nothing else")
+            'redraws[0]: unknown key "why"')
     refused(edited(lambda d: d["redraws"][0].__setitem__("key", [1, 1, 0])), "format",
             "key must be four integers")
     refused(edited(lambda d: d["redraws"].append(copy.deepcopy(d["redraws"][0]))),

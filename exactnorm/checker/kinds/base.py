@@ -30,6 +30,7 @@ from ..boxes import Box
 from ..budget import Budget
 from ..provenance import Provenance
 from ..records import FrozenRecord, TargetRecord
+from ..schema import Schema
 
 __all__ = ["Kind", "Family"]
 
@@ -44,6 +45,10 @@ class Kind(ABC):
 
     #: the certificate's word for the kind (a word of ``vocabulary.LAYER_KINDS``)
     name: str
+    #: the keys of its target layer and of its frozen layer (rule ``format``, :mod:`..schema`;
+    #: docs/certificate-format.md, Appendix A, one table each)
+    target_schema: Schema
+    frozen_schema: Schema
 
     @abstractmethod
     def read_target(self, layer: dict, where: str, width: int,

@@ -29,15 +29,35 @@ from ..budget import Budget
 from ..numbers import CertificateError
 from ..provenance import Provenance
 from ..records import FrozenRecord, TargetRecord
+from ..schema import CONV_SKIP, LAYER_WEIGHT, NUMBERS, RESIDUAL, SOURCE, TARGET_SKIP, Key, Schema
 from ..topology import conv_skips
 from .affine import read_tuned, read_weighted_target, rule_checkpoint
 from .base import Family, Kind
-from .window import read_geometry, same_window
+from .window import WINDOW_KEYS, read_geometry, same_window
 
 __all__ = ["NAME", "Conv"]
 
 #: the certificate's word for this kind (an entry of ``vocabulary.LAYER_KINDS``)
 NAME = "conv"
+
+#: the keys of a conv target layer and of a conv frozen layer (Appendix A)
+TARGET_SCHEMA = Schema("target layer (conv)", Key("kind", "string", True), *WINDOW_KEYS,
+                       Key("dilation", "array", True),
+                       Key("weight", "array or object", True, child=NUMBERS),
+                       Key("bias", "array or object", True, child=NUMBERS),
+                       Key("activation", "string", True), Key("input", "integer", False, 3),
+                       Key("skip", "object", False, 3, child=TARGET_SKIP))
+FROZEN_SCHEMA = Schema("frozen layer (conv)", Key("kind", "string", True),
+                       Key("input", "integer", True), *WINDOW_KEYS,
+                       Key("dilation", "array", True),
+                       Key("weight", "array or object", True, child=LAYER_WEIGHT),
+                       Key("source", "object", False, child=SOURCE),
+                       Key("gamma", "array or object", True, child=NUMBERS),
+                       Key("beta", "array or object", True, child=NUMBERS),
+                       Key("activation", "string", True),
+                       Key("skip", "array", False, child=CONV_SKIP, each=True),
+                       Key("residual", "object", False, 3, child=RESIDUAL),
+                       Key("stability", "string", False))
 
 
 def _no_pixel_skip(layer: FrozenRecord, j: int, i: int, seg_in: int) -> None:
@@ -76,6 +96,8 @@ class Conv(Kind):
     """``conv``: a convolution."""
 
     name = NAME
+    target_schema = TARGET_SCHEMA
+    frozen_schema = FROZEN_SCHEMA
 
     def read_target(self, layer: dict, where: str, width: int,
                     max_digits: int) -> TargetRecord:
