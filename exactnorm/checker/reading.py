@@ -105,16 +105,22 @@ def written_size(lo: IntVector, hi: IntVector, target: list[TargetRecord],
     total = lo.written + hi.written + 64 * len(prov.draws)
     total += sum(written_bits(v) for unit in prov.units for _, v in unit.kernels)
     for tl in target:
-        total += (tl.W.written + tl.b.written) if tl.W is not None and tl.b is not None \
-            else 64
-        total += _route_bits(tl.skip)
+        W, b = tl.W, tl.b
+        total += (W.written + b.written) if W is not None and b is not None else 64
+        if tl.skip is not None:
+            total += _route_bits(tl.skip)
     for layer in layers:
-        if layer.V is None or layer.gamma is None or layer.beta is None:
+        V, gamma, beta = layer.V, layer.gamma, layer.beta
+        if V is None or gamma is None or beta is None:
             total += 64
             continue
-        total += _route_bits(layer.residual)
-        total += layer.gamma.written + layer.beta.written
-        for M in [layer.V] + ([] if layer.geom else [P for _, P in layer.skips]):
-            total += M.written if isinstance(M, IntMatrix) else \
-                8 * len(M.rows) if isinstance(M, Picks) else 0
+        total += gamma.written + beta.written
+        if type(V) is IntMatrix:
+            total += V.written
+        if layer.residual is not None:
+            total += _route_bits(layer.residual)
+        if layer.skips and not layer.geom:
+            for _, M in layer.skips:
+                total += M.written if isinstance(M, IntMatrix) else \
+                    8 * len(M.rows) if isinstance(M, Picks) else 0
     return total

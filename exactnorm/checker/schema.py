@@ -51,17 +51,27 @@ class Key(NamedTuple):
 class Schema:
     """One object level: its name (the name of its table in the document) and its keys."""
 
-    __slots__ = ("level", "keys", "allowed", "required", "types", "later", "children")
+    __slots__ = ("level", "keys", "allowed", "required", "required_set", "later", "later_set",
+                 "newest", "types", "children", "passed")
 
     def __init__(self, level: str, *keys: Key) -> None:
         self.level = level
         self.keys = keys
         self.allowed = frozenset(k.name for k in keys)
         self.required = tuple(k.name for k in keys if k.required)
+        self.required_set = frozenset(self.required)
+        self.later = {k.name: k.since for k in keys if k.since > 1}
+        self.later_set = frozenset(self.later)
+        self.newest = max(self.later.values(), default=1)
+        #: per key, its Python types
         self.types = {k.name: frozenset(JSON_TYPES[t] for t in k.types.split(" or "))
                       for k in keys}
-        self.later = {k.name: k.since for k in keys if k.since > 1}
-        self.children = tuple(k for k in keys if k.child is not None)
+        #: the keys with objects inside: name, what is inside, whether an array of objects
+        self.children = tuple((k.name, k.child, k.each) for k in keys if k.child is not None)
+        #: the shapes (version, keys in order, JSON types of the values) that passed the checks
+        #: of this level, each with the keys whose values hold objects to check: a bounded
+        #: cache of a pure function of the shape (:func:`closed`)
+        self.passed: dict[tuple[Any, ...], tuple[tuple[str, Any, bool], ...]] = {}
 
     def listing(self, version: int = 3) -> str:
         return ", ".join(f'"{k.name}"' for k in self.keys if k.since <= version)
@@ -119,43 +129,63 @@ def closed(obj: object, schema: Schema | Forms | Tagged, where: str, version: in
            layer: int | None = None) -> dict:
     """``obj`` as a JSON object of the level ``schema`` (or of the form of ``schema`` it takes),
     with every object inside it that the schema describes; rule ``format`` otherwise (module
-    doc). Returns ``obj``."""
+    doc). An object's keys are checked first (unknown, later version, missing), then the JSON
+    type of each value, then the objects inside it in the order of its table. Returns
+    ``obj``."""
     if type(obj) is not dict:
         level = schema.level if isinstance(schema, Schema) else schema.what
         raise CertificateError("format", f"{where} must be a JSON object ({level}), got "
                                          f"{show(obj)}", layer=layer)
     while not isinstance(schema, Schema):
         schema = schema.choose(obj, where, layer)
+    # the checks below depend on the version, the keys and the values' JSON types only: a
+    # shape that passed them once passes again (the objects inside are checked every time)
+    shape = (version, tuple(obj), tuple(map(type, obj.values())))
+    inside = schema.passed.get(shape)
+    if inside is None:
+        _check_keys(obj, schema, where, version, layer)
+        # the keys holding objects: an object where one may stand, an array of objects
+        inside = tuple((name, child, each) for name, child, each in schema.children
+                       if name in obj and (each or type(obj[name]) is dict))
+        if len(schema.passed) < _SHAPES:
+            schema.passed[shape] = inside
+    for name, child, each in inside:
+        value = obj[name]
+        if each:
+            for t, item in enumerate(value):
+                closed(item, child, f"{where} {name}[{t}]", version, layer)
+        else:
+            closed(value, child, f"{where} {name}", version, layer)
+    return obj
+
+
+#: shapes remembered per level (a document of many layers has a few)
+_SHAPES = 256
+
+
+def _check_keys(obj: dict, schema: Schema, where: str, version: int, layer: int | None) -> None:
+    """The checks of :func:`closed` on one object's own keys and the JSON types of its values."""
     keys = obj.keys()
     if not keys <= schema.allowed:
         extra = sorted(map(str, keys - schema.allowed))[0]
         raise CertificateError("format", f"{where}: unknown key {show(extra)} ({schema.level}: "
                                          f"{schema.listing(version)})", layer=layer)
-    later = schema.later
-    if later:
-        for name, since in later.items():
+    if version < schema.newest and not keys.isdisjoint(schema.later_set):
+        for name, since in schema.later.items():
             if version < since and name in obj:
                 raise CertificateError("format", f"{where}: key {show(name)} needs version "
                                                  f"{since} (this document is version {version})",
                                        layer=layer)
-    for name in schema.required:
-        if name not in obj:
-            raise CertificateError("format", f"{where} has no {show(name)} ({schema.level}: "
-                                             f"{schema.listing(version)})", layer=layer)
+    if not keys >= schema.required_set:
+        name = next(k for k in schema.required if k not in obj)
+        raise CertificateError("format", f"{where} has no {show(name)} ({schema.level}: "
+                                         f"{schema.listing(version)})", layer=layer)
     types = schema.types
     for name, value in obj.items():
         if type(value) not in types[name]:
             key = next(k for k in schema.keys if k.name == name)
             raise CertificateError("format", f"{where}: {show(name)} "
                                              f"{_wrong_type(value, key.types)}", layer=layer)
-    for key in schema.children:
-        value = obj.get(key.name)
-        if key.each and value is not None:
-            for t, item in enumerate(value):
-                closed(item, key.child, f"{where} {key.name}[{t}]", version, layer)
-        elif type(value) is dict:
-            closed(value, key.child, f"{where} {key.name}", version, layer)
-    return obj
 
 
 def schemas(*roots: Any) -> dict[str, Schema]:
@@ -172,7 +202,7 @@ def schemas(*roots: Any) -> dict[str, Schema]:
         elif isinstance(item, Schema):
             if item.level not in out:
                 out[item.level] = item
-                todo.extend(k.child for k in item.children)
+                todo.extend(child for _, child, _ in item.children)
         elif isinstance(item, (list, tuple)):
             todo.extend(item)
     return out

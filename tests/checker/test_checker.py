@@ -695,7 +695,8 @@ def test_checker_is_standalone(tmp_path):
             elif isinstance(node, ast.ImportFrom) and not node.level:
                 imported.add((node.module or "").split(".")[0])
     assert imported <= {"__future__", "abc", "collections", "dataclasses", "fractions",
-                        "functools", "hashlib", "json", "math", "operator", "os", "re", "stat",
+                        "functools", "gc", "hashlib", "json", "math", "operator", "os", "re",
+                        "stat",
                         "struct", "sys", "typing", "zlib"}, imported
     shutil.copytree(package, tmp_path / "checker")
     (tmp_path / "c.json").write_text(json.dumps(case_d()))

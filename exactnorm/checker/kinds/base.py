@@ -55,7 +55,9 @@ class Kind(ABC):
                     max_digits: int) -> TargetRecord:
         """Rules ``format``, ``number``, ``shape`` of a target layer reading a value of
         ``width`` entries: the target record without ``input`` and ``skip`` (the reader adds
-        them), its ``width`` the width of its output."""
+        them), its ``width`` the width of its output. The reader calls it (and
+        :meth:`read_frozen`) only for a layer that passed :attr:`target_schema`
+        (:attr:`frozen_schema`): its required keys exist, every key has its JSON type."""
 
     @abstractmethod
     def read_frozen(self, layer: dict, where: str, j: int, src: int, dims: list[int],

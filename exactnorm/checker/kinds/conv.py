@@ -74,16 +74,21 @@ def _inner_conv(layer: FrozenRecord, j: int, i: int, seg_in: int, grid: tuple[in
                 tl: TargetRecord) -> None:
     """Rule ``segment`` for a layer after the first of the convolution segment of target layer
     ``i``."""
-    g, tg, conv = layer.geom, tl.geom, layer.kind == NAME
+    if layer.kind != NAME:  # a dense or pooling layer has no 1x1 kernel on the grid
+        raise CertificateError("segment", f"network layer {j} is a {layer.kind} layer inside the "
+                                          f"convolution segment of target layer {i}: every "
+                                          f"layer of a convolution segment is a conv layer",
+                               layer=j)
+    g, tg = layer.geom, tl.geom
     assert g is not None and tg is not None  # records of kinds with a window
-    if conv and layer.input == seg_in:
+    if layer.input == seg_in:
         if not g.same_window(tg):
             raise CertificateError("segment", f"network layer {j} reads node {seg_in}, the input "
                                               f"of the convolution segment of target layer {i}, "
                                               f"with {g.describe()}: a layer reading the segment "
                                               f"input has the target's window, "
                                               f"{tg.describe()}", layer=j)
-    elif not conv or not g.pointwise() or grid != (g.H, g.W):
+    elif not g.pointwise() or grid != (g.H, g.W):
         raise CertificateError("segment", f"network layer {j}: inside the convolution segment "
                                           f"of target layer {i} a layer that does not read the "
                                           f"segment input is a 1x1 conv (stride 1, padding 0, "

@@ -1,0 +1,147 @@
+"""Reading a long certificate: the checker of this checkout against the checker of an earlier
+commit, side by side in one run (docs/performance.md, "Reading").
+
+The input is the 120,000-checkpoint chain of issue 41 (16 MB of JSON: 120,000 target layers
+``1 → 1`` and one frozen layer per segment), or any certificate given on the command line. The
+earlier checker is the folder ``exactnorm/checker/`` of ``--before`` (default: the commit before
+the reading was made faster), extracted with ``git archive`` into a temporary directory and
+imported as its own package: the checker imports nothing outside its folder, so both run in this
+process on the same bytes. Each phase is timed in CPU seconds (``time.process_time``, best of
+``--repeat``): the strict JSON parse, the reading (every reading and structural rule, the records
+both arithmetics consume), and with ``--full`` the whole check (standard-library arithmetic).
+
+Usage::
+
+    python benchmarks/bench_reading.py [CERT.json ...] [--layers 120000] [--before REV]
+        [--repeat 3] [--full]
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import io
+import json
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+
+from _common import machine, peak_rss_mb, write_csv  # noqa: E402
+
+#: the commit whose reader issue 41 measured (before the reading was made faster)
+BEFORE = "8cfc34a"
+
+
+def chain(n: int) -> str:
+    """``n`` identity target layers ``1 → 1`` and ``n`` checkpoints, one frozen layer each."""
+    target = [{"weight": [[1]], "bias": [0], "activation": "identity"}] * n
+    layers = [{"input": j, "weight": [[1]], "gamma": [1], "beta": [0], "activation": "identity"}
+              for j in range(n)]
+    return json.dumps({"format": "exactnorm.certificate", "version": 1,
+                       "domain": {"lower": [0], "upper": [1]}, "target": {"layers": target},
+                       "network": {"layers": layers, "checkpoints": list(range(1, n + 1))}})
+
+
+def earlier_checker(rev: str, folder: Path) -> Any:
+    """The checker package of commit ``rev``, imported as ``checker_<rev>``."""
+    data = subprocess.run(["git", "-C", str(ROOT), "archive", "--format=tar", rev,
+                           "exactnorm/checker"], check=True, capture_output=True).stdout
+    name = f"checker_{rev}"
+    with tarfile.open(fileobj=io.BytesIO(data)) as tar:
+        for member in tar.getmembers():
+            if member.isfile():
+                member.name = member.name.replace("exactnorm/checker", name, 1)
+                tar.extract(member, folder)
+    sys.path.insert(0, str(folder))
+    return importlib.import_module(name)
+
+
+def cpu(fn: Any, repeat: int) -> tuple[float, Any]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t = time.process_time()
+        out = fn()
+        best = min(best, time.process_time() - t)
+    return best, out
+
+
+def phases(pkg: Any, text: str, repeat: int, full: bool) -> dict[str, Any]:
+    numbers = importlib.import_module(f"{pkg.__name__}.numbers")
+    document = importlib.import_module(f"{pkg.__name__}.document")
+    t_parse, doc = cpu(lambda: numbers.parse_certificate_text(text), repeat)
+    t_read, _ = cpu(lambda: document.read_certificate(doc, 200_000), repeat)
+    out = {"parse": t_parse, "read": t_read, "reading": t_parse + t_read, "check": None,
+           "ok": None}
+    if full:
+        first: list[float] = []
+        arithmetic = importlib.import_module(f"{pkg.__name__}.arithmetic").PureArithmetic()
+
+        def check() -> Any:
+            t0 = time.process_time()
+
+            def progress(done: int, total: int) -> None:
+                if not first:
+                    first.append(time.process_time() - t0)
+
+            return pkg.check_with(arithmetic, numbers.parse_certificate_text(text),
+                                  progress=progress)
+
+        out["check"], v = cpu(check, 1)
+        out["first"], out["ok"] = first[0], v.ok
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("certificates", nargs="*", help="certificate files (JSON text) to read")
+    ap.add_argument("--layers", type=int, default=120_000)
+    ap.add_argument("--before", default=BEFORE)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--full", action="store_true", help="also time the whole check")
+    args = ap.parse_args()
+    print("machine:", machine())
+    inputs = [(f"chain of {args.layers:,} checkpoints", chain(args.layers))]
+    inputs += [(Path(p).name, Path(p).read_text()) for p in args.certificates]
+    import exactnorm.checker as after
+
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        before = earlier_checker(args.before, Path(tmp))
+        for name, text in inputs:
+            mb = len(text.encode()) / 1e6
+            old = phases(before, text, args.repeat, args.full)
+            new = phases(after, text, args.repeat, args.full)
+            ratio = old["reading"] / new["reading"]
+            print(f"{name} ({mb:.1f} MB): reading {old['reading']:.2f} s CPU at {args.before} "
+                  f"(parse {old['parse']:.2f}, read {old['read']:.2f}), {new['reading']:.2f} s "
+                  f"now (parse {new['parse']:.2f}, read {new['read']:.2f}): {ratio:.2f}x faster")
+            if args.full:
+                print(f"  until the first layer is checked: {old['first']:.2f} s -> "
+                      f"{new['first']:.2f} s CPU; whole check: {old['check']:.2f} s -> "
+                      f"{new['check']:.2f} s CPU (valid: {old['ok']}, {new['ok']})")
+            rows.append([name, round(mb, 1), args.before, round(old["parse"], 3),
+                         round(old["read"], 3), round(old["reading"], 3), round(new["parse"], 3),
+                         round(new["read"], 3), round(new["reading"], 3), round(ratio, 2),
+                         old["check"] and round(old["check"], 2),
+                         new["check"] and round(new["check"], 2),
+                         old.get("first") and round(old["first"], 2),
+                         new.get("first") and round(new["first"], 2)])
+    print(f"peak RSS {peak_rss_mb():.0f} MiB")
+    path = write_csv("reading", ["input", "MB", "before", "parse_before_s", "read_before_s",
+                                 "reading_before_s", "parse_s", "read_s", "reading_s",
+                                 "speedup", "check_before_s", "check_s", "first_layer_before_s",
+                                 "first_layer_s"], rows)
+    print("wrote", path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
