@@ -16,7 +16,7 @@ __all__ = ["FORMAT", "VERSIONS", "ACTIVATIONS", "SKIP_KINDS", "LAYER_KINDS", "GE
            "MAX_MAP_ENTRIES", "MAX_MAP_BITS", "DEFAULT_MAX_WORK", "MIN_WORK", "WORK_PER_BIT",
            "MAX_WORK_CAP", "EXIT_BROKEN_PIPE",
            "IMPOSSIBILITY_FORMAT", "IMPOSSIBILITY_VERSIONS", "WITNESS_KINDS", "OUTPUT_SCALES",
-           "WITNESS_PRIME_BITS", "IMPOSSIBILITY_MAX_WORK"]
+           "WITNESS_PRIME_BITS", "IMPOSSIBILITY_MAX_WORK", "RULE_NAMES"]
 
 #: the ``format`` field of every certificate
 FORMAT = "exactnorm.certificate"
@@ -29,6 +29,11 @@ SKIP_KINDS = ("identity", "selection", "random")
 LAYER_KINDS = ("dense", "conv", "avgpool", "globalavgpool")
 #: the one frozen-weight generator (docs/generator.md)
 GENERATOR = "exactnorm.shake256.v1"
+#: the rule a refusal names (``Verdict.rule``), in the order the checker applies them
+#: (docs/certificate-format.md §0, settled detail 21); ``witness`` is the impossibility
+#: documents' (§9); a valid verdict names ``valid``
+RULE_NAMES = ("format", "number", "shape", "domain", "provenance", "skip", "checkpoints",
+              "segment", "limit", "stability", "activation", "width", "identity", "witness")
 
 #: digits of one number (each of p and q in "p/q") unless the caller raises the limit
 DEFAULT_MAX_DIGITS = 200_000
