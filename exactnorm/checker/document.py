@@ -108,10 +108,11 @@ def read_target(doc: dict, d0: int, max_digits: int, version: int = 3) -> list[T
         p = target_input(layer, where, i, kind, version) \
             if "input" in layer or "skip" in layer else i - 1
         rec = RULES[kind].read_target(layer, where, dims[p], max_digits)
-        # the kind's record with the node it reads and its skip (a NamedTuple's _replace costs
-        # three times a construction: it counts in a chain of 10^5 layers)
-        rec = TargetRecord._make(rec[:7] + (p, target_skip(layer, where, i, rec.width, dims)
-                                            if "skip" in layer else None))
+        # the kind's record with the node it reads and its skip, its nine fields in order (a
+        # NamedTuple's _replace costs three times this: it counts in a chain of 10^5 layers)
+        rec = tuple.__new__(TargetRecord, rec[:7] + (p, target_skip(layer, where, i, rec.width,
+                                                                    dims)
+                                                     if "skip" in layer else None))
         out.append(rec)
         dims.append(rec.width)
     return out

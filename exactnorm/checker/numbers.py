@@ -155,11 +155,12 @@ def _refuse_duplicates(pairs: list) -> dict:
 
 
 class paused_collector:
-    """Pause CPython's cyclic garbage collector while a document is parsed or read, then restore
-    it. The reader allocates millions of small objects and no cycle (JSON values, records);
-    with the collector running, each of its generational passes walks the growing document
-    again (it took a third of the parsing time of a 16 MB chain). Reference counting still
-    frees everything as usual."""
+    """Pause CPython's cyclic garbage collector while a document is parsed, read and checked,
+    then restore it. The checker allocates millions of small objects and no cycle (JSON values,
+    records, exact maps); with the collector running, each of its generational passes walks the
+    document again (a third of the parsing time of a 16 MB chain, and a pass over all of it at
+    the first allocation after the parse). Reference counting still frees everything as
+    usual."""
 
     def __enter__(self) -> None:
         self.was = gc.isenabled()
@@ -464,18 +465,20 @@ def vector(value: object, where: str, length: int | None = None,
            max_digits: int = DEFAULT_MAX_DIGITS) -> IntVector:
     """A non-empty vector: a list of numbers, or (version 2) ``{"den": D, "num": [...]}``; at
     most ``MAX_MAP_ENTRIES`` entries (rule ``limit``, before any is converted)."""
-    nums = value.get("num") if isinstance(value, dict) else value
-    if isinstance(nums, list) and len(nums) > MAX_MAP_ENTRIES:
-        raise CertificateError("limit", f"{where}: {len(nums)} entries, above this checker's "
-                                        f"limit {MAX_MAP_ENTRIES} of one structure")
-    if type(value) is list and value and (length is None or len(value) == length):
+    if type(value) is list and 0 < len(value) <= MAX_MAP_ENTRIES and \
+            (length is None or len(value) == length):
+        first = value[0]
         if len(value) == 1:  # the one number of a 1-wide layer (a chain of them: 10^5 layers)
-            bits = abs(value[0]).bit_length() if type(value[0]) is int else -1
+            bits = abs(first).bit_length() if type(first) is int else -1
         else:
             bits = _int_bits(value)
         if 0 <= bits <= 3 * max_digits:  # JSON integers, each of at most max_digits digits
             # the document's own list: nothing changes a record or a document while it is read
             return IntVector(value, 1, bits + len(value) + 1)
+    nums = value.get("num") if isinstance(value, dict) else value
+    if isinstance(nums, list) and len(nums) > MAX_MAP_ENTRIES:
+        raise CertificateError("limit", f"{where}: {len(nums)} entries, above this checker's "
+                                        f"limit {MAX_MAP_ENTRIES} of one structure")
     if isinstance(value, dict):
         den, nums = _compact(value, where, max_digits)
         if not isinstance(nums, list) or not nums or isinstance(nums[0], list):

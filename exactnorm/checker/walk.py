@@ -35,7 +35,7 @@ from .boxes import Box, box_bits, domain_box
 from .budget import STEP, Budget, div_cost, gcd_chain, mul_cost, words
 from .document import read_certificate
 from .kinds import RULES
-from .numbers import CertificateError, IntMatrix, IntVector, Verdict, show_ratio
+from .numbers import CertificateError, IntMatrix, IntVector, Verdict, paused_collector, show_ratio
 from .protocol import AnyArithmetic
 from .provenance import Draw, Provenance, verify_redraws
 from .reading import last_uses
@@ -390,4 +390,5 @@ def check_with(ar: AnyArithmetic, doc: object, *, max_digits: int = DEFAULT_MAX_
         from .impossibility import check_impossibility
         return check_impossibility(ar.linear, doc, max_digits=max_digits,
                                    progress=progress, max_work=max_work)
-    return verdict_of(lambda: run_rules(ar, doc, max_digits, progress, max_work))
+    with paused_collector():  # no cycle is made: reference counting frees what the walk drops
+        return verdict_of(lambda: run_rules(ar, doc, max_digits, progress, max_work))
