@@ -16,9 +16,8 @@ from typing import Any
 from .numbers import CertificateError, IntMatrix, IntVector, field, show, vector, written_bits
 from .provenance import Provenance
 from .records import FrozenRecord, TargetRecord
-from .seed import SEED_RULES
 from .topology import Picks
-from .vocabulary import FORMAT, IMPOSSIBILITY_FORMAT, VERSIONS
+from .vocabulary import FORMAT, IMPOSSIBILITY_FORMAT, SEED_RULES, TRANSFORMER_FORMAT, VERSIONS
 
 __all__ = ["Picks", "rule_format", "rule_domain", "rule_checkpoints", "node_reads", "last_uses",
            "written_size"]
@@ -32,7 +31,8 @@ def rule_format(doc: dict) -> int:
     closed schema's (:func:`.document.rule_schema`), applied next."""
     if doc.get("format") != FORMAT:
         raise CertificateError("format", f"\"format\" must be \"{FORMAT}\" (or "
-                                         f"\"{IMPOSSIBILITY_FORMAT}\"), got "
+                                         f"\"{IMPOSSIBILITY_FORMAT}\", "
+                                         f"\"{TRANSFORMER_FORMAT}\"), got "
                                          f"{show(doc.get('format'))}")
     version = doc.get("version")
     if type(version) is not int or version not in VERSIONS:

@@ -194,8 +194,8 @@ def test_ground_key_parts_are_refused():
 
 
 def test_redraws_of_systems_singular_at_every_attempt_are_refused():
-    refused(H.redrawn_nonsquare(209), "provenance", "nor square")
-    refused(H.redrawn_pair_m_not_cd(40), "provenance", "with m = c*d")
+    refused(H.redrawn_nonsquare(209), "redraw", "nor square")
+    refused(H.redrawn_pair_m_not_cd(40), "redraw", "with m = c*d")
     # version 2 does not bind keys to positions and has no redraws section: without it the
     # document is accepted, but the verdict claims no redraw
     old = H.redrawn_nonsquare(209, version=2)
