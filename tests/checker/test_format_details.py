@@ -526,7 +526,7 @@ def test_20_min_entropy_0_is_the_whole_bits_rounded_down():
     assert min_entropy_bits(validate_record(H.record([1], [1, 1], "set:1,1,1,1,2"))) == 0
     v = both(_one_entry_draw(0, "set:1,1,1,1,2"))
     assert v.ok and v.facts["constant_draws"] == 1 and v.facts["regenerated"] == 0
-    refused(_one_entry_draw(1, "set:1,1,1,1,2"), "provenance", "a draw of min-entropy 0")
+    refused(_one_entry_draw(1, "set:1,1,1,1,2"), "redraw", "a draw of min-entropy 0")
     assert min_entropy_bits(validate_record(H.record([1], [1, 1], "nonzero:1"))) == 1
     v = both(_one_entry_draw(0, "nonzero:1"))
     assert v.ok and v.facts["regenerated"] == 1
@@ -555,7 +555,7 @@ def test_21_every_refusal_names_a_rule_of_the_list():
     text = (Path(__file__).resolve().parents[2] / "docs" /
             "certificate-format.md").read_text(encoding="utf-8")
     item = text.split("21. **Rule names.**", 1)[1].split("\n22.", 1)[0]
-    assert tuple(re.findall(r"`([a-z]+)`", item.split("Those are")[0])) == RULE_NAMES
+    assert tuple(re.findall(r"`([a-z]+)`", item.split("Those")[0])) == RULE_NAMES
     named: set[str] = set()
     package = Path(__file__).resolve().parents[2] / "exactnorm" / "checker"
     for path in package.rglob("*.py"):
