@@ -1,16 +1,16 @@
 """Reading a long certificate: the checker of this checkout against the checker of an earlier
-commit, side by side in one run (docs/performance.md, "Reading").
+commit, side by side in one run (docs/performance.md, "Reading a long document").
 
 The input is the 120,000-checkpoint chain of issue 41 (16 MB of JSON: 120,000 target layers
 ``1 → 1`` and one frozen layer per segment), or any certificate given on the command line. The
 earlier checker is the folder ``exactnorm/checker/`` of ``--before`` (default: the commit before
 the reading was made faster), extracted with ``git archive`` into a temporary directory and
 imported as its own package: the checker imports nothing outside its folder, so both run in this
-process on the same bytes. Each phase is timed in CPU seconds (``time.process_time``, best of
-``--repeat``): the strict JSON parse, the reading (every reading and structural rule, the records
-both arithmetics consume), and with ``--full`` the check of the file as ``exactnorm check --pure``
-does it (standard-library arithmetic): until its first layer is checked (the time a user waits
-for the first progress) and whole.
+process on the same bytes, run by run in alternation. Each phase is timed in CPU seconds
+(``time.process_time``, best of ``--repeat``): the strict JSON parse, the reading (every reading
+and structural rule, the records both arithmetics consume), and with ``--full`` the check of the
+file as ``exactnorm check --pure`` does it (standard-library arithmetic): until its first layer
+is checked (the time a user waits for the first progress) and whole.
 
 Usage::
 
@@ -66,39 +66,49 @@ def earlier_checker(rev: str, folder: Path) -> Any:
     return importlib.import_module(name)
 
 
-def cpu(fn: Any, repeat: int) -> tuple[float, Any]:
-    best, out = float("inf"), None
-    for _ in range(repeat):
-        t = time.process_time()
-        out = fn()
-        best = min(best, time.process_time() - t)
-    return best, out
-
-
-def phases(pkg: Any, text: str, repeat: int, full: bool) -> dict[str, Any]:
+def reading(pkg: Any, text: str) -> tuple[float, float]:
+    """CPU seconds of the strict parse and of the reading of ``text`` by checker ``pkg``."""
     numbers = importlib.import_module(f"{pkg.__name__}.numbers")
     document = importlib.import_module(f"{pkg.__name__}.document")
-    t_parse, doc = cpu(lambda: numbers.parse_certificate_text(text), repeat)
-    t_read, _ = cpu(lambda: document.read_certificate(doc, 200_000), repeat)
-    out = {"parse": t_parse, "read": t_read, "reading": t_parse + t_read, "check": None,
-           "ok": None}
-    if full:  # as `exactnorm check --pure FILE` does: read the file, parse, read, walk
-        first: list[float] = []
+    t = time.process_time()
+    doc = numbers.parse_certificate_text(text)
+    parsed = time.process_time()
+    document.read_certificate(doc, 200_000)
+    return parsed - t, time.process_time() - parsed
+
+
+def file_check(pkg: Any, path: Path) -> tuple[float, float, bool]:
+    """As `exactnorm check --pure FILE` does (read the file, parse, read, walk): CPU seconds
+    until the first layer is checked and in all, and the verdict."""
+    first: list[float] = []
+    t0 = time.process_time()
+
+    def progress(done: int, total: int) -> None:
+        if not first:
+            first.append(time.process_time() - t0)
+
+    v = pkg.check_file(str(path), progress=progress)
+    return first[0], time.process_time() - t0, v.ok
+
+
+def side_by_side(before: Any, after: Any, text: str, repeat: int,
+                 full: bool) -> list[dict[str, Any]]:
+    """Both checkers' phases, alternated run by run (so that a change of the machine's load
+    touches both), the best of ``repeat`` of each."""
+    out: list[dict[str, Any]] = [{"parse": float("inf"), "read": float("inf")} for _ in range(2)]
+    for _ in range(repeat):
+        for slot, pkg in zip(out, (before, after)):
+            parse, read = reading(pkg, text)
+            slot["parse"], slot["read"] = min(slot["parse"], parse), min(slot["read"], read)
+    for slot in out:
+        slot["reading"], slot["check"], slot["first"], slot["ok"] = \
+            slot["parse"] + slot["read"], None, None, None
+    if full:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "certificate.json"
             path.write_text(text)
-
-            def check() -> Any:
-                t0 = time.process_time()
-
-                def progress(done: int, total: int) -> None:
-                    if not first:
-                        first.append(time.process_time() - t0)
-
-                return pkg.check_file(str(path), progress=progress)
-
-            out["check"], v = cpu(check, 1)
-        out["first"], out["ok"] = first[0], v.ok
+            for slot, pkg in zip(out, (before, after)):
+                slot["first"], slot["check"], slot["ok"] = file_check(pkg, path)
     return out
 
 
@@ -120,8 +130,7 @@ def main() -> int:
         before = earlier_checker(args.before, Path(tmp))
         for name, text in inputs:
             mb = len(text.encode()) / 1e6
-            old = phases(before, text, args.repeat, args.full)
-            new = phases(after, text, args.repeat, args.full)
+            old, new = side_by_side(before, after, text, args.repeat, args.full)
             ratio = old["reading"] / new["reading"]
             print(f"{name} ({mb:.1f} MB): reading {old['reading']:.2f} s CPU at {args.before} "
                   f"(parse {old['parse']:.2f}, read {old['read']:.2f}), {new['reading']:.2f} s "

@@ -136,6 +136,8 @@ def read_network(doc: dict, d0: int, max_digits: int,
     cps = field(doc["network"], "checkpoints", "network")
     if not isinstance(cps, list):
         raise CertificateError("checkpoints", "checkpoints must be a list")
+    if all(type(c) is int for c in cps):  # the common case, without a call per checkpoint
+        return out, list(cps)
     return out, [index(c, "checkpoint") for c in cps]
 
 

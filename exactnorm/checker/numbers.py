@@ -465,16 +465,17 @@ def vector(value: object, where: str, length: int | None = None,
            max_digits: int = DEFAULT_MAX_DIGITS) -> IntVector:
     """A non-empty vector: a list of numbers, or (version 2) ``{"den": D, "num": [...]}``; at
     most ``MAX_MAP_ENTRIES`` entries (rule ``limit``, before any is converted)."""
-    if type(value) is list and 0 < len(value) <= MAX_MAP_ENTRIES and \
-            (length is None or len(value) == length):
-        first = value[0]
-        if len(value) == 1:  # the one number of a 1-wide layer (a chain of them: 10^5 layers)
-            bits = abs(first).bit_length() if type(first) is int else -1
-        else:
-            bits = _int_bits(value)
-        if 0 <= bits <= 3 * max_digits:  # JSON integers, each of at most max_digits digits
-            # the document's own list: nothing changes a record or a document while it is read
-            return IntVector(value, 1, bits + len(value) + 1)
+    if type(value) is list:
+        n = len(value)
+        if 0 < n <= MAX_MAP_ENTRIES and (length is None or n == length):
+            if n == 1:  # the one number of a 1-wide layer (a chain of them: 10^5 layers)
+                first = value[0]
+                bits = abs(first).bit_length() if type(first) is int else -1
+            else:
+                bits = _int_bits(value)
+            if 0 <= bits <= 3 * max_digits:  # JSON integers, of at most max_digits digits each
+                # the document's own list: nothing changes a record or a document while read
+                return IntVector(value, 1, bits + n + 1)
     nums = value.get("num") if isinstance(value, dict) else value
     if isinstance(nums, list) and len(nums) > MAX_MAP_ENTRIES:
         raise CertificateError("limit", f"{where}: {len(nums)} entries, above this checker's "
