@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .budget import STEP, Budget
-from .document import layer_kind, read_target
+from .document import layer_kind, read_target, rule_schema_impossibility
 from .kinds.dense import NAME as DENSE
 from .numbers import (
     CertificateError,
@@ -102,6 +102,7 @@ def read_impossibility(doc: dict, max_digits: int, budget: Budget,
     if type(version) is not int or version not in IMPOSSIBILITY_VERSIONS:
         raise CertificateError("format", f"unsupported impossibility version {show(version)} "
                                          f"(this checker reads version 1)")
+    rule_schema_impossibility(doc)  # every key of every object (Appendix A)
     for key in DOCUMENT_KEYS[:-1]:
         field(doc, key, "impossibility document")
     extra = sorted(set(map(str, doc)) - set(DOCUMENT_KEYS))

@@ -17,7 +17,7 @@ __all__ = ["FORMAT", "VERSIONS", "ACTIVATIONS", "SKIP_KINDS", "LAYER_KINDS", "GE
            "MAX_WORK_CAP", "EXIT_BROKEN_PIPE",
            "IMPOSSIBILITY_FORMAT", "IMPOSSIBILITY_VERSIONS", "WITNESS_KINDS", "OUTPUT_SCALES",
            "WITNESS_PRIME_BITS", "SEED_RULE_TARGET", "SEED_RULE_TARGET_V1", "SEED_RULE_CHOSEN",
-           "SEED_RULES", "TRANSFORMER_FORMAT", "TRANSFORMER_VERSIONS"]
+           "SEED_RULES", "TRANSFORMER_FORMAT", "TRANSFORMER_VERSIONS", "RULE_NAMES"]
 
 #: the ``format`` field of every certificate
 FORMAT = "exactnorm.certificate"
@@ -30,6 +30,13 @@ SKIP_KINDS = ("identity", "selection", "random")
 LAYER_KINDS = ("dense", "conv", "avgpool", "globalavgpool")
 #: the one frozen-weight generator (docs/generator.md)
 GENERATOR = "exactnorm.shake256.v1"
+#: the rule a refusal names (``Verdict.rule``), in the order the checker applies them
+#: (docs/certificate-format.md §0, settled detail 21); ``witness`` is the impossibility
+#: documents' (§9), ``architecture``, ``layernorm`` and ``box`` the transformer documents'
+#: (§11); a valid verdict names ``valid``
+RULE_NAMES = ("format", "number", "shape", "domain", "provenance", "redraw", "skip",
+              "checkpoints", "segment", "limit", "stability", "activation", "width", "identity",
+              "witness", "architecture", "layernorm", "box")
 #: the seed rule ``certify`` declares: the seed derived from the canonical form of the target on
 #: its box (docs/generator.md §8)
 SEED_RULE_TARGET = "target.v2"

@@ -318,7 +318,7 @@ def test_residual_documents_need_version_3():
     doc["version"] = 2
     for key in ("seed_rule", "redraws"):
         doc.pop(key, None)
-    refused(doc, "format", "input and skip need version 3")
+    refused(doc, "format", "needs version 3 (this document is version 2)")
 
 
 # ---------------------------------------------------------------- channel blocks, by hand
@@ -462,7 +462,7 @@ def test_a_skip_from_the_pixels_of_a_convolution_segment_is_refused(first):
 def test_hull_is_refused_outside_convolution_layers():
     doc = dense_residual_doc()
     _layer(doc, 1)["stability"] = "hull"
-    refused(doc, "format", "network layer 1: stability \"hull\"")
+    refused(doc, "format", 'network layer 1: unknown key "stability"')
     doc = block_doc()
     _layer(doc, 1)["stability"] = "everywhere"
     refused(doc, "format", "stability \"everywhere\"")

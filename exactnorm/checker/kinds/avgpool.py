@@ -22,8 +22,9 @@ from ..budget import STEP, Budget, words
 from ..numbers import CertificateError, activation, field
 from ..provenance import Provenance
 from ..records import FrozenRecord, TargetRecord
+from ..schema import Key, Schema
 from .base import Family, Kind
-from .window import read_geometry, same_window
+from .window import WINDOW_KEYS, read_geometry, same_window
 
 __all__ = ["NAME", "AvgPool", "POOL_EXTRAS"]
 
@@ -33,11 +34,20 @@ NAME = "avgpool"
 #: fields a pooling layer never has (rule ``format``)
 POOL_EXTRAS = ("weight", "gamma", "beta", "skip", "residual", "stability")
 
+#: the keys of an avgpool target layer and of an avgpool frozen layer (Appendix A)
+TARGET_SCHEMA = Schema("target layer (avgpool)", Key("kind", "string", True), *WINDOW_KEYS,
+                       Key("dilation", "array", False), Key("activation", "string", True))
+FROZEN_SCHEMA = Schema("frozen layer (avgpool)", Key("kind", "string", True),
+                       Key("input", "integer", True), *WINDOW_KEYS,
+                       Key("dilation", "array", False), Key("activation", "string", True))
+
 
 class AvgPool(Kind):
     """``avgpool``: an average pooling."""
 
     name = NAME
+    target_schema = TARGET_SCHEMA
+    frozen_schema = FROZEN_SCHEMA
 
     def read_target(self, layer: dict, where: str, width: int,
                     max_digits: int) -> TargetRecord:

@@ -7,9 +7,14 @@ from __future__ import annotations
 
 from ..numbers import CertificateError, field, show
 from ..records import FrozenRecord, Geometry, TargetRecord
+from ..schema import Key
 from ..vocabulary import MAX_MAP_ENTRIES
 
-__all__ = ["Geometry", "read_geometry", "same_window"]
+__all__ = ["Geometry", "read_geometry", "same_window", "WINDOW_KEYS"]
+
+#: the keys of a window every conv and avgpool layer has (its ``dilation`` is the kind's row)
+WINDOW_KEYS = (Key("input_shape", "array", True), Key("kernel_shape", "array", True),
+               Key("stride", "array", True), Key("padding", "array", True))
 
 
 def _pair(value: object, where: str, name: str, least: int) -> tuple[int, int]:
