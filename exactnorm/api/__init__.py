@@ -56,6 +56,12 @@ from exactnorm.api._detpoly import DetpolyResult, check_detpoly, detpoly
 from exactnorm.api._progress import Progress, progress_bar, progress_context
 from exactnorm.api._results import ExportResult, ReportResult, Verdict
 from exactnorm.api._targets import demo_target, load_target, target_of
+from exactnorm.api._transformer import (
+    TransformerResult,
+    certify_transformer,
+    is_transformer_file,
+    plan_transformer,
+)
 from exactnorm.certificate import (
     DEFAULT_MAX_CERTIFICATE_BYTES,
     certificate_document,
@@ -110,6 +116,10 @@ __all__ = [
     "save_certificate",
     "write_certificate",
     "load_certificate",
+    "plan_transformer",
+    "certify_transformer",
+    "is_transformer_file",
+    "TransformerResult",
 ]
 
 def certify(target: Any, construction: str = "auto", *,
@@ -220,6 +230,19 @@ def certify(target: Any, construction: str = "auto", *,
     >>> c.name, c.network.depth
     ('theorem1', 6)
     """
+    if is_transformer_file(target):  # token ids in: one document of slots (docs §11)
+        if any(x is not None for x in (box, box_file, box_from_data, activations, rank,
+                                       sparsity, factors)) or construction != "auto":
+            raise InputError("a transformer's boxes are derived from its architecture and its "
+                             "slots realized by the automatic choice; box, activations and "
+                             "whole-target options do not apply")
+        tplan = plan_transformer(target, seed=seed, jobs=jobs, distribution=distribution,
+                                 block=block, routing=routing,
+                                 max_system=None if max_system == THEOREM1_MAX_SYSTEM
+                                 else max_system,
+                                 retry=retry, shift_mode=shift_mode, solver=solver)
+        with progress_context(progress, "transformer", "slots") as hook:
+            return certify_transformer(tplan, scheduler=scheduler, progress=hook)  # type: ignore[return-value]
     g = target_of(target, box=box, box_file=box_file, box_from_data=box_from_data,
                   activations=activations, max_width=max_width, max_digits=max_digits)
     if isinstance(target, (str, os.PathLike)) and construction == "lowrank" and factors is None:

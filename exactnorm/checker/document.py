@@ -30,9 +30,9 @@ from .reading import (
     written_size,
 )
 from .records import FrozenRecord, TargetRecord
-from .seed import target_seed
+from .seed import derived_seed
 from .topology import rule_residuals, segment_input, target_input, target_skip
-from .vocabulary import LAYER_KINDS, MAX_DIGITS_CAP
+from .vocabulary import LAYER_KINDS, MAX_DIGITS_CAP, SEED_RULE_TARGET
 
 __all__ = ["layer_kind", "read_target", "read_network", "rule_segments", "read_certificate",
            "document_seed"]
@@ -139,9 +139,10 @@ def read_certificate(doc: object, max_digits: int, budget: Any = None) -> tuple[
     return lo, hi, target, layers, cps, prov
 
 
-def document_seed(doc: dict, max_digits: int = MAX_DIGITS_CAP) -> int:
-    """The seed of rule ``target`` of a document's ``domain`` and ``target`` sections, read as
-    the checker reads them (docs/generator.md §8): what a writer draws from with ``--seed
-    target``."""
+def document_seed(doc: dict, max_digits: int = MAX_DIGITS_CAP,
+                  rule: str = SEED_RULE_TARGET) -> int:
+    """The seed that seed rule ``rule`` (default ``target.v2``, what a writer draws from with
+    ``--seed target``; ``target`` is the first rule) derives from a document's ``domain`` and
+    ``target`` sections, read as the checker reads them (docs/generator.md §8)."""
     lo, hi = rule_domain(doc, max_digits)
-    return target_seed(lo, hi, read_target(doc, len(lo), max_digits))
+    return derived_seed(rule, lo, hi, read_target(doc, len(lo), max_digits))

@@ -16,9 +16,8 @@ from typing import Any
 from .numbers import CertificateError, IntMatrix, IntVector, field, show, vector, written_bits
 from .provenance import TOP_LEVEL_KEYS, Provenance
 from .records import FrozenRecord, TargetRecord
-from .seed import SEED_RULES
 from .topology import Picks
-from .vocabulary import FORMAT, VERSIONS
+from .vocabulary import FORMAT, SEED_RULES, VERSIONS
 
 __all__ = ["Picks", "rule_format", "rule_domain", "rule_checkpoints", "node_reads", "last_uses",
            "written_size"]

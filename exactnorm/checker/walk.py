@@ -37,10 +37,10 @@ from .document import read_certificate
 from .kinds import RULES
 from .numbers import CertificateError, IntMatrix, IntVector, Verdict, show_ratio
 from .protocol import AnyArithmetic
-from .provenance import Draw, Provenance, verify_redraws
+from .provenance import Draw, verify_redraws
 from .reading import last_uses
 from .records import FrozenRecord, Geometry, TargetRecord
-from .seed import hashing_cost, target_seed
+from .seed import rule_seed
 from .topology import Picks
 from .verdict import describe_box, facts_of, progress_step, verdict_of
 from .vocabulary import (
@@ -48,6 +48,7 @@ from .vocabulary import (
     DEFAULT_MAX_WORK,
     IMPOSSIBILITY_FORMAT,
     MIN_WORK,
+    TRANSFORMER_FORMAT,
     WORK_PER_BIT,
 )
 
@@ -331,21 +332,6 @@ def check_segment(ar: AnyArithmetic, layers: list[FrozenRecord], start: int, end
 # ---------------------------------------------------------------- the rules in order
 
 
-def rule_seed(prov: Provenance, lower: IntVector, upper: IntVector, target: list[TargetRecord],
-              budget: Budget) -> None:
-    """Rule ``provenance``, seed rule ``target`` (version 3): every record's seed is the seed
-    derived from the target and the box (:func:`.seed.target_seed`), its hashing counted first."""
-    if prov.seed_rule != "target" or not prov.seeds:
-        return
-    budget.work(hashing_cost(lower, upper, target, mul_cost), None, "seed_rule")
-    derived = target_seed(lower, upper, target)
-    seed = min(prov.seeds)
-    if seed != derived:
-        raise CertificateError("provenance", f"seed_rule target: the frozen matrices are drawn "
-                                             f"from seed {seed}, the seed derived from the "
-                                             f"target and box is {derived}")
-
-
 def run_rules(ar: AnyArithmetic, doc: object, max_digits: int = DEFAULT_MAX_DIGITS,
               progress: Callable[[int, int], None] | None = None,
               max_work: int | None = DEFAULT_MAX_WORK) -> dict[str, Any]:
@@ -390,4 +376,9 @@ def check_with(ar: AnyArithmetic, doc: object, *, max_digits: int = DEFAULT_MAX_
         from .impossibility import check_impossibility
         return check_impossibility(ar.linear, doc, max_digits=max_digits,
                                    progress=progress, max_work=max_work)
+    if isinstance(doc, dict) and doc.get("format") == TRANSFORMER_FORMAT:
+        # the third document kind (§11): slots checked by this walk on derived boxes
+        from .transformer import check_transformer
+        return check_transformer(ar, doc, run_rules, max_digits=max_digits, progress=progress,
+                                 max_work=max_work)
     return verdict_of(lambda: run_rules(ar, doc, max_digits, progress, max_work))

@@ -179,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
         certify_target,
         demo_target,
         factors_of,
+        is_transformer_file,
         load_target,
         plan_certify,
         require_version,
@@ -190,6 +191,9 @@ def run(args: argparse.Namespace) -> int:
         raise InputError(f"{args.out} exists; pass --force to overwrite it, or choose another "
                          f"--out FILE")
     path, box = target_arguments(args)
+    if path is not None and is_transformer_file(path):  # token ids in: a transformer (§11)
+        from exactnorm.commands._transformer import run_transformer
+        return run_transformer(args, path)
     if path is None:
         require_integer(args.max_width, "max_width", minimum=1)  # as load_target would
         require_integer(args.max_digits, "max_digits", minimum=1)

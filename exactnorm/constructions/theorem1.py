@@ -42,7 +42,7 @@ from exactnorm.constructions.common import (
     scaled_activating_shift,
 )
 from exactnorm.errors import InputError, PadicUnavailable, SingularSystemError, require_integer
-from exactnorm.exact.generator import draw, exact_probability
+from exactnorm.exact.generator import draw, exact_probability, redraw_refusal
 from exactnorm.exact.linalg import (
     FlintMatrix,
     clear_denominators,
@@ -219,6 +219,12 @@ def solve_pair(W: fmpq_mat, *, seed: int, layer: int, offset: int = 1,
         except SingularSystemError as exc:
             failures.append({"attempt": attempt, "rank": exc.rank, "size": exc.size,
                              "key": list(stream.key), "kernel": exc.kernel})
+            refusal = redraw_refusal(pair.record_in, pair.record_out,
+                                     None if columns is None else columns[1])
+            if refusal is not None:  # every attempt would be singular: no redraw is accepted
+                exc.args = (f"{exc.args[0]} (seed {seed}); the pair {refusal}, so no redraw "
+                            f"can help: change the mask or the distribution",)
+                raise
             if attempt == retry:
                 exc.args = (f"{exc.args[0]} after {retry + 1} draw(s) (seed {seed}); "
                             f"pass a larger --retry N to redraw with recorded stream keys",)

@@ -192,8 +192,8 @@ def test_ground_key_parts_are_refused():
 
 
 def test_redraws_of_systems_singular_at_every_attempt_are_refused():
-    refused(H.redrawn_nonsquare(209), "provenance", "nor square")
-    refused(H.redrawn_pair_m_not_cd(40), "provenance", "with m = c*d")
+    refused(H.redrawn_nonsquare(209), "redraw", "nor square")
+    refused(H.redrawn_pair_m_not_cd(40), "redraw", "with m = c*d")
     # version 2 does not bind keys to positions: accepted, but the verdict claims no redraw
     v = both(H.redrawn_nonsquare(209, version=2))
     assert v.ok and "not bound to positions" in v.message and "redraw" not in v.message

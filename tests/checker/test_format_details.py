@@ -218,7 +218,7 @@ def test_10_to_12_redraw_entries(redrawn):
             "attempt 0 of the same draw is not shown singular")
     # 11: both matrices of the pair at one attempt
     refused(edited(lambda d: d["network"]["layers"][1]["weight"]["random"]["key"]
-                   .__setitem__(3, 1)), "provenance", "neither the first of a Khatri-Rao pair")
+                   .__setitem__(3, 1)), "redraw", "neither the first of a Khatri-Rao pair")
     # 12: exact fields, key form, duplicates, unused entries, kernel length, integers
     refused(edited(lambda d: d["redraws"][0].__setitem__("why", "x")), "format",
             "and nothing else")
@@ -239,15 +239,15 @@ def test_10_to_12_redraw_entries(redrawn):
 
 
 def test_10_to_12_no_unit_without_randomness_and_no_skip_redraw():
-    refused(H.redrawn_nonsquare(5), "provenance", "neither the first of a Khatri-Rao pair")
-    refused(H.redrawn_pair_m_not_cd(5), "provenance", "neither the first of a Khatri-Rao pair")
+    refused(H.redrawn_nonsquare(5), "redraw", "neither the first of a Khatri-Rao pair")
+    refused(H.redrawn_pair_m_not_cd(5), "redraw", "neither the first of a Khatri-Rao pair")
     # a square 2 × 2 constant draw (set:0) is singular at every attempt: never redrawn
     constant = H.document([0, 0], [1, 1], [{"weight": [[0, 0], [0, 0]], "bias": [0, 0],
                                             "activation": "identity"}],
                           [H._drawn_layer(0, [1, 1, 0, 1], [2, 2], [1, 1], [0, 0], "identity",
                                           "set:0")], [1], version=3)
     constant["redraws"] = [{"key": [1, 1, 0, 0], "kernel": [1, 0]}]
-    refused(constant, "provenance", "a draw of min-entropy 0")
+    refused(constant, "redraw", "a draw of min-entropy 0")
     constant["network"]["layers"][0]["weight"]["random"]["key"][3] = 0
     del constant["redraws"]
     assert both(constant).ok  # at attempt 0 it is merely a constant draw, said so
@@ -264,7 +264,7 @@ def test_10_to_12_no_unit_without_randomness_and_no_skip_redraw():
                                              "random": H.record([1, 2, 2, 1], [1, 1])}}]})
     skip["network"]["layers"][2]["input"] = 2
     skip["network"]["checkpoints"] = [3]
-    refused(skip, "provenance", "attempt 1 of a skip matrix")
+    refused(skip, "redraw", "attempt 1 of a skip matrix")
 
 
 # ------------------------------------------------------------------ 13. keys of positions
@@ -408,19 +408,25 @@ def test_seed_rule_test_vector_of_the_documentation():
            "target": {"layers": [{"weight": [["1/2", -3], [0, "2/4"]], "bias": [1, "-1/3"],
                                   "activation": "relu"},
                                  {"weight": [[1, 1]], "bias": [0], "activation": "identity"}]}}
-    assert document_seed(doc) == independent_seed(doc) == 8075515076916255925
+    assert document_seed(doc, rule="target") == independent_seed(doc) == 8075515076916255925
     compact = json.loads(json.dumps(doc))
     compact["target"]["layers"][0]["weight"] = {"den": 4, "num": [[2, -12], [0, 2]]}
-    assert document_seed(compact) == 8075515076916255925  # the values, not the spelling
+    # the values, not the spelling
+    assert document_seed(compact, rule="target") == 8075515076916255925
 
 
 def test_seed_rule_target_is_verified(v3_doc, cnn_doc):
+    from exactnorm.checker.document import document_seed
+    from tests.checker.test_seed_canonical import independent_seed_v2
+
     for doc in (v3_doc, cnn_doc):
-        assert doc["seed_rule"] == "target"
-        assert independent_seed(doc) == doc["network"]["layers"][0]["weight"]["random"]["seed"]
+        assert doc["seed_rule"] == "target.v2"
+        seed = doc["network"]["layers"][0]["weight"]["random"]["seed"]
+        assert document_seed(doc) == seed
         v = both(doc)
-        assert v.facts["seed_rule"] == "target" and \
-            "(derived from the target and box, verified)" in v.message
+        assert v.facts["seed_rule"] == "target.v2" and \
+            "(derived from the canonical target and box, verified)" in v.message
+    assert independent_seed_v2(v3_doc) == document_seed(v3_doc)  # a dense target
     other = copy.deepcopy(v3_doc)
     other["target"]["layers"][0]["bias"] = [1] * 2  # another target, the same draws
     refused(other, "provenance", "the seed derived from the target and box is")

@@ -180,7 +180,7 @@ def test_cli_frozen_weights_writes_version3(tmp_path, capsys):
     assert main(["certify", "--force", "--frozen-weights", "reference", "--no-check",
                  "--out", str(out)]) == 0
     doc = json.loads(out.read_text())
-    assert doc["version"] == 3 and doc["seed_rule"] == "target"
+    assert doc["version"] == 3 and doc["seed_rule"] == "target.v2"
     assert all("random" in e["weight"] for e in doc["network"]["layers"])
 
 

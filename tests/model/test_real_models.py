@@ -80,7 +80,8 @@ def _certify_and_check(target: object, **options: object) -> dict:
     doc = certificate_document(c)
     pure, fast = checker.check_certificate(doc), checker_flint.check_certificate(doc)
     assert pure == fast and pure.ok, pure.message
-    assert pure.facts["seed_rule"] == "target" and "derived from the target" in pure.message
+    assert pure.facts["seed_rule"] == "target.v2" and "derived from the canonical target" in \
+        pure.message
     return doc
 
 

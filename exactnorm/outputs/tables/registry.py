@@ -26,6 +26,7 @@ from exactnorm.outputs.tables.sparse import table_t4
 from exactnorm.outputs.tables.sparse_chain import table_t8
 from exactnorm.outputs.tables.symbolic import table_t5, table_t6
 from exactnorm.outputs.tables.theorem1 import table_t1
+from exactnorm.outputs.tables.transformer import table_t12
 
 __all__ = ["TABLES", "PLOTTED", "generate_tables", "compare_tables"]
 
@@ -42,6 +43,7 @@ TABLES: dict[str, Callable[[], ProofTable | list[ProofTable]]] = {
     "T9": table_t9,
     "T10": table_t10,
     "T11": table_t11,
+    "T12": table_t12,
 }
 
 #: tables that write a PNG next to their text (need matplotlib, the ``plot`` extra)
