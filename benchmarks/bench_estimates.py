@@ -249,6 +249,7 @@ def run_one(name: str, folder: Path) -> dict[str, Any]:
     """The steps of ``exactnorm certify`` on case ``name``, timed per phase (module doc)."""
     from exactnorm import api
     from exactnorm.certificate import write_certificate
+    from exactnorm.constructions.costs import footprint_dict
 
     kind, arg, options = ALL[name]
     out: dict[str, Any] = {"case": name}
@@ -271,6 +272,7 @@ def run_one(name: str, folder: Path) -> dict[str, Any]:
                        "budget": est.checker.budget if est.checker else None}
     fp = est.footprint
     out["features"] = fp.features if fp is not None else None
+    out["footprint"] = footprint_dict(fp) if fp is not None else None
     c0, w0 = _cpu(), time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -441,6 +443,12 @@ def main() -> None:
                 f"γ bits {row['gamma_bits']} (est {row['estimate']['gamma_bits']}) units "
                 f"{row['units']} (est {row['estimate']['units']}) "
                 f"[{time.perf_counter() - t:.0f} s, load {row['load_1min']}]")
+    if args.rows:
+        from exactnorm.constructions.costs import footprint_of
+
+        for r in rows:  # the features of the current code, from the stored footprints
+            if r.get("footprint"):
+                r["features"] = footprint_of(r["footprint"]).features
     if args.fit:
         print_fitted(fit(rows), f"{time.strftime('%Y-%m-%d')}, {len(rows)} cases, "
                                 f"load {machine()['load_1min']}")

@@ -16,8 +16,9 @@ and what it costs (time to build, write and check; peak memory; certificate byte
   checker will accept (:meth:`~exactnorm.constructions.costs.CheckerForecast.fits`);
 * of those, the one of least estimated time for one process (so that the choice, which the
   certificate records, does not depend on the machine's cores) — the first in the order
-  Theorem 1, block size 1, 2, 4, … whose estimate is within :data:`PREFERENCE` of the least
-  (estimates are good to tens of percent; a later choice must win clearly).
+  Theorem 1, block size 1, 2, 4, … whose estimate is within :data:`PREFERENCE` (25 %) or
+  :data:`PREFERENCE_SECONDS` (half a second) of the least (estimates are good to tens of
+  percent and a few tenths of a second; a later choice must win clearly).
 
 Theorem 1 is refused by the checker from about d = 52 for a square layer whatever its weights:
 its γ have about ``9·d²`` bits (the Hadamard bound of ``det K``) and the checker scales the
@@ -381,15 +382,21 @@ def estimate_channel_blocks(c_out: int, channels: int, taps: int, block: int, *,
 
 #: a construction later in the order of preference (Theorem 1, then the trade-off or channel
 #: blocks with block size 1, 2, 4, …) is chosen only when it is estimated faster than every
-#: earlier one by this factor: estimates are good to tens of percent, and the earlier ones
-#: are the simpler certificates
+#: earlier one by this factor and by :data:`PREFERENCE_SECONDS`: estimates are good to tens of
+#: percent and a few tenths of a second, and the earlier ones are the simpler certificates
 PREFERENCE = 1.25
+PREFERENCE_SECONDS = 0.5
+
+
+def _within(seconds: float, best: float) -> bool:
+    return seconds <= max(PREFERENCE * best, best + PREFERENCE_SECONDS)
 
 
 def _preferred(seconds: dict[Any, float], order: Sequence[Any]) -> Any:
-    """The first of ``order`` within :data:`PREFERENCE` of the fastest."""
+    """The first of ``order`` within :data:`PREFERENCE` (or :data:`PREFERENCE_SECONDS`) of
+    the fastest."""
     best = min(seconds.values())
-    return next(c for c in order if c in seconds and seconds[c] <= PREFERENCE * best)
+    return next(c for c in order if c in seconds and _within(seconds[c], best))
 
 
 def zero_probability(dist: str | Distribution) -> Fraction:
@@ -492,8 +499,7 @@ def choose_construction(target: TargetNetwork, distribution: str | Distribution,
     alternatives = {"theorem1": t1, **{f"tradeoff k={b}": e for b, e in options.items()}}
     assert t1.checker is not None and est.checker is not None
     t1_allowed = t1.system_size <= max_system and t1.checker.fits_structures
-    if t1_allowed and (t1.seconds <= PREFERENCE * est.seconds
-                       or not est.checker.fits_structures):
+    if t1_allowed and (_within(t1.seconds, est.seconds) or not est.checker.fits_structures):
         return Choice("theorem1", None, t1, f"every system within m ≤ {max_system}",
                       alternatives)
     if not est.checker.fits_structures:
@@ -589,8 +595,8 @@ def choose_channel_blocks(c_out: int, channels: int, taps: int, *, weight: Any,
                                             positions=positions, largest=channels - 1)
     assert plain.checker is not None and est.checker is not None
     plain_ok = m <= max_system and plain.checker.fits_structures
-    if plain_ok and (plain.seconds <= PREFERENCE * est.seconds
-                     or not est.checker.fits_structures or k >= channels):
+    if plain_ok and (_within(plain.seconds, est.seconds) or not est.checker.fits_structures
+                     or k >= channels):
         return "plain", channels, plain, f"m = {m} ≤ max_system {max_system}, the fastest"
     if not est.checker.fits_structures:
         raise LimitExceededError(

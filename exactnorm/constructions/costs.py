@@ -41,16 +41,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import cached_property, lru_cache
 from typing import Any
 
 from exactnorm.checker.vocabulary import MAX_MAP_BITS, MAX_MAP_ENTRIES, MIN_WORK, WORK_PER_BIT
+from exactnorm.exact.padic import AUTO_MIN_SIZE
 from exactnorm.exact.sampling import Distribution, parse_distribution
 
 __all__ = ["FITTED", "Estimate", "CheckerForecast", "Pair", "Footprint", "LayerBits",
            "EntryLaw", "entry_law", "hadamard_bits", "WORK_MARGIN", "determinant_bits",
-           "gamma_bits", "human_seconds", "short_seconds", "human_bytes", "NO_FOOTPRINT"]
+           "gamma_bits", "human_seconds", "short_seconds", "human_bytes", "NO_FOOTPRINT",
+           "footprint_dict", "footprint_of"]
 
 #: the forecast work times this must stay within the checker's default budget (measured
 #: forecasts are within 0.7–1.3 of the checker's count on the benchmark corpus)
@@ -81,17 +83,17 @@ class Fitted:
 
 #: the fitted constants (the one place they live; ``bench_estimates.py --fit`` prints them)
 FITTED = Fitted(
-    build={"const": 0.00967, "systems": 0.0011, "cube": 3.13e-11, "lift": 1.54e-10,
-           "linear": 1.37e-07, "entries": 9.91e-07, "window": 0.0, "spread": 6.45e-07,
-           "masked": 1.61e-06},
-    write={"const": 0.00227, "bits": 3.4e-08, "layers": 0.000153, "entries": 1.46e-07},
-    check={"const": 0.00203, "units": 3.49e-10, "entries": 4.1e-07, "layers": 0.000313,
-           "bits": 2.65e-08, "positions": 4.32e-06},
-    peak={"const": 6.61e+07, "square": 17.6, "bits": 5.51, "structure": 1.72, "entries": 17.3,
-          "positions": 79.2},
-    gz={"const": 808.0, "bits": 1.08, "layers": 8.62, "numbers": 0.0},
-    json={"const": 839.0, "bits": 2.35, "layers": 296.0, "numbers": 0.0},
-    measured="2026-11-28, 32 cases (bench_estimates.py --fit --corpus), CPU time, load 10.5",
+    build={"const": 0.00675, "systems": 0.00127, "cube": 0.0, "lift": 1.35e-10,
+           "small_cube": 0.0, "small_lift": 0.0, "linear": 1.49e-07, "entries": 1e-06,
+           "window": 3.18e-08, "spread": 7.48e-07, "masked": 1.2e-06},
+    write={"const": 0.00179, "bits": 3.42e-08, "layers": 0.000197, "entries": 1.02e-07},
+    check={"const": 0.00141, "units": 1.55e-10, "entries": 1.56e-07, "layers": 0.000443,
+           "bits": 3.53e-08, "positions": 7.65e-06},
+    peak={"const": 6.66e+07, "square": 14.3, "bits": 5.72, "structure": 1.8, "entries": 17.0,
+          "positions": 98.9},
+    gz={"const": 804.0, "bits": 1.09, "layers": 11.3, "numbers": 0.0},
+    json={"const": 797.0, "bits": 2.35, "layers": 308.0, "numbers": 0.0},
+    measured="2026-11-28, 32 cases (bench_estimates.py --fit --corpus), CPU time, load 6.4",
 )
 
 
@@ -399,8 +401,14 @@ class Footprint:
         forecast = self.checker()
         return {
             "build": {"const": 1.0, "systems": float(self.systems),
-                      "cube": sum(p.count * float(p.m) ** 3 for p in pairs),
-                      "lift": sum(p.count * float(p.m) ** 2 * p.gamma for p in pairs),
+                      "cube": sum(p.count * float(p.m) ** 3 for p in pairs
+                                  if p.m >= AUTO_MIN_SIZE),
+                      "lift": sum(p.count * float(p.m) ** 2 * p.gamma for p in pairs
+                                  if p.m >= AUTO_MIN_SIZE),
+                      "small_cube": sum(p.count * float(p.m) ** 3 for p in pairs
+                                        if p.m < AUTO_MIN_SIZE),
+                      "small_lift": sum(p.count * float(p.m) ** 2 * p.gamma for p in pairs
+                                        if p.m < AUTO_MIN_SIZE),
                       "linear": sum(p.count * p.m * p.gamma for p in pairs),
                       "entries": float(self.entries),
                       "window": sum(p.count * p.window for p in pairs),
@@ -442,6 +450,22 @@ class Footprint:
 
 
 NO_FOOTPRINT = Footprint(tasks=0, largest_task=0.0)
+
+
+def footprint_dict(fp: Footprint) -> dict[str, Any]:
+    """A footprint as plain JSON (the benchmark stores it with each measurement, so that the
+    constants can be refitted from stored measurements when a feature changes)."""
+    out = {f.name: getattr(fp, f.name) for f in fields(fp) if f.name != "pairs"}
+    out["pairs"] = [{f.name: getattr(p, f.name) for f in fields(p)} for p in fp.pairs]
+    return out
+
+
+def footprint_of(data: dict[str, Any]) -> Footprint:
+    """The footprint of :func:`footprint_dict`."""
+    values = dict(data)
+    values["pairs"] = tuple(Pair(**p) for p in data["pairs"])
+    values["other_structure"] = tuple(data["other_structure"])
+    return Footprint(**values)
 
 
 def _apply(coefficients: dict[str, float], features: dict[str, float]) -> float:

@@ -8,12 +8,8 @@ version 3 by default, stream keys fixed by position, hence other frozen draws, t
 rule, targets over one denominator when shorter), and, for the two cases whose seed is derived
 from the target, when the seed rule became ``target.v2`` (the canonical form of the target on its
 box, docs/generator.md §8: another seed, hence other draws, and the word ``target.v2``; every
-other case kept its bytes); and, for the two cases whose trade-off block size the cost model
-chooses (``wide-tradeoff-auto``, ``cnn-tradeoff-head``), when the choice became the least
-estimated time among the constructions the checker accepts (block sizes 4 and 2 instead of 1:
-fewer routing layers, measured faster). A digest pins bytes, so each case also has the
-independent checker accept the same file (both arithmetics): a digest of an invalid certificate
-is never kept.
+other case kept its bytes). A digest pins bytes, so each case also has the independent checker
+accept the same file (both arithmetics): a digest of an invalid certificate is never kept.
 
 The cases cover every writer path: Theorem 1 (versions 1 and 3, frozen weights by reference and
 explicit, a seed chosen and the seed derived from the target), the width/depth trade-off chosen
@@ -141,13 +137,12 @@ CASES: dict[str, tuple[Callable[[], Any], dict[str, Any], dict[str, Any], str]] 
 }
 
 #: SHA-256 of each case's certificate file, recomputed at the merge of issue 30 (version 3); the
-#: two seed-target cases again for seed rule target.v2, the two trade-off cases for the choice
-#: by estimated time
+#: two seed-target cases again for seed rule target.v2
 GOLDEN = {
     "cnn-lenet": "fc4d565c075c574411922b6b6e36da2683972ed8cade9bb4b48377724d7781e7",
     "cnn-lenet-explicit-gz": "4459a7ed02f169d946517c2fb0921472c438e43a20d1565436dd43e8bb8f616a",
     "cnn-lenet-seed-target": "57037c45185a33608dc35abdf185c142634e08e56d3b1ff202ea4a36097a842d",
-    "cnn-tradeoff-head": "2d413b1b5e77c2b8a54db3cbb1031b52145c66544a226e855049693285a0b221",
+    "cnn-tradeoff-head": "edc794957861aefe1f8e86176b794164b2e55ac744c84bb7ee833eb6a78fc0ed",
     "demo-explicit-gz": "f64656ea0305c112ff5a7a656da75d3b1c7f77b108018a9cbd7f2f2268f6fa17",
     "demo-seed-target": "d07b646680a8a6269bba0a5744f86bc4ae9b19787352b9ab41e25c0c7a5d8588",
     "demo-theorem1": "f4b8ebedd8dc9c0396c4cd30c73a1219b0754df37dba66581ab917aa61594228",
@@ -155,7 +150,7 @@ GOLDEN = {
     "lowrank": "97cbf7af7f6ee5504f873988bea02d356e6ca0c1b9308eeab3f65131072426c6",
     "sparse-redraws": "b068e36d7f3717dafd6d9be50215039acab84ac5ade703c563a46dbe36034bfe",
     "tradeoff-mask": "2cb5e9c1a132a737e069cda67e2de63762e7a772d6aa74ad70632ce14821fb8c",
-    "wide-tradeoff-auto": "7259598eef36f9e7edff15ef2c90bda6c115a8b9e1ab08c2ae6154199a9887ff",
+    "wide-tradeoff-auto": "386b95689c616490b988da490aa7ad5b48133de6aa92f9687b63550250eb6571",
 }
 
 

@@ -24,7 +24,6 @@ from exactnorm.certificate import certificate_document
 from exactnorm.certificate.float_read import float_network
 from exactnorm.certificate.read_kinds import read_networks as conv_networks_from_dict
 from exactnorm.constructions.choice import estimate_pair
-from exactnorm.errors import LimitExceededError
 from exactnorm.constructions.convblocks import (
     block_columns,
     channel_blocks,
@@ -36,7 +35,7 @@ from exactnorm.constructions.convblocks import (
 from exactnorm.constructions.kinds.base import Options
 from exactnorm.constructions.kinds.conv import conv_choice
 from exactnorm.constructions.plan import construct, plan_certify
-from exactnorm.errors import InputError
+from exactnorm.errors import InputError, LimitExceededError
 from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer, PoolTargetLayer, TargetLayer
 from exactnorm.model.kinds.conv import FrozenConvLayer
 from exactnorm.model.network import FrozenNetwork, TargetNetwork

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import re
-
 import copy
 import json
+import re
 from fractions import Fraction
 
 import numpy as np
