@@ -64,6 +64,7 @@ from exactnorm.constructions.common import (
     LayerReport,
     apply_shift_mode,
     cancelling_bias,
+    row_ranges,
 )
 from exactnorm.constructions.theorem1 import solve_pair
 from exactnorm.constructions.tradeoff import final_matrix, left_divide
@@ -151,17 +152,19 @@ def stability_family(channels: int, geometry: ConvGeometry) -> str:
 
 
 def channel_shift(gamma: Vector, V: Any, geometry: ConvGeometry, lo: Vector, hi: Vector,
-                  mode: str, stability: str = "positions") -> Vector:
+                  mode: str, stability: str = "positions",
+                  hull: tuple[Vector, Vector] | None = None) -> Vector:
     """Per-channel shift β making ``γ_j (V_j·patch) + β_j ≥ 0`` on every box of the family
     ``stability`` (module doc): ``β_j = −γ_j·min`` (``γ_j ≥ 0``) or ``−γ_j·max`` of the exact
-    ranges; ``mode`` as in :func:`~exactnorm.constructions.common.activating_shift`."""
+    ranges; ``mode`` as in :func:`~exactnorm.constructions.common.activating_shift`. ``hull``
+    is :func:`hull_box` of the geometry and box when the caller has it already (it is the same
+    for every block of a layer)."""
     if stability == "hull":
-        hlo, hhi = hull_box(geometry, lo, hi)
-        pos = fmpq_mat([[x if x > 0 else fmpq(0) for x in row] for row in fmpq_mat(V).tolist()])
-        neg = fmpq_mat(V) - pos
-        lo_col, hi_col = fmpq_mat([[x] for x in hlo]), fmpq_mat([[x] for x in hhi])
-        mn, mx = pos * lo_col + neg * hi_col, pos * hi_col + neg * lo_col
-    elif stability == "positions":
+        hlo, hhi = hull if hull is not None else hull_box(geometry, lo, hi)
+        lows, highs = row_ranges(V, hlo, hhi)
+        return apply_shift_mode(tuple(-(g * (lows[j] if g >= 0 else highs[j]))
+                                      for j, g in enumerate(gamma)), mode)
+    if stability == "positions":
         mn, mx = window_range(V, geometry, lo, hi)
     else:
         raise InputError(f"stability must be one of {', '.join(STABILITY_FAMILIES)}, got "
@@ -215,6 +218,11 @@ def realize_conv_blocks(layer: ConvTargetLayer, box: tuple[Vector, Vector], *, b
     Ho, Wo = g.output_hw
     lo = [pack_q(x) for x in box[0]]
     hi = [pack_q(x) for x in box[1]]
+    # the hull of the patch boxes is the layer's, not a block's: computed once
+    hull = None
+    if stability == "hull" or (stability is None and g.positions > 1):
+        hlo, hhi = hull_box(g, *box)
+        hull = ([pack_q(x) for x in hlo], [pack_q(x) for x in hhi])
     tasks = []
     for t, S in enumerate(blocks, 1):
         cols = block_columns(S, kh, kw)
@@ -223,7 +231,7 @@ def realize_conv_blocks(layer: ConvTargetLayer, box: tuple[Vector, Vector], *, b
                                                  for r in range(c_out)])),
                       "seed": seed, "index": index, "distribution": dist.spec, "retry": retry,
                       "solver": solver, "solve_jobs": solve_jobs if jobs == 1 else 1,
-                      "shift_mode": shift_mode, "stability": stability})
+                      "shift_mode": shift_mode, "stability": stability, "hull": hull})
     layers: list[FrozenConvLayer] = []
     shifts = [fmpq(0)] * c_out
     ranks: list[tuple[int, int]] = []
@@ -297,7 +305,9 @@ def _solve_block(task: dict[str, Any]) -> dict[str, Any]:
     c_out = W_t.nrows()
     gamma = tuple(solved.gamma.entries())
     family = task["stability"] or stability_family(m, g)
-    beta_in = channel_shift(gamma, pair.stored_in, g, lo, hi, task["shift_mode"], family)
+    packed_hull = task.get("hull")
+    hull = None if packed_hull is None else (_vector(packed_hull[0]), _vector(packed_hull[1]))
+    beta_in = channel_shift(gamma, pair.stored_in, g, lo, hi, task["shift_mode"], family, hull)
     # the block's map on the whole patch: W'_t on its columns, structural zeros elsewhere
     W_full = fmpq_mat(c_out, patch)
     for r in range(c_out):
@@ -305,7 +315,7 @@ def _solve_block(task: dict[str, Any]) -> dict[str, Any]:
             W_full[r, c] = W_t[r, j]
     out_family = task["stability"] or stability_family(c_out, g)
     c_t = channel_shift(tuple(fmpq(1) for _ in range(c_out)), W_full, g, lo, hi,
-                        task["shift_mode"], out_family)
+                        task["shift_mode"], out_family, hull)
     return {"m": m, "cols": cols, "stored_in": pack_matrix(pair.stored_in),
             "record_in": pair.record_in, "V_out": pack_matrix(pair.V_out),
             "record_out": pair.record_out, "gamma": [pack_q(x) for x in gamma],

@@ -38,12 +38,7 @@ from typing import Any
 
 from flint import fmpq, fmpq_mat
 
-from exactnorm.constructions.choice import (
-    best_channel_block,
-    estimate_channel_blocks,
-    estimate_pair,
-    human_seconds,
-)
+from exactnorm.constructions.choice import choose_channel_blocks
 from exactnorm.constructions.common import DEFAULT_RETRY, LayerReport, cancelling_bias
 from exactnorm.constructions.convblocks import (
     DEFAULT_CONV_SHIFT_MODE,
@@ -112,10 +107,10 @@ def _layer(run: Sequence[TargetKind]) -> ConvTargetLayer:
 def conv_choice(layer: ConvTargetLayer, options: Options, distribution: str
                 ) -> dict[str, Any]:
     """Plain Theorem 1 over channels or channel blocks, and how many channels per block: the
-    dense trade-off's cost model (:mod:`~exactnorm.constructions.choice`). Plain while the one
-    Khatri–Rao system ``c_out·C·kh·kw`` is within ``max_system``; else blocks of the fastest
-    admissible size. ``options.block`` (input channels per block) overrides: a block of every
-    channel is the plain pair.
+    least estimated time among those the checker will accept
+    (:func:`~exactnorm.constructions.choice.choose_channel_blocks`; the plain pair only while
+    its system ``c_out·C·kh·kw`` is within ``max_system``). ``options.block`` (input channels
+    per block) overrides: a block of every channel is the plain pair.
 
     >>> from flint import fmpq, fmpq_mat
     >>> from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer
@@ -126,25 +121,11 @@ def conv_choice(layer: ConvTargetLayer, options: Options, distribution: str
     ('blocks', 1, 288)
     """
     W, g = layer.weight, layer.geometry
-    c_out, C = W.nrows(), g.input_shape[0]
-    taps = g.kernel_shape[0] * g.kernel_shape[1]
-    m = c_out * W.ncols()
-    plain = estimate_pair(m)
-    if options.block is not None:
-        block = min(options.block, C)
-        why = f"block {options.block} given"
-    elif m <= options.max_system:
-        return {"mode": "plain", "block": C, "estimate": plain,
-                "why": f"m = {m} ≤ max_system {options.max_system}"}
-    else:
-        block, _, admissible = best_channel_block(c_out, C, taps, distribution)
-        why = (f"Theorem 1 needs m = {m} > max_system {options.max_system} "
-               f"(≈ {human_seconds(plain.seconds)}); {block} channel(s) per block is the "
-               f"fastest" + ("" if admissible else " (every size risks a zero row)"))
-    if block >= C:
-        return {"mode": "plain", "block": C, "estimate": plain, "why": why}
-    return {"mode": "blocks", "block": block,
-            "estimate": estimate_channel_blocks(c_out, C, taps, block), "why": why}
+    mode, block, estimate, why = choose_channel_blocks(
+        W.nrows(), g.input_shape[0], g.kernel_shape[0] * g.kernel_shape[1], weight=W,
+        positions=g.positions, distribution=distribution, max_system=options.max_system,
+        block=options.block)
+    return {"mode": mode, "block": block, "estimate": estimate, "why": why}
 
 
 class ConvRealizer:
