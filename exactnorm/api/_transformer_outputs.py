@@ -111,12 +111,12 @@ def json_difference(doc: dict[str, Any], path: str | os.PathLike[str],
     strictly, its format and version are the transformer export's, its architecture is the
     certificate's, it has the certificate's slots, and each slot's ``γ̂, β̂, μ, s`` give back
     the slot's frozen network exactly (``Γ = γ̂/s``, ``β = β̂ − γ̂μ/s``,
-    :func:`~exactnorm.outputs.export.load_exported_json`); else the first difference."""
+    :func:`~exactnorm.outputs.export.read_exported_json`); else the first difference."""
     import tempfile
 
     from exactnorm.certificate.read_kinds import read_networks
     from exactnorm.errors import ExactnormError
-    from exactnorm.outputs.export import load_exported_json
+    from exactnorm.outputs.export import read_exported_json
     from exactnorm.outputs.export.transformer import TRANSFORMER_EXPORT_FORMAT
 
     try:
@@ -139,7 +139,7 @@ def json_difference(doc: dict[str, Any], path: str | os.PathLike[str],
             with unlimited_int_digits():
                 part.write_text(json.dumps(slots[name]))
             try:
-                same = load_exported_json(part, max_digits=max_digits) == read_networks(
+                same = read_exported_json(part, max_digits=max_digits) == read_networks(
                     doc["slots"][name], max_digits=max_digits)[1]
             except ExactnormError as exc:
                 return f"slot {name}: {exc}"
