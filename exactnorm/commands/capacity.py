@@ -88,6 +88,10 @@ def run(args: argparse.Namespace) -> int:
         if out is not None and out.exists() and not args.force:
             raise InputError(f"{args.out} exists; pass --force to overwrite it, or choose "
                              f"another --out FILE")
+    from exactnorm.api import is_transformer_file
+
+    if is_transformer_file(args.frozen):  # its LayerNorms' γ, β (docs/capacity.md, Attention)
+        return _transformer(args)
     with progress_hook("capacity", "steps") as hook:
         r = capacity(args.frozen, box=args.box, box_file=args.box_file,
                      box_from_data=args.box_from_data, target=args.target, out=args.out,
@@ -122,3 +126,28 @@ def run(args: argparse.Namespace) -> int:
         times = ", ".join(f"{k} {v:.2f} s" for k, v in r.seconds.items())
         err_console.print(f"time: {times}", markup=False)
     return {None: 0, "REACHABLE": 0, "UNREACHABLE": 1}.get(word, EXIT_UNDECIDED)
+
+
+def _transformer(args: argparse.Namespace) -> int:
+    """``capacity`` of a transformer: every local question, one line each, or the profile."""
+    from exactnorm.api._capacity_attention import capacity_transformer
+
+    for name in ("box", "box_file", "box_from_data", "activations", "target_activations"):
+        if getattr(args, name) is not None:
+            raise InputError(f"--{name.replace('_', '-')} does not apply to a transformer: its "
+                             f"LayerNorms act on normalized tokens", parameter=name)
+    if args.best or args.output_scale != "tuned":
+        raise InputError("--best and --output-scale do not apply to a transformer")
+    with progress_hook("capacity", "questions") as hook:
+        r = capacity_transformer(args.frozen, args.target, out=args.out, progress=hook)
+    if args.json:
+        console.print(json.dumps(r.as_dict(), sort_keys=True, default=str), soft_wrap=True)
+    else:
+        for line in r.lines():
+            console.print(line, markup=False)
+        if r.path is not None:
+            console.print(f"answers and witnesses written to {r.path} ({r.bytes} bytes), every "
+                          f"witness checked as written", markup=False)
+        err_console.print("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in r.seconds.items()),
+                          markup=False)
+    return {None: 0, "REACHABLE": 0, "UNREACHABLE": 1}.get(r.word, EXIT_UNDECIDED)
