@@ -265,3 +265,31 @@ def test_trained_models_export_agrees_on_every_task_sequence(tmp_path, name) -> 
         d = result.verification["data"]
         assert d["agreement"]["equal"] == d["positions"], d
         assert d["export"]["changed"] == 0 and d["export"]["accuracy"] == d["source"]["accuracy"]
+
+
+def test_a_model_without_positions(tmp_path) -> None:
+    """No position embedding: the certificate covers every length (T = 0); the export builds
+    its causal mask from the sequence's own length."""
+    model = onnx_transformer(3, vocabulary=5, d_model=4, heads=2, d_mlp=4)
+    inits = {t.name: t for t in model.graph.initializer}
+    add = next(n for n in model.graph.node if n.op_type == "Add"
+               and any(i in inits and list(inits[i].dims) == [3, 4] for i in n.input))
+    first = next(i for i in add.input if i not in inits)
+    add.CopyFrom(onnx.helper.make_node("Identity", [first], list(add.output), name=add.name))
+    src = tmp_path / "model.onnx"
+    onnx.save(model, src)
+    doc = _certified(model)
+    assert doc["architecture"]["positions"] == 0
+    out = tmp_path / "export.onnx"
+    result = export(doc, out, format="onnx", verify=10**4, source=src, timing=False)
+    s = result.verification["sequences"]
+    assert s["every"] and s["agreement"]["equal"] == s["positions"], s
+    # the export itself takes any length (the source only its own): against the model's own
+    # float evaluation on shorter sequences
+    tr = transformer_of(doc)
+    plain = tmp_path / "plain.onnx"
+    plain.write_bytes(transformer_onnx(doc).SerializeToString())
+    for n in (1, 2, 5):
+        tokens, _ = task_sequences(5, n, 40, seed=n)
+        own = np.stack([tr.evaluate_float(t) for t in tokens])
+        assert np.abs(_run(plain, tokens) - own).max() < 1e-8 * max(1.0, np.abs(own).max())
