@@ -13,8 +13,11 @@ from typing import Any
 
 from exactnorm.api._progress import Progress, progress_context
 from exactnorm.api._results import ExportResult, ReportResult, Verdict
-from exactnorm.certificate import (
-    load_certificate,
+from exactnorm.api._transformer_outputs import (
+    export_transformer,
+    is_transformer_document,
+    load_document,
+    report_transformer,
 )
 from exactnorm.errors import InputError, InvariantError, require_extra, require_integer
 from exactnorm.exact.files import atomic_write, require_file
@@ -225,7 +228,15 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
     if source is not None:
         require_file(source, "source model", parameter="source")
     doc = (certificate if isinstance(certificate, dict)
-           else load_certificate(certificate, max_digits=max_digits))
+           else load_document(certificate, max_digits=max_digits))
+    if is_transformer_document(doc):  # the rewritten transformer (docs/transformers.md)
+        return export_transformer(doc, out, format=format, mean=mean, scale=scale, eps=eps,
+                                  dtype=dtype, normalization=normalization,
+                                  max_digits=max_digits, verify=verify, source=source,
+                                  data=data, labels=labels, check=check, checked=checked,
+                                  interface=interface, timing=timing,
+                                  allow_float32_error=allow_float32_error, progress=progress,
+                                  checked_verdict=checked_verdict)
     options: dict[str, Any] = {"mean": mean, "scale": scale, "eps": eps}
     if format == "onnx":
         options.update(dtype=dtype or "float64", normalization=normalization or "batchnorm",
@@ -334,7 +345,11 @@ def report(certificate: str | os.PathLike[str] | dict[str, Any],
     if labels is not None and data is None:
         raise InputError("labels go with data", parameter="labels")
     doc = (certificate if isinstance(certificate, dict)
-           else load_certificate(certificate, max_digits=max_digits))
+           else load_document(certificate, max_digits=max_digits))
+    if is_transformer_document(doc):  # slots, boxes, bits (docs/transformers.md)
+        return report_transformer(doc, out, float_points=float_points, data=data,
+                                  labels=labels, check=check, checked=checked,
+                                  progress=progress, checked_verdict=checked_verdict)
     if checked is not None:
         checked = checked_verdict(doc, check, checked, None)
     with progress_context(progress, "report", "steps") as hook:

@@ -14,7 +14,9 @@ Contract.
   with a scheduler), each slot's certificate a version-3 document; yielded in node order;
 * :func:`transformer_document` — the whole document; :func:`read_transformer` — the
   :class:`Transformer` and each slot's ``(target, frozen network)`` of a document, read through
-  the checker's readers (whether the proof holds is the checker's verdict).
+  the checker's readers (whether the proof holds is the checker's verdict);
+  :func:`transformer_of` — the :class:`Transformer` alone, its slots from their targets (no
+  frozen matrix regenerated).
 
 Determinism: the document depends on the transformer and the options only (seeds are derived,
 slots are assembled in node order), never on ``jobs``.
@@ -44,7 +46,7 @@ from exactnorm.model.network import FrozenNetwork, TargetNetwork
 from exactnorm.model.transformer import Head, LayerNorm, Node, Slot, Transformer
 
 __all__ = ["architecture_json", "slot_seeds", "build_slots", "transformer_document",
-           "read_transformer", "TRANSFORMER_VERSION"]
+           "read_transformer", "transformer_of", "TRANSFORMER_VERSION"]
 
 TRANSFORMER_VERSION = 1
 
@@ -149,6 +151,16 @@ def read_transformer(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGIT
                      ) -> tuple[Transformer, dict[str, tuple[TargetNetwork, FrozenNetwork]]]:
     """The transformer a document describes and each slot's target and frozen network, read by
     the checker's readers (an :class:`InputError` naming the rule when they refuse)."""
+    tr = transformer_of(doc, max_digits=max_digits)
+    networks = {name: read_networks(d, max_digits=max_digits)
+                for name, d in doc["slots"].items()}
+    return tr, networks
+
+
+def transformer_of(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGITS) -> Transformer:
+    """The transformer a document describes, its slots from their targets only (no frozen
+    matrix regenerated: what an export, a report or a float reference needs), read by the
+    checker's readers (an :class:`InputError` naming the rule when they refuse)."""
     if not isinstance(doc, dict) or doc.get("format") != TRANSFORMER_FORMAT:
         raise InputError(f"not a {TRANSFORMER_FORMAT} document")
     try:
@@ -158,11 +170,11 @@ def read_transformer(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGIT
     slots_doc = doc.get("slots")
     if not isinstance(slots_doc, dict):
         raise InputError("the document's slots must be an object")
-    networks = {name: read_networks(d, max_digits=max_digits) for name, d in slots_doc.items()}
     roles = (doc.get("provenance") or {}).get("slots", {})
-    slots = {name: Slot(name, dense_layers(target.layers, "a transformer slot"),
+    slots = {name: Slot(name, dense_layers(read_target(d, max_digits=max_digits).layers,
+                                           "a transformer slot"),
                         roles.get(name, {}).get("role", "linear"))
-             for name, (target, _) in networks.items()}
+             for name, d in slots_doc.items()}
     built: list[Node] = []
     for n in nodes:
         if n["op"] == "input":
@@ -182,7 +194,7 @@ def read_transformer(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGIT
         else:
             built.append(Node("add", tuple(n["reads"])))
     source = (doc.get("provenance") or {}).get("source")
-    return Transformer(V, T, built, out, slots, source), networks
+    return Transformer(V, T, built, out, slots, source)
 
 
 def _q(x: Any) -> fmpq:

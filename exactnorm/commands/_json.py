@@ -126,6 +126,9 @@ DETAILS: dict[str, dict[str, tuple[dict[str, Any], str]]] = {
         "hint": (_NULLABLE_TEXT, "a note when the target equals the frozen network up to float "
                                  "rounding only"),
         "plan": (_NULLABLE_OBJECT, "--dry-run: the sizes of the work, per pair"),
+        "questions": ({"type": ["array", "null"], "items": _ANY_OBJECT},
+                      "a transformer: every local LayerNorm question, its answer and witness "
+                      "(null for other networks)"),
     },
     "export": {
         "format": ({"type": "string"}, "json, npz, onnx or torch"),

@@ -99,6 +99,10 @@ def run(args: argparse.Namespace) -> int:
               "target_activations": args.target_activations, "max_width": args.max_width,
               "max_digits": args.max_digits}
     paths = {"frozen": args.frozen, "target": args.target}
+    from exactnorm.api import is_transformer_file
+
+    if is_transformer_file(args.frozen):  # its LayerNorms' γ, β (docs/capacity.md, Attention)
+        return _transformer(args, paths)
     if args.dry_run:
         plan = plan_capacity(args.frozen, **inputs)
         for line in plan.lines():
@@ -141,3 +145,35 @@ def run(args: argparse.Namespace) -> int:
                          "check": None if r.verdict is None else r.verdict.to_json(),
                          "best": None if r.best is None else r.best.as_dict(),
                          "hint": hint, "plan": None})
+
+
+def _transformer(args: argparse.Namespace, paths: dict) -> int:
+    """``capacity`` of a transformer: every local question, one line each, or the profile."""
+    from exactnorm.api._capacity_attention import capacity_transformer
+
+    for name in ("box", "box_file", "box_from_data", "activations", "target_activations"):
+        if getattr(args, name) is not None:
+            raise InputError(f"--{name.replace('_', '-')} does not apply to a transformer: its "
+                             f"LayerNorms act on normalized tokens", parameter=name)
+    if args.best or args.output_scale != "tuned":
+        raise InputError("--best and --output-scale do not apply to a transformer")
+    if args.dry_run:
+        raise InputError("--dry-run does not apply to a transformer's capacity: its local "
+                         "questions are answered directly (seconds for the models of "
+                         "docs/transformers.md)", parameter="dry_run")
+    with progress_hook("capacity", "questions") as hook:
+        r = capacity_transformer(args.frozen, args.target, out=args.out, progress=hook)
+    for line in r.lines():
+        console.print(line, markup=False)
+    if r.path is not None:
+        console.print(f"answers and witnesses written to {r.path} ({r.bytes} bytes), every "
+                      f"witness checked as written", markup=False)
+    err_console.print("time: " + ", ".join(f"{k} {v:.2f} s" for k, v in r.seconds.items()),
+                      markup=False)
+    code = {None: 0, "REACHABLE": 0, "UNREACHABLE": 1}.get(r.word, EXIT_UNDECIDED)
+    shown = r.as_dict()
+    return emit(args, r.word or "PROFILE", code, (r.lines() or [""])[0],
+                seconds=r.seconds, paths={**paths, "document": r.path},
+                bytes={"document": r.bytes},
+                details={"profile": [{"line": line} for line in shown["profile"]],
+                         "questions": shown["questions"]})

@@ -58,7 +58,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"refuse numbers with more than N digits (default {DEFAULT_MAX_DIGITS})")
     p.add_argument("--verify", type=int, default=0, metavar="N",
                    help="onnx: run the written model under onnxruntime at N seeded points of the "
-                        "box and print its error against the exact target (and against --source)")
+                        "box and print its error against the exact target (and against --source); "
+                        "a transformer: N seeded token sequences, every one when there are at "
+                        "most N")
     p.add_argument("--source", metavar="MODEL.onnx", default=None,
                    help="onnx: the model the certificate was made from, checked first (input "
                         "name, dtype and shape, output names as certify recorded them, and its "
@@ -67,7 +69,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "size and latency shown")
     p.add_argument("--data", metavar="X.npy", default=None,
                    help="onnx: samples (n, d) or images: the export's (and --source's) error "
-                        "against the exact target and the predictions that change on them")
+                        "against the exact target and the predictions that change on them; a "
+                        "transformer: token sequences (m, n)")
     p.add_argument("--labels", metavar="y.npy", default=None,
                    help="with --data: integer labels, for the accuracy of the exact target "
                         "and of the export")
@@ -143,6 +146,10 @@ def _study_lines(name: str, study: dict[str, Any]) -> list[str]:
 def measurement_lines(result: Any, source: str | None) -> list[str]:
     """What an export measured, one fact per line: the studies, size, latency, why larger."""
     m = result.verification or {}
+    if m.get("transformer"):
+        from exactnorm.api._transformer_outputs import measurement_lines as transformer_lines
+
+        return transformer_lines(m, result.bytes)
     out: list[str] = []
     if "box" in m:
         out += _study_lines("verified on the box", m["box"])
