@@ -1,0 +1,621 @@
+"""Mutation campaigns judged by the oracle: real documents of every kind
+(:mod:`tests.checker.oracle_documents`), changed one entry or one structure at a time, checked by
+both arithmetics (:func:`tests.helpers.both`), and every verdict held against ground truth.
+
+* a VALID certificate must compute its target: ``f = g`` exactly at every box vertex (or a
+  seeded sample of them) and at seeded random rational points (:func:`oracle.claim_fails`);
+* an UNREACHABLE impossibility document must survive the search for a reaching tuning
+  (:func:`oracle_search.reaching_tuning`, every tuning it returns proved on the whole box);
+* a document the checker accepts must be one the oracle can read (else the checker gave a
+  meaning to something the format does not define);
+* no mutant may raise an exception or get different verdicts from the two arithmetics.
+
+Mutants (operators named in :data:`OPERATORS`): single entries — numbers of the box, the target's
+weights and biases, γ, β, explicit frozen matrices, skip matrices, draw records (seed, key,
+shape, mask), redraw kernels, witnesses; and structures the writer never produces — other node
+reads of frozen and target layers, skips added, removed, moved or of another kind (target,
+frozen post-activation, checkpoint residuals, with and without the matching residual), checkpoints
+moved, added or removed, column and Bernoulli masks on any matrix (either matrix of a pair),
+pinned coordinates (``lower = upper``), layers of one kind turned into another kind or inserted
+into another kind's segment, activations flipped, versions and seed rules changed.
+
+Everything is seeded (``random.Random`` from the kind's name and a seed): the same campaign gives
+the same mutants and counts on every machine. :func:`campaign` returns a :class:`Tally`.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+import traceback
+import zlib
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from tests.checker import oracle, oracle_documents, oracle_search
+from tests.helpers import both
+
+Doc = dict[str, Any]
+
+
+@dataclass
+class Finding:
+    kind: str
+    operator: str
+    verdict: str
+    oracle: str
+    bug: str | None  # the known checker bug this finding belongs to, if any
+    document: Doc = field(repr=False)
+
+
+@dataclass
+class Tally:
+    kind: str
+    mutants: int = 0
+    valid: int = 0
+    unreachable: int = 0
+    invalid: Counter[str] = field(default_factory=Counter)
+    operators: Counter[str] = field(default_factory=Counter)
+    oracle_checked: int = 0
+    searched: int = 0
+    findings: list[Finding] = field(default_factory=list)
+
+    def row(self) -> dict[str, Any]:
+        known = Counter(f.bug for f in self.findings if f.bug)
+        return {"kind": self.kind, "mutants": self.mutants, "VALID": self.valid,
+                "UNREACHABLE": self.unreachable, "INVALID": sum(self.invalid.values()),
+                "rules": dict(sorted(self.invalid.items())), "oracle checks": self.oracle_checked,
+                "searches": self.searched,
+                "disagreements": len(self.findings), "known bugs": dict(known),
+                "unknown": sum(1 for f in self.findings if not f.bug)}
+
+
+# ----------------------------------------------------------------------------- JSON helpers
+
+
+def _is_number(x: Any) -> bool:
+    if isinstance(x, bool):
+        return False
+    if isinstance(x, int):
+        return True
+    try:
+        oracle.number(x)
+        return True
+    except oracle.Unreadable:
+        return False
+
+
+def leaves(obj: Any, path: tuple = ()) -> list[tuple[tuple, Any]]:
+    out: list[tuple[tuple, Any]] = []
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out += leaves(v, path + (k,))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out += leaves(v, path + (i,))
+    else:
+        out.append((path, obj))
+    return out
+
+
+def _category(path: tuple) -> str:
+    keys = [k for k in path if isinstance(k, str)]
+    top = keys[0] if keys else ""
+    if top == "domain":
+        return "box"
+    if top == "witness":
+        return "witness"
+    if top == "redraws":
+        return "redraw"
+    if top == "target":
+        if "skip" in keys:
+            return "target skip"
+        return "target weight" if "weight" in keys else "target bias" if "bias" in keys \
+            else "target structure"
+    if top == "network":
+        if "random" in keys or "source" in keys:
+            return "record"
+        for k in ("gamma", "beta", "residual", "skip"):
+            if k in keys:
+                return k
+        return "frozen weight" if "weight" in keys else "network structure"
+    return top or "top"
+
+
+def _integer_slot(path: tuple) -> bool:
+    keys = [k for k in path if isinstance(k, str)]
+    return bool({"num", "den", "random", "source", "skip", "residual", "redraws", "checkpoints",
+                 "input", "input_shape", "kernel_shape", "stride", "padding", "dilation",
+                 "outputs", "rows", "prime", "determinant", "layer", "neuron", "columns",
+                 "output", "version"} & set(keys))
+
+
+def _put(doc: Doc, path: tuple, value: Any) -> None:
+    node: Any = doc
+    for k in path[:-1]:
+        node = node[k]
+    node[path[-1]] = value
+
+
+def _new_number(old: Any, integer: bool, rng: random.Random) -> Any:
+    x = Fraction(old) if isinstance(old, int) else oracle.number(old)
+    steps = [x + 1, x - 1, -x, Fraction(0), 2 * x, x + 7]
+    if not integer:
+        steps += [x + Fraction(1, 2), x * Fraction(3, 2), x - Fraction(1, 3)]
+    new = rng.choice([s for s in steps if s != x] or [x + 1])
+    if new.denominator == 1 and (isinstance(old, int) or integer):
+        return int(new) if isinstance(old, int) else str(int(new))
+    return str(new)
+
+
+def number_mutant(doc: Doc, rng: random.Random) -> tuple[str, Doc] | None:
+    """One numeric leaf (a category chosen first, so that rare places are reached) changed."""
+    skip_top = {"provenance", "witnesses"}
+    slots: dict[str, list[tuple]] = {}
+    for path, value in leaves(doc):
+        if path and path[0] not in skip_top and _is_number(value) and path[0] != "version":
+            slots.setdefault(_category(path), []).append(path)
+    if not slots:
+        return None
+    cat = rng.choice(sorted(slots))
+    path = rng.choice(slots[cat])
+    out = copy.deepcopy(doc)
+    node: Any = out
+    for k in path:
+        node = node[k]
+    _put(out, path, _new_number(node, _integer_slot(path), rng))
+    return f"number: {cat}", out
+
+
+# ------------------------------------------------------------------------ network structure
+
+
+def _widths(doc: Doc) -> tuple[list[int], list[int]]:
+    """Node widths of the target and (for a certificate) of the frozen network."""
+    d = len(oracle.vector(doc["domain"]["lower"]))
+    tw = [d]
+    for layer in doc["target"]["layers"]:
+        tw.append(len(oracle._layer_matrix(layer, frozen=False)[0]))
+    fw = [d]
+    if "checkpoints" in doc["network"]:
+        fw = oracle.frozen_graph(doc["network"]["layers"], d).widths()
+    return tw, fw
+
+
+def _pick_node(rng: random.Random, widths: list[int], below: int, width: int,
+               avoid: int | None) -> int | None:
+    same = [s for s in range(below) if widths[s] == width and s != avoid]
+    other = [s for s in range(below) if s != avoid]
+    pool = same if same and rng.random() < 0.8 else other
+    return rng.choice(pool) if pool else None
+
+
+def _selection(rng: random.Random, rows: int, cols: int) -> dict[str, Any]:
+    picks = [rng.randrange(cols) if rng.random() < 0.8 else None for _ in range(rows)]
+    return {"selection": picks, "columns": cols}
+
+
+def _skip(rng: random.Random, widths: list[int], below: int, rows: int) -> dict | None:
+    q = _pick_node(rng, widths, below, rows, None)
+    if q is None:
+        return None
+    if widths[q] == rows and rng.random() < 0.6:
+        return {"from": q, "kind": "identity", "weight": {"identity": rows}}
+    return {"from": q, "kind": "selection", "weight": _selection(rng, rows, widths[q])}
+
+
+def frozen_input(doc: Doc, rng: random.Random) -> Doc | None:
+    layers = doc["network"]["layers"]
+    j = rng.randrange(len(layers)) + 1
+    layer = layers[j - 1]
+    if "checkpoints" not in doc["network"]:  # an impossibility document: a key §9 excludes
+        layer["input"] = rng.randrange(j)
+        return doc
+    _, fw = _widths(doc)
+    s = _pick_node(rng, fw, j, fw[layer["input"]], layer["input"])
+    if s is None:
+        return None
+    layer["input"] = s
+    return doc
+
+
+def target_input(doc: Doc, rng: random.Random) -> Doc | None:
+    tl = doc["target"]["layers"]
+    if len(tl) < 2:
+        return None
+    i = rng.randrange(2, len(tl) + 1)
+    layer = tl[i - 1]
+    if layer.get("kind", "dense") not in ("dense", "conv"):
+        return None
+    tw, _ = _widths(doc)
+    p = _pick_node(rng, tw, i, tw[layer.get("input", i - 1)], layer.get("input", i - 1))
+    if p is None:
+        return None
+    layer["input"] = p
+    return doc
+
+
+def target_skip(doc: Doc, rng: random.Random, with_residual: bool = False) -> Doc | None:
+    """A target skip added, removed or re-pointed; ``with_residual``: the checkpoint gets the
+    matching residual too (then ``f = g`` stays true wherever the walk can still prove it)."""
+    tl = doc["target"]["layers"]
+    i = rng.randrange(len(tl)) + 1
+    layer = tl[i - 1]
+    if layer.get("kind", "dense") not in ("dense", "conv"):
+        return None
+    tw, _ = _widths(doc)
+    if "skip" in layer and not with_residual and rng.random() < 0.4:
+        del layer["skip"]
+        return doc
+    skip = _skip(rng, tw, i, tw[i])
+    if skip is None:
+        return None
+    layer["skip"] = skip
+    if with_residual:
+        cps = doc["network"]["checkpoints"]
+        ci = cps[i - 1]
+        cq = 0 if skip["from"] == 0 else cps[skip["from"] - 1]
+        doc["network"]["layers"][ci - 1]["residual"] = {**copy.deepcopy(skip), "from": cq}
+    return doc
+
+
+def frozen_skip(doc: Doc, rng: random.Random) -> Doc | None:
+    layers = doc["network"]["layers"]
+    j = rng.randrange(len(layers)) + 1
+    layer = layers[j - 1]
+    _, fw = _widths(doc)
+    if layer.get("skip") and rng.random() < 0.4:
+        if rng.random() < 0.5:
+            del layer["skip"]
+        else:
+            layer["skip"][0]["from"] = rng.randrange(j)
+        return doc
+    skip = _skip(rng, fw, j, fw[j])
+    if skip is None:
+        return None
+    layer["skip"] = list(layer.get("skip") or []) + [skip]
+    return doc
+
+
+def residual(doc: Doc, rng: random.Random) -> Doc | None:
+    layers = doc["network"]["layers"]
+    cps = doc["network"]["checkpoints"]
+    holders = [j for j, L in enumerate(layers, 1) if "residual" in L]
+    _, fw = _widths(doc)
+    how = rng.choice(["move", "from", "remove", "add", "kind"])
+    if how == "add" or not holders:
+        j = rng.choice(cps)
+        skip = _skip(rng, fw, j, fw[j])
+        if skip is None:
+            return None
+        layers[j - 1]["residual"] = skip
+        return doc
+    j = rng.choice(holders)
+    res = layers[j - 1]["residual"]
+    if how == "remove":
+        del layers[j - 1]["residual"]
+    elif how == "move":
+        k = rng.randrange(len(layers)) + 1
+        layers[k - 1]["residual"] = layers[j - 1].pop("residual")
+    elif how == "from":
+        res["from"] = rng.randrange(j)
+    else:
+        n = fw[res["from"]]
+        res["kind"] = "selection" if res["kind"] == "identity" else "identity"
+        if res["kind"] == "selection" and fw[j] == n:
+            res["weight"] = {"selection": list(range(n)), "columns": n}
+    return doc
+
+
+def checkpoint(doc: Doc, rng: random.Random) -> Doc | None:
+    cps = doc["network"]["checkpoints"]
+    k = rng.randrange(len(cps))
+    how = rng.choice(["move", "move", "remove", "add"])
+    if how == "move":
+        cps[k] += rng.choice([-2, -1, 1, 2])
+    elif how == "remove":
+        del cps[k]
+    else:
+        cps.insert(k, max(1, cps[k] - 1))
+    return doc
+
+
+def _records(doc: Doc) -> list[dict]:
+    out = []
+    for layer in doc["network"]["layers"]:
+        for holder in [layer] + list(layer.get("skip") or []):
+            w = holder.get("weight")
+            if isinstance(w, dict) and "random" in w:
+                out.append(w["random"])
+            elif isinstance(holder.get("source"), dict) and "generator" in holder["source"]:
+                out.append(holder["source"])
+    return out
+
+
+def mask(doc: Doc, rng: random.Random) -> Doc | None:
+    recs = _records(doc)
+    if not recs:
+        return None
+    rec = rng.choice(recs)
+    rows, cols = oracle.record_shape(rec)
+    if "mask" in rec and rng.random() < 0.3:
+        del rec["mask"]
+    elif rng.random() < 0.6 and len(rec["shape"]) == 2:
+        keep = sorted(rng.sample(range(cols), rng.randint(1, max(1, cols - 1))))
+        rec["mask"] = {"columns": keep}
+    else:
+        key = list(rec["key"])
+        if len(key) == 4:
+            key[2] += 1
+        rec["mask"] = {"p": rng.choice(["1/2", "1/3", 0, 1]), "key": key}
+    return doc
+
+
+def attempt(doc: Doc, rng: random.Random) -> Doc | None:
+    recs = [r for r in _records(doc) if len(r["key"]) == 4]
+    if not recs:
+        return None
+    rec = rng.choice(recs)
+    rec["key"][3] += rng.choice([1, -1] if rec["key"][3] else [1])
+    return doc
+
+
+def pin(doc: Doc, rng: random.Random) -> Doc | None:
+    lower = [str(v) for v in oracle.vector(doc["domain"]["lower"])]
+    upper = [str(v) for v in oracle.vector(doc["domain"]["upper"])]
+    k = rng.randrange(len(lower))
+    if "witness" in doc and rng.random() < 0.6:
+        value = str(oracle.vector(doc["witness"]["point"])[k])
+    else:
+        lo, hi = Fraction(lower[k]), Fraction(upper[k])
+        value = str(rng.choice([lo, hi, (lo + hi) / 2]))
+    lower[k] = upper[k] = value
+    doc["domain"] = {"lower": lower, "upper": upper}
+    return doc
+
+
+def activation(doc: Doc, rng: random.Random) -> Doc | None:
+    section = rng.choice(["target", "network"])
+    layers = [L for L in doc[section]["layers"] if L.get("activation") in ("relu", "identity")
+              and L.get("kind", "dense") in ("dense", "conv")]
+    if not layers:
+        return None
+    L = rng.choice(layers)
+    L["activation"] = "identity" if L["activation"] == "relu" else "relu"
+    return doc
+
+
+def _renumber(doc: Doc, at: int) -> None:
+    """Node indices ``≥ at`` of the frozen network moved one up (a layer inserted at ``at``)."""
+    for layer in doc["network"]["layers"]:
+        if layer.get("input", -1) >= at:
+            layer["input"] += 1
+        for s in list(layer.get("skip") or []) + ([layer["residual"]] if "residual" in layer
+                                                   else []):
+            if s["from"] >= at:
+                s["from"] += 1
+    doc["network"]["checkpoints"] = [c + 1 if c >= at else c
+                                     for c in doc["network"]["checkpoints"]]
+
+
+def layer_kind(doc: Doc, rng: random.Random) -> Doc | None:
+    """A layer turned into another kind, or a layer of one kind inserted into another's
+    segment (at a checkpoint: the segment then ends with it)."""
+    layers = doc["network"]["layers"]
+    _, fw = _widths(doc)
+    j = rng.randrange(len(layers)) + 1
+    layer = layers[j - 1]
+    kind = layer.get("kind", "dense")
+    how = rng.choice(["as-conv", "insert-dense", "insert-pool", "as-dense"])
+    if how == "as-conv" and kind == "dense":
+        layer.update({"kind": "conv", "input_shape": [fw[layer["input"]], 1, 1],
+                      "kernel_shape": [1, 1], "stride": [1, 1], "padding": [0, 0],
+                      "dilation": [1, 1]})
+        layer.pop("skip", None)
+        return doc
+    if how == "as-dense" and kind != "dense":
+        for key in ("kind", "input_shape", "kernel_shape", "stride", "padding", "dilation",
+                    "stability"):
+            layer.pop(key, None)
+        if kind in ("avgpool", "globalavgpool"):
+            n = fw[j]
+            layer.update({"weight": [[1 if r == c else 0 for c in range(fw[layer["input"]])]
+                                     for r in range(n)], "gamma": [1] * n, "beta": [0] * n,
+                          "source": {"kind": "fixed", "why": "mutant"}})
+        return doc
+    w = fw[j]
+    if how == "insert-pool":
+        shapes = [[c, h, w // (c * h)] for c in range(1, w + 1) if w % c == 0
+                  for h in range(1, w // c + 1) if (w // c) % h == 0]
+        new: dict[str, Any] = {"kind": "globalavgpool", "input": j,
+                               "input_shape": rng.choice(shapes), "activation": "identity"}
+    else:
+        new = {"input": j, "weight": [[1 if r == c else 0 for c in range(w)] for r in range(w)],
+               "source": {"kind": "fixed", "why": "mutant"}, "gamma": [1] * w,
+               "beta": [0] * w, "activation": "identity"}
+    _renumber(doc, j + 1)
+    # the new layer j + 1 reads node j; the readers of node j now read the new node
+    for layer2 in layers[j:]:
+        if layer2.get("input") == j:
+            layer2["input"] = j + 1
+    if j in doc["network"]["checkpoints"]:
+        doc["network"]["checkpoints"] = [c + 1 if c == j else c
+                                         for c in doc["network"]["checkpoints"]]
+    layers.insert(j, new)
+    return doc
+
+
+def version(doc: Doc, rng: random.Random) -> Doc | None:
+    how = rng.choice(["down", "seed_rule"])
+    if how == "down" and doc.get("version") in (2, 3):
+        doc["version"] -= 1
+        return doc
+    choice = rng.choice([None, "target", "target.v2", "chosen"])
+    if choice is None:
+        doc.pop("seed_rule", None)
+    else:
+        doc["seed_rule"] = choice
+    return doc
+
+
+def witness(doc: Doc, rng: random.Random) -> Doc | None:
+    w = doc["witness"]
+    how = rng.choice(["kind", "drop", "outputs"])
+    if how == "kind":
+        w["kind"] = rng.choice([k for k in ("rank", "fredholm", "kink", "aligned")
+                                if k != w["kind"]])
+    elif how == "drop":
+        w.pop(rng.choice(sorted(k for k in w if k != "kind")))
+    elif "outputs" in w:
+        w["outputs"] = w["outputs"][:-1] or [0, 1]
+    return doc
+
+
+def _structural(fn: Callable[..., Doc | None]) -> Callable[[Doc, random.Random], Doc | None]:
+    def run(doc: Doc, rng: random.Random) -> Doc | None:
+        return fn(copy.deepcopy(doc), rng)
+    return run
+
+
+CERTIFICATE_OPERATORS: dict[str, Callable[[Doc, random.Random], Doc | None]] = {
+    "frozen input": _structural(frozen_input), "target input": _structural(target_input),
+    "target skip": _structural(target_skip),
+    "target skip + residual": _structural(lambda d, r: target_skip(d, r, with_residual=True)),
+    "frozen skip": _structural(frozen_skip), "residual": _structural(residual),
+    "checkpoint": _structural(checkpoint), "mask": _structural(mask),
+    "attempt": _structural(attempt), "pin": _structural(pin),
+    "activation": _structural(activation), "layer kind": _structural(layer_kind),
+    "version": _structural(version),
+}
+IMPOSSIBILITY_OPERATORS: dict[str, Callable[[Doc, random.Random], Doc | None]] = {
+    "target input": _structural(target_input), "target skip": _structural(target_skip),
+    "frozen input": _structural(frozen_input), "pin": _structural(pin),
+    "activation": _structural(activation), "witness": _structural(witness),
+}
+OPERATORS = sorted(set(CERTIFICATE_OPERATORS) | set(IMPOSSIBILITY_OPERATORS) | {"number"})
+#: the share of numeric (single-entry) mutants
+NUMBER_SHARE = 0.5
+
+
+def mutants(kind: str, count: int, seed: int = 0) -> list[tuple[str, Doc]]:
+    """``count`` seeded mutants of the documents of ``kind``, (operator, document) pairs."""
+    docs = oracle_documents.documents(kind)
+    rng = random.Random(zlib.crc32(f"{kind}|{seed}".encode()))
+    ops = IMPOSSIBILITY_OPERATORS if kind in oracle_documents.IMPOSSIBILITY_KINDS \
+        else CERTIFICATE_OPERATORS
+    out: list[tuple[str, Doc]] = []
+    tries = 0
+    while len(out) < count and tries < 20 * count:
+        tries += 1
+        doc = docs[tries % len(docs)]
+        if rng.random() < NUMBER_SHARE:
+            made = number_mutant(doc, rng)
+            if made:
+                out.append(made)
+            continue
+        name = rng.choice(sorted(ops))
+        try:
+            m = ops[name](doc, rng)
+        except (oracle.Unreadable, KeyError, IndexError, TypeError, ValueError):
+            m = None
+        if m is not None and m != doc:
+            out.append((name, m))
+    return out
+
+
+# --------------------------------------------------------------------------- judging
+
+
+#: known checker bugs, by (document family, operator): a finding in one of these classes is
+#: expected on a checker that still has the bug (the tests mark them xfail(strict=True))
+KNOWN_BUGS: dict[tuple[str, str], str] = {
+    ("impossibility", "target input"):
+        "the impossibility reader ignores a target layer's input (false UNREACHABLE)",
+    ("impossibility", "target skip"):
+        "the impossibility reader ignores a target layer's skip (false UNREACHABLE)",
+}
+
+
+#: an internal error of the checker's convolution segment rule on a layer of another kind
+CONV_SEGMENT_BUG = ("an AssertionError (exit 3) when a convolution segment holds a layer of "
+                    "another kind (a checkpoint moved one layer later; rule segment by §8)")
+
+
+def known_bug(fam: str, operator: str, verdict: str) -> str | None:
+    """The known checker bug a finding belongs to, or ``None`` (a new bug)."""
+    if verdict.startswith("exception AssertionError in kinds/conv.py:_inner_conv"):
+        return CONV_SEGMENT_BUG
+    if verdict.startswith("exception"):
+        return None
+    return KNOWN_BUGS.get((fam, operator))
+
+
+def family(kind: str) -> str:
+    return "impossibility" if kind in oracle_documents.IMPOSSIBILITY_KINDS else "certificate"
+
+
+def _summary(v: Any) -> str:
+    return f"{'VALID' if v.ok else 'INVALID'} ({v.rule}): {v.message[:160]}"
+
+
+def judge(kind: str, operator: str, doc: Doc, tally: Tally, seed: int = 0,
+          randoms: int = 6, max_vertices: int = 32) -> None:
+    """Check one document with both arithmetics and hold the verdict against the oracle."""
+    fam = family(kind)
+    tally.mutants += 1
+    tally.operators[operator] += 1
+
+    def finding(verdict: str, said: str) -> None:
+        tally.findings.append(Finding(kind, operator, verdict, said,
+                                      known_bug(fam, operator, verdict), doc))
+
+    try:
+        v = both(doc)
+    except Exception as e:  # an internal error is a finding, whatever it is
+        frames = traceback.extract_tb(e.__traceback__)
+        if isinstance(e, AssertionError) and frames[-1].name == "both":
+            finding("the arithmetics disagree", str(e)[:300])
+        else:
+            where = " <- ".join(f"{f.filename.rsplit('/', 2)[-2]}/{f.filename.rsplit('/', 1)[-1]}"
+                                f":{f.name}" for f in reversed(frames[-3:]))
+            finding(f"exception {type(e).__name__} in {where}",
+                    "".join(traceback.format_exception_only(type(e), e)).strip()[:300])
+        return
+    if not v.ok:
+        tally.invalid[v.rule] += 1
+        return
+    if fam == "certificate":
+        tally.valid += 1
+        tally.oracle_checked += 1
+        try:
+            failed = oracle.claim_fails(doc, randoms=randoms, seed=seed,
+                                        max_vertices=max_vertices)
+        except oracle.Unreadable as e:
+            failed = f"the oracle gives the document no meaning: {e}"
+        if failed:
+            finding(_summary(v), failed)
+        return
+    tally.unreachable += 1
+    tally.searched += 1
+    try:
+        tuning, how = oracle_search.reaching_tuning(oracle.read_impossibility(doc), seed=seed)
+    except oracle.Unreadable as e:
+        finding(_summary(v), f"the oracle gives the document no meaning: {e}")
+        return
+    if tuning is not None:
+        finding(_summary(v), f"a tuning reaches the target on the whole box ({how}): "
+                             f"gamma {[[str(g) for g in row] for row in tuning.gammas]}, "
+                             f"beta {[[str(b) for b in row] for row in tuning.betas]}")
+
+
+def campaign(kind: str, count: int, seed: int = 0, **kw: Any) -> Tally:
+    """The real documents of ``kind`` and ``count`` mutants, judged."""
+    tally = Tally(kind)
+    for doc in oracle_documents.documents(kind):
+        judge(kind, "original", doc, tally, seed, **kw)
+    for name, doc in mutants(kind, count, seed):
+        judge(kind, name, doc, tally, seed, **kw)
+    return tally
