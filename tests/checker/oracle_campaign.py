@@ -59,6 +59,7 @@ class Tally:
     unreachable: int = 0
     invalid: Counter[str] = field(default_factory=Counter)
     operators: Counter[str] = field(default_factory=Counter)
+    outcomes: Counter[tuple[str, str]] = field(default_factory=Counter)
     oracle_checked: int = 0
     searched: int = 0
     findings: list[Finding] = field(default_factory=list)
@@ -569,6 +570,7 @@ def judge(kind: str, operator: str, doc: Doc, tally: Tally, seed: int = 0,
     tally.operators[operator] += 1
 
     def finding(verdict: str, said: str) -> None:
+        tally.outcomes[operator, "disagreement"] += 1
         tally.findings.append(Finding(kind, operator, verdict, said,
                                       known_bug(fam, operator, verdict), doc))
 
@@ -586,7 +588,9 @@ def judge(kind: str, operator: str, doc: Doc, tally: Tally, seed: int = 0,
         return
     if not v.ok:
         tally.invalid[v.rule] += 1
+        tally.outcomes[operator, f"INVALID {v.rule}"] += 1
         return
+    tally.outcomes[operator, "VALID" if fam == "certificate" else "UNREACHABLE"] += 1
     if fam == "certificate":
         tally.valid += 1
         tally.oracle_checked += 1
