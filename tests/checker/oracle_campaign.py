@@ -378,6 +378,44 @@ def pin(doc: Doc, rng: random.Random) -> Doc | None:
     return doc
 
 
+def pinned_weight(doc: Doc, rng: random.Random) -> Doc | None:
+    """A weight of the first target layer (or an explicit first frozen matrix) on a pinned
+    coordinate changed; half the time the bias is changed to compensate (the function on the
+    box is the same, which the identity rule's folding must see), half the time not."""
+    lower, upper = oracle.vector(doc["domain"]["lower"]), oracle.vector(doc["domain"]["upper"])
+    pinned = [t for t, (a, b) in enumerate(zip(lower, upper)) if a == b]
+    layer = doc["target"]["layers"][0]
+    if not pinned or layer.get("kind", "dense") != "dense" or layer.get("input", 0) != 0:
+        return None
+    t = rng.choice(pinned)
+    W = [[str(x) for x in row] for row in oracle.matrix(layer["weight"])]
+    bias = [str(x) for x in oracle.vector(layer["bias"])]
+    r = rng.randrange(len(W))
+    delta = Fraction(rng.choice([-2, -1, 1, 3]), rng.choice([1, 2]))
+    W[r][t] = str(Fraction(W[r][t]) + delta)
+    if rng.random() < 0.5:
+        bias[r] = str(Fraction(bias[r]) - delta * lower[t])
+    layer["weight"], layer["bias"] = W, bias
+    return doc
+
+
+def target_kind(doc: Doc, rng: random.Random) -> Doc | None:
+    """A dense target layer written as the same map in another kind: a 1×1 convolution over a
+    ``[width, 1, 1]`` tensor, or ``"kind": "dense"`` spelled out."""
+    tl = doc["target"]["layers"]
+    i = rng.randrange(len(tl))
+    layer = tl[i]
+    if layer.get("kind", "dense") != "dense":
+        return None
+    if rng.random() < 0.3:
+        layer["kind"] = "dense"
+        return doc
+    cols = len(oracle.matrix(layer["weight"])[0])
+    layer.update({"kind": "conv", "input_shape": [cols, 1, 1], "kernel_shape": [1, 1],
+                  "stride": [1, 1], "padding": [0, 0], "dilation": [1, 1]})
+    return doc
+
+
 def activation(doc: Doc, rng: random.Random) -> Doc | None:
     section = rng.choice(["target", "network"])
     layers = [L for L in doc[section]["layers"] if L.get("activation") in ("relu", "identity")
@@ -489,12 +527,14 @@ CERTIFICATE_OPERATORS: dict[str, Callable[[Doc, random.Random], Doc | None]] = {
     "checkpoint": _structural(checkpoint), "mask": _structural(mask),
     "attempt": _structural(attempt), "pin": _structural(pin),
     "activation": _structural(activation), "layer kind": _structural(layer_kind),
-    "version": _structural(version),
+    "version": _structural(version), "pinned weight": _structural(pinned_weight),
+    "target kind": _structural(target_kind),
 }
 IMPOSSIBILITY_OPERATORS: dict[str, Callable[[Doc, random.Random], Doc | None]] = {
     "target input": _structural(target_input), "target skip": _structural(target_skip),
     "frozen input": _structural(frozen_input), "pin": _structural(pin),
     "activation": _structural(activation), "witness": _structural(witness),
+    "pinned weight": _structural(pinned_weight), "target kind": _structural(target_kind),
 }
 OPERATORS = sorted(set(CERTIFICATE_OPERATORS) | set(IMPOSSIBILITY_OPERATORS) | {"number"})
 #: the share of numeric (single-entry) mutants
