@@ -35,7 +35,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
-from tests.checker import oracle, oracle_documents, oracle_search
+from tests.checker import oracle, oracle_documents, oracle_search, oracle_transformer
 from tests.helpers import both
 
 Doc = dict[str, Any]
@@ -103,6 +103,10 @@ def leaves(obj: Any, path: tuple = ()) -> list[tuple[tuple, Any]]:
 
 
 def _category(path: tuple) -> str:
+    if path[:1] == ("slots",):
+        return "slot " + _category(path[2:])
+    if path[:1] == ("architecture",):
+        return "architecture"
     keys = [k for k in path if isinstance(k, str)]
     top = keys[0] if keys else ""
     if top == "domain":
@@ -127,11 +131,12 @@ def _category(path: tuple) -> str:
 
 
 def _integer_slot(path: tuple) -> bool:
-    keys = [k for k in path if isinstance(k, str)]
+    keys = [k for k in path[2:] if isinstance(k, str)] if path[:1] == ("slots",) \
+        else [k for k in path if isinstance(k, str)]
     return bool({"num", "den", "random", "source", "skip", "residual", "redraws", "checkpoints",
                  "input", "input_shape", "kernel_shape", "stride", "padding", "dilation",
                  "outputs", "rows", "prime", "determinant", "layer", "neuron", "columns",
-                 "output", "version"} & set(keys))
+                 "output", "version", "reads", "vocabulary", "positions"} & set(keys))
 
 
 def _put(doc: Doc, path: tuple, value: Any) -> None:
@@ -154,10 +159,11 @@ def _new_number(old: Any, integer: bool, rng: random.Random) -> Any:
 
 def number_mutant(doc: Doc, rng: random.Random) -> tuple[str, Doc] | None:
     """One numeric leaf (a category chosen first, so that rare places are reached) changed."""
-    skip_top = {"provenance", "witnesses"}
+    ignored = {"provenance", "witnesses"}  # descriptive: the checker reads neither
     slots: dict[str, list[tuple]] = {}
     for path, value in leaves(doc):
-        if path and path[0] not in skip_top and _is_number(value) and path[0] != "version":
+        own = path[2:] if path[:1] == ("slots",) else path
+        if own and own[0] not in ignored and _is_number(value) and path[0] != "version":
             slots.setdefault(_category(path), []).append(path)
     if not slots:
         return None
@@ -513,6 +519,88 @@ def witness(doc: Doc, rng: random.Random) -> Doc | None:
     return doc
 
 
+def _slot_names(doc: Doc) -> list[str]:
+    return sorted(doc["slots"])
+
+
+def node_reads(doc: Doc, rng: random.Random) -> Doc | None:
+    nodes = doc["architecture"]["nodes"]
+    k = rng.randrange(1, len(nodes))
+    node = nodes[k]
+    if node["op"] == "add":
+        node["reads"][rng.randrange(2)] = rng.randrange(k)
+    elif "reads" in node:
+        node["reads"] = rng.randrange(k)
+    else:
+        return None
+    return doc
+
+
+def attention(doc: Doc, rng: random.Random) -> Doc | None:
+    nodes = [n for n in doc["architecture"]["nodes"] if n["op"] == "attention"]
+    if not nodes:
+        return None
+    node = rng.choice(nodes)
+    how = rng.choice(["mask", "swap q k", "swap heads' v", "drop head"])
+    heads = node["heads"]
+    if how == "mask":
+        node["mask"] = "none" if node["mask"] == "causal" else "causal"
+    elif how == "swap q k":
+        h = rng.choice(heads)
+        h["q"], h["k"] = h["k"], h["q"]
+    elif how == "swap heads' v" and len(heads) > 1:
+        heads[0]["v"], heads[1]["v"] = heads[1]["v"], heads[0]["v"]
+    elif how == "drop head" and len(heads) > 1:
+        gone = heads.pop(rng.randrange(len(heads)))
+        for role in gone.values():
+            doc["slots"].pop(role, None)
+    else:
+        return None
+    return doc
+
+
+def swap_slots(doc: Doc, rng: random.Random) -> Doc | None:
+    """Two slot certificates exchanged under their names."""
+    a, b = rng.sample(_slot_names(doc), 2)
+    doc["slots"][a], doc["slots"][b] = doc["slots"][b], doc["slots"][a]
+    return doc
+
+
+def slot_box(doc: Doc, rng: random.Random) -> Doc | None:
+    """One coordinate of a slot's declared box widened or narrowed."""
+    cert = doc["slots"][rng.choice(_slot_names(doc))]
+    lower = [str(v) for v in oracle.vector(cert["domain"]["lower"])]
+    upper = [str(v) for v in oracle.vector(cert["domain"]["upper"])]
+    k = rng.randrange(len(lower))
+    delta = Fraction(rng.choice([1, -1]), rng.choice([2, 1000]))
+    if rng.random() < 0.5:
+        lower[k] = str(Fraction(lower[k]) - delta)
+    else:
+        upper[k] = str(Fraction(upper[k]) + delta)
+    cert["domain"] = {"lower": lower, "upper": upper}
+    return doc
+
+
+def slot_structure(doc: Doc, rng: random.Random) -> Doc | None:
+    """A certificate operator applied to one slot's certificate."""
+    name = rng.choice(_slot_names(doc))
+    op = rng.choice(sorted(CERTIFICATE_OPERATORS))
+    changed = CERTIFICATE_OPERATORS[op](doc["slots"][name], rng)
+    if changed is None:
+        return None
+    doc["slots"][name] = changed
+    return doc
+
+
+def transformer_seed_rule(doc: Doc, rng: random.Random) -> Doc | None:
+    choice = rng.choice([None, "slot", "chosen", "target.v2"])
+    if choice is None:
+        doc.pop("seed_rule", None)
+    else:
+        doc["seed_rule"] = choice
+    return doc
+
+
 def _structural(fn: Callable[..., Doc | None]) -> Callable[[Doc, random.Random], Doc | None]:
     def run(doc: Doc, rng: random.Random) -> Doc | None:
         return fn(copy.deepcopy(doc), rng)
@@ -536,7 +624,14 @@ IMPOSSIBILITY_OPERATORS: dict[str, Callable[[Doc, random.Random], Doc | None]] =
     "activation": _structural(activation), "witness": _structural(witness),
     "pinned weight": _structural(pinned_weight), "target kind": _structural(target_kind),
 }
-OPERATORS = sorted(set(CERTIFICATE_OPERATORS) | set(IMPOSSIBILITY_OPERATORS) | {"number"})
+TRANSFORMER_OPERATORS: dict[str, Callable[[Doc, random.Random], Doc | None]] = {
+    "node reads": _structural(node_reads), "attention": _structural(attention),
+    "swap slots": _structural(swap_slots), "slot box": _structural(slot_box),
+    "slot structure": _structural(slot_structure),
+    "seed rule": _structural(transformer_seed_rule),
+}
+OPERATORS = sorted(set(CERTIFICATE_OPERATORS) | set(IMPOSSIBILITY_OPERATORS)
+                   | set(TRANSFORMER_OPERATORS) | {"number"})
 #: the share of numeric (single-entry) mutants
 NUMBER_SHARE = 0.5
 
@@ -545,8 +640,8 @@ def mutants(kind: str, count: int, seed: int = 0) -> list[tuple[str, Doc]]:
     """``count`` seeded mutants of the documents of ``kind``, (operator, document) pairs."""
     docs = oracle_documents.documents(kind)
     rng = random.Random(zlib.crc32(f"{kind}|{seed}".encode()))
-    ops = IMPOSSIBILITY_OPERATORS if kind in oracle_documents.IMPOSSIBILITY_KINDS \
-        else CERTIFICATE_OPERATORS
+    ops = {"impossibility": IMPOSSIBILITY_OPERATORS, "certificate": CERTIFICATE_OPERATORS,
+           "transformer": TRANSFORMER_OPERATORS}[family(kind)]
     out: list[tuple[str, Doc]] = []
     tries = 0
     while len(out) < count and tries < 20 * count:
@@ -595,7 +690,9 @@ def known_bug(fam: str, operator: str, verdict: str) -> str | None:
 
 
 def family(kind: str) -> str:
-    return "impossibility" if kind in oracle_documents.IMPOSSIBILITY_KINDS else "certificate"
+    if kind in oracle_documents.IMPOSSIBILITY_KINDS:
+        return "impossibility"
+    return "transformer" if kind in oracle_documents.TRANSFORMER_KINDS else "certificate"
 
 
 def _summary(v: Any) -> str:
@@ -630,7 +727,17 @@ def judge(kind: str, operator: str, doc: Doc, tally: Tally, seed: int = 0,
         tally.invalid[v.rule] += 1
         tally.outcomes[operator, f"INVALID {v.rule}"] += 1
         return
-    tally.outcomes[operator, "VALID" if fam == "certificate" else "UNREACHABLE"] += 1
+    tally.outcomes[operator, "UNREACHABLE" if fam == "impossibility" else "VALID"] += 1
+    if fam == "transformer":
+        tally.valid += 1
+        tally.oracle_checked += 1
+        try:
+            failed = oracle_transformer.transformer_claim_fails(doc, seed=seed)
+        except (oracle.Unreadable, KeyError, TypeError, IndexError, ValueError) as e:
+            failed = f"the oracle gives the document no meaning: {type(e).__name__}: {e}"
+        if failed:
+            finding(_summary(v), failed)
+        return
     if fam == "certificate":
         tally.valid += 1
         tally.oracle_checked += 1

@@ -8,6 +8,7 @@ frozen weights, residual targets (dense with an identity skip and a target layer
 a small convolutional ResNet with identity and option-A skips; the test suite's ResNet), channel
 blocks (masked kernels, identity skips), Bernoulli-masked Theorem 1, both trade-off routings, the
 low-rank construction, and the REACHABLE certificate of ``capacity`` (matrices declared fixed).
+Transformer documents (§11): two small transformers certified slot by slot.
 Impossibility kinds: one per witness (rank, Fredholm with the output scale tuned and fixed, kink,
 aligned); the kink kind has a second target whose output layer is ``−I`` on node 1, so that an
 identity skip from node 1 (a structural mutant) cancels every kink; the rank and kink kinds have
@@ -218,6 +219,21 @@ def resnet() -> list[dict[str, Any]]:
 
 BUILDERS[RESNET_KIND] = resnet
 CERTIFICATE_KINDS.append(RESNET_KIND)
+
+
+def transformers() -> list[dict[str, Any]]:
+    """Two small transformers (pre-norm with two heads; post-norm with one), as
+    ``exactnorm certify model.onnx`` writes them."""
+    from exactnorm.api._transformer import certify_transformer, plan_transformer
+    from exactnorm.model.interop.transformer_build import onnx_transformer
+
+    models = [onnx_transformer(11, vocabulary=5, d_model=4, heads=2, d_mlp=6),
+              onnx_transformer(12, vocabulary=4, d_model=4, heads=1, d_mlp=4, norm="post")]
+    return [certify_transformer(plan_transformer(m, jobs=1)).document for m in models]
+
+
+TRANSFORMER_KINDS = ["transformer"]
+BUILDERS["transformer"] = transformers
 
 
 @functools.cache

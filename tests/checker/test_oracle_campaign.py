@@ -2,9 +2,11 @@
 only our own verdicts). Each real document of :mod:`tests.checker.oracle_documents` and its
 seeded mutants (:mod:`tests.checker.oracle_campaign`) are checked by both arithmetics; every VALID
 certificate must compute its target at the box's vertices and random points, every UNREACHABLE
-document must survive the search for a reaching tuning, and no mutant may raise or split the
-arithmetics. The default run keeps to about a minute; ``-m slow`` runs larger campaigns over
-three more seeds. ``python benchmarks/bench_oracle_campaign.py`` prints the counts.
+document must survive the search for a reaching tuning, every VALID transformer document must
+have slots equal to their targets on their boxes and boxes that hold the original's values
+(:mod:`tests.checker.oracle_transformer`), and no mutant may raise or split the arithmetics.
+The default run keeps to about a minute; ``-m slow`` runs larger campaigns over three more
+seeds. ``python benchmarks/bench_oracle_campaign.py`` prints the counts.
 
 Checker bugs the campaigns find on today's checker are named in
 :data:`tests.checker.oracle_campaign.KNOWN_BUGS` and :data:`~tests.checker.oracle_campaign.
@@ -24,7 +26,8 @@ from tests.checker import oracle, oracle_documents, oracle_search
 from tests.checker.oracle_campaign import CONV_SEGMENT_BUG, KNOWN_BUGS, Tally, campaign
 from tests.helpers import both
 
-KINDS = oracle_documents.CERTIFICATE_KINDS + oracle_documents.IMPOSSIBILITY_KINDS
+KINDS = (oracle_documents.CERTIFICATE_KINDS + oracle_documents.IMPOSSIBILITY_KINDS
+         + oracle_documents.TRANSFORMER_KINDS)
 
 
 def _bug(reason: str) -> pytest.MarkDecorator:
@@ -41,6 +44,8 @@ def default_count(kind: str) -> int:
     """Mutants per kind in the default run (impossibility documents are small and fast)."""
     if kind == oracle_documents.RESNET_KIND:
         return 6
+    if kind in oracle_documents.TRANSFORMER_KINDS:
+        return 40
     return 150 if kind in oracle_documents.IMPOSSIBILITY_KINDS else 50
 
 
