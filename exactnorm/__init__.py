@@ -18,7 +18,8 @@ from exactnorm.version import __version__
 
 _API_NAMES = frozenset({
     "certify", "check", "check_file", "tables", "sparse_sweep", "detpoly", "check_detpoly",
-    "realizable", "export", "report", "load_target", "demo_target", "certificate_document",
+    "realizable", "export", "report", "load_target", "load_frozen", "Box", "demo_target",
+    "certificate_document",
     "save_certificate", "load_certificate", "plan_certify", "progress_bar",
     "CertifyResult", "ReportResult", "ExportResult", "Verdict", "capacity", "CapacityResult",
 })

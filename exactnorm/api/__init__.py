@@ -21,8 +21,10 @@ export            :func:`export`                              :class:`ExportResu
 report            :func:`report`                              :class:`ReportResult`
 ================  ==========================================  ===============================
 
-Plus the objects the verbs pass around: :func:`load_target`, :func:`demo_target`,
-:func:`certificate_document`, :func:`save_certificate`, :func:`load_certificate`.
+Plus the objects the verbs pass around: :func:`load_target` (the one loader of targets),
+:func:`load_frozen` (the one loader of frozen networks), :class:`~exactnorm.model.box.Box` (the
+input box), :func:`demo_target`, :func:`certificate_document`, :func:`save_certificate`,
+:func:`load_certificate`.
 
 Layering: this module sits above ``outputs``. The verbs that need SymPy (``tables``, ``detpoly``)
 import it inside the function, so that ``exactnorm realizable`` or ``check`` never pay the second
@@ -55,7 +57,7 @@ from exactnorm.api._certify import (
 from exactnorm.api._detpoly import DetpolyResult, check_detpoly, detpoly
 from exactnorm.api._progress import Progress, progress_bar, progress_context
 from exactnorm.api._results import ExportResult, ReportResult, Verdict
-from exactnorm.api._targets import demo_target, load_target, target_of
+from exactnorm.api._targets import demo_target, frozen_of, load_frozen, load_target, target_of
 from exactnorm.api._transformer import (
     TransformerResult,
     certify_transformer,
@@ -76,6 +78,7 @@ from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
 from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError, NotACertificateError, require_integer
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.model.box import Box
 from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 
@@ -112,6 +115,9 @@ __all__ = [
     "report",
     "demo_target",
     "load_target",
+    "load_frozen",
+    "frozen_of",
+    "Box",
     "certificate_document",
     "save_certificate",
     "write_certificate",
@@ -192,9 +198,10 @@ def certify(target: Any, construction: str = "auto", *,
     factors : sequence, optional
         Low-rank: given factors per layer (``None`` entries are computed).
     box, box_file, box_from_data, activations, max_width, max_digits
-        When ``target`` is a file or a model in memory: as in :func:`load_target` (a box is
-        ``"LO:HI"``, a pair of numbers — ints, floats taken exactly, fractions, strings — or
-        a pair of arrays).
+        When ``target`` is a file or a model in memory: as in :func:`load_target` (a box is a
+        :class:`~exactnorm.model.box.Box`, ``"LO:HI"``, a pair of numbers — ints, floats taken
+        exactly, fractions, strings — or a pair of arrays; converted into a ``Box`` here, at the
+        edge).
     progress : callable(done, total) or True, optional
         Told the blocks (trade-off) or target layers done so far, for every kind; ``True`` shows
         a bar in a notebook or terminal (:func:`progress_bar`).

@@ -1,7 +1,7 @@
 """Writing certificate documents, format ``exactnorm.certificate`` versions 1 to 3, for every
 layer kind.
 
-SPEC §3 defines version 1, docs/certificate-format.md versions 2 and 3 (version 3, the default,
+docs/certificate-format.md defines versions 1, 2 and 3 (version 3, the default,
 draws every frozen matrix from the stream key its position fixes).
 
 Build one from a :class:`~exactnorm.constructions.Construction`, save it atomically (``.json`` or
@@ -187,7 +187,7 @@ def target_sections(target: TargetNetwork, *, compact: bool = False) -> dict[str
     """The ``domain`` and ``target`` sections: plain exact numbers, or (``compact``, the writer
     from version 2 on) each vector and matrix over one denominator when that is shorter
     (:func:`~exactnorm.exact.linalg.compact_when_shorter`); a certificate is also a target file
-    (SPEC §7), and the target readers read both forms. A residual target's layers carry their
+    (docs/model.md), and the target readers read both forms. A residual target's layers carry their
     ``input`` and ``skip``."""
     return {"domain": {"lower": _bounds(target.lower, compact),
                        "upper": _bounds(target.upper, compact)},

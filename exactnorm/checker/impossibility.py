@@ -44,8 +44,8 @@ never an exception. Two arithmetics: the rules are written once here; an arithme
 ``det_mod`` and ``product`` (:class:`.modular.PureLinear`, or python-flint's
 :class:`exactnorm.checker_flint.linear.FlintLinear`).
 
-References: Theorem LB and the witnesses are derived in the project's design notes (frontier.md
-§3.1, §4.2, §4.4); R. Burkholz, "Batch normalization is sufficient for universal function
+References: Theorem LB and the witnesses are derived in docs/capacity.md ("The witnesses");
+R. Burkholz, "Batch normalization is sufficient for universal function
 approximation in CNNs", ICLR 2024 (the threshold ``c2·c0 − c2 + 1`` they make sharp).
 """
 

@@ -3,7 +3,7 @@ only).
 
 Every name a certificate may use (format, versions, activations, layer and skip kinds, the
 frozen-weight generator) and every limit with its default lives here once: the writers
-(:mod:`exactnorm.certificate`), both arithmetics of the checker, ``network_from_dict``, the
+(:mod:`exactnorm.certificate`), both arithmetics of the checker, the package's reader, the
 reference regenerator and the command line import them from this module, and
 ``tests/checker/test_checker_hostile.py`` fails if one of them is defined again elsewhere.
 docs/certificate-format.md states the same values.

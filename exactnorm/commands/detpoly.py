@@ -1,4 +1,4 @@
-"""``exactnorm detpoly``: the determinant polynomial det(Xᵀ ⊙ Y) and its witnesses (SPEC §4).
+"""``exactnorm detpoly``: the determinant polynomial det(Xᵀ ⊙ Y) and its witnesses (docs/model.md).
 
 * ``--d-in 2 --d-out 2 [--out FILE]``: expand with SymPy (m = d_in·d_out ≤ 4), print degree, term
   count and witness, and write the ``exactnorm.detpoly`` certificate.
@@ -7,7 +7,8 @@
   d_in, d_out ≤ 3.
 * ``--check FILE``: re-check a detpoly certificate (exit 0 valid, 1 invalid).
 
-``--ground-types`` fixes SymPy's ground types (SPEC §8); it must be chosen before SymPy is imported.
+``--ground-types`` fixes SymPy's ground types (docs/model.md, known hazards); it must be chosen
+before SymPy is imported.
 """
 
 from __future__ import annotations

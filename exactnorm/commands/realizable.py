@@ -1,4 +1,5 @@
-"""``exactnorm realizable``: which targets a narrow frozen pair can reach (SPEC §4, Theorem 7).
+"""``exactnorm realizable``: which targets a narrow frozen pair can reach (Theorem 7;
+docs/model.md, symbolic certificates).
 
 With width ``m`` below ``d_in·d_out`` the map ``γ ↦ V_out diag(γ) V_in`` is not onto. A target
 ``W`` is reachable iff ``rank K = rank [K | vec W]`` (Rouché–Capelli), and the reachable targets

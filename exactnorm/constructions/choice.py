@@ -1,4 +1,5 @@
-"""Which construction and block size for a target: a measured cost model (SPEC §2.1, §2.3).
+"""Which construction and block size for a target: a measured cost model (docs/model.md,
+docs/constructions.md).
 
 Theorem 1 solves, per target layer, one Khatri–Rao system of size ``m = d_in·d_out``; its cost
 grows like ``m^2.4`` in time and ``m²`` in memory, so a 784 → 128 layer (m = 100,352) is out of

@@ -127,9 +127,10 @@ def activating_shift(G: FlintMatrix, lo: Sequence[fmpq], hi: Sequence[fmpq],
     ``mode="neuron"`` gives each neuron the smallest such shift, ``β_k = −min_{a∈B} G_k a`` (the
     neuron's exact minimum becomes 0); ``mode="layer"`` uses one constant ``c = max_k β_k`` for
     the whole layer, as in the proof of Theorem 1; ``mode="integer"`` rounds each smallest shift
-    up to an integer, ``⌈β_k⌉`` (a declared safe bound, SPEC §2.1: a shift of a few bits instead
+    up to an integer, ``⌈β_k⌉`` (a declared safe bound, docs/model.md: a shift of a few bits instead
     of one as long as Γ, and the shifts that cancel it downstream stay integers too). Either way
-    the ReLU acts as the identity on the box, so the layer is affine there (SPEC §2.1 step 2).
+    the ReLU acts as the identity on the box, so the layer is affine there (docs/model.md,
+    Theorem 1 step 2).
 
     >>> from flint import fmpq_mat
     >>> G = fmpq_mat([[1, -2], [fmpq(1, 3), 0]])

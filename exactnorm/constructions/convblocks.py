@@ -2,7 +2,7 @@
 channels, summed exactly through identity skips.
 
 Construction (exactnorm's design, the convolutional analogue of the dense trade-off's masked
-routing, :mod:`~exactnorm.constructions.tradeoff`; /work/shared/design frontier.md §3.4).
+routing, :mod:`~exactnorm.constructions.tradeoff`; docs/convolutions.md, "Channel blocks").
 A target convolution ``σ(W·patch + b)`` with ``c_out`` output channels, ``C`` input channels and
 a ``kh × kw`` kernel (``W`` is ``c_out × C·kh·kw``) is split by input channels into blocks
 ``S_1 … S_T``; ``cols(S)`` are the kernel columns ``c·kh·kw + u·kw + v`` of the channels

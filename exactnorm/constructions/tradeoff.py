@@ -1,4 +1,5 @@
-"""Width/depth trade-off: layers of width about d_out·k, input blocks of size k (SPEC §2.3).
+"""Width/depth trade-off: layers of width about d_out·k, input blocks of size k
+(docs/constructions.md).
 
 The source gives only keywords ("input partitioned into blocks of size k", "blocks passed to
 different layers through skip connections", "random matrix A_i projects input", "final linear

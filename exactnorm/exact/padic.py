@@ -3,7 +3,7 @@
 Ground types: frozen weights as ``numpy.ndarray`` of ``int64`` (they are small), the right-hand
 side as a list of Python ``int``, the solution as a list of ``fmpq``. Nothing here is approximate:
 every step is integer arithmetic, and the result is the unique solution of ``K γ = rhs`` for
-``K = V_inᵀ ⊙ V_out`` (Lemma 6 / Theorem 1 step 1 of the source; SPEC §2.1).
+``K = V_inᵀ ⊙ V_out`` (Lemma 6 / Theorem 1 step 1 of the source; docs/model.md).
 
 Why not just ``fmpz_mat.solve``? FLINT solves a one-column system by Dixon lifting too
 (``fmpz_mat_solve_dixon_den``), but it multiplies ``K`` by each p-adic digit through three
@@ -159,8 +159,8 @@ def padic_expansion(V_in: np.ndarray, V_out: np.ndarray, rhs: Sequence[int], p: 
     Raises :class:`PadicUnavailable` if ``K`` is singular modulo ``p``, and
     :class:`~exactnorm.errors.InputError` unless ``p`` is an odd prime below 2^62 — checked before
     FLINT sees it, since modular inversion with a composite modulus can abort the interpreter
-    (SPEC §8). Arguments are plain integer arrays/lists so that this runs unchanged in a worker
-    process (FLINT objects do not pickle).
+    (docs/model.md, known hazards). Arguments are plain integer arrays/lists so that this runs
+    unchanged in a worker process (FLINT objects do not pickle).
     """
     if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or not 2 < int(p) < 2**62 \
             or not fmpz(int(p)).is_prime():

@@ -5,7 +5,7 @@ Contract: :func:`map_tasks` yields ``fn(task)`` for every task **in task order**
 backend, so a caller that assembles its result from the yielded values in that order produces the
 same bytes for ``jobs = 1``, ``jobs = N`` and any Dask cluster (``ordered=False`` yields each
 result as soon as it is done, for callers that key and sort their results). Tasks and results
-must pickle: python-flint objects do not (SPEC §8), so callers ship integers and
+must pickle: python-flint objects do not (docs/model.md), so callers ship integers and
 numerator/denominator pairs (:func:`pack_matrix`, :func:`pack_q`) and rebuild exact objects on
 the other side. :func:`dask_client` is the one place that opens (and closes) a Dask client.
 Users: the trade-off's blocks and Theorem 1's layers (:mod:`exactnorm.constructions`), the

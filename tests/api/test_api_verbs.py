@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 from exactnorm import api
+from exactnorm.certificate import save_target
 from exactnorm.cli import main, render_error
 from exactnorm.errors import InputError, LimitExceededError, NotACertificateError, ShapeError
-from exactnorm.model.targets import random_target, save_target
+from exactnorm.model.targets import random_target
 from tests.helpers import checkout_env
 
 
@@ -264,7 +265,7 @@ def test_box_refusals_name_the_box_not_a_layer(tmp_path, capsys):
     assert "--box and --box-file" in capsys.readouterr().err
     (tmp_path / "box.json").write_text(json.dumps({"lower": [0, 0], "upper": [1, 1]}))
     assert main(["certify", str(tmp_path / "t.json"), "--box-file", "box.json"]) == 2
-    assert "has its own box and --box-file was given too" in capsys.readouterr().err
+    assert "has its own 'domain' and --box-file was given too" in capsys.readouterr().err
     assert main(["certify", str(npz)]) == 2
     assert "it needs --box LO:HI" in capsys.readouterr().err
     np.save(tmp_path / "obj.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)

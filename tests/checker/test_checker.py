@@ -1,5 +1,5 @@
-"""The independent certificate checker (SPEC §3), pure and python-flint modes, on hand-built
-certificates whose verdicts follow from reasoning written next to them.
+"""The independent certificate checker (docs/certificate-format.md), pure and python-flint
+modes, on hand-built certificates whose verdicts follow from reasoning written next to them.
 
 Every call goes through :func:`both`, which runs both checkers and demands the *same* Verdict
 (ok, rule, layer, neuron and message).

@@ -15,13 +15,15 @@ from flint import fmpq
 
 from exactnorm.analysis.capacity import decide
 from exactnorm.analysis.capacity_witness import number_list, preactivations
-from exactnorm.certificate import certificate_document, network_from_dict
+from exactnorm.certificate import certificate_document, read_frozen, target_document
 from exactnorm.checker.modular import PureLinear, is_prime
 from exactnorm.checker_flint.linear import FlintLinear
 from exactnorm.constructions.burkholz import certify_burkholz
 from exactnorm.errors import SingularSystemError
+from exactnorm.model.batchnorm import retuned
+from exactnorm.model.box import Box
 from exactnorm.model.network import TargetNetwork
-from exactnorm.model.targets import random_target, target_to_dict
+from exactnorm.model.targets import random_target
 from exactnorm.outputs.tables.capacity import below_threshold_document, t11_target
 from tests.helpers import both, given, leaves, mutated, refuse_every_mutation
 
@@ -110,7 +112,7 @@ def test_the_same_pair_is_reachable_at_the_threshold_with_the_output_scale_tuned
     net, g = case_threshold()
     d = decide(net, g)
     assert d.verdict == "REACHABLE" and both(d.document).ok
-    f = network_from_dict(d.document)
+    f = read_frozen(d.document)
     assert any(x != 1 for x in f.layers[1].gamma)  # the output scale was needed
     rng = random.Random(0)
     for _ in range(5):
@@ -171,10 +173,11 @@ def test_a_reachable_target_gets_no_impossibility():
     vanishes there. The checker does not trust the writer."""
     net, g = case_rank()
     doc = decide(net, g).document
-    f = net.retuned([[1, 2, -1, 3], [1, 1, 2]], [[5, 5, 5, 5], [0, 0, 0]], g.lower, g.upper)
+    f = retuned(net, [[1, 2, -1, 3], [1, 1, 2]], [[5, 5, 5, 5], [0, 0, 0]],
+                Box.per_feature(g.lower, g.upper))
     assert decide(net, f).verdict == "REACHABLE"
     forged = copy.deepcopy(doc)
-    forged["target"] = target_to_dict(f)["target"]
+    forged["target"] = target_document(f)["target"]
     x = [fmpq(int(n), int(doc["witness"]["point"]["den"])) for n in doc["witness"]["point"]["num"]]
     forged["witness"]["values"] = [number_list(z) for z in preactivations(f, x)]
     v = both(forged)
@@ -322,7 +325,7 @@ def test_mutation_helper_changes_what_it_says():
 def _holds(doc: dict, g: TargetNetwork, seed: int = 0) -> None:
     """The certified network equals the target exactly at seeded box points (independent of the
     checker)."""
-    f = network_from_dict(doc)
+    f = read_frozen(doc)
     rng = random.Random(seed)
     for _ in range(6):
         x = [lo + (hi - lo) * fmpq(rng.randint(0, 16), 16) for lo, hi in zip(g.lower, g.upper)]
@@ -364,7 +367,7 @@ def test_output_scale_held_at_one_reaches_what_k_reaches():
     g = _affine(W, [1, 1], lo=-1, hi=1)
     d = decide(net, g, output_scale="fixed")
     assert d.verdict == "REACHABLE" and both(d.document).ok
-    f = network_from_dict(d.document)
+    f = read_frozen(d.document)
     assert list(f.layers[1].gamma) == [1, 1]
     _holds(d.document, g)
 

@@ -1,5 +1,5 @@
-"""Safety guards (issue 9, SPEC §8): FLINT hazards, no code execution from files, explicit limits,
-atomic outputs, Ctrl-C during a long ``certify``.
+"""Safety guards (issue 9, docs/model.md): FLINT hazards, no code execution from files, explicit
+limits, atomic outputs, Ctrl-C during a long ``certify``.
 
 Several tests run Python in a subprocess on purpose: FLINT's modular elimination with a composite
 modulus calls ``abort()``, which no ``try`` can catch; only a separate process shows that the
@@ -29,12 +29,18 @@ from flint import fmpq_mat, fmpz_mat, nmod_mat
 
 import exactnorm
 from exactnorm import api
-from exactnorm.certificate import certificate_bytes, certificate_document, load_certificate
+from exactnorm.api import load_target
+from exactnorm.certificate import (
+    certificate_bytes,
+    certificate_document,
+    load_certificate,
+    save_target,
+)
 from exactnorm.cli import main
 from exactnorm.errors import InputError, LimitExceededError
 from exactnorm.exact import linalg
 from exactnorm.exact.files import atomic_write_bytes
-from exactnorm.model.targets import load_target, random_target, save_target
+from exactnorm.model.targets import random_target
 
 PACKAGE = Path(exactnorm.__file__).parent
 SOURCES = sorted(PACKAGE.rglob("*.py"))

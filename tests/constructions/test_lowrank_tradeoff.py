@@ -11,6 +11,7 @@ import pytest
 from flint import fmpq_mat
 
 from exactnorm import api
+from exactnorm.certificate import save_target
 from exactnorm.cli import main
 from exactnorm.constructions.lowrank import (
     certify_lowrank,
@@ -22,7 +23,7 @@ from exactnorm.errors import InputError
 from exactnorm.exact.linalg import exact_rank
 from exactnorm.exact.rationals import format_number, parse_number
 from exactnorm.model.network import TargetNetwork
-from exactnorm.model.targets import random_target, save_target
+from exactnorm.model.targets import random_target
 from tests.helpers import both, case_target, sample_points
 
 
@@ -144,10 +145,9 @@ def test_mutations_rejected_or_harmless(construction, opts):
         L[field][k] = format_number(parse_number(L[field][k]) + 1)
         verdict = both(mut)
         if verdict.ok:
-            from exactnorm.certificate import network_from_dict
-            from exactnorm.model.targets import target_from_dict
+            from exactnorm.certificate import read_frozen, read_target
 
-            f, gg = network_from_dict(mut), target_from_dict(mut)
+            f, gg = read_frozen(mut), read_target(mut)
             assert all(f.evaluate(x) == gg.evaluate(x) for x in sample_points(gg, 6, seed=1))
         else:
             rejected += 1

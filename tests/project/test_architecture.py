@@ -50,7 +50,8 @@ STANDARD_LIBRARY_ONLY = {
 
 #: names the package root resolves lazily from ``exactnorm.api`` (``from exactnorm import certify``)
 API_NAMES = {"certify", "check", "check_file", "tables", "sparse_sweep", "detpoly",
-             "check_detpoly", "realizable", "export", "report", "load_target", "demo_target",
+             "check_detpoly", "realizable", "export", "report", "load_target", "load_frozen",
+             "Box", "demo_target",
              "certificate_document", "save_certificate", "load_certificate", "plan_certify",
              "progress_bar", "CertifyResult", "ReportResult", "ExportResult", "Verdict",
              "capacity", "CapacityResult"}

@@ -1,6 +1,6 @@
 """The ``dense`` codec: ``{"weight", "bias", "activation"}`` targets (no ``kind`` field, the
 default), frozen ``{"input", "weight", "gamma", "beta", "activation", "skip"}`` in versions 1
-to 3 (SPEC §3, docs/certificate-format.md §1–§5).
+to 3 (docs/certificate-format.md §1–§5).
 
 Version 1 writes plain lists and explicit frozen matrices; versions 2 and 3 write γ, β and
 rational matrices as ``{"den", "num"}``, the target's weight and bias over one denominator when

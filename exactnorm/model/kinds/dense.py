@@ -1,4 +1,4 @@
-"""The ``dense`` kind: ``σ(W a + b)`` with one γ and one β per neuron (SPEC §1).
+"""The ``dense`` kind: ``σ(W a + b)`` with one γ and one β per neuron (docs/model.md).
 
 Target ``σ(W a + b)`` with ``W`` an ``fmpq_mat`` (d_i × d_{i-1}); frozen
 ``σ(γ ⊙ (V h_input) + β)`` with ``V`` the frozen matrix and skips added by the network.

@@ -1,4 +1,4 @@
-"""The registry of proof tables (SPEC §6) and the two things done with it: write and compare.
+"""The registry of proof tables (docs/model.md) and the two things done with it: write and compare.
 
 Every table is produced by a function in :data:`TABLES` that returns a
 :class:`~exactnorm.outputs.tables.proof_table.ProofTable` (or a list of them); fixed seeds, no
