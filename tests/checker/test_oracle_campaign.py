@@ -46,7 +46,7 @@ def default_count(kind: str) -> int:
         return 6
     if kind in oracle_documents.TRANSFORMER_KINDS:
         return 40
-    return 150 if kind in oracle_documents.IMPOSSIBILITY_KINDS else 50
+    return 200 if kind in oracle_documents.IMPOSSIBILITY_KINDS else 80
 
 
 @functools.cache
