@@ -12,9 +12,11 @@ checkpoints moved, added or removed; column and Bernoulli masks on any drawn mat
 either matrix of a pair) or removed; attempts; pinned coordinates (``lower = upper``, for an
 impossibility document often at the witness's point); a weight on a pinned coordinate with and
 without the compensating bias; layers turned into another kind or inserted into another kind's
-segment; a dense target layer spelled as a 1×1 convolution; activations flipped; versions and
-seed rules; witness kinds and keys; a transformer's node reads, attention masks and heads, slots
-swapped, a slot's box widened or narrowed, a certificate operator inside a slot.
+segment; a dense target layer spelled as a 1×1 convolution; a record's shape in four parts; a
+drawn weight written out (declared fixed, or explicit with its record); activations flipped;
+versions and seed rules; witness kinds and keys; a transformer's node reads, attention masks
+and heads, slots swapped, a slot's box widened or narrowed, a certificate operator inside a
+slot.
 
 Everything is seeded: :func:`mutants` draws from ``random.Random(crc32(kind|seed))``.
 """
@@ -320,6 +322,31 @@ def mask(doc: Doc, rng: random.Random) -> Doc | None:
     return doc
 
 
+def record_shape(doc: Doc, rng: random.Random) -> Doc | None:
+    """A 2-d record's shape ``[r, c]`` written as four parts with the same product."""
+    recs = [r for r in _records(doc) if len(r["shape"]) == 2 and "mask" not in r]
+    if not recs:
+        return None
+    rec = rng.choice(recs)
+    r, c = rec["shape"]
+    rec["shape"] = rng.choice([[r, c, 1, 1], [r, 1, 1, c], [r, 1, c, 1]])
+    return doc
+
+
+def declare_fixed(doc: Doc, rng: random.Random) -> Doc | None:
+    """A by-reference weight written out: declared fixed, or explicit with its record."""
+    holders = [h for layer in doc["network"]["layers"]
+               for h in [layer] + list(layer.get("skip") or [])
+               if isinstance(h.get("weight"), dict) and "random" in h["weight"]]
+    if not holders:
+        return None
+    h = rng.choice(holders)
+    rec = h["weight"]["random"]
+    h["weight"] = [[str(x) for x in row] for row in oracle.draw(rec)]
+    h["source"] = {"kind": "fixed", "why": "mutant"} if rng.random() < 0.5 else rec
+    return doc
+
+
 def attempt(doc: Doc, rng: random.Random) -> Doc | None:
     recs = [r for r in _records(doc) if len(r["key"]) == 4]
     if not recs:
@@ -575,7 +602,8 @@ CERTIFICATE_OPERATORS: dict[str, Callable[[Doc, random.Random], Doc | None]] = {
     "attempt": _structural(attempt), "pin": _structural(pin),
     "activation": _structural(activation), "layer kind": _structural(layer_kind),
     "version": _structural(version), "pinned weight": _structural(pinned_weight),
-    "target kind": _structural(target_kind),
+    "target kind": _structural(target_kind), "record shape": _structural(record_shape),
+    "declare fixed": _structural(declare_fixed),
 }
 IMPOSSIBILITY_OPERATORS: dict[str, Callable[[Doc, random.Random], Doc | None]] = {
     "target input": _structural(target_input), "target skip": _structural(target_skip),
