@@ -143,3 +143,41 @@ def test_larger_campaigns_agree_with_the_oracle(kind, seed):
     t = campaign(kind, count, seed, randoms=12, max_vertices=64)
     unknown = [f for f in t.findings if f.bug is None]
     assert not unknown, _report(unknown)
+
+
+# ------------------------------------------------------------- the judging can fail
+
+
+class _Accepting:
+    """A stand-in checker that accepts everything (what a broken checker could do)."""
+
+    def __init__(self, claim: str | None = None, error: Exception | None = None) -> None:
+        self.claim, self.error = claim, error
+
+    def __call__(self, doc: dict) -> object:
+        if self.error is not None:
+            raise self.error
+        return type("V", (), {"ok": True, "rule": "valid", "message": "accepted",
+                              "facts": {"claim": self.claim}})()
+
+
+def test_a_checker_that_accepts_everything_is_caught(monkeypatch):
+    from tests.checker import oracle_campaign
+
+    cert = copy.deepcopy(oracle_documents.documents("dense v3")[0])
+    last = cert["network"]["layers"][-1]
+    last["beta"] = {"den": 1, "num": [7] * len(oracle.vector(last["beta"]))}
+    reachable = copy.deepcopy(oracle_documents.documents("impossibility kink")[0])
+    reachable["target"]["layers"][1]["input"] = 0
+    monkeypatch.setattr(oracle_campaign, "both", _Accepting("UNREACHABLE"))
+    t = Tally("stand-in")
+    oracle_campaign.judge("dense v3", "number: beta", cert, t)
+    oracle_campaign.judge("impossibility kink", "number: box", reachable, t)
+    monkeypatch.setattr(oracle_campaign, "both", _Accepting(error=KeyError("deep inside")))
+    oracle_campaign.judge("conv v3", "checkpoint", cert, t)
+    assert [(f.operator, f.bug) for f in t.findings] == [("number: beta", None),
+                                                         ("number: box", None),
+                                                         ("checkpoint", None)]
+    assert t.findings[0].oracle.startswith("f != g at")
+    assert t.findings[1].oracle.startswith("a tuning reaches the target on the whole box")
+    assert t.findings[2].verdict.startswith("exception KeyError")
