@@ -232,9 +232,7 @@ def _geometry(layer: dict) -> tuple[list[int], list[int], list[int], list[int], 
             raise Unreadable(f"{key} {v!r}")
         return v
 
-    shape = ints("input_shape")
-    if len(shape) != 3 or min(shape) < 1:
-        raise Unreadable(f"input_shape {shape}")
+    shape = _input_shape(layer)
     kernel, stride = ints("kernel_shape"), ints("stride")
     padding, dilation = ints("padding"), ints("dilation", [1, 1])
     if any(len(v) != 2 for v in (kernel, stride, padding, dilation)) or min(
@@ -273,28 +271,40 @@ def _pool_kernel(layer: dict) -> list[list[Fraction]]:
             for o in range(C)]
 
 
-def _global_pool(layer: dict) -> Sparse:
+def _input_shape(layer: dict) -> list[int]:
     shape = layer.get("input_shape")
-    if not isinstance(shape, list) or len(shape) != 3:
+    if not isinstance(shape, list) or len(shape) != 3 or any(
+            isinstance(x, bool) or not isinstance(x, int) or x < 1 for x in shape):
         raise Unreadable(f"input_shape {shape!r}")
-    C, H, W = shape
+    return shape
+
+
+def _global_pool(layer: dict) -> Sparse:
+    C, H, W = _input_shape(layer)
     share = Fraction(1, H * W)
     return [[(c * H * W + p, share) for p in range(H * W)] for c in range(C)]
 
 
-def skip_matrix(weight: Any) -> Sparse:
-    """A skip's matrix: ``{"identity": n}``, ``{"selection": [...], "columns": d}``, an explicit
-    or compact matrix, or ``{"random": R}``."""
+def skip_matrix(weight: Any) -> tuple[Sparse, int]:
+    """A skip's matrix and its number of columns: ``{"identity": n}``, ``{"selection": [...],
+    "columns": d}``, an explicit or compact matrix, or ``{"random": R}``."""
     if isinstance(weight, dict) and set(weight) == {"identity"}:
         n = _integer(weight["identity"])
-        return [[(r, Fraction(1))] for r in range(n)]
+        return [[(r, Fraction(1))] for r in range(n)], n
     if isinstance(weight, dict) and set(weight) == {"selection", "columns"}:
         d = _integer(weight["columns"])
         picks = weight["selection"]
         if any(c is not None and not 0 <= _integer(c) < d for c in picks):
             raise Unreadable("selection outside its columns")
-        return [[] if c is None else [(int(c), Fraction(1))] for c in picks]
-    return _sparse(frozen_weight(weight))
+        return [[] if c is None else [(int(c), Fraction(1))] for c in picks], d
+    M = frozen_weight(weight)
+    return _sparse(M), _columns(M)
+
+
+def _columns(M: list[list[Fraction]]) -> int:
+    if not M:
+        raise Unreadable("a matrix without rows")
+    return len(M[0])
 
 
 def frozen_weight(weight: Any) -> list[list[Fraction]]:
@@ -304,19 +314,21 @@ def frozen_weight(weight: Any) -> list[list[Fraction]]:
     return matrix(weight)
 
 
-def _layer_matrix(layer: dict, frozen: bool) -> tuple[Sparse, int]:
-    """The layer's sparse matrix and the positions its per-row parameters repeat over."""
+def _layer_matrix(layer: dict, frozen: bool) -> tuple[Sparse, int, int]:
+    """The layer's sparse matrix, the positions its per-row parameters repeat over (0 for a
+    pooling, which has none), and the width of the vector it reads."""
     kind = layer.get("kind", "dense")
     if kind == "dense":
         W = frozen_weight(layer["weight"]) if frozen else matrix(layer["weight"])
-        return _sparse(W), 1
+        return _sparse(W), 1, _columns(W)
+    C, H, W_ = _input_shape(layer)
     if kind == "conv":
         K = frozen_weight(layer["weight"]) if frozen else matrix(layer["weight"])
-        return unfold(layer, K)
+        return (*unfold(layer, K), C * H * W_)
     if kind == "avgpool":
-        return unfold(layer, _pool_kernel(layer))[0], 0
+        return unfold(layer, _pool_kernel(layer))[0], 0, C * H * W_
     if kind == "globalavgpool":
-        return _global_pool(layer), 0
+        return _global_pool(layer), 0, C * H * W_
     raise Unreadable(f"layer kind {kind!r}")
 
 
@@ -327,18 +339,19 @@ def _per_row(values: list[Fraction], positions: int, width: int) -> list[Fractio
     return out
 
 
-def _node_width_check(graph_widths: list[int], reads: int, rows: Sparse, what: str) -> None:
+def _node_width_check(graph_widths: list[int], reads: Any, columns: int, what: str) -> None:
+    """The node read exists and is as wide as the matrix has columns."""
     if not isinstance(reads, int) or isinstance(reads, bool) or not 0 <= reads < len(graph_widths):
         raise Unreadable(f"{what} reads node {reads!r}")
-    if any(t >= graph_widths[reads] for row in rows for t, _ in row):
-        raise Unreadable(f"{what} reads a coordinate beyond node {reads}")
+    if columns != graph_widths[reads]:
+        raise Unreadable(f"{what} reads {columns} values, node {reads} has {graph_widths[reads]}")
 
 
 def _skip(skip: Any, widths: list[int], rows: int, what: str) -> tuple[int, Sparse]:
     if not isinstance(skip, dict):
         raise Unreadable(f"{what} skip {skip!r}")
-    S = skip_matrix(skip["weight"])
-    _node_width_check(widths, skip["from"], S, what)
+    S, columns = skip_matrix(skip["weight"])
+    _node_width_check(widths, skip["from"], columns, what)
     if len(S) != rows:
         raise Unreadable(f"{what}: a skip of {len(S)} rows on {rows}")
     return skip["from"], S
@@ -348,9 +361,9 @@ def target_graph(layers: list[dict], width0: int) -> Graph:
     """The target: layer ``i`` reads ``input`` (default ``i − 1``) and adds its ``skip``."""
     graph = Graph(width0, [])
     for i, layer in enumerate(layers, 1):
-        rows, positions = _layer_matrix(layer, frozen=False)
+        rows, positions, columns = _layer_matrix(layer, frozen=False)
         reads = layer.get("input", i - 1)
-        _node_width_check(graph.widths(), reads, rows, f"target layer {i}")
+        _node_width_check(graph.widths(), reads, columns, f"target layer {i}")
         if positions:
             shift = _per_row(vector(layer["bias"]), positions, len(rows))
         else:
@@ -369,9 +382,9 @@ def frozen_graph(layers: list[dict], width0: int, chain: bool = False) -> Graph:
     document's network, every layer reading the one before, γ = 1 and β = 0 (to be tuned)."""
     graph = Graph(width0, [])
     for j, layer in enumerate(layers, 1):
-        rows, positions = _layer_matrix(layer, frozen=True)
+        rows, positions, columns = _layer_matrix(layer, frozen=True)
         reads = j - 1 if chain else layer.get("input")
-        _node_width_check(graph.widths(), reads, rows, f"network layer {j}")
+        _node_width_check(graph.widths(), reads, columns, f"network layer {j}")
         if chain or not positions:
             scale, shift = None, [Fraction(0)] * len(rows)
         else:
