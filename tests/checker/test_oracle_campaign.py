@@ -139,7 +139,7 @@ def test_a_convolution_segment_ending_in_a_dense_layer_gets_rule_segment():
 @pytest.mark.parametrize("seed", [1, 2, 3])
 @pytest.mark.parametrize("kind", KINDS)
 def test_larger_campaigns_agree_with_the_oracle(kind, seed):
-    count = 8 * default_count(kind)
+    count = 4 * default_count(kind)
     t = campaign(kind, count, seed, randoms=12, max_vertices=64)
     unknown = [f for f in t.findings if f.bug is None]
     assert not unknown, _report(unknown)
