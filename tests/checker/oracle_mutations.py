@@ -190,7 +190,9 @@ def frozen_input(doc: Doc, rng: random.Random) -> Doc | None:
     return doc
 
 
-def target_input(doc: Doc, rng: random.Random) -> Doc | None:
+def _retarget(doc: Doc, rng: random.Random) -> int | None:
+    """Target layer ``i ≥ 2`` made to read another node (of its input's width, mostly);
+    returns ``i``."""
     tl = doc["target"]["layers"]
     if len(tl) < 2:
         return None
@@ -203,6 +205,22 @@ def target_input(doc: Doc, rng: random.Random) -> Doc | None:
     if p is None:
         return None
     layer["input"] = p
+    return i
+
+
+def target_input(doc: Doc, rng: random.Random) -> Doc | None:
+    return doc if _retarget(doc, rng) is not None else None
+
+
+def target_and_segment_input(doc: Doc, rng: random.Random) -> Doc | None:
+    """Target layer ``i`` reads another node ``p``, and the first frozen layer of segment ``i``
+    reads ``p``'s checkpoint (§10: the segment's input follows the target's)."""
+    i = _retarget(doc, rng)
+    if i is None:
+        return None
+    p = doc["target"]["layers"][i - 1]["input"]
+    cps = doc["network"]["checkpoints"]
+    doc["network"]["layers"][cps[i - 2]]["input"] = 0 if p == 0 else cps[p - 1]
     return doc
 
 
@@ -593,16 +611,28 @@ def _structural(fn: Callable[..., Doc | None]) -> Callable[[Doc, random.Random],
     return run
 
 
+def _seed_freed(fn: Callable[..., Doc | None]) -> Callable[[Doc, random.Random], Doc | None]:
+    """A change of the target that, half the time, also drops a derived seed rule (the seed is
+    then the writer's), so that the mutant reaches the rules after the seed's."""
+    def run(doc: Doc, rng: random.Random) -> Doc | None:
+        out = fn(copy.deepcopy(doc), rng)
+        if out is not None and out.get("seed_rule", "chosen") != "chosen" and rng.random() < 0.5:
+            out.pop("seed_rule")
+        return out
+    return run
+
+
 CERTIFICATE_OPERATORS: dict[str, Callable[[Doc, random.Random], Doc | None]] = {
-    "frozen input": _structural(frozen_input), "target input": _structural(target_input),
-    "target skip": _structural(target_skip),
-    "target skip + residual": _structural(lambda d, r: target_skip(d, r, with_residual=True)),
+    "frozen input": _structural(frozen_input), "target input": _seed_freed(target_input),
+    "target skip": _seed_freed(target_skip),
+    "target and segment input": _seed_freed(target_and_segment_input),
+    "target skip + residual": _seed_freed(lambda d, r: target_skip(d, r, with_residual=True)),
     "frozen skip": _structural(frozen_skip), "residual": _structural(residual),
     "checkpoint": _structural(checkpoint), "mask": _structural(mask),
     "attempt": _structural(attempt), "pin": _structural(pin),
     "activation": _structural(activation), "layer kind": _structural(layer_kind),
     "version": _structural(version), "pinned weight": _structural(pinned_weight),
-    "target kind": _structural(target_kind), "record shape": _structural(record_shape),
+    "target kind": _seed_freed(target_kind), "record shape": _structural(record_shape),
     "declare fixed": _structural(declare_fixed),
 }
 IMPOSSIBILITY_OPERATORS: dict[str, Callable[[Doc, random.Random], Doc | None]] = {
