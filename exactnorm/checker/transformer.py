@@ -39,6 +39,7 @@ from .boxes import Box
 from .budget import STEP, Budget, mul_cost
 from .document import read_certificate, read_target
 from .kinds import RULES
+from .kinds.dense import NAME as DENSE
 from .numbers import CertificateError, IntVector, Verdict, field, number, show, vector
 from .protocol import AnyArithmetic
 from .reading import rule_domain
@@ -53,6 +54,9 @@ from .vocabulary import (
     TRANSFORMER_FORMAT,
     TRANSFORMER_VERSIONS,
 )
+
+#: the layer kinds of a slot's target and frozen network: a chain of dense layers (§11)
+SLOT_KINDS = frozenset({DENSE})
 
 __all__ = ["check_transformer", "run_transformer", "slot_seed", "architecture_text",
            "TRANSFORMER_SEED_TEXT", "OPS", "MAX_NODES", "CLAIM"]
@@ -393,7 +397,7 @@ def _slot_document(doc: object, name: str, max_digits: int) -> tuple[dict, IntVe
     except CertificateError as exc:
         raise CertificateError(exc.rule, f"slot {name}: {exc}", exc.layer, exc.neuron) from None
     for i, tl in enumerate(target, 1):
-        if tl.kind != "dense" or tl.input != i - 1 or tl.skip is not None:
+        if tl.kind not in SLOT_KINDS or tl.input != i - 1 or tl.skip is not None:
             raise CertificateError("architecture", f"slot {name}: target layer {i} is not a "
                                                    f"dense layer of a chain")
     return doc, lower, upper, target

@@ -607,15 +607,13 @@ def test_23_finite_decimals_and_fractions_are_exactly_those_of_section_0(spellin
         assert (v.rule != "number") == fits, (text, v)
 
 
-@pytest.mark.xfail(strict=True, reason="follows with the one reading of target files (issue "
-                                       "38 item 1): today's target-file reader reads a chain")
 def test_24_a_residual_certificate_is_a_target_file(tmp_path):
-    from exactnorm.model.interop.load import load_target_file
+    from exactnorm.certificate.target_file import read_target_file
     from tests.checker.test_checker_residual import dense_residual_doc
 
     path = tmp_path / "residual.json"
     path.write_text(json.dumps(dense_residual_doc()))
-    wiring = load_target_file(path).wiring or ()  # None: a chain
+    wiring = read_target_file(path).wiring or ()  # None: a chain
     assert [w.input for w in wiring] == [0, 1, 0, 3]
     assert [w.skip is not None for w in wiring] == [False, True, True, False]
 
@@ -648,8 +646,6 @@ def _impossibility(name: str = "rank") -> dict:
     return decide(net, g, output_scale=scale).document
 
 
-@pytest.mark.xfail(strict=True, reason="follows with the impossibility reader through the "
-                                       "certificate's (kernel)")
 def test_27_a_four_dimensional_record_on_an_impossibility_dense_layer_is_refused():
     doc = _impossibility()
     layer = doc["network"]["layers"][0]
@@ -661,8 +657,6 @@ def test_27_a_four_dimensional_record_on_an_impossibility_dense_layer_is_refused
     refused(doc, "shape", "this matrix has a 2-d shape [rows, cols]")
 
 
-@pytest.mark.xfail(strict=True, reason="follows with the impossibility reader through the "
-                                       "certificate's (kernel)")
 def test_28_kind_dense_is_no_kind_in_both_document_kinds():
     doc = _impossibility()
     plain = both(doc)

@@ -379,7 +379,8 @@ def test_one_provenance_reads_impossibility_documents_too():
     """The interface the impossibility reader needs (registering, regenerating every draw at
     once, counting): the same matrices and counts as its own reader, and one verdict text."""
     from exactnorm.analysis.capacity import decide
-    from exactnorm.checker.impossibility_reading import read_document
+    from exactnorm.checker.budget import Budget
+    from exactnorm.checker.impossibility_reading import read_impossibility, weight_of
     from exactnorm.checker.verdict import provenance_facts, provenance_text
     from exactnorm.outputs.tables.capacity import below_threshold_document, t11_target
     from tests.helpers import given
@@ -390,8 +391,10 @@ def test_one_provenance_reads_impossibility_documents_too():
     assert fixed is not None
     for doc in (drawn, fixed):
         prov, mats = _frozen_by_provenance(doc)
-        theirs = read_document(doc, 10**6)
-        assert [(M.rows, M.den) for M in mats] == [(M.rows, M.den) for M, _ in theirs.frozen]
+        theirs = read_impossibility(doc, 10**6, Budget(10**12), False)
+        assert [(M.rows, M.den) for M in mats] == [
+            (M.rows, M.den) for M in (weight_of(V, Budget(10**12), "frozen") for V, _ in
+                                      theirs.frozen)]
         assert (prov.regenerated, prov.explicit, prov.fixed, prov.seeds) == \
             (theirs.prov.regenerated, theirs.prov.explicit, theirs.prov.fixed,
              theirs.prov.seeds)

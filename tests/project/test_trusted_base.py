@@ -37,6 +37,7 @@ TRUSTED = (
     "exactnorm/checker/reading.py",
     "exactnorm/checker/records.py",
     "exactnorm/checker/regenerate.py",
+    "exactnorm/checker/schema.py",
     "exactnorm/checker/seed.py",
     "exactnorm/checker/topology.py",
     "exactnorm/checker/transformer.py",
@@ -52,8 +53,9 @@ TRUSTED = (
 #: a second reader, Budget and Provenance; 6,329 once they were rules of the one kernel (graph
 #: targets, witness budgets and the hostile-document fixes included); 7,333 with the transformer
 #: document kind (checker/transformer.py) and the provenance rules of version 3 (redraws by
-#: structural rank, the canonical seed rule)
-CEILING = 7_400
+#: structural rank, the canonical seed rule); 7,612 with the closed schema (checker/schema.py, the
+#: key tables of every object of both document kinds, applied first as rule format): 7,950
+CEILING = 8_000
 
 
 def _lines(path: str) -> int:

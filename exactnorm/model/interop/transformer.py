@@ -203,7 +203,7 @@ class _Reader(LayerNormOps, AttentionOps):
             raise InputError(f"a transformer graph has one output (the logits); this one has "
                              f"{len(outs)}")
         v = self.vals.get(outs[0].name)
-        if not isinstance(v, Value) or v.kind != "vector":
+        if not isinstance(v, Value) or v.form != "vector":
             raise InputError(f"the graph output {outs[0].name!r} is not a per-token vector of "
                              f"the tokens (a classifier head after the logits is not read: "
                              f"export the logits)")
@@ -277,7 +277,7 @@ class _Reader(LayerNormOps, AttentionOps):
                              f"tokens")
         if node.op_type == "Cast":
             to = int(attributes(node).get("to", 1))
-            if v.kind != "tokens" and to not in (1, 11):
+            if v.form != "tokens" and to not in (1, 11):
                 raise InputError(f"{node_label(node)}: a cast of a per-token value to another "
                                  f"type than float32 or float64 changes its values")
         attrs = attributes(node)
@@ -292,7 +292,7 @@ class _Reader(LayerNormOps, AttentionOps):
 
     def op_Concat(self, node: Any, ins: list[Any]) -> Any:
         values = [v for v in ins if isinstance(v, Value)]
-        if len(values) != len(ins) or len({(v.kind, id(v.expr)) for v in values}) != 1:
+        if len(values) != len(ins) or len({(v.form, id(v.expr)) for v in values}) != 1:
             raise InputError(f"{node_label(node)} concatenates tensors that are not views of "
                              f"one value")
         axis = int(attributes(node)["axis"])
@@ -303,7 +303,7 @@ class _Reader(LayerNormOps, AttentionOps):
 
     def op_Gather(self, node: Any, ins: list[Any]) -> Any:
         table, ids = ins
-        if isinstance(table, np.ndarray) and isinstance(ids, Value) and ids.kind == "tokens":
+        if isinstance(table, np.ndarray) and isinstance(ids, Value) and ids.form == "tokens":
             if int(attributes(node).get("axis", 0)) != 0 or table.ndim != 2:
                 raise InputError(f"{node_label(node)}: an embedding gathers rows of a matrix")
             if self.vocabulary:
@@ -384,9 +384,9 @@ class _Reader(LayerNormOps, AttentionOps):
         if isinstance(a, Value) and isinstance(w, np.ndarray):
             return self.linear(node, a, w, None)
         if isinstance(a, Value) and isinstance(w, Value):
-            if a.kind == "vector" and w.kind == "vector":
+            if a.form == "vector" and w.form == "vector":
                 return self.scores(node, a, w)
-            if a.kind == "probs" and w.kind == "vector":
+            if a.form == "probs" and w.form == "vector":
                 return self.weighted(node, a, w)
         raise InputError(f"{node_label(node)}: a product that is neither a linear map of a "
                          f"per-token value, queries times keys, nor probabilities times values")
@@ -408,7 +408,7 @@ class _Reader(LayerNormOps, AttentionOps):
         return out
 
     def linear(self, node: Any, v: Value, W: np.ndarray, bias: Any) -> Value:
-        if v.kind != "vector" or W.ndim != 2:
+        if v.form != "vector" or W.ndim != 2:
             raise InputError(f"{node_label(node)}: a linear map reads a per-token vector")
         assert v.expr is not None
         v = self.close_attention(v)
@@ -435,11 +435,11 @@ class _Reader(LayerNormOps, AttentionOps):
         return None
 
     def on_const(self, node: Any, v: Value, c: np.ndarray, how: str) -> Any:
-        if v.kind == "vector":
+        if v.form == "vector":
             if how in ("mul", "add") and self._ln_absorb(node, v, c, how):
                 return self.vals[node.output[0]]
             return self.affine_const(node, v, c, how)
-        if v.kind == "scores":
+        if v.form == "scores":
             return self.scores_const(node, v, c, how)
         return self.ln_const(node, v, c, how)
 
@@ -448,7 +448,7 @@ class _Reader(LayerNormOps, AttentionOps):
         if out is not None:
             return out
         a, c = ins
-        if a.kind == "vector" and c.kind == "vector":
+        if a.form == "vector" and c.form == "vector":
             return self.residual(node, a, c)
         raise InputError(f"{node_label(node)}: an addition of two values that are not "
                          f"per-token vectors")
@@ -476,7 +476,7 @@ class _Reader(LayerNormOps, AttentionOps):
 
     def op_Relu(self, node: Any, ins: list[Any]) -> Any:
         v = ins[0]
-        if v.kind != "vector":
+        if v.form != "vector":
             raise InputError(f"{node_label(node)}: a ReLU of a value that is not per-token")
         v = self.close_attention(v)
         p = self.row(v, node)

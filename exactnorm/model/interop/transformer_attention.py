@@ -124,9 +124,9 @@ class AttentionOps:
         if not isinstance(cond, np.ndarray) or cond.dtype != bool:
             raise InputError(f"{node_label(node)}: a Where whose condition depends on the "
                              f"tokens")
-        if isinstance(c, Value) and c.kind == "scores" and isinstance(a, np.ndarray):
+        if isinstance(c, Value) and c.form == "scores" and isinstance(a, np.ndarray):
             fill, v, take_fill = a, c, cond
-        elif isinstance(a, Value) and a.kind == "scores" and isinstance(c, np.ndarray):
+        elif isinstance(a, Value) and a.form == "scores" and isinstance(c, np.ndarray):
             fill, v, take_fill = c, a, ~cond
         else:
             raise InputError(f"{node_label(node)}: a Where that is not a mask of the scores")
@@ -137,7 +137,7 @@ class AttentionOps:
 
     def op_Softmax(self, node: Any, ins: list[Any]) -> Any:
         v = ins[0]
-        if not isinstance(v, Value) or v.kind != "scores":
+        if not isinstance(v, Value) or v.form != "scores":
             raise InputError(f"{node_label(node)}: a softmax of a value that is not the scores "
                              f"of an attention")
         axis = int(attributes(node).get("axis", -1 if self.opset >= 13 else 1))

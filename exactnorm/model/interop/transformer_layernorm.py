@@ -4,7 +4,7 @@
 
 Contract. A mixin of the reader: each handler takes the node and its input values and returns
 the output value, or raises an :class:`~exactnorm.errors.InputError` naming the node. The parts
-of a decomposed LayerNorm are values of their own kinds (``mean``, ``centered``, ``square``,
+of a decomposed LayerNorm are values of their own forms (``mean``, ``centered``, ``square``,
 ``variance``, ``std``, ``invstd``), each remembering the node it normalizes, so only the exact
 sequence of a LayerNorm of one token's features becomes a LayerNorm node; the gain and bias
 that follow a fresh LayerNorm join it (``LN(x)·g`` is the LayerNorm with gain ``g``).
@@ -42,7 +42,7 @@ class LayerNormOps:
         x, g = ins[0], ins[1]
         b = ins[2] if len(ins) > 2 else None
         at = attributes(node)
-        if not isinstance(x, Value) or x.kind != "vector" or not isinstance(g, np.ndarray) \
+        if not isinstance(x, Value) or x.form != "vector" or not isinstance(g, np.ndarray) \
                 or (b is not None and not isinstance(b, np.ndarray)):
             raise InputError(f"{node_label(node)}: a LayerNorm of a per-token vector with "
                              f"constant gain and bias")
@@ -116,18 +116,18 @@ class LayerNormOps:
                 or axes[0] % len(x.shape) != len(x.shape) - 1 or not at.get("keepdims", 1):
             raise InputError(f"{node_label(node)}: a mean over the features of a token (the "
                              f"decomposed LayerNorm) is the only reduction read")
-        if x.kind == "vector":
+        if x.form == "vector":
             x = self.materialize(self.close_attention(x), node, node.input[0])
             assert x.expr is not None
             return Value("mean", {n: x.idx[n][..., :1] for n in "bs"},
                          info={"node": x.expr.base, "value": x})
-        if x.kind == "square":
+        if x.form == "square":
             return Value("variance", {n: x.idx[n][..., :1] for n in "bs"}, info=dict(x.info))
-        raise InputError(f"{node_label(node)}: a mean of a {x.kind} value")
+        raise InputError(f"{node_label(node)}: a mean of a {x.form} value")
 
     def ln_sub(self, node: Any, x: Any, m: Any) -> Value:
-        if isinstance(x, Value) and isinstance(m, Value) and x.kind == "vector" \
-                and m.kind == "mean":
+        if isinstance(x, Value) and isinstance(m, Value) and x.form == "vector" \
+                and m.form == "mean":
             x = self.materialize(self.close_attention(x), node, node.input[0])
             assert x.expr is not None
             if x.expr.base == m.info["node"]:
@@ -137,11 +137,11 @@ class LayerNormOps:
 
     def ln_mul(self, node: Any, a: Any, c: Any) -> Value:
         if isinstance(a, Value) and isinstance(c, Value):
-            kinds = {a.kind, c.kind}
-            if kinds == {"centered"} and a.info["node"] == c.info["node"]:
+            forms = {a.form, c.form}
+            if forms == {"centered"} and a.info["node"] == c.info["node"]:
                 return Value("square", a.idx, info=dict(a.info))
-            if kinds == {"centered", "invstd"}:
-                cen, inv = (a, c) if a.kind == "centered" else (c, a)
+            if forms == {"centered", "invstd"}:
+                cen, inv = (a, c) if a.form == "centered" else (c, a)
                 if cen.info["node"] == inv.info["node"]:
                     return self.layernorm(node, cen.info["value"], *self._unit(cen),
                                           inv.info["eps"])
@@ -154,18 +154,18 @@ class LayerNormOps:
         return np.ones(d), np.zeros(d)
 
     def ln_div(self, node: Any, a: Any, c: Any) -> Value:
-        if isinstance(a, Value) and isinstance(c, Value) and a.kind == "centered" \
-                and c.kind == "std" and a.info["node"] == c.info["node"]:
+        if isinstance(a, Value) and isinstance(c, Value) and a.form == "centered" \
+                and c.form == "std" and a.info["node"] == c.info["node"]:
             return self.layernorm(node, a.info["value"], *self._unit(a), c.info["eps"])
         raise InputError(f"{node_label(node)}: a division by a per-token value that is not a "
                          f"token's deviation (the decomposed LayerNorm)")
 
     def ln_const(self, node: Any, v: Value, c: np.ndarray, how: str) -> Value:
         scalar = np.asarray(c, dtype=np.float64).reshape(-1)
-        if scalar.size == 1 and v.kind == "centered" and node.op_type == "Pow" \
+        if scalar.size == 1 and v.form == "centered" and node.op_type == "Pow" \
                 and scalar[0] == 2:
             return Value("square", v.idx, info=dict(v.info))
-        if scalar.size == 1 and v.kind == "variance" and how == "add" and scalar[0] >= 0:
+        if scalar.size == 1 and v.form == "variance" and how == "add" and scalar[0] >= 0:
             return Value("variance", v.idx, info=dict(v.info, eps=float(scalar[0]) + float(
                 v.info.get("eps", 0.0)) if v.info.get("eps") else float(scalar[0])))
         raise InputError(f"{node_label(node)}: {how} of a constant and a part of a LayerNorm "
@@ -173,9 +173,9 @@ class LayerNormOps:
 
     def op_Pow(self, node: Any, ins: list[Any]) -> Any:
         v, c = ins
-        if isinstance(v, Value) and v.kind == "centered" and isinstance(c, np.ndarray):
+        if isinstance(v, Value) and v.form == "centered" and isinstance(c, np.ndarray):
             return self.ln_const(node, v, c, "pow")
-        if isinstance(v, Value) and v.kind == "vector":
+        if isinstance(v, Value) and v.form == "vector":
             raise InputError(f"{node_label(node)}: a power of a per-token value that is not "
                              f"centred (an RMSNorm or a nonlinearity is not read; exactnorm "
                              f"reads LayerNorm)")
@@ -184,14 +184,14 @@ class LayerNormOps:
 
     def op_Sqrt(self, node: Any, ins: list[Any]) -> Any:
         v = ins[0]
-        if isinstance(v, Value) and v.kind == "variance":
+        if isinstance(v, Value) and v.form == "variance":
             return Value("std", v.idx, info=dict(v.info, eps=v.info.get("eps", 0.0)))
         raise InputError(f"{node_label(node)}: a square root of a value that is not a token's "
                          f"variance (plus epsilon)")
 
     def op_Reciprocal(self, node: Any, ins: list[Any]) -> Any:
         v = ins[0]
-        if isinstance(v, Value) and v.kind == "std":
+        if isinstance(v, Value) and v.form == "std":
             return Value("invstd", v.idx, info=dict(v.info))
         raise InputError(f"{node_label(node)}: a reciprocal of a value that is not a token's "
                          f"deviation")

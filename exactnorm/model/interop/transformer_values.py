@@ -12,7 +12,7 @@ one position.
 * :class:`Expr` — a per-token affine map ``A x + c`` of a graph node (node 0: the one-hot input),
   after zero or more completed ReLU layers: exact (``fmpq``), composed as the graph applies
   constants, materialized into a slot when a non-affine operation reads it;
-* :class:`Value` — a tensor that depends on the tokens: its kind (``tokens``, ``vector``,
+* :class:`Value` — a tensor that depends on the tokens: its form (``tokens``, ``vector``,
   ``scores``, ``probs`` or a LayerNorm part), its index arrays and its payload.
 
 Correctness argument. An index operation moves entries without changing them, so applying it to
@@ -127,10 +127,10 @@ class Value:
     """A tensor that depends on the tokens. ``idx`` maps names to integer arrays of the
     tensor's shape: ``b`` (batch element) and ``s`` (position) for tokens and vectors, ``f``
     (feature of ``expr``) for vectors; ``q``, ``k`` (query and key positions) and ``h`` (head)
-    for scores and probabilities. ``kind`` is ``tokens``, ``vector``, ``scores``, ``probs`` or
+    for scores and probabilities. ``form`` is ``tokens``, ``vector``, ``scores``, ``probs`` or
     a LayerNorm part (``mean``, ``centered``, ``square``, ``variance``, ``std``, ``invstd``)."""
 
-    kind: str
+    form: str
     idx: dict[str, np.ndarray]
     expr: Expr | None = None
     info: dict[str, Any] = field(default_factory=dict)
@@ -140,7 +140,7 @@ class Value:
         return next(iter(self.idx.values())).shape
 
     def with_idx(self, idx: dict[str, np.ndarray]) -> Value:
-        return Value(self.kind, idx, self.expr, dict(self.info))
+        return Value(self.form, idx, self.expr, dict(self.info))
 
 
 #: operators that only move entries: applied to every index array
