@@ -84,7 +84,15 @@ _workers_lock = threading.Lock()
 _exit_hooks: list[Callable[[], None]] = []
 
 
+#: the process whose exit runs the hooks: a forked worker inherits the list (and a copy of every
+#: pool in it) and runs threading's exit too when its task loop ends, where ending its parent's
+#: pools would wait for ever on processes that are not its children
+_HOOKS_PID = os.getpid()
+
+
 def _run_exit_hooks() -> None:
+    if os.getpid() != _HOOKS_PID:
+        return
     for hook in _exit_hooks:
         with contextlib.suppress(Exception):
             hook()
