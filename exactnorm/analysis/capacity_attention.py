@@ -294,8 +294,8 @@ def equation(pair: _Pair, label: Sequence[Any]) -> Equation:
     * ``("shift", slot, r)``: ``Σ_i W[r,i] β_i = Σ_i W'[r,i] b'_i + c'_r − c_r``;
     * ``("score", k, h, i, j)``: ``A_h[i,j] N_{ij} − u_{h,i} − v_{h,j} = M'_h[i,j]``.
     """
-    kind = label[0]
-    if kind == "linear":
+    form = label[0]
+    if form == "linear":
         _, slot, r, i = label
         (W, _), *_ = pair.layers("given", slot)
         (Wt, _), *_ = pair.layers("target", slot)
@@ -303,7 +303,7 @@ def equation(pair: _Pair, label: Sequence[Any]) -> Equation:
         g, _ = pair.layernorm("target", k)
         coef = {("gamma", i): W[r][i], ("t", slot, r): Fraction(-1)}
         return {v: c for v, c in coef.items() if c}, Wt[r][i] * g[i], tuple(label)
-    if kind == "shift":
+    if form == "shift":
         _, slot, r = label
         (W, c), *_ = pair.layers("given", slot)
         (Wt, ct), *_ = pair.layers("target", slot)
@@ -312,7 +312,7 @@ def equation(pair: _Pair, label: Sequence[Any]) -> Equation:
         coef = {("beta", i): W[r][i] for i in range(len(W[r])) if W[r][i]}
         rhs = sum((Wt[r][i] * b[i] for i in range(len(b))), Fraction(0)) + ct[r] - c[r]
         return coef, rhs, tuple(label)
-    if kind == "score":
+    if form == "score":
         _, k, h, i, j = label
         A, M = pair.form("given", k, h), pair.form("target", k, h)
         coef = {("N", min(i, j), max(i, j)): A[i][j], ("u", h, i): Fraction(-1),

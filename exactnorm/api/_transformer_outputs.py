@@ -137,7 +137,7 @@ def json_difference(doc: dict[str, Any], path: str | os.PathLike[str],
         for name in sorted(slots):
             part = Path(folder) / "slot.json"
             with unlimited_int_digits():
-                part.write_text(json.dumps(slots[name]))
+                atomic_write(part, json.dumps(slots[name]))
             try:
                 same = read_exported_json(part, max_digits=max_digits) == read_networks(
                     doc["slots"][name], max_digits=max_digits)[1]

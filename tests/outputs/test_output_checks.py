@@ -304,7 +304,7 @@ def test_folders_empty_and_truncated_files_are_named(tmp_path, capsys):
     (tmp_path / "cut.onnx").write_bytes(raw[:len(raw) // 2])
     (tmp_path / "empty.json").write_bytes(b"")
     cases = [
-        (["certify", str(folder), "--box", "0:1"], "is a folder, not a target file"),
+        (["certify", str(folder), "--box", "0:1"], "is a folder, not an ONNX model"),
         (["certify", str(tmp_path / "empty.onnx"), "--box", "0:1"], "is empty (0 bytes)"),
         (["certify", str(tmp_path / "cut.onnx"), "--box", "0:1"],
          "truncated or not an ONNX model"),
