@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from exactnorm.model.kinds import ConvGeometry
+from exactnorm.model.operators import ConvGeometry
 
 __all__ = ["ARCHITECTURE", "INPUT_SHAPE", "train_lenet", "write_lenet_npz", "lenet_accuracy"]
 

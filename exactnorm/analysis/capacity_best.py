@@ -33,8 +33,8 @@ from exactnorm.exact.modular import common_denominator, solve_consistent, solve_
 from exactnorm.exact.modular import witness_prime as _witness_prime
 from exactnorm.exact.rationals import format_number
 from exactnorm.model.given import GivenNetwork
-from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import TargetNetwork
+from exactnorm.model.operators.dense import dense_layers
 
 __all__ = ["BestResult", "best_affine", "STATEMENTS"]
 

@@ -44,8 +44,8 @@ from exactnorm.exact.modular import (
     submatrix,
 )
 from exactnorm.exact.rationals import format_number
-from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import TargetNetwork, affine_interval, column
+from exactnorm.model.operators.dense import dense_layers
 from exactnorm.model.targets import target_to_dict
 
 __all__ = ["interior_point", "preactivations", "local_jacobian", "rank_witness",

@@ -70,8 +70,8 @@ from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
 from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError, NotACertificateError, require_integer
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
-from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
+from exactnorm.model.operators.dense import dense_layers
 
 if TYPE_CHECKING:
     from exactnorm.analysis.realizability import RealizabilityStudy

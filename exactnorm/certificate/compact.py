@@ -28,8 +28,7 @@ from exactnorm.errors import (
 )
 from exactnorm.exact.linalg import clear_denominators, to_fmpq_mat
 from exactnorm.exact.rationals import JSON_INT_LIMIT, format_number, unlimited_int_digits
-from exactnorm.model.kinds.base import Skip
-from exactnorm.model.routes import Route
+from exactnorm.model.routes import Route, Skip
 
 __all__ = ["DEFAULT_MAX_ENTRIES", "json_integers", "plain_matrix", "numbers_json", "weight_json",
            "compact_skip", "expand_skip", "route_of", "is_draw_record", "frozen_matrix_json",

@@ -63,9 +63,9 @@ from exactnorm.model.interop.chain import Chain, Constants, exact_matrix, exact_
 from exactnorm.model.interop.onnx import read_onnx
 from exactnorm.model.interop.sklearn import sklearn_mlp, target_from_sklearn
 from exactnorm.model.interop.torch import parse_activations
-from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.onnx_common import node_label
+from exactnorm.model.operators.dense import dense_layers
 from exactnorm.model.targets import load_target, npz_activations
 
 __all__ = ["BatchNorm", "GivenLayer", "GivenNetwork", "given_from_onnx",

@@ -47,8 +47,8 @@ from exactnorm.exact.rationals import (
     unlimited_int_digits,
 )
 from exactnorm.exact.sampling import layer_rng, sample_matrix
-from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
+from exactnorm.model.operators.dense import dense_layers
 
 #: the largest JSON target read (uncompressed): the checker's default certificate limit
 DEFAULT_MAX_TARGET_BYTES = DEFAULT_MAX_BYTES

@@ -17,21 +17,41 @@ channel, the smallest making the pre-activation non-negative at **every position
 zero padding included, or its integer round-up (``shift_mode``); so the ReLU is the identity on
 the box at every position and ``β2`` cancels the shift uniformly.
 
+**Grouped convolutions** (``G`` groups, a depthwise one ``G = C``): the target's kernel is
+block-diagonal, output group ``k`` (``c_g = c_out/G`` channels) reading input group ``k``
+(``d_g = (C/G)·kh·kw`` patch coordinates). Each group is realized independently, and the two
+frozen convolutions are grouped alike: ``V1`` with ``G`` groups of ``m_g = c_g·d_g`` channels,
+``V2`` a pointwise convolution with ``G`` groups ``m_g → c_g``; group ``k``'s block of
+``V2 diag(γ1) V1`` is ``V2_k diag(γ1_k) V1_k``, so ``G`` Khatri–Rao systems of size ``m_g``
+(9 for a depthwise 3×3) replace one of size ``c_out·C·kh·kw``, and the zeros off the diagonal
+blocks hold by construction, not by solving. Both kernels are single draws (one stream key per
+position) whose row blocks are the groups' matrices. A singular group is not redrawn (format 3
+proves redraws of whole Khatri–Rao pairs only): it is refused with its exact rank.
+
 Reference: Giannou, Rajput, Papailiopoulos, COLT 2023 (Theorem 1); Burkholz, "Batch normalization
 is sufficient for universal function approximation in CNNs", ICLR 2024.
 
 >>> from flint import fmpq, fmpq_mat
->>> from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer
+>>> from exactnorm.model.layers import TargetLayer
+>>> from exactnorm.model.operators import Conv, ConvGeometry
 >>> g = ConvGeometry((1, 3, 3), (2, 2), padding=(1, 1))
->>> layer = ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0]]), (fmpq(1),), "relu")
+>>> layer = TargetLayer(Conv(g, fmpq_mat([[1, -1, 2, 0]])), (fmpq(1),), "relu")
 >>> pair, report = realize_conv_layer(layer, ((fmpq(0),) * 9, (fmpq(1),) * 9), seed=0,
 ...                                   index=1, input_node=0)
 >>> [frozen.channels for frozen in pair], report.system_size
 ([4, 1], 4)
+>>> depthwise = TargetLayer(Conv(ConvGeometry((2, 3, 3), (2, 2)),
+...                              fmpq_mat([[1, -1, 2, 0], [0, 1, 1, 3]]), groups=2),
+...                         (fmpq(1), fmpq(0)), "relu")
+>>> pair, report = realize_grouped(depthwise, ((fmpq(0),) * 18, (fmpq(1),) * 18), seed=0,
+...                                index=1, input_node=0)
+>>> [(fl.channels, fl.operator.groups) for fl in pair], report.systems, report.system_size
+([(8, 2), (2, 2)], 2, 4)
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -40,6 +60,7 @@ from flint import fmpq, fmpq_mat
 
 from exactnorm.constructions.choice import (
     best_channel_block,
+    combined_estimate,
     estimate_channel_blocks,
     estimate_pair,
     human_seconds,
@@ -53,28 +74,44 @@ from exactnorm.constructions.convblocks import (
 )
 from exactnorm.constructions.kinds.base import Box, Options, Realized, RunPlan
 from exactnorm.constructions.theorem1 import solve_pair
-from exactnorm.errors import InputError
-from exactnorm.exact.linalg import max_bits
-from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution
-from exactnorm.model.kinds import conv
-from exactnorm.model.kinds.base import TargetKind
-from exactnorm.model.kinds.conv import ConvTargetLayer, FrozenConvLayer
-from exactnorm.model.kinds.window import ConvGeometry
+from exactnorm.errors import LimitExceededError, SingularSystemError
+from exactnorm.exact.generator import draw
+from exactnorm.exact.linalg import (
+    khatri_rao_system,
+    max_bits,
+    random_prime,
+    rank_mod_prime,
+    solve_exact,
+    vec,
+)
+from exactnorm.exact.sampling import (
+    DEFAULT_DISTRIBUTION,
+    Distribution,
+    layer_rng,
+    parse_distribution,
+)
+from exactnorm.exact.streams import WEIGHT, StreamKey
+from exactnorm.model.layers import FrozenLayer, TargetLayer
+from exactnorm.model.operators import conv
+from exactnorm.model.operators.conv import Conv, conv_of
+from exactnorm.model.operators.window import ConvGeometry, block_product
+from exactnorm.model.values import column
 
-__all__ = ["ConvRealizer", "REALIZER", "realize_conv_layer", "kernel_record", "channel_shift",
-           "DEFAULT_CONV_SHIFT_MODE", "conv_choice"]
+__all__ = ["ConvRealizer", "REALIZER", "realize_conv_layer", "realize_grouped", "kernel_record",
+           "channel_shift", "DEFAULT_CONV_SHIFT_MODE", "conv_choice"]
 
-def realize_conv_layer(layer: ConvTargetLayer, box: Box, *, seed: int, index: int,
+
+def realize_conv_layer(layer: TargetLayer, box: Box, *, seed: int, index: int,
                        input_node: int, distribution: str | Distribution = DEFAULT_DISTRIBUTION,
                        retry: int = DEFAULT_RETRY, shift_mode: str = DEFAULT_CONV_SHIFT_MODE,
                        solver: str = "auto", solve_jobs: int = 1
-                       ) -> tuple[list[FrozenConvLayer], LayerReport]:
+                       ) -> tuple[list[FrozenLayer], LayerReport]:
     """The two frozen convolutions of target layer ``index``, reading node ``input_node``
     (module doc). They are layers 1 and 2 of segment ``index`` (its checkpoint follows them),
     so their kernels draw from the stream keys of those positions, ``StreamKey(index, 1 | 2,
     WEIGHT, attempt)`` (docs/certificate-format.md §4)."""
     t0 = time.perf_counter()
-    W, g = layer.weight, layer.geometry
+    W, g = layer.weight, _conv(layer).geometry
     c2, d_in = W.nrows(), W.ncols()
     c1 = d_in * c2
     solved = solve_pair(W, seed=seed, layer=index, distribution=distribution, retry=retry,
@@ -84,12 +121,12 @@ def realize_conv_layer(layer: ConvTargetLayer, box: Box, *, seed: int, index: in
     beta1 = channel_shift(gamma, pair.V_in, g, *box, mode=shift_mode)
     beta2 = cancelling_bias(pair.V_out, beta1, layer.bias)
     C, kh, kw = g.input_shape[0], *g.kernel_shape
-    first = FrozenConvLayer(input_node, g, pair.V_in, gamma, beta1, "relu",
-                            record=kernel_record(pair.record_in, (c1, C, kh, kw)))
-    pointwise = ConvGeometry(first.output_shape, (1, 1))
-    second = FrozenConvLayer(input_node + 1, pointwise, pair.V_out,
-                             tuple(fmpq(1) for _ in range(c2)), beta2, layer.activation,
-                             record=kernel_record(pair.record_out, (c2, c1, 1, 1)))
+    first = FrozenLayer(input_node, Conv(g, pair.V_in), gamma, beta1, "relu",
+                        record=kernel_record(pair.record_in, (c1, C, kh, kw)))
+    pointwise = ConvGeometry(g.output_shape(c1), (1, 1))
+    second = FrozenLayer(input_node + 1, Conv(pointwise, pair.V_out),
+                         tuple(fmpq(1) for _ in range(c2)), beta2, layer.activation,
+                         record=kernel_record(pair.record_out, (c2, c1, 1, 1)))
     witness = {"layer": index, "kind": conv.NAME, "channels": c1,
                "system": "V_in^T khatri_rao V_out", "system_size": c1, "rank": c1,
                "prime": solved.prime, "rank_mod_prime": solved.rank_mod_prime,
@@ -102,14 +139,83 @@ def realize_conv_layer(layer: ConvTargetLayer, box: Box, *, seed: int, index: in
     return [first, second], report
 
 
-def _layer(run: Sequence[TargetKind]) -> ConvTargetLayer:
+def realize_grouped(layer: TargetLayer, box: Box, *, seed: int, index: int, input_node: int,
+                    distribution: str | Distribution = DEFAULT_DISTRIBUTION,
+                    shift_mode: str = DEFAULT_CONV_SHIFT_MODE
+                    ) -> tuple[list[FrozenLayer], LayerReport]:
+    """The two grouped frozen convolutions of a grouped target layer ``index`` (module doc),
+    reading node ``input_node``; their kernels draw from the stream keys of layers 1 and 2 of
+    the segment, attempt 0.
+
+    Raises
+    ------
+    SingularSystemError
+        A group's system singular (its rank, the group named): not redrawn.
+    """
+    t0 = time.perf_counter()
+    op = _conv(layer)
+    W, g, G = op.weight, op.geometry, op.groups
+    c_out, d = W.nrows(), W.ncols()
+    c_g = c_out // G
+    m = c_g * d  # one group's system
+    dist = parse_distribution(distribution)
+    stream = StreamKey(index, 1, WEIGHT, 0)
+    V1, record1 = draw(seed, stream.key, G * m, d, dist)
+    V2, record2 = draw(seed, stream.next_layer().key, c_out, m, dist)
+    prime = random_prime(60, layer_rng(seed, *stream.prime_key))
+    gammas: list[fmpq] = []
+    ranks = []
+    w1: list[Any] = V1.entries()
+    w2: list[Any] = V2.entries()
+    ww: list[Any] = fmpq_mat(W).entries()
+    kinds: Any = (type(V1), type(V2))
+    for k in range(G):
+        V_in = kinds[0](m, d, w1[k * m * d:(k + 1) * m * d])
+        V_out = kinds[1](c_g, m, w2[k * c_g * m:(k + 1) * c_g * m])
+        K = khatri_rao_system(V_in, V_out)
+        try:
+            gamma = solve_exact(K, vec(fmpq_mat(c_g, d, ww[k * c_g * d:(k + 1) * c_g * d]), "F"),
+                                layer=index, where=f"{stream.where()}, group {k + 1} of {G}")
+        except SingularSystemError as exc:
+            exc.args = (f"{exc.args[0]}; a grouped convolution is realized from one draw per "
+                        f"layer and not redrawn (seed {seed}): try another seed",)
+            raise
+        gammas.extend(gamma.entries())
+        ranks.append(rank_mod_prime(K, prime) if dist.is_integer else None)
+    gamma1 = tuple(gammas)
+    beta1 = channel_shift(gamma1, V1, g, *box, mode=shift_mode, groups=G)
+    shifted = block_product(V2, column(beta1), G)
+    beta2 = tuple(fmpq(layer.bias[r]) - shifted[r, 0] for r in range(c_out))
+    C, (kh, kw) = g.input_shape[0], g.kernel_shape
+    first = FrozenLayer(input_node, Conv(g, V1, G), gamma1, beta1, "relu",
+                        record=kernel_record(record1, (G * m, C // G, kh, kw)))
+    second = FrozenLayer(input_node + 1, Conv(ConvGeometry(g.output_shape(G * m), (1, 1)), V2, G),
+                         tuple(fmpq(1) for _ in range(c_out)), beta2, layer.activation,
+                         record=kernel_record(record2, (c_out, m, 1, 1)))
+    witness = {"layer": index, "kind": conv.NAME, "channels": G * m, "groups": G,
+               "system": "V_in^T khatri_rao V_out, one per group", "system_size": m,
+               "rank": m, "prime": prime, "ranks_mod_prime": ranks,
+               "stream_key": list(stream.key), "singular_draws": []}
+    report = LayerReport(
+        layer=index, d_in=d, d_out=c_out, widths=(G * m, c_out), systems=G, system_size=m,
+        rank=G * m, gamma_bits=max_bits(fmpq_mat([list(gamma1)])),
+        beta_bits=max(max_bits(fmpq_mat([list(beta1)])), max_bits(fmpq_mat([list(beta2)]))),
+        attempts=1, seconds=time.perf_counter() - t0, witness=witness,
+        system_ranks=tuple((m, m) for _ in range(G)))
+    return [first, second], report
+
+
+def _conv(layer: TargetLayer) -> Conv:
+    return conv_of(layer, f"the {conv.NAME} realizer")
+
+
+def _layer(run: Sequence[TargetLayer]) -> TargetLayer:
     (layer,) = run
-    if not isinstance(layer, ConvTargetLayer):
-        raise InputError(f"the {conv.NAME} realizer got a {layer.kind} layer")
+    _conv(layer)
     return layer
 
 
-def conv_choice(layer: ConvTargetLayer, options: Options, distribution: str
+def conv_choice(layer: TargetLayer, options: Options, distribution: str
                 ) -> dict[str, Any]:
     """Plain Theorem 1 over channels or channel blocks, and how many channels per block: the
     dense trade-off's cost model (:mod:`~exactnorm.constructions.choice`). Plain while the one
@@ -117,16 +223,30 @@ def conv_choice(layer: ConvTargetLayer, options: Options, distribution: str
     admissible size. ``options.block`` (input channels per block) overrides: a block of every
     channel is the plain pair.
 
+    A grouped convolution is realized group by group (:func:`realize_grouped`): ``G`` systems
+    of size ``c_g·d_g``, refused beyond ``max_system`` (channel blocks do not apply).
+
     >>> from flint import fmpq, fmpq_mat
-    >>> from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer
-    >>> wide = ConvTargetLayer(ConvGeometry((32, 4, 4), (3, 3), padding=(1, 1)),
-    ...                        fmpq_mat(32, 288), (fmpq(0),) * 32, "relu")
+    >>> from exactnorm.model.layers import TargetLayer
+    >>> from exactnorm.model.operators import Conv, ConvGeometry
+    >>> wide = TargetLayer(Conv(ConvGeometry((32, 4, 4), (3, 3), padding=(1, 1)),
+    ...                         fmpq_mat(32, 288)), (fmpq(0),) * 32, "relu")
     >>> c = conv_choice(wide, Options(), "nonzero:8")
     >>> c["mode"], c["block"], c["estimate"].system_size
     ('blocks', 1, 288)
     """
-    W, g = layer.weight, layer.geometry
+    op = _conv(layer)
+    W, g = op.weight, op.geometry
     c_out, C = W.nrows(), g.input_shape[0]
+    if op.groups > 1:
+        m = c_out // op.groups * W.ncols()
+        if m > options.max_system:
+            raise LimitExceededError(f"a group of this grouped convolution solves a Khatri–Rao "
+                                     f"system of size {m} > max_system {options.max_system}; "
+                                     f"raise max_system", parameter="max_system")
+        return {"mode": "grouped", "block": None, "why": f"{op.groups} groups",
+                "estimate": dataclasses.replace(
+                    combined_estimate([estimate_pair(m)] * op.groups), depth=2)}
     taps = g.kernel_shape[0] * g.kernel_shape[1]
     m = c_out * W.ncols()
     plain = estimate_pair(m)
@@ -157,15 +277,20 @@ class ConvRealizer:
     run_options: tuple[str, ...] = ("block",)
     constructions: dict[str, Any] = {}
 
-    def claim(self, layers: Sequence[TargetKind], i: int) -> int:
+    def claim(self, layers: Sequence[TargetLayer], i: int) -> int:
         return 1
 
-    def plan(self, run: Sequence[TargetKind], box: Box, first: int, options: Options,
+    def plan(self, run: Sequence[TargetLayer], box: Box, first: int, options: Options,
              distribution: str) -> RunPlan:
         layer = _layer(run)
         choice = conv_choice(layer, options, distribution)
         m = layer.weight.nrows() * layer.weight.ncols()
         est = choice["estimate"]
+        if choice["mode"] == "grouped":
+            return RunPlan(self.kind, first, 1, "theorem1 per group", est,
+                           f"target layer {first} {self.kind}: Theorem 1 per group, "
+                           f"{choice['why']} of m = {est.system_size}",
+                           choice={"mode": "grouped"})
         if choice["mode"] == "plain":
             return RunPlan(self.kind, first, 1, "theorem1 over channels", est,
                            f"target layer {first} {self.kind}: Theorem 1 over channels, m = {m}",
@@ -177,14 +302,19 @@ class ConvRealizer:
                        f"m = {m} ({choice['why']})",
                        choice={"mode": "blocks", "block": choice["block"]})
 
-    def realize(self, run: Sequence[TargetKind], box: Box, plan: RunPlan, *, start: int,
+    def realize(self, run: Sequence[TargetLayer], box: Box, plan: RunPlan, *, start: int,
                 options: dict[str, Any]) -> Realized:
         common = dict(seed=options["seed"], index=plan.first, input_node=start,
                       distribution=options["distribution"], retry=options["retry"],
                       shift_mode=options["shift_mode"], solver=options["solver"],
                       solve_jobs=min(options["jobs"], 2))
-        layers: list[FrozenConvLayer]
-        if plan.choice.get("mode") == "blocks":
+        layers: list[FrozenLayer]
+        if plan.choice.get("mode") == "grouped":
+            layers, report = realize_grouped(_layer(run), box, seed=options["seed"],
+                                             index=plan.first, input_node=start,
+                                             distribution=options["distribution"],
+                                             shift_mode=options["shift_mode"])
+        elif plan.choice.get("mode") == "blocks":
             layers, report = realize_conv_blocks(_layer(run), box, block=plan.choice["block"],
                                                  jobs=options["jobs"],
                                                  scheduler=options.get("scheduler"), **common)

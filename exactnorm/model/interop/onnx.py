@@ -51,7 +51,7 @@ import numpy as np
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.model.interop.chain import Chain, Constants
 from exactnorm.model.interop.kinds import KIND_ONNX_OPS
-from exactnorm.model.kinds.base import TargetKind
+from exactnorm.model.layers import TargetLayer
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork, Wiring
 from exactnorm.model.onnx_common import (
     HEAD_OPS,
@@ -283,7 +283,7 @@ def read_onnx(model: Any, max_width: int = DEFAULT_MAX_WIDTH, *,
     return OnnxGraph(chain, head, face)
 
 
-def _target(layers: Sequence[TargetKind], lower: Any, upper: Any,
+def _target(layers: Sequence[TargetLayer], lower: Any, upper: Any,
             source: dict[str, Any] | None,
             wiring: tuple[Wiring, ...] | None = None) -> TargetNetwork:
     d = layers[0].input_size
