@@ -125,7 +125,7 @@ def test_the_scan_can_fail(tmp_path):
 
 
 def test_the_kind_attributes_are_the_operators_and_the_roles():
-    assert {"geometry", "groups", "input_shape", "kernel", "gamma", "record", "output_shape",
+    assert {"geometry", "groups", "input_shape", "windows", "gamma", "record", "output_shape",
             "weight", "drawn_columns", "stability"} <= KIND_ATTRIBUTES
     assert "activation" not in KIND_ATTRIBUTES
 

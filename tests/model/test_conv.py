@@ -491,7 +491,7 @@ def test_every_frozen_matrix_draws_from_its_own_stream():
 def test_old_network_names_are_deprecated_aliases_of_the_one_network():
     import exactnorm.model.conv as old
 
-    with pytest.warns(DeprecationWarning, match="holds layers of every kind"):
+    with pytest.warns(DeprecationWarning, match="deprecated"):
         assert old.ConvTargetNetwork is TargetNetwork
     with pytest.warns(DeprecationWarning):
         assert old.ConvFrozenNetwork is FrozenNetwork

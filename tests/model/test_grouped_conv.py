@@ -25,7 +25,7 @@ from exactnorm.model.layers import TargetLayer
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.operators import Conv, ConvGeometry
 from exactnorm.outputs.floatnet import box_points
-from tests.helpers import both, refused
+from tests.helpers import ROOT, both, refused
 from tests.kinds.test_kind_contract import _affine, _rows, _window_matrix
 
 onnx = pytest.importorskip("onnx")
@@ -131,8 +131,10 @@ def mobilenet_block(C: int = 4, side: int = 5, c2: int = 6, classes: int = 3, *,
 
 def _onnx_outputs(model: Any, X: np.ndarray) -> np.ndarray:
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
-    shape = [int(d.dim_value) for d in model.graph.input[0].type.tensor_type.shape.dim]
-    return np.concatenate([session.run(None, {"x": x.reshape(shape).astype(np.float32)})[0]
+    inp = session.get_inputs()[0]
+    shape = [1, *(int(d.dim_value) for d in model.graph.input[0].type.tensor_type.shape.dim[1:])]
+    dtype = np.float64 if inp.type == "tensor(double)" else np.float32
+    return np.concatenate([session.run(None, {inp.name: x.reshape(shape).astype(dtype)})[0]
                            for x in X]).astype(np.float64)
 
 
@@ -261,13 +263,49 @@ def test_a_grouped_target_against_an_ungrouped_equal_map_is_the_same_function(mo
     assert both(swapped).ok
 
 
-def test_a_singular_group_is_refused_with_its_rank_not_redrawn():
-    g = ConvGeometry((2, 3, 3), (2, 2))
-    layer = TargetLayer(Conv(g, fmpq_mat([[1, 2, 3, 4], [1, -1, 0, 2]]), 2), (fmpq(0),) * 2,
-                        "relu")
-    t = TargetNetwork((layer,), (fmpq(0),) * 18, (fmpq(1),) * 18)
-    with pytest.raises(SingularSystemError, match="group 1 of 2.*not redrawn"):
-        api.certify(t, seed=0, distribution="set:1", jobs=1)
+@pytest.mark.parametrize("seed, grouped", [(0, False), (6, False), (1, True), (2, True)])
+def test_a_singular_group_makes_the_layer_ungrouped_not_redrawn(seed, grouped):
+    """Format 3 proves redraws of whole Khatri–Rao pairs only: when a group's system is
+    singular at attempt 0 (seeds 0 and 6 here: two 2×2 systems), the plan realizes the layer as
+    the ungrouped convolution of its block-diagonal kernel, and says so; the certificate is
+    valid either way."""
+    from exactnorm.constructions.kinds.conv import _grouped_pair
+    from exactnorm.constructions.plan import plan_certify
+
+    g = ConvGeometry((2, 2, 3), (1, 2))
+    layer = TargetLayer(Conv(g, fmpq_mat([[1, 2], [1, -1]]), 2), (fmpq(1), fmpq(0)), "relu")
+    t = TargetNetwork((layer,), (fmpq(0),) * 12, (fmpq(1),) * 12)
+    if grouped:
+        _grouped_pair(layer, seed, 1, "nonzero:8")
+    else:
+        with pytest.raises(SingularSystemError, match="of 2\\) is singular"):
+            _grouped_pair(layer, seed, 1, "nonzero:8")
+    plan = plan_certify(t, seed=seed)
+    assert (plan.runs[0].choice["mode"] == "grouped") == grouped
+    assert ("not realized apart" in plan.note) != grouped
+    c = api.certify(t, seed=seed, jobs=1)
+    assert [fl.operator.groups for fl in c.network.layers] == ([2, 2] if grouped else [1, 1])
+    assert both(api.certificate_document(c)).ok
+
+
+def test_the_trained_mobilenet_block_certifies_and_exports(tmp_path):
+    """benchmarks/mobilenet_digits.onnx (benchmarks/train_mobilenet_block.py: PyTorch's
+    exporter, BatchNormalization nodes kept): its depthwise convolution read with 4 groups, the
+    BatchNorm folded into its rows, realized group by group, valid in both arithmetics, and its
+    drop-in export agrees with the trained model under onnxruntime."""
+    path = ROOT / "benchmarks" / "mobilenet_digits.onnx"
+    c = api.certify(path, box=(0, 1), seed=0, jobs=1)
+    assert [getattr(layer.operator, "groups", 1) for layer in c.target.layers] == [1, 4, 1, 1, 1]
+    assert [fl.operator.groups for fl in c.network.layers[2:4]] == [4, 4]
+    doc = api.certificate_document(c)
+    assert both(doc).ok
+    out = tmp_path / "export.onnx"
+    api.export(doc, out, format="onnx")
+    X = np.random.default_rng(0).random((16, 64)).astype(np.float32)
+    original = onnx.load(str(path))
+    exported = onnx.load(str(out))
+    assert np.allclose(_onnx_outputs(exported, X), _onnx_outputs(original, X), rtol=1e-4,
+                       atol=1e-4)
 
 
 # --------------------------------------------------------------------------- exports

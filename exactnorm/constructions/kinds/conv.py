@@ -139,22 +139,13 @@ def realize_conv_layer(layer: TargetLayer, box: Box, *, seed: int, index: int,
     return [first, second], report
 
 
-def realize_grouped(layer: TargetLayer, box: Box, *, seed: int, index: int, input_node: int,
-                    distribution: str | Distribution = DEFAULT_DISTRIBUTION,
-                    shift_mode: str = DEFAULT_CONV_SHIFT_MODE
-                    ) -> tuple[list[FrozenLayer], LayerReport]:
-    """The two grouped frozen convolutions of a grouped target layer ``index`` (module doc),
-    reading node ``input_node``; their kernels draw from the stream keys of layers 1 and 2 of
-    the segment, attempt 0.
-
-    Raises
-    ------
-    SingularSystemError
-        A group's system singular (its rank, the group named): not redrawn.
-    """
-    t0 = time.perf_counter()
+def _grouped_pair(layer: TargetLayer, seed: int, index: int,
+                  distribution: str | Distribution) -> dict[str, Any]:
+    """The draws of a grouped layer's two frozen convolutions (stream keys of layers 1 and 2 of
+    segment ``index``, attempt 0) and each group's exact γ, or :class:`SingularSystemError`
+    naming the first singular group (with its exact rank)."""
     op = _conv(layer)
-    W, g, G = op.weight, op.geometry, op.groups
+    W, G = op.weight, op.groups
     c_out, d = W.nrows(), W.ncols()
     c_g = c_out // G
     m = c_g * d  # one group's system
@@ -163,46 +154,75 @@ def realize_grouped(layer: TargetLayer, box: Box, *, seed: int, index: int, inpu
     V1, record1 = draw(seed, stream.key, G * m, d, dist)
     V2, record2 = draw(seed, stream.next_layer().key, c_out, m, dist)
     prime = random_prime(60, layer_rng(seed, *stream.prime_key))
-    gammas: list[fmpq] = []
+    gammas: list[Any] = []
     ranks = []
     w1: list[Any] = V1.entries()
     w2: list[Any] = V2.entries()
     ww: list[Any] = fmpq_mat(W).entries()
     kinds: Any = (type(V1), type(V2))
     for k in range(G):
-        V_in = kinds[0](m, d, w1[k * m * d:(k + 1) * m * d])
-        V_out = kinds[1](c_g, m, w2[k * c_g * m:(k + 1) * c_g * m])
-        K = khatri_rao_system(V_in, V_out)
-        try:
-            gamma = solve_exact(K, vec(fmpq_mat(c_g, d, ww[k * c_g * d:(k + 1) * c_g * d]), "F"),
-                                layer=index, where=f"{stream.where()}, group {k + 1} of {G}")
-        except SingularSystemError as exc:
-            exc.args = (f"{exc.args[0]}; a grouped convolution is realized from one draw per "
-                        f"layer and not redrawn (seed {seed}): try another seed",)
-            raise
+        K = khatri_rao_system(kinds[0](m, d, w1[k * m * d:(k + 1) * m * d]),
+                              kinds[1](c_g, m, w2[k * c_g * m:(k + 1) * c_g * m]))
+        gamma = solve_exact(K, vec(fmpq_mat(c_g, d, ww[k * c_g * d:(k + 1) * c_g * d]), "F"),
+                            layer=index, where=f"{stream.where()}, group {k + 1} of {G}")
         gammas.extend(gamma.entries())
         ranks.append(rank_mod_prime(K, prime) if dist.is_integer else None)
-    gamma1 = tuple(gammas)
+    return {"V1": V1, "V2": V2, "records": (record1, record2), "gamma": tuple(gammas),
+            "m": m, "prime": prime, "ranks": ranks, "key": list(stream.key)}
+
+
+def realize_grouped(layer: TargetLayer, box: Box, *, seed: int, index: int, input_node: int,
+                    distribution: str | Distribution = DEFAULT_DISTRIBUTION,
+                    shift_mode: str = DEFAULT_CONV_SHIFT_MODE
+                    ) -> tuple[list[FrozenLayer], LayerReport]:
+    """The two grouped frozen convolutions of a grouped target layer ``index`` (module doc),
+    reading node ``input_node``.
+
+    Raises
+    ------
+    SingularSystemError
+        A group's system singular at attempt 0 (the plan then chose the ungrouped kernel).
+    """
+    t0 = time.perf_counter()
+    op = _conv(layer)
+    g, G, c_out = op.geometry, op.groups, op.channels
+    pair = _grouped_pair(layer, seed, index, distribution)
+    V1, V2, m, gamma1 = pair["V1"], pair["V2"], pair["m"], pair["gamma"]
     beta1 = channel_shift(gamma1, V1, g, *box, mode=shift_mode, groups=G)
     shifted = block_product(V2, column(beta1), G)
     beta2 = tuple(fmpq(layer.bias[r]) - shifted[r, 0] for r in range(c_out))
     C, (kh, kw) = g.input_shape[0], g.kernel_shape
     first = FrozenLayer(input_node, Conv(g, V1, G), gamma1, beta1, "relu",
-                        record=kernel_record(record1, (G * m, C // G, kh, kw)))
+                        record=kernel_record(pair["records"][0], (G * m, C // G, kh, kw)))
     second = FrozenLayer(input_node + 1, Conv(ConvGeometry(g.output_shape(G * m), (1, 1)), V2, G),
                          tuple(fmpq(1) for _ in range(c_out)), beta2, layer.activation,
-                         record=kernel_record(record2, (c_out, m, 1, 1)))
+                         record=kernel_record(pair["records"][1], (c_out, m, 1, 1)))
     witness = {"layer": index, "kind": conv.NAME, "channels": G * m, "groups": G,
                "system": "V_in^T khatri_rao V_out, one per group", "system_size": m,
-               "rank": m, "prime": prime, "ranks_mod_prime": ranks,
-               "stream_key": list(stream.key), "singular_draws": []}
+               "rank": m, "prime": pair["prime"], "ranks_mod_prime": pair["ranks"],
+               "stream_key": pair["key"], "singular_draws": []}
     report = LayerReport(
-        layer=index, d_in=d, d_out=c_out, widths=(G * m, c_out), systems=G, system_size=m,
-        rank=G * m, gamma_bits=max_bits(fmpq_mat([list(gamma1)])),
+        layer=index, d_in=op.weight.ncols(), d_out=c_out, widths=(G * m, c_out), systems=G,
+        system_size=m, rank=G * m, gamma_bits=max_bits(fmpq_mat([list(gamma1)])),
         beta_bits=max(max_bits(fmpq_mat([list(beta1)])), max_bits(fmpq_mat([list(beta2)]))),
         attempts=1, seconds=time.perf_counter() - t0, witness=witness,
         system_ranks=tuple((m, m) for _ in range(G)))
     return [first, second], report
+
+
+def _whole_patch(layer: TargetLayer) -> TargetLayer:
+    """A grouped convolution as the ungrouped convolution of the same map: its kernel over the
+    whole patch, each group's block on the diagonal (the layer itself when it has one group)."""
+    op = _conv(layer)
+    if op.groups == 1:
+        return layer
+    W, G = fmpq_mat(op.weight), op.groups
+    per, d = W.nrows() // G, W.ncols()
+    whole = fmpq_mat(W.nrows(), d * G)
+    for r in range(W.nrows()):
+        for t in range(d):
+            whole[r, (r // per) * d + t] = W[r, t]
+    return TargetLayer(Conv(op.geometry, whole), layer.bias, layer.activation)
 
 
 def _conv(layer: TargetLayer) -> Conv:
@@ -215,7 +235,7 @@ def _layer(run: Sequence[TargetLayer]) -> TargetLayer:
     return layer
 
 
-def conv_choice(layer: TargetLayer, options: Options, distribution: str
+def conv_choice(layer: TargetLayer, options: Options, distribution: str, index: int = 1
                 ) -> dict[str, Any]:
     """Plain Theorem 1 over channels or channel blocks, and how many channels per block: the
     dense trade-off's cost model (:mod:`~exactnorm.constructions.choice`). Plain while the one
@@ -223,8 +243,12 @@ def conv_choice(layer: TargetLayer, options: Options, distribution: str
     admissible size. ``options.block`` (input channels per block) overrides: a block of every
     channel is the plain pair.
 
-    A grouped convolution is realized group by group (:func:`realize_grouped`): ``G`` systems
-    of size ``c_g·d_g``, refused beyond ``max_system`` (channel blocks do not apply).
+    A grouped convolution (target layer ``index``) is realized group by group
+    (:func:`realize_grouped`): ``G`` systems of size ``c_g·d_g``, solved here at attempt 0.
+    Format 3 redraws whole Khatri–Rao pairs only, so when a group's system is singular, or
+    beyond ``max_system``, the layer is realized as the ungrouped convolution of the same map
+    (its block-diagonal kernel, :func:`_whole_patch`) by the choice below, and the reason says
+    so.
 
     >>> from flint import fmpq, fmpq_mat
     >>> from exactnorm.model.layers import TargetLayer
@@ -236,29 +260,34 @@ def conv_choice(layer: TargetLayer, options: Options, distribution: str
     ('blocks', 1, 288)
     """
     op = _conv(layer)
+    grouped = ""
+    if op.groups > 1:
+        m = op.channels // op.groups * op.weight.ncols()
+        try:
+            if m > options.max_system:
+                raise LimitExceededError(f"m = {m} > max_system {options.max_system}")
+            _grouped_pair(layer, options.seed, index, distribution)
+        except (SingularSystemError, LimitExceededError) as exc:
+            grouped = f"its {op.groups} groups not realized apart ({str(exc)[:160]}); "
+            op = _conv(_whole_patch(layer))
+        else:
+            return {"mode": "grouped", "block": None, "why": f"{op.groups} groups",
+                    "estimate": dataclasses.replace(
+                        combined_estimate([estimate_pair(m)] * op.groups), depth=2)}
     W, g = op.weight, op.geometry
     c_out, C = W.nrows(), g.input_shape[0]
-    if op.groups > 1:
-        m = c_out // op.groups * W.ncols()
-        if m > options.max_system:
-            raise LimitExceededError(f"a group of this grouped convolution solves a Khatri–Rao "
-                                     f"system of size {m} > max_system {options.max_system}; "
-                                     f"raise max_system", parameter="max_system")
-        return {"mode": "grouped", "block": None, "why": f"{op.groups} groups",
-                "estimate": dataclasses.replace(
-                    combined_estimate([estimate_pair(m)] * op.groups), depth=2)}
     taps = g.kernel_shape[0] * g.kernel_shape[1]
     m = c_out * W.ncols()
     plain = estimate_pair(m)
     if options.block is not None:
         block = min(options.block, C)
-        why = f"block {options.block} given"
+        why = f"{grouped}block {options.block} given"
     elif m <= options.max_system:
         return {"mode": "plain", "block": C, "estimate": plain,
-                "why": f"m = {m} ≤ max_system {options.max_system}"}
+                "why": f"{grouped}m = {m} ≤ max_system {options.max_system}"}
     else:
         block, _, admissible = best_channel_block(c_out, C, taps, distribution)
-        why = (f"Theorem 1 needs m = {m} > max_system {options.max_system} "
+        why = (f"{grouped}Theorem 1 needs m = {m} > max_system {options.max_system} "
                f"(≈ {human_seconds(plain.seconds)}); {block} channel(s) per block is the "
                f"fastest" + ("" if admissible else " (every size risks a zero row)"))
     if block >= C:
@@ -283,8 +312,9 @@ class ConvRealizer:
     def plan(self, run: Sequence[TargetLayer], box: Box, first: int, options: Options,
              distribution: str) -> RunPlan:
         layer = _layer(run)
-        choice = conv_choice(layer, options, distribution)
-        m = layer.weight.nrows() * layer.weight.ncols()
+        choice = conv_choice(layer, options, distribution, first)
+        whole = _whole_patch(layer).weight
+        m = whole.nrows() * whole.ncols()
         est = choice["estimate"]
         if choice["mode"] == "grouped":
             return RunPlan(self.kind, first, 1, "theorem1 per group", est,
@@ -292,9 +322,10 @@ class ConvRealizer:
                            f"{choice['why']} of m = {est.system_size}",
                            choice={"mode": "grouped"})
         if choice["mode"] == "plain":
+            why = f" ({choice['why']})" if _conv(layer).groups > 1 else ""
             return RunPlan(self.kind, first, 1, "theorem1 over channels", est,
-                           f"target layer {first} {self.kind}: Theorem 1 over channels, m = {m}",
-                           choice={"mode": "plain"})
+                           f"target layer {first} {self.kind}: Theorem 1 over channels, m = {m}"
+                           + why, choice={"mode": "plain"})
         T = est.systems
         return RunPlan(self.kind, first, 1, "channel blocks", est,
                        f"target layer {first} {self.kind}: {T} channel blocks of "
@@ -314,12 +345,12 @@ class ConvRealizer:
                                              index=plan.first, input_node=start,
                                              distribution=options["distribution"],
                                              shift_mode=options["shift_mode"])
-        elif plan.choice.get("mode") == "blocks":
-            layers, report = realize_conv_blocks(_layer(run), box, block=plan.choice["block"],
-                                                 jobs=options["jobs"],
+        elif plan.choice.get("mode") == "blocks":  # a grouped layer's groups not apart
+            layers, report = realize_conv_blocks(_whole_patch(_layer(run)), box,
+                                                 block=plan.choice["block"], jobs=options["jobs"],
                                                  scheduler=options.get("scheduler"), **common)
         else:
-            layers, report = realize_conv_layer(_layer(run), box, **common)
+            layers, report = realize_conv_layer(_whole_patch(_layer(run)), box, **common)
         return Realized(list(layers), [start + len(layers)], [report], [report.witness])
 
     def provenance_defaults(self) -> dict[str, Any]:

@@ -94,14 +94,14 @@ def _row_labels(layer: TargetLayer, shape: Sequence[int], widths: Sequence[int]
     """The kind, input, channels and frozen-width columns of one target layer reading a value
     of tensor shape ``shape``, from what the layer has (its map's description, an image out,
     tuned parameters), not from its kind's name."""
-    kind = layer.operator.describe().split(",")[0]
+    words = layer.operator.describe().split(",")[0].split(" ")  # kind, window, s, p, d
     if len(layer.output_shape) == 1:  # a matrix on the flattened value
-        return (kind, str(layer.input_size), f"{layer.input_size}→{layer.width}",
+        return (layer.kind, str(layer.input_size), f"{layer.input_size}→{layer.width}",
                 ", ".join(map(str, widths[:3])) + (" …" if len(widths) > 3 else ""))
     image = "×".join(map(str, shape))
     if not layer.channels:  # a fixed map: nothing is solved
-        return kind, image, f"{layer.output_shape[0]}", "fixed map"
-    return kind, image, f"{shape[0]}→{layer.channels}", f"{widths[0]}, {widths[1]}"
+        return " ".join(words[:3]), image, f"{layer.output_shape[0]}", "fixed map"
+    return " ".join(words), image, f"{shape[0]}→{layer.channels}", f"{widths[0]}, {widths[1]}"
 
 
 def table_t9() -> ProofTable:
