@@ -28,20 +28,18 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-from flint import fmpq, fmpq_mat, fmpz_mat
+from flint import fmpq, fmpq_mat
 
 from exactnorm.checker.vocabulary import ACTIVATIONS
 from exactnorm.errors import InputError, ShapeError
-from exactnorm.model.batch import activate_batch, add_row_bias, from_columns, to_columns
-from exactnorm.model.operators import Operator, as_operator, float_copy, rounded
-from exactnorm.model.operators.base import matrix_shape
+from exactnorm.model.batch import activate_batch, add_row_bias, as_columns, from_columns, to_columns
+from exactnorm.model.operators import Operator, as_operator, float_copy, matrix_shape, rounded
 from exactnorm.model.routes import Skip
 from exactnorm.model.values import Node, Scaled, Vector, activate, scaled_affine
 
 __all__ = ["TargetLayer", "FrozenLayer", "FloatLayer", "Skip", "STABILITY_FAMILIES"]
 
-#: the boxes on which a frozen layer's ReLU groups are made stable (docs/certificate-format.md
-#: §8): every output position's input box (the default), or their hull
+#: where a frozen layer's ReLU groups are stable: every position's box, or their hull (§8)
 STABILITY_FAMILIES = ("positions", "hull")
 
 
@@ -153,7 +151,7 @@ class TargetLayer(_Role):
 
     def affine_columns(self, S: Scaled) -> Scaled:
         """``A S + b`` for a batch (integers over one denominator, one sample per column)."""
-        Z = self.operator.apply_columns(S)
+        Z = as_columns(self.operator.apply_columns(S), self.width)
         return add_row_bias(Z.num, Z.den, self.bias, self._per)
 
     def evaluate(self, a: Vector) -> Vector:
@@ -225,13 +223,11 @@ class FrozenLayer(_Role):
     def evaluate_node(self, a: Node) -> Node:
         """``σ(pre_activation)`` without skips, as integers over one denominator: one integer
         product of the operator with the node (however the node is held)."""
-        S = Scaled(fmpz_mat(self.input_size, 1, a.num.entries()), a.den) \
-            if isinstance(a, Scaled) else Scaled.of(a, self.input_size, 1)
-        Z = self.operator.apply_columns(S)
+        Z = self.operator.apply_columns(a if isinstance(a, Scaled)
+                                        else Scaled.of(a, self.input_size, 1))
         if not self.channels:
             return activate_batch(self.activation, Z)
-        return scaled_affine(fmpz_mat(self.channels, self._per, Z.num.entries()), Z.den,
-                             self.gamma, self.beta, self.activation)
+        return scaled_affine(Z.num, Z.den, self.gamma, self.beta, self.activation)
 
     def float_layer(self) -> FloatLayer:
         """The float copy: the weight and the skips rounded once, γ and β exact."""

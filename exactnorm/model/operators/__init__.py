@@ -18,14 +18,14 @@ from flint import fmpq_mat, fmpz_mat
 
 from exactnorm.errors import InputError
 from exactnorm.model.operators.avgpool import AvgPool
-from exactnorm.model.operators.base import Operator, float_copy, rounded
+from exactnorm.model.operators.base import Operator, float_copy, matrix_shape, rounded
 from exactnorm.model.operators.conv import Conv
 from exactnorm.model.operators.dense import Dense
 from exactnorm.model.operators.globalavgpool import GlobalAvgPool
 from exactnorm.model.operators.window import ConvGeometry
 
 __all__ = ["OPERATORS", "Operator", "Dense", "Conv", "AvgPool", "GlobalAvgPool", "ConvGeometry",
-           "as_operator", "float_copy", "rounded"]
+           "as_operator", "float_copy", "rounded", "matrix_shape"]
 
 #: kind word → its operator class (the format's LAYER_KINDS, each implemented once)
 OPERATORS: dict[str, type[Any]] = {

@@ -54,7 +54,9 @@ class Operator(Protocol):
 
     def apply(self, a: Vector) -> Vector: ...           # exact A a
 
-    def apply_columns(self, S: Scaled) -> Scaled: ...   # A S, one sample per column
+    # A S, one sample per column; one sample may come and go in another layout of its entries
+    # (C order: a convolution's channels × positions; model.batch.as_columns gives the column)
+    def apply_columns(self, S: Scaled) -> Scaled: ...
 
     def apply_float(self, A: np.ndarray, dtype: Any = np.float64) -> np.ndarray: ...  # rows A
 

@@ -29,7 +29,7 @@ from flint import fmpz_mat
 
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import clear_denominators, to_numpy
-from exactnorm.model.batch import gather
+from exactnorm.model.batch import as_columns, gather
 from exactnorm.model.operators.base import matrix_shape
 from exactnorm.model.operators.window import ConvGeometry, block_product, window_range
 from exactnorm.model.values import Scaled, Vector
@@ -81,18 +81,22 @@ class Conv:
         return tuple(values)
 
     def apply_columns(self, S: Scaled) -> Scaled:
-        """One integer product of the kernel with the patches of all samples side by side (a
-        pointwise convolution's patches are its input, reshaped)."""
+        """One integer product of the kernel with the patches of all samples side by side. One
+        sample is returned as ``channels × positions`` (C order), as a pointwise convolution
+        reads it: a node goes through a segment without a copy."""
         K, kd = clear_denominators(self.weight)
-        g, m = self.geometry, S.num.ncols()
-        if S.num.nrows() != g.input_size:
-            raise ShapeError(f"convolution input of {S.num.nrows()} rows, expected "
-                             f"{g.input_size}")
-        P = fmpz_mat(g.input_shape[0], g.positions * m, S.num.entries()) \
+        g, C = self.geometry, self.geometry.input_shape[0]
+        if g.pointwise and (S.num.nrows(), S.num.ncols()) == (C, g.positions) \
+                and g.input_size != C:  # one sample, channels × positions: its own patches
+            return Scaled(block_product(K, S.num, self.groups), kd * S.den)  # type: ignore[arg-type]
+        S = as_columns(S, g.input_size)
+        m = S.num.ncols()
+        P = fmpz_mat(C, g.positions * m, S.num.entries()) \
             if g.pointwise and m else gather(S.num, g.patch_index)
         Z: Any = block_product(K, P, self.groups)  # c_out × positions·m: rows o·positions + p
-        rows = self.shape[0]
-        return Scaled(fmpz_mat(rows, m, Z.entries()) if m else fmpz_mat(rows, 0), kd * S.den)
+        if m != 1:  # one sample stays channels × positions
+            Z = fmpz_mat(self.shape[0], m, Z.entries()) if m else fmpz_mat(self.shape[0], 0)
+        return Scaled(Z, kd * S.den)
 
     @functools.cached_property
     def _floats(self) -> np.ndarray:

@@ -20,6 +20,7 @@ from flint import fmpq
 
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import clear_denominators, to_numpy
+from exactnorm.model.batch import as_columns
 from exactnorm.model.operators.base import matrix_shape
 from exactnorm.model.values import Scaled, Vector, affine_interval, column
 
@@ -59,8 +60,7 @@ class Dense:
 
     def apply_columns(self, S: Scaled) -> Scaled:
         """One integer matrix product for the whole batch."""
-        if S.num.nrows() != self.shape[1]:
-            raise ShapeError(f"dense input of {S.num.nrows()} rows, expected {self.shape[1]}")
+        S = as_columns(S, self.shape[1])
         W, wd = clear_denominators(self.weight)
         return Scaled(W * S.num, wd * S.den)
 
@@ -90,5 +90,4 @@ def dense_layers(layers: Sequence[Any], what: str = "this construction",
 
 
 def dense_frozen(layers: Sequence[Any], what: str = "this reader") -> tuple[Any, ...]:
-    """:func:`dense_layers` of frozen layers."""
-    return dense_layers(layers, what, "frozen")
+    return dense_layers(layers, what, "frozen")  # of frozen layers

@@ -35,7 +35,7 @@ from flint import fmpq, fmpq_mat
 from exactnorm.checker.vocabulary import MAX_MAP_ENTRIES as MAX_PATCH_ENTRIES
 from exactnorm.errors import LimitExceededError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix
-from exactnorm.model.batch import from_columns, to_columns, window_sums
+from exactnorm.model.batch import as_columns, from_columns, to_columns, window_sums
 from exactnorm.model.values import Scaled, Vector, column
 
 __all__ = ["ConvGeometry", "MAX_PATCH_ENTRIES", "window_range", "block_product",
@@ -210,8 +210,7 @@ class WindowMeans:
 
     def apply_columns(self, S: Scaled) -> Scaled:
         """The sum of each window's rows over ``k`` times the denominator."""
-        if S.num.nrows() != self.shape[1]:
-            raise ShapeError(f"pooling input of {S.num.nrows()} rows, expected {self.shape[1]}")
+        S = as_columns(S, self.shape[1])
         k = self.windows.shape[1]
         return Scaled(window_sums(S.num, self.windows.transpose(1, 0, 2).reshape(k, -1)),
                       S.den * k)
