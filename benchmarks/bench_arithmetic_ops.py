@@ -121,7 +121,6 @@ def cases(size: str, ar: Any) -> list[tuple[str, Callable[[], Any]]]:
     v = [0 if t % 4 else rng.randrange(1, 4) for t in range(128)]
     p = (1 << 61) - 1
     residues = [[rng.randrange(p) for _ in range(96)] for _ in range(96)]
-    A = [[rng.getrandbits(200) - (1 << 199) for _ in range(64)] for _ in range(64)]
     out = [
         ("weight (draw 256x64)", lambda: ar.weight(V1)),
         ("weight (explicit 256x64)", lambda: ar.weight(IntMatrix(V1.integers(), 7))),
@@ -143,7 +142,6 @@ def cases(size: str, ar: Any) -> list[tuple[str, Callable[[], Any]]]:
         ("vanishes (128x128 . v)", lambda: ar.vanishes(Va, None, v)),
         ("vanishes (128x128 diag(v) 128x128)", lambda: ar.vanishes(Va, Vb, v)),
         ("linear.det_mod (96x96 mod 2^61-1)", lambda: ar.linear.det_mod(residues, p)),
-        ("linear.product (64x64 . 64x64, 200 bits)", lambda: ar.linear.product(A, A)),
     ]
     if size == "big":
         hg, hb = vector(128, 10_000, rng, 16), vector(128, 16, rng, 16)

@@ -3,6 +3,8 @@
 Sections (run all, or name some):
 
   overhead  Γ for one layer: exactnorm pipeline vs one raw ``fmpz_mat.solve`` (target ≤ 1.15×)
+  ratio     certify + check of one Theorem-1 layer (d = 24, 32) vs one raw solve of the same
+            system, CPU time side by side (target ≤ 0.85)
   sympy     exactnorm vs SymPy LUsolve / DomainMatrix(QQ), pure-Python ground types
             (target ≥ 500× DomainMatrix at m = 100)
   checker   checker time / construction time (flint target ≤ 0.25 at d ≥ 16); pure checker
@@ -88,6 +90,68 @@ def bench_overhead(quick: bool) -> None:
                      f"{r_flint:.3f}", 1.15])
     write_csv("overhead", ["d", "m", "raw_fmpz_solve_s", "pipeline_auto_s", "ratio_auto",
                            "pipeline_flint_s", "ratio_flint", "target_ratio_max"], rows)
+
+
+# ------------------------------------------------------------------ 1b. certify + check
+
+def _cpu_best(fn, repeat: int) -> tuple[float, float]:
+    """Smallest CPU time and smallest wall time of ``repeat`` runs (this process)."""
+    cpu, wall = float("inf"), float("inf")
+    for _ in range(repeat):
+        c, w = time.process_time(), time.perf_counter()
+        fn()
+        cpu, wall = min(cpu, time.process_time() - c), min(wall, time.perf_counter() - w)
+    return cpu, wall
+
+
+def bench_ratio(quick: bool) -> None:
+    """certify + check of one Theorem-1 layer against one raw FLINT solve of the same system.
+
+    The certify side is what ``exactnorm certify --construction theorem1`` does after reading
+    the target: the plan (seed derived from the target), the construction, the certificate's
+    bytes and the flint check of those bytes. Each side is timed ``repeat`` times, alternated,
+    in one process; the smallest CPU time of each is compared (target ≤ 0.85)."""
+    from exactnorm import api, checker_flint
+    from exactnorm.certificate import certificate_bytes
+
+    say("\n== 1b. certify + check vs one raw fmpz_mat.solve (target ≤ 0.85) ==")
+    rows = []
+    for d in ((16, 24) if quick else (24, 32)):
+        g, _, _ = _layer(d)
+        K, rz = _system(d, "nonzero:8")
+        parts: dict[str, float] = {}
+
+        def certify_and_check(g=g, parts=parts) -> None:
+            marks = [time.process_time()]
+            plan = api.plan_certify(g, "theorem1", jobs=1)
+            c = api.certify_target(g, plan)
+            marks.append(time.process_time())
+            data = certificate_bytes(certificate_document(c))
+            marks.append(time.process_time())
+            verdict = checker_flint.check_certificate_text(data)
+            marks.append(time.process_time())
+            assert verdict.ok, verdict.message
+            for name, a, b in zip(("certify", "write", "check"), marks, marks[1:]):
+                parts[name] = min(parts.get(name, float("inf")), b - a)
+
+        raw = [float("inf"), float("inf")]
+        ours = [float("inf"), float("inf")]
+        for _ in range(3 if d >= 32 else 5):  # alternated: the same load on both sides
+            r = _cpu_best(lambda K=K, rz=rz: K.solve(rz), 1)
+            o = _cpu_best(certify_and_check, 1)
+            raw = [min(raw[0], r[0]), min(raw[1], r[1])]
+            ours = [min(ours[0], o[0]), min(ours[1], o[1])]
+        ratio, ratio_wall = ours[0] / raw[0], ours[1] / raw[1]
+        say(f"d={d:3d} m={d*d:5d}: raw solve {raw[0]:6.2f} s CPU | certify {parts['certify']:.2f}"
+            f" + write {parts['write']:.2f} + check {parts['check']:.2f} = {ours[0]:6.2f} s CPU |"
+            f" ratio {ratio:.2f} ({verdict(ratio, 0.85, False)} 0.85; wall {ratio_wall:.2f}) "
+            f"| load {os.getloadavg()[0]:.1f}")
+        rows.append([d, d * d, f"{raw[0]:.3f}", f"{parts['certify']:.3f}",
+                     f"{parts['write']:.3f}", f"{parts['check']:.3f}", f"{ours[0]:.3f}",
+                     f"{ratio:.3f}", f"{ratio_wall:.3f}", 0.85])
+    write_csv("certify_check_ratio", ["d", "m", "raw_solve_cpu_s", "certify_cpu_s",
+                                      "write_cpu_s", "check_cpu_s", "total_cpu_s", "ratio_cpu",
+                                      "ratio_wall", "target_ratio_max"], rows)
 
 
 # ------------------------------------------------------------------ 2. SymPy
@@ -330,7 +394,8 @@ def bench_entries(quick: bool) -> None:
     write_csv("entries", cols, rows)
 
 
-SECTIONS = {"overhead": bench_overhead, "sympy": bench_sympy, "checker": bench_checker,
+SECTIONS = {"overhead": bench_overhead, "ratio": bench_ratio, "sympy": bench_sympy,
+            "checker": bench_checker,
             "jobs": bench_jobs, "float": bench_float, "memory": bench_memory,
             "entries": bench_entries}
 

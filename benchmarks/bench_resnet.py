@@ -79,11 +79,11 @@ def target_from_initializers(path: Path) -> Any:
 
 
 def read_target(path: Path) -> tuple[Any, str]:
+    from exactnorm.api import load_target
     from exactnorm.errors import ExactnormError
-    from exactnorm.model.interop.load import load_target_any
 
     try:
-        return load_target_any(str(path), box=(0, 1)), "exactnorm's ONNX reader"
+        return load_target(str(path), box=(0, 1)), "exactnorm's ONNX reader"
     except (ExactnormError, TypeError) as exc:
         return target_from_initializers(path), f"initializers ({str(exc)[:60]}…)"
 

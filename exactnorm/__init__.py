@@ -16,11 +16,16 @@ from typing import Any
 
 from exactnorm.version import __version__
 
+#: every name of ``exactnorm.api.__all__`` (tests/project/test_architecture.py compares them)
 _API_NAMES = frozenset({
-    "certify", "check", "check_file", "tables", "sparse_sweep", "detpoly", "check_detpoly",
-    "realizable", "export", "report", "load_target", "demo_target", "certificate_document",
-    "save_certificate", "load_certificate", "plan_certify", "progress_bar",
-    "CertifyResult", "ReportResult", "ExportResult", "Verdict", "capacity", "CapacityResult",
+    "CONSTRUCTIONS", "certify", "plan_certify", "certify_target", "factors_of", "CertifyPlan",
+    "CertifyResult", "Verdict", "ReportResult", "ExportResult", "progress_bar", "target_of",
+    "require_version", "check", "check_file", "check_bytes", "tables", "TablesResult",
+    "sparse_sweep", "SweepResult", "detpoly", "check_detpoly", "DetpolyResult", "realizable",
+    "capacity", "CapacityResult", "plan_capacity", "CapacityPlan", "export", "report",
+    "demo_target", "load_target", "load_frozen", "frozen_of", "Box", "certificate_document",
+    "save_certificate", "write_certificate", "load_certificate", "plan_transformer",
+    "certify_transformer", "is_transformer_file", "TransformerResult",
 })
 
 __all__ = ["__version__", *sorted(_API_NAMES)]

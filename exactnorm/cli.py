@@ -1,13 +1,15 @@
 """Command line ``exactnorm``: argument parsing, progress, exit codes. No mathematics here.
 
-Exit codes (README "Exit codes"): 0 success / valid certificate; 1 invalid certificate, a failed
-comparison (``tables --check``) or, for ``realizable`` and ``capacity``, a target that is not
-reachable; 4 ``capacity``: UNDECIDED (no verdict in the classes it decides); 2 usage or
-input error (including a missing optional package, named with its extra); 3 internal error (a bug:
-one line, rerun with ``--debug`` for the traceback); 130 interrupted (Ctrl-C); 141 standard output
-closed before the verdict was written (neither 0 nor 1: nobody read it). Errors are one line
-on stderr; ``--debug`` (before or after the subcommand) shows the traceback before it and keeps
-the exit code.
+Exit codes (:data:`~exactnorm.commands._exits.EXIT_CODES`, the one table README, docs/cli.md
+and docs/security.md print): 0 success / valid certificate; 1 the answer is no (an invalid
+certificate, UNREACHABLE, not reachable, a difference); 2 usage or input error (including a
+missing optional package, named with its extra); 3 internal error (a bug: one line, rerun with
+``--debug`` for the traceback); 4 ``capacity``: UNDECIDED; 124 ``--timeout`` passed; 130
+interrupted (Ctrl-C, SIGINT or SIGTERM: every worker ended, one line); 141 standard output closed
+before the verdict was written (neither 0 nor 1: nobody read it). Errors are one line on stderr;
+``--debug`` (before or after the subcommand) shows the traceback before it and keeps the exit
+code. With ``--json`` every outcome, errors included, is one JSON object on stdout
+(:mod:`exactnorm.commands._json`).
 
 Each subcommand lives in ``exactnorm.commands.<name>`` and provides ``register(subparsers)``,
 which adds its parser and sets ``func`` (``args → exit code``).
@@ -16,19 +18,28 @@ which adds its parser and sets ``func`` (``args → exit code``).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import re
 import sys
 import traceback
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-from exactnorm.checker.vocabulary import EXIT_BROKEN_PIPE  # 128 + SIGPIPE
+from exactnorm.commands._exits import (
+    EXIT_BROKEN_PIPE,  # 128 + SIGPIPE
+    EXIT_CODES,
+    EXIT_INTERRUPTED,
+    EXIT_TIMEOUT,
+)
+from exactnorm.commands._json import emit_failure, json_requested
 from exactnorm.errors import ExactnormError
+from exactnorm.exact.interrupts import DeadlineReached, Interrupted, handling_interrupts
 from exactnorm.version import __version__
 
-__all__ = ["main", "build_parser", "COMMAND_MODULES", "EXIT_BROKEN_PIPE", "render_error"]
+__all__ = ["main", "build_parser", "COMMAND_MODULES", "EXIT_BROKEN_PIPE", "EXIT_CODES",
+           "render_error"]
 
 
 COMMAND_MODULES = (
@@ -47,8 +58,12 @@ COMMAND_MODULES = (
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors as one line with exit code 2."""
 
+    #: the last usage error (for ``--json``, which reports it as an object too)
+    last_error: str | None = None
+
     def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        _Parser.last_error = f"{self.prog}: error: {message}"
+        sys.stderr.write(_Parser.last_error + "\n")
         raise SystemExit(2)
 
 
@@ -99,46 +114,81 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv, debug = _split_debug(_join_negative_values(list(sys.argv[1:] if argv is None
                                                           else argv)))
     set_interrupt_note(None)  # a note is about this command only, not an earlier call's
+    _Parser.last_error = None
     warnings.showwarning = _note  # a library's UserWarning is a note to the user, not code
+    args: argparse.Namespace | None = None
+
+    def fail(verdict: str, code: int, line: str) -> int:
+        """One line on stderr; with ``--json`` also the object of the failure on stdout."""
+        sys.stderr.write(line + "\n")
+        emit_failure(args, argv, verdict, code, line.removeprefix("exactnorm: "))
+        return code
+
     try:
-        args = build_parser().parse_args(argv)
+        with handling_interrupts():  # Ctrl-C while parsing or importing: one line, exit 130
+            args = build_parser().parse_args(argv)
         args.debug = debug
-        code = int(args.func(args))
+        with handling_interrupts(getattr(args, "timeout", None)), \
+                json_mode(json_requested(args)):
+            code = int(args.func(args))
         sys.stdout.flush()  # a closed pipe shows here, inside the handler below
         return code
     except SystemExit as exc:
-        return int(exc.code) if isinstance(exc.code, int) else 2
+        code = int(exc.code) if isinstance(exc.code, int) else 2
+        if code and _Parser.last_error is not None:  # a usage error, already on stderr
+            emit_failure(args, argv, "ERROR", code, _Parser.last_error)
+        return code
     except BrokenPipeError:
         # the reader of our stdout went away; Python would complain again when flushing at exit
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
-    except KeyboardInterrupt:
-        sys.stderr.write(f"exactnorm: interrupted; {interrupt_note()}\n")
-        return 130
+    except DeadlineReached as exc:
+        note = interrupt_note()
+        if "--timeout" not in note:
+            note += "; run the same command again with a larger --timeout"
+        return fail("TIMEOUT", EXIT_TIMEOUT, f"exactnorm: stopped after --timeout "
+                                             f"{exc.seconds:g} s; {note}")
+    except KeyboardInterrupt as exc:
+        which = f" ({exc.signal_name})" if isinstance(exc, Interrupted) \
+            and exc.signal_name != "SIGINT" else ""
+        return fail("INTERRUPTED", EXIT_INTERRUPTED,
+                    f"exactnorm: interrupted{which}; {interrupt_note()}")
     except ExactnormError as exc:
         _traceback(debug)
-        sys.stderr.write(f"exactnorm: error: {render_error(exc)}\n")
-        return exc.exit_code
+        return fail("ERROR", exc.exit_code, f"exactnorm: error: {render_error(exc)}")
     except RecursionError:
         _traceback(debug)
-        sys.stderr.write("exactnorm: error: input too deeply nested (RecursionError)\n")
-        return 2
+        return fail("ERROR", 2, "exactnorm: error: input too deeply nested (RecursionError)")
     except MemoryError:
         _traceback(debug)
-        sys.stderr.write("exactnorm: error: out of memory (MemoryError): the input is too large "
-                         "for this machine\n")
-        return 2
+        return fail("ERROR", 2, "exactnorm: error: out of memory (MemoryError): the input is "
+                                "too large for this machine")
     except OSError as exc:  # unreadable input, unwritable --out, disk full: the user's to fix
         _traceback(debug)
         where = f": {exc.filename}" if exc.filename else ""
-        sys.stderr.write(f"exactnorm: error: {exc.strerror or _first_line(exc)}{where}\n")
-        return 2
+        return fail("ERROR", 2, f"exactnorm: error: {exc.strerror or _first_line(exc)}{where}")
     except Exception as exc:  # a bug: still one line, the traceback behind --debug
         _traceback(debug)
-        sys.stderr.write(f"exactnorm: internal error: {type(exc).__name__}: {_first_line(exc)} "
-                         f"(rerun with --debug and report it)\n")
-        return 3
+        return fail("ERROR", 3, f"exactnorm: internal error: {type(exc).__name__}: "
+                                f"{_first_line(exc)} (rerun with --debug and report it)")
+
+
+@contextlib.contextmanager
+def json_mode(on: bool) -> Iterator[None]:
+    """With ``--json``: the human text of standard output is not printed (the verb prints its
+    one object itself); standard error (progress, notes) is unchanged."""
+    if not on:
+        yield
+        return
+    from exactnorm.commands._common import console
+
+    before = console.quiet
+    console.quiet = True
+    try:
+        yield
+    finally:
+        console.quiet = before
 
 
 def _traceback(debug: bool) -> None:

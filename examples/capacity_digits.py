@@ -36,7 +36,9 @@ import numpy as np
 
 from exactnorm import api, checker, checker_flint
 from exactnorm.errors import require_extra
-from exactnorm.model.given import given_from_sklearn
+from exactnorm.model.batchnorm import retuned as retune
+from exactnorm.model.box import Box
+from exactnorm.model.interop import frozen_from_sklearn
 from exactnorm.model.network import TargetNetwork
 
 __all__ = ["main", "train"]
@@ -109,11 +111,11 @@ def main(wide: bool = False, out: Path | None = None) -> dict[str, Any]:
     _show("an independently trained 64-32-10 MLP", r, out, "mlp32_256.json")
     facts["mlp32_256"] = r.word
 
-    net = given_from_sklearn(frozen)
+    net = frozen_from_sklearn(frozen)
     rng = random.Random(0)
     gammas = [[Fraction(rng.randint(1, 8), 4) for _ in range(n)] for n in (256, 10)]
     betas = [[Fraction(rng.randint(-4, 4), 8) for _ in range(n)] for n in (256, 10)]
-    retuned = net.retuned(gammas, betas, [0] * 64, [1] * 64)
+    retuned = retune(net, gammas, betas, Box.of("0:1"))
     r = api.capacity(frozen, target=retuned)
     _show("the frozen network with re-tuned γ, β", r, out, "retuned_256.json")
     facts["retuned_256"] = r.word

@@ -7,7 +7,7 @@
 2. Writes the same network as an ONNX MLP (``Gemm`` + ``Relu``, as an exporter would) and as a
    PyTorch ``nn.Sequential`` state dict (``.pt`` when torch is installed, trained in torch from the
    scikit-learn weights for a few steps; ``.npz`` otherwise), and imports both through the one
-   loader :func:`~exactnorm.model.interop.load_target_any` — the state dict with its activations
+   loader :func:`~exactnorm.api.load_target` — the state dict with its activations
    declared. The ONNX import is the file's float64 numbers exactly.
 3. Certifies each import (Theorem 1) and checks the certificates with the independent checker.
 4. Exports the certified γ, β to ONNX (run by onnxruntime, float32 and float64) and to the
@@ -30,10 +30,11 @@ from typing import Any
 import numpy as np
 
 from exactnorm import api
-from exactnorm.certificate import network_from_dict
+from exactnorm.api import load_target
+from exactnorm.certificate import read_frozen
 from exactnorm.errors import require_extra
 from exactnorm.exact.linalg import to_fractions, to_numpy
-from exactnorm.model.interop import load_target_any, target_from_sklearn
+from exactnorm.model.interop import target_from_sklearn
 from exactnorm.model.network import TargetNetwork, column
 from exactnorm.outputs.export import (
     evaluate_state_dict,
@@ -144,7 +145,7 @@ def main(n_features: int = 3, hidden: int = 6, seed: int = 0, max_iter: int = 20
         onnx.save(model, tmp_path / "mlp.onnx")
         # a file holds no box: the cube around the data's bounding box
         box = (Fraction(float(lower.min())), Fraction(float(upper.max())))
-        g_onnx = load_target_any(tmp_path / "mlp.onnx", box=box)
+        g_onnx = load_target(tmp_path / "mlp.onnx", box=box)
         # the import is the file's float64 numbers exactly (the folded scaler 1/scale is not a
         # dyadic rational, so the file itself is a rounded copy of the scikit-learn network)
         stored = {t.name: onnx.numpy_helper.to_array(t) for t in model.graph.initializer}
@@ -167,14 +168,14 @@ def main(n_features: int = 3, hidden: int = 6, seed: int = 0, max_iter: int = 20
         else:
             np.savez(tmp_path / "mlp.npz", **state)
             sd_path = tmp_path / "mlp.npz"
-        g_state = load_target_any(sd_path, box=box, activations="relu,identity")
+        g_state = load_target(sd_path, box=box, activations="relu,identity")
         facts["state_dict_from"] = trained_by
 
         for name, g in (("sklearn", g_sklearn), ("onnx", g_onnx), ("state_dict", g_state)):
             # ---- certify and check
             doc = api.certificate_document(api.certify(g, seed=seed))
             verdict = api.check(doc)
-            f = network_from_dict(doc)
+            f = read_frozen(doc)
             g_values = [g.evaluate(x) for x in exact_points]
             exact = np.array([[float(v) for v in gx] for gx in g_values])
             # ---- out: ONNX through onnxruntime, PyTorch through torch.nn (or numpy)

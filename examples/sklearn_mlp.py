@@ -8,7 +8,8 @@ and then:
    it denotes; ``coefs_[i]`` is transposed to our ``(out, in)``);
 2. takes the box ``D`` = per-feature min/max over the whole data set, as exact rationals (min and
    max return data values, so every sample lies in ``D``, test points included);
-3. certifies with Theorem 1 (SPEC §2.1) and checks the certificate with the independent checkers:
+3. certifies with Theorem 1 (docs/model.md) and checks the certificate with the independent
+   checkers:
    the standard-library one (``pure=True``) and its python-flint fast path;
 4. shows ``f(x) = g(x)`` exactly on held-out test points (their exact rational values), both for
    the construction's network and for the exact BatchNorm-style JSON export read back from disk;

@@ -28,8 +28,8 @@ from flint import fmpq
 from exactnorm import checker, checker_flint
 from exactnorm.checker.vocabulary import OUTPUT_SCALES, WITNESS_KINDS
 from exactnorm.exact.linalg import to_fractions
-from exactnorm.model.given import GivenNetwork, given_from_target
-from exactnorm.model.network import TargetNetwork
+from exactnorm.model.interop import frozen_from_target
+from exactnorm.model.network import FrozenNetwork, TargetNetwork
 from exactnorm.model.targets import random_target
 
 #: the checkout this test suite belongs to
@@ -119,12 +119,12 @@ def sample_points(g: TargetNetwork, n: int, seed: int) -> list[tuple[Fraction, .
     return pts
 
 
-def given(weights: list[list[list[Any]]], acts: list[str]) -> GivenNetwork:
+def given(weights: list[list[list[Any]]], acts: list[str]) -> FrozenNetwork:
     """A given network with these matrices (biases 0) and activations."""
     d0 = len(weights[0][0])
     g = TargetNetwork.from_lists(weights, [[0] * len(W) for W in weights], acts,
                                  lower=[0] * d0, upper=[1] * d0)
-    return given_from_target(g, "test network")
+    return frozen_from_target(g, "test network")
 
 
 def _changed(value: Any, key: str | None) -> Any:

@@ -1,6 +1,10 @@
 """Capacity of a given network: what re-tuning only its normalization can reach, decided exactly.
 
-Contract. :func:`capacity_profile` measures, for every pair of consecutive frozen linear layers,
+Contract. The given network is a :class:`~exactnorm.model.network.FrozenNetwork` with explicit
+frozen matrices and a BatchNorm record per layer (:mod:`exactnorm.model.batchnorm`), read by
+the one loader of frozen networks; the target is read by the one loader of targets, its
+``input`` and ``skip`` included. :func:`capacity_profile` measures, for every pair of consecutive
+frozen linear layers (the second reading the first),
 the exact rank of its Khatri–Rao matrix ``K = V_jᵀ ⊙ V_{j+1}`` against the size a universal pair
 needs (``c2·c0`` with the output scale held, Burkholz's ``c2·c0 − c2 + 1`` counted with it tuned),
 with a rank witness. :func:`decide` answers REACH for a target on a box with one word —
@@ -9,7 +13,16 @@ certificate whose frozen matrices are the given ones (declared ``fixed``), or an
 ``exactnorm.impossibility`` document (docs/certificate-format.md §9). Nothing here is trusted:
 both documents are checked by the independent checker.
 
-Decision procedure (frontier.md §3.1, §4.2–§4.4), first success wins:
+What is decided, and what is not. The witnesses and constructions below are stated for a given
+network that is a *chain* of dense layers (each reads the layer before it and adds no skip) and
+a target that is a chain of dense layers once the layers its output does not read are dropped
+(:func:`output_chain`: a layer that no path to the output reads changes nothing, so the target
+and the chain of the layers it reads are the same function on every input, and the documents
+state that chain). Anything else — a given network whose layer reads another node or adds a
+skip, a target whose layers read other nodes or add skips — is ``UNDECIDED``, naming what was
+not settled, never a word derived from a network other than the one read; layers of another kind
+are refused. Decision procedure (docs/capacity.md, "How the verdict is found"), first success
+wins:
 
 1. *kink* (frozen network with one hidden ReLU layer and identity output, target with a hidden
    ReLU layer): a target first-layer kink crossing the box, parallel to no frozen row →
@@ -70,12 +83,12 @@ from exactnorm.exact.modular import (
     submatrix,
     witness_prime,
 )
-from exactnorm.model.given import GivenNetwork
+from exactnorm.model.batchnorm import given_chain
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork
-from exactnorm.model.operators.dense import Dense, dense_layers
+from exactnorm.model.operators.dense import Dense, dense_frozen, dense_layers
 
 __all__ = ["OUTPUT_SCALES", "VERDICTS", "ProfileRow", "Decision", "capacity_profile", "decide",
-           "given_sources"]
+           "given_sources", "output_chain", "linked_pairs"]
 
 #: ``tuned``: the output layer's γ is tuned like every other; ``fixed``: held at 1 (the format's
 #: words for the Fredholm witness, docs/certificate-format.md §9)
@@ -105,15 +118,33 @@ class ProfileRow:
                 "universal": self.universal, "tuned": self.tuned, "witness": self.witness}
 
 
-def _prime(net: GivenNetwork, g: TargetNetwork | None = None) -> int:
+def _weights(net: FrozenNetwork) -> list[Any]:
+    return [layer.weight for layer in dense_frozen(net.layers, "capacity")]
+
+
+def _activations(net: FrozenNetwork) -> tuple[str, ...]:
+    return tuple(layer.activation for layer in net.layers)
+
+
+def _prime(net: FrozenNetwork, g: TargetNetwork | None = None) -> int:
     targets = dense_layers(g.layers, "capacity") if g is not None else ()
-    mats = net.weights + [layer.weight for layer in targets]
+    mats = _weights(net) + [layer.weight for layer in targets]
     return witness_prime(fmpq(x).denom() for M in mats for x in M.entries())
 
 
-def capacity_profile(net: GivenNetwork,
+def linked_pairs(net: FrozenNetwork) -> list[int]:
+    """The ``j`` whose layer ``j + 1`` reads layer ``j`` and adds nothing to it: the pairs a
+    profile row describes (every consecutive pair of a chain)."""
+    layers = dense_frozen(net.layers, "capacity")
+    residuals = dict(net.residuals)
+    return [j for j in range(1, len(layers))
+            if layers[j].input == j and not layers[j].skips and j + 1 not in residuals]
+
+
+def capacity_profile(net: FrozenNetwork,
                      progress: Callable[[int, int], None] | None = None) -> list[ProfileRow]:
-    """The capacity profile (module docstring): one row per pair of consecutive linear layers.
+    """The capacity profile (module docstring): one row per pair of consecutive linear layers,
+    the second reading the first (:func:`linked_pairs`).
 
     Rank: a nonzero minor modulo a prime is a lower bound (its rows, columns, prime and residue
     are the witness); with ``min(rows, columns)`` it is exact; below that the exact rank is
@@ -124,9 +155,11 @@ def capacity_profile(net: GivenNetwork,
     """
     p = _prime(net)
     rows_out = []
-    pairs = len(net.layers) - 1
-    for j in range(1, pairs + 1):
-        V1, V2 = net.layers[j - 1].weight, net.layers[j].weight
+    weights = _weights(net)
+    linked = linked_pairs(net)
+    pairs = len(linked)
+    for done, j in enumerate(linked, 1):
+        V1, V2 = weights[j - 1], weights[j]
         c0, c1, c2 = V1.ncols(), V1.nrows(), V2.nrows()
         sys = pair_system(V1, V2, fmpq_mat(c2, c0), range(c2), range(c0), outputs=False)
         Kz = sys.Az
@@ -159,7 +192,7 @@ def capacity_profile(net: GivenNetwork,
         rows_out.append(ProfileRow(j, c0, c1, c2, rank, n, needed_tuned, rank == n, tuned,
                                    witness))
         if progress is not None:
-            progress(j, pairs)
+            progress(done, pairs)
     return rows_out
 
 
@@ -179,23 +212,26 @@ class Decision:
     seconds: float = 0.0
 
 
-def given_sources(net: GivenNetwork) -> list[dict[str, Any]]:
-    """``{"kind": "fixed", "why": …}`` for each frozen matrix of a given network."""
-    return [{"kind": "fixed", "why": f"given network {layer.source} (exact)"}
-            for layer in net.layers]
+def given_sources(net: FrozenNetwork) -> list[dict[str, Any]]:
+    """Where each frozen matrix of the given network comes from: its own declaration (``{"kind":
+    "fixed", "why": …}``, or the draw record of a certificate's matrix), else a fixed
+    declaration naming the network."""
+    return [layer.record if isinstance(layer.record, dict) else
+            {"kind": "fixed", "why": f"given network {net.name or 'in memory'}: layer {j} "
+                                     f"weight (exact)"}
+            for j, layer in enumerate(dense_frozen(net.layers, "capacity"), 1)]
 
 
-def _provenance(net: GivenNetwork, how: str, output_scale: str) -> dict[str, Any]:
-    return {"construction": f"capacity: {how}", "network": net.name,
+def _provenance(net: FrozenNetwork, how: str, output_scale: str) -> dict[str, Any]:
+    """Every number exact (the BatchNorm ε as the rational its float denotes)."""
+    norms = net.normalizations or (None,) * net.depth
+    return {"construction": f"capacity: {how}", "network": net.name or "a given network",
             "output_scale": output_scale,
             "tuned": "one γ and one β per neuron after each linear layer",
-            "batchnorm": ["none" if layer.norm is None else
-                          {"epsilon": layer.norm.eps,
-                           "reparametrization": "γ = γ_bn/√(σ² + ε), β = β_bn + γ(c − μ)"}
-                          for layer in net.layers]}
+            "batchnorm": ["none" if norm is None else norm.as_json() for norm in norms]}
 
 
-def _certificate(net: GivenNetwork, g: TargetNetwork, layers: list[FrozenLayer],
+def _certificate(net: FrozenNetwork, g: TargetNetwork, layers: list[FrozenLayer],
                  checkpoints: tuple[int, ...], how: str, output_scale: str,
                  reports: list[LayerReport]) -> Construction:
     network = FrozenNetwork(g.widths[0], tuple(layers), checkpoints)
@@ -203,12 +239,13 @@ def _certificate(net: GivenNetwork, g: TargetNetwork, layers: list[FrozenLayer],
                         provenance=_provenance(net, how, output_scale), witnesses={})
 
 
-def _aligned(net: GivenNetwork, g: TargetNetwork, output_scale: str) -> Construction | None:
+def _aligned(net: FrozenNetwork, g: TargetNetwork, output_scale: str) -> Construction | None:
     """The segment-aligned realization: frozen layer ``j`` with ``γ_j`` the row ratios and
     ``β_j`` the target's bias, pinned coordinates folded (``None`` when a ratio is missing)."""
     boxes = g.interval_boxes()
     layers, sources = [], given_sources(net)
-    for j, (given, tl) in enumerate(zip(net.layers, dense_layers(g.layers, "capacity")), 1):
+    for j, (given, tl) in enumerate(zip(dense_frozen(net.layers, "capacity"),
+                                        dense_layers(g.layers, "capacity")), 1):
         lo, hi = boxes[j - 1]
         gammas, _ = aligned_rows(given.weight, tl.weight, lo, hi)
         if gammas is None:
@@ -236,62 +273,132 @@ def _solve_fixed(V1: Any, V2: Any, W: Any, free: list[int], p: int) -> PairSolut
                         K.Az.nrows(), K.Az.ncols())
 
 
-def _impossible(net: GivenNetwork, g: TargetNetwork, witness: dict[str, Any], cls: str,
+def _impossible(net: FrozenNetwork, g: TargetNetwork, witness: dict[str, Any], cls: str,
                 reason: str, output_scale: str) -> Decision:
     frozen = [(layer.weight, layer.activation, src)
-              for layer, src in zip(net.layers, given_sources(net))]
+              for layer, src in zip(dense_frozen(net.layers, "capacity"), given_sources(net))]
     doc = impossibility_document(g, frozen, witness,
                                  _provenance(net, f"{witness['kind']} witness", output_scale))
     return Decision("UNREACHABLE", cls, reason, doc, witness=witness["kind"])
 
 
-def decide(net: GivenNetwork, g: TargetNetwork, *, output_scale: str = "tuned",
+def output_chain(g: TargetNetwork) -> tuple[TargetNetwork | None, list[int]]:
+    """The target as a chain of the layers its output reads (module docstring), or ``None``
+    when those layers do not form a chain (a layer reads another node than the one before it
+    among them, or adds a skip), and the layers (from 1) that were dropped."""
+    if g.is_chain:
+        return g, []
+    needed, stack = set(), [g.depth]
+    while stack:
+        i = stack.pop()
+        if i == 0 or i in needed:
+            continue
+        needed.add(i)
+        w = g.wire(i)
+        stack += [w.input] + ([w.skip.source] if w.skip is not None else [])
+    kept = sorted(needed)
+    dropped = [i for i in range(1, g.depth + 1) if i not in needed]
+    previous = 0
+    for i in kept:
+        w = g.wire(i)
+        if w.skip is not None or w.input != previous:
+            return None, dropped
+        previous = i
+    layers = tuple(g.layers[i - 1] for i in kept)
+    return TargetNetwork(layers, g.lower, g.upper, source=g.source), dropped
+
+
+def _not_a_chain(g: TargetNetwork) -> str:
+    for i in range(1, g.depth + 1):
+        w = g.wire(i)
+        if w.skip is not None:
+            return f"target layer {i} adds a skip from node {w.skip.source}"
+        if w.input != i - 1:
+            return f"target layer {i} reads node {w.input}"
+    return "the target is a chain"  # not reached: output_chain accepts chains
+
+
+def decide(net: FrozenNetwork, g: TargetNetwork, *, output_scale: str = "tuned",
            progress: Callable[[int, int], None] | None = None) -> Decision:
     """REACH for the given network ``net`` and the target ``g`` on ``g``'s box (module
-    docstring). ``output_scale="fixed"`` decides the class with the output layer's γ held at 1."""
+    docstring). ``output_scale="fixed"`` decides the class with the output layer's γ held at 1.
+
+    Raises
+    ------
+    InputError
+        Layers of another kind than dense, input or output sizes that differ, an unknown
+        ``output_scale``.
+    """
     if output_scale not in OUTPUT_SCALES:
         raise InputError(f"output_scale must be one of {', '.join(OUTPUT_SCALES)}, got "
                          f"{output_scale!r}", parameter="output_scale")
-    if net.widths[0] != g.widths[0] or net.widths[-1] != g.widths[-1]:
-        raise InputError(f"the given network maps {net.widths[0]} to {net.widths[-1]} values, "
+    dims = net.node_dims
+    if dims[0] != g.widths[0] or dims[-1] != g.widths[-1]:
+        raise InputError(f"the given network maps {dims[0]} to {dims[-1]} values, "
                          f"the target {g.widths[0]} to {g.widths[-1]}", parameter="target")
+    dense_layers(g.layers, "capacity")
     t0 = time.perf_counter()
+    done = _done(t0)
+    not_chain = given_chain(net)
+    if not_chain is not None:
+        return done(Decision("UNDECIDED", f"a given network that is not a chain of layers "
+                             f"({not_chain}): exactnorm decides chains",
+                             "no witness in the classes exactnorm decides"))
+    chain, dropped = output_chain(g)
+    if chain is None:
+        return done(Decision("UNDECIDED", f"a target that is not a chain of layers "
+                             f"({_not_a_chain(g)}): the witnesses and constructions of "
+                             f"capacity are stated for chains",
+                             "no witness in the classes exactnorm decides"))
+    d = _decide_chains(net, chain, output_scale, progress)
+    if dropped:
+        unread = ", ".join(map(str, dropped))
+        d.reason += (f" (for the target without its layer{'s' if len(dropped) > 1 else ''} "
+                     f"{unread}, which its output does not read: the same function)")
+        d.notes.append(f"target layers {unread} are not read by the output; the documents "
+                       f"state the target without them")
+    return done(d)
+
+
+def _decide_chains(net: FrozenNetwork, g: TargetNetwork, output_scale: str,
+                   progress: Callable[[int, int], None] | None) -> Decision:
+    """:func:`decide` for a chain of dense given layers and a chain target."""
     step = (lambda k: progress(k, 5)) if progress is not None else (lambda k: None)
     free = free_coordinates(g.lower, g.upper)
     p = _prime(net, g)
     acts = tuple(layer.activation for layer in g.layers)
-    one_hidden = len(net.layers) == 2 and net.activations[0] == "relu"
-    same = net.widths == g.widths and net.activations == acts
-    V1 = net.layers[0].weight
-    V2 = net.layers[1].weight if len(net.layers) > 1 else None
-    done = _done(t0)
-    if one_hidden and net.activations[1] == "identity":
+    given_acts = _activations(net)
+    one_hidden = net.depth == 2 and given_acts[0] == "relu"
+    same = net.node_dims == g.widths and given_acts == acts
+    weights = _weights(net)
+    V1 = weights[0]
+    V2 = weights[1] if len(weights) > 1 else None
+    if one_hidden and given_acts[1] == "identity":
         w = kink_witness(V1, g)
         if w is not None:
-            return done(_impossible(net, g, w, "every", f"target neuron {w['neuron']} has a "
-                                    f"kink in the box parallel to no row of V_1", output_scale))
+            return _impossible(net, g, w, "every", f"target neuron {w['neuron']} has a "
+                               f"kink in the box parallel to no row of V_1", output_scale)
     step(1)
     if same:
         c = _aligned(net, g, output_scale)
         if c is not None:
-            return done(Decision("REACHABLE", None, "the target's layers are the frozen layers "
-                                 "with their rows rescaled (one frozen layer per target layer)",
-                                 _document(c), c))
+            return Decision("REACHABLE", None, "the target's layers are the frozen layers "
+                            "with their rows rescaled (one frozen layer per target layer)",
+                            _document(c), c)
     step(2)
     if one_hidden and V2 is not None:
         found = _one_hidden(net, g, V1, V2, free, p, output_scale, step)
         if found is not None:
-            return done(found)
+            return found
     step(4)
     if same:
-        w = aligned_witness(net.weights, g)
+        w = aligned_witness(weights, g)
         if w is not None:
-            return done(_impossible(net, g, w, "aligned", f"row {w['neuron']} of layer "
-                                    f"{w['layer']} is no multiple of the frozen row",
-                                    output_scale))
+            return _impossible(net, g, w, "aligned", f"row {w['neuron']} of layer "
+                               f"{w['layer']} is no multiple of the frozen row", output_scale)
     step(5)
-    return done(Decision("UNDECIDED", _undecided_class(net, g, one_hidden, same),
-                         "no witness in the classes exactnorm decides"))
+    return Decision("UNDECIDED", _undecided_class(net, g, one_hidden, same),
+                    "no witness in the classes exactnorm decides")
 
 
 def _document(c: Construction) -> dict[str, Any]:
@@ -307,7 +414,7 @@ def _done(t0: float) -> Callable[[Decision], Decision]:
     return finish
 
 
-def _one_hidden(net: GivenNetwork, g: TargetNetwork, V1: Any, V2: Any, free: list[int], p: int,
+def _one_hidden(net: FrozenNetwork, g: TargetNetwork, V1: Any, V2: Any, free: list[int], p: int,
                 output_scale: str, step: Callable[[int], None]) -> Decision | None:
     """Steps of Theorem LB at an interior point (module docstring, step 3)."""
     found = interior_point(g)
@@ -315,7 +422,8 @@ def _one_hidden(net: GivenNetwork, g: TargetNetwork, V1: Any, V2: Any, free: lis
         return None
     x0, values = found
     tuned = output_scale == "tuned"
-    J, outputs = local_jacobian(g, values, net.activations[1], nonzero=tuned)
+    out_act = _activations(net)[1]
+    J, outputs = local_jacobian(g, values, out_act, nonzero=tuned)
     if outputs:
         w, rank = rank_witness(V1, V2, J, outputs, free, p)
         if w is not None:
@@ -324,7 +432,7 @@ def _one_hidden(net: GivenNetwork, g: TargetNetwork, V1: Any, V2: Any, free: lis
                                f"{rank} (Theorem LB)", output_scale)
     step(3)
     tl = dense_layers(g.layers, "capacity")[0]
-    if g.depth == 1 and tl.activation == net.activations[1]:
+    if g.depth == 1 and tl.activation == out_act:
         solution = solve_pair(V1, V2, tl.weight, free, p) if tuned \
             else _solve_fixed(V1, V2, tl.weight, free, p)
         if solution is not None:
@@ -334,7 +442,7 @@ def _one_hidden(net: GivenNetwork, g: TargetNetwork, V1: Any, V2: Any, free: lis
                                         records=(sources[0], sources[1]))
             how = ("one hidden frozen layer, output scale tuned" if solution.scale_tuned else
                    "one hidden frozen layer, output scale 1")
-            report = LayerReport(1, g.widths[0], g.widths[1], net.widths[1:], 1,
+            report = LayerReport(1, g.widths[0], g.widths[1], net.node_dims[1:], 1,
                                  len(live_rows(tl.weight, free)) * len(free), solution.rank,
                                  0, 0, 1)
             c = _certificate(net, g, layers, (2,), how, output_scale, [report])
@@ -350,14 +458,16 @@ def _one_hidden(net: GivenNetwork, g: TargetNetwork, V1: Any, V2: Any, free: lis
     return None
 
 
-def _undecided_class(net: GivenNetwork, g: TargetNetwork, one_hidden: bool, same: bool) -> str:
+def _undecided_class(net: FrozenNetwork, g: TargetNetwork, one_hidden: bool, same: bool) -> str:
+    out_act = _activations(net)[-1]
     if not one_hidden and not same:
-        return (f"a frozen network with {len(net.layers) - 1} hidden layers and a target of "
-                f"another architecture: reachability is multilinear there (frontier.md §4.4); "
-                f"exactnorm decides one hidden frozen layer and the same architecture")
-    if one_hidden and g.depth == 1 and g.layers[0].activation != net.activations[1]:
+        return (f"a frozen network with {net.depth - 1} hidden layers and a target of "
+                f"another architecture: reachability is multilinear there (docs/capacity.md, "
+                f"\"What is not decided\"); exactnorm decides one hidden frozen layer and the "
+                f"same architecture")
+    if one_hidden and g.depth == 1 and g.layers[0].activation != out_act:
         return (f"an affine target with output activation {g.layers[0].activation} against a "
-                f"frozen output activation {net.activations[1]}: no impossibility found, and a "
+                f"frozen output activation {out_act}: no impossibility found, and a "
                 f"certificate needs equal activations")
     if one_hidden:
         return ("tunings whose kinks lie on the target's kinks: every target kink is parallel "

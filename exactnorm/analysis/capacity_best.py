@@ -1,5 +1,5 @@
 """Best achievable in the stable class: the exact least-squares optimum of ``exactnorm capacity
---best`` (frontier.md §4.5).
+--best`` (docs/capacity.md, "--best").
 
 Contract. For a given network with one hidden ReLU layer and identity output, and an affine
 target ``g(x) = W x + b`` on the box ``B``, the *stable class* holds the output scale at 1 and keeps
@@ -17,7 +17,8 @@ quadratic, so that identity proves ``E(u*)`` is the **minimum over the stable cl
 **achieved sup-norm error** ``max_{x∈B} max_i |(M* − W)_i (x − μ)| = max_i Σ_j r_j |M*_{ij} −
 W_{ij}|`` (``r`` the half-widths) is the exact worst error of that network on ``B``: an **upper
 bound** on the best error any tuning reaches, not a claim of optimality (crossing ReLUs and a
-tuned output scale are outside the stable class, frontier.md §4.5 [OPEN]).
+tuned output scale are outside the stable class; optimality over them is an open question,
+docs/capacity.md).
 """
 
 from __future__ import annotations
@@ -32,9 +33,9 @@ from exactnorm.errors import InputError, InvariantError
 from exactnorm.exact.modular import common_denominator, solve_consistent, solve_full_row_rank
 from exactnorm.exact.modular import witness_prime as _witness_prime
 from exactnorm.exact.rationals import format_number
-from exactnorm.model.given import GivenNetwork
-from exactnorm.model.network import TargetNetwork
-from exactnorm.model.operators.dense import dense_layers
+from exactnorm.model.batchnorm import given_chain
+from exactnorm.model.network import FrozenNetwork, TargetNetwork
+from exactnorm.model.operators.dense import dense_frozen, dense_layers
 
 __all__ = ["BestResult", "best_affine", "STATEMENTS"]
 
@@ -77,7 +78,7 @@ def _times(M: fmpz_mat, v: list[fmpq]) -> list[fmpq]:
     return [fmpq(x) / den for x in (M * fmpz_mat(len(nums), 1, nums)).entries()]
 
 
-def best_affine(net: GivenNetwork, g: TargetNetwork) -> BestResult:
+def best_affine(net: FrozenNetwork, g: TargetNetwork) -> BestResult:
     """The exact stable-class optimum for an affine target (module docstring).
 
     Raises
@@ -86,13 +87,15 @@ def best_affine(net: GivenNetwork, g: TargetNetwork) -> BestResult:
         Not one hidden ReLU layer with identity output, or a target that is not one identity
         layer (the least squares of the affine maps needs an affine target).
     """
-    if len(net.layers) != 2 or net.activations != ("relu", "identity"):
+    layers = dense_frozen(net.layers, "best")
+    if len(layers) != 2 or tuple(x.activation for x in layers) != ("relu", "identity") \
+            or given_chain(net) is not None:
         raise InputError("best needs a given network with one hidden ReLU layer and identity "
-                         "output", parameter="best")
-    if g.depth != 1 or g.layers[0].activation != "identity":
+                         "output, a chain", parameter="best")
+    if g.depth != 1 or g.layers[0].activation != "identity" or not g.is_chain:
         raise InputError("best needs an affine target (one layer, identity activation): the "
                          "least squares of the affine maps on the box", parameter="best")
-    V1, V2 = net.layers[0].weight, net.layers[1].weight
+    V1, V2 = layers[0].weight, layers[1].weight
     first = dense_layers(g.layers, "best")[0]
     W, b = first.weight, first.bias
     c2, c0 = W.nrows(), W.ncols()

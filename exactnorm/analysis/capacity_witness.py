@@ -20,7 +20,10 @@ records for random ones (table T11).
   ``V_1``, with the one-sided gradients;
 * :func:`aligned_witness` — a row that is not a multiple of the frozen row (segment-aligned class).
 
-Reference: frontier.md §3.1 (Theorem LB), §4.2 (Fredholm and kink witnesses), §4.4 (aligned).
+Reference: docs/capacity.md ("The witnesses": Theorem LB, the Fredholm, kink and aligned
+witnesses) and docs/certificate-format.md §9 (what the checker verifies of each). Every finder
+takes a *chain* target (its layers read the layer before them, no skip): the caller
+(:func:`exactnorm.analysis.capacity.decide`) decides nothing else.
 """
 
 from __future__ import annotations
@@ -31,9 +34,10 @@ from typing import Any
 
 from flint import fmpq, fmpq_mat, fmpz_mat, nmod_mat
 
-from exactnorm.certificate import compact_numbers
+from exactnorm.certificate import compact_numbers, target_sections
 from exactnorm.checker.vocabulary import IMPOSSIBILITY_FORMAT
 from exactnorm.constructions.burkholz import PairSystem, free_coordinates, pair_system
+from exactnorm.errors import InvariantError
 from exactnorm.exact.linalg import FlintMatrix, to_fraction
 from exactnorm.exact.modular import (
     common_denominator,
@@ -46,7 +50,6 @@ from exactnorm.exact.modular import (
 from exactnorm.exact.rationals import format_number
 from exactnorm.model.network import TargetNetwork, affine_interval, column
 from exactnorm.model.operators.dense import dense_layers
-from exactnorm.model.targets import target_to_dict
 
 __all__ = ["interior_point", "preactivations", "local_jacobian", "rank_witness",
            "fredholm_witness", "vanishing_outputs", "kink_witness", "aligned_rows",
@@ -352,7 +355,10 @@ def impossibility_document(g: TargetNetwork, frozen: Sequence[tuple[FlintMatrix,
             layers.append({"weight": {"random": source}, "activation": act})
         else:
             layers.append({"weight": compact_numbers(V), "source": source, "activation": act})
-    doc = {"format": IMPOSSIBILITY_FORMAT, "version": 1, **target_to_dict(g),
+    if not g.is_chain:
+        raise InvariantError("an impossibility document's witnesses are found for a chain "
+                             "target; capacity decides nothing else")
+    doc = {"format": IMPOSSIBILITY_FORMAT, "version": 1, **target_sections(g),
            "network": {"layers": layers}, "witness": witness, "provenance": provenance}
     return compact_target(doc, g)
 

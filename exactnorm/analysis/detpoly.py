@@ -1,4 +1,4 @@
-"""The expanded determinant ``det(Xᵀ ⊙ Y)`` (SymPy), its file format and its check (SPEC §4).
+"""The expanded determinant ``det(Xᵀ ⊙ Y)`` (SymPy), its file format and its check (docs/model.md).
 
 Contract: :func:`expand_determinant` expands the Khatri–Rao determinant for ``m ≤ 4`` over the
 explicit domain ``ZZ[X, Y]`` of ``sympy.polys`` (24 terms of degree 8 at d = 2, one per perfect
@@ -15,7 +15,7 @@ value at one point proves the polynomial nonzero (Lemmas 5 and 6 of [1]_).
 
 Ground domains: SymPy's ground types (``python`` or ``flint``) are fixed by
 ``SYMPY_GROUND_TYPES`` at import; :func:`sympy_ground_types` reports the active one and it is
-recorded in every document (SPEC §8). This module is not on the numeric hot path.
+recorded in every document (docs/model.md). This module is not on the numeric hot path.
 
 References
 ----------
@@ -188,12 +188,12 @@ def expand_determinant(d_in: int, d_out: int) -> DetPolynomial:
     DetPolynomial
         ``m!`` terms of total degree ``2m``, coefficients ``±1``: column ``k`` contributes one
         variable of row ``k`` of X and one of column ``k`` of Y, so each permutation gives its own
-        monomial and nothing cancels (SPEC §2.4).
+        monomial and nothing cancels (docs/sparse.md).
 
     Raises
     ------
     LimitExceededError
-        For ``m > 4`` (9! = 362,880 terms at d = 3; SPEC §8).
+        For ``m > 4`` (9! = 362,880 terms at d = 3; docs/model.md).
 
     References
     ----------
@@ -245,7 +245,7 @@ def detpoly_witness(d_in: int, d_out: int, *, seed: int = 0, distribution: str =
 
 
 def detpoly_document(d_in: int, d_out: int, *, seed: int = 0) -> dict[str, Any]:
-    """The ``exactnorm.detpoly`` version-1 certificate for ``det(Xᵀ ⊙ Y)`` (SPEC §4).
+    """The ``exactnorm.detpoly`` version-1 certificate for ``det(Xᵀ ⊙ Y)`` (docs/model.md).
 
     Terms are structured (``coefficient`` integer, ``monomial`` list of ``[name, exponent]``) so
     that reading them back needs no expression parser.

@@ -47,7 +47,8 @@ __all__ = [
     "numeric_system",
 ]
 
-#: Largest m = d_in·d_out whose determinant is expanded (m! terms; SPEC §8: 9! = 362,880 at d = 3).
+#: Largest m = d_in·d_out whose determinant is expanded (m! terms: 9! = 362,880 at d = 3;
+#: docs/model.md, known hazards).
 EXPANSION_LIMIT = 4
 
 

@@ -1,4 +1,4 @@
-"""The sparse Theorem 1 proof chain, step by step, as exact quantities (SPEC §2.4).
+"""The sparse Theorem 1 proof chain, step by step, as exact quantities (docs/sparse.md).
 
 Contract. Every probability here is exact: a :class:`fractions.Fraction` when ``p`` is one, a
 SymPy polynomial in ``p`` when ``p`` is a SymPy symbol (the functions only use ``+ − ×`` and

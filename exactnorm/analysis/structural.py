@@ -1,6 +1,6 @@
 """Structural (generic) rank of sparse Khatri–Rao systems: matchings and the Boolean determinant.
 
-SPEC §2.4. With Bernoulli masks on the frozen weights, Theorem 1's system is
+docs/sparse.md. With Bernoulli masks on the frozen weights, Theorem 1's system is
 ``K = V_inᵀ ⊙ V_out`` (``n = d_in·d_out`` rows, ``m`` hidden neurons as columns), and entry
 ``(a·d_out + b, k)`` of ``K`` is ``V_in[k, a]·V_out[b, k]``. This module decides, from the
 *support* of ``V_in`` and ``V_out`` alone, whether ``K`` has full row rank for generic values on
@@ -211,7 +211,7 @@ def structural_rank(pattern: Any, method: str = "scipy") -> int:
     Notes
     -----
     Equal to the exact rank of ``K`` for generic values on the support by the no-cancellation
-    lemma in the module docstring (SPEC §2.4).
+    lemma in the module docstring (docs/sparse.md).
     """
     if method == "scipy":
         return structural_rank_scipy(pattern)
@@ -224,7 +224,7 @@ def structural_rank(pattern: Any, method: str = "scipy") -> int:
 def boolean_determinant(pattern: Any) -> bool:
     """The Boolean determinant of a square pattern: ``True`` iff it has a perfect matching.
 
-    For the Khatri–Rao pattern this is exactly "det K is not the zero polynomial" (SPEC §2.4).
+    For the Khatri–Rao pattern this is exactly "det K is not the zero polynomial" (docs/sparse.md).
     """
     P = _csr(pattern)
     if P.shape[0] != P.shape[1]:
@@ -391,7 +391,7 @@ class Diagnosis:
 
 
 def diagnose_pattern(mask_in: Any, mask_out: Any) -> Diagnosis:
-    """Structural diagnosis of the pattern given by two masks (SPEC §2.4)."""
+    """Structural diagnosis of the pattern given by two masks (docs/sparse.md)."""
     mi, mo = _check_masks(mask_in, mask_out)
     n = mi.shape[1] * mo.shape[0]
     no_input, no_output = dead_neurons(mi, mo)

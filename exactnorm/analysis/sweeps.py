@@ -1,6 +1,6 @@
 """Sparse-pattern sweeps: task lists, serial / process-pool / Dask execution, resumable logs.
 
-SPEC §2.4. A sweep draws Bernoulli(p) masks for the frozen pair of one Theorem 1 layer
+docs/sparse.md. A sweep draws Bernoulli(p) masks for the frozen pair of one Theorem 1 layer
 (``d_in = d_out = d``, hidden width ``m = ⌊factor·d² + ½⌋``) and asks whether the support of
 ``K = V_inᵀ ⊙ V_out`` (``n = d²`` rows, ``m`` columns) has structural rank ``n``. With ``m = n``
 that is a perfect matching (the Boolean determinant); with ``m > n`` the system ``K γ = vec W`` is

@@ -99,7 +99,7 @@ class MatchingCertificate(KhatriRaoSize):
 def matching_certificate(d_in: int, d_out: int, *, seed: int = 0, distribution: str = "int:8",
                          max_attempts: int = 20, max_m: int = MATCHING_LIMIT
                          ) -> MatchingCertificate:
-    """Certify ``det(Xᵀ ⊙ Y) ≢ 0`` for any size without expanding it (SPEC §4, Lemma 6).
+    """Certify ``det(Xᵀ ⊙ Y) ≢ 0`` for any size without expanding it (docs/model.md, Lemma 6).
 
     The identity-like matching pairs column ``k`` with row ``k = a_k·d_out + b_k``; its monomial is
     ``∏_k X[k][a_k]·Y[b_k][k]``. Setting these ``2m`` variables to 1 and all others to 0 makes

@@ -21,8 +21,10 @@ export            :func:`export`                              :class:`ExportResu
 report            :func:`report`                              :class:`ReportResult`
 ================  ==========================================  ===============================
 
-Plus the objects the verbs pass around: :func:`load_target`, :func:`demo_target`,
-:func:`certificate_document`, :func:`save_certificate`, :func:`load_certificate`.
+Plus the objects the verbs pass around: :func:`load_target` (the one loader of targets),
+:func:`load_frozen` (the one loader of frozen networks), :class:`~exactnorm.model.box.Box` (the
+input box), :func:`demo_target`, :func:`certificate_document`, :func:`save_certificate`,
+:func:`load_certificate`.
 
 Layering: this module sits above ``outputs``. The verbs that need SymPy (``tables``, ``detpoly``)
 import it inside the function, so that ``exactnorm realizable`` or ``check`` never pay the second
@@ -43,7 +45,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from exactnorm import checker, checker_flint
 from exactnorm.api._certify import (
     CONSTRUCTIONS,
     CertifyPlan,
@@ -52,24 +53,28 @@ from exactnorm.api._certify import (
     factors_of,
     plan_certify,
 )
+from exactnorm.api._check import check_bytes, check_document, check_file
 from exactnorm.api._detpoly import DetpolyResult, check_detpoly, detpoly
 from exactnorm.api._progress import Progress, progress_bar, progress_context
 from exactnorm.api._results import ExportResult, ReportResult, Verdict
-from exactnorm.api._targets import demo_target, load_target, target_of
+from exactnorm.api._targets import demo_target, frozen_of, load_frozen, load_target, target_of
+from exactnorm.api._transformer import (
+    TransformerResult,
+    certify_transformer,
+    is_transformer_file,
+    plan_transformer,
+)
+from exactnorm.api._written import save_certificate, write_certificate
 from exactnorm.certificate import (
-    DEFAULT_MAX_CERTIFICATE_BYTES,
     certificate_document,
     load_certificate,
-    read_certificate_bytes,
     require_version,
-    save_certificate,
-    write_certificate,
 )
-from exactnorm.checker.vocabulary import DEFAULT_MAX_WORK, MAX_DIGITS_CAP, MAX_WORK_CAP
 from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
 from exactnorm.constructions.common import DEFAULT_RETRY
-from exactnorm.errors import InputError, NotACertificateError, require_integer
+from exactnorm.errors import InputError
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
+from exactnorm.model.box import Box
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
 from exactnorm.model.operators.dense import dense_layers
 
@@ -92,6 +97,7 @@ __all__ = [
     "require_version",
     "check",
     "check_file",
+    "check_bytes",
     "tables",
     "TablesResult",
     "sparse_sweep",
@@ -102,14 +108,23 @@ __all__ = [
     "realizable",
     "capacity",
     "CapacityResult",
+    "plan_capacity",
+    "CapacityPlan",
     "export",
     "report",
     "demo_target",
     "load_target",
+    "load_frozen",
+    "frozen_of",
+    "Box",
     "certificate_document",
     "save_certificate",
     "write_certificate",
     "load_certificate",
+    "plan_transformer",
+    "certify_transformer",
+    "is_transformer_file",
+    "TransformerResult",
 ]
 
 def certify(target: Any, construction: str = "auto", *,
@@ -182,9 +197,10 @@ def certify(target: Any, construction: str = "auto", *,
     factors : sequence, optional
         Low-rank: given factors per layer (``None`` entries are computed).
     box, box_file, box_from_data, activations, max_width, max_digits
-        When ``target`` is a file or a model in memory: as in :func:`load_target` (a box is
-        ``"LO:HI"``, a pair of numbers — ints, floats taken exactly, fractions, strings — or
-        a pair of arrays).
+        When ``target`` is a file or a model in memory: as in :func:`load_target` (a box is a
+        :class:`~exactnorm.model.box.Box`, ``"LO:HI"``, a pair of numbers — ints, floats taken
+        exactly, fractions, strings — or a pair of arrays; converted into a ``Box`` here, at the
+        edge).
     progress : callable(done, total) or True, optional
         Told the blocks (trade-off) or target layers done so far, for every kind; ``True`` shows
         a bar in a notebook or terminal (:func:`progress_bar`).
@@ -220,6 +236,19 @@ def certify(target: Any, construction: str = "auto", *,
     >>> c.name, c.network.depth
     ('theorem1', 6)
     """
+    if is_transformer_file(target):  # token ids in: one document of slots (docs §11)
+        if any(x is not None for x in (box, box_file, box_from_data, activations, rank,
+                                       sparsity, factors)) or construction != "auto":
+            raise InputError("a transformer's boxes are derived from its architecture and its "
+                             "slots realized by the automatic choice; box, activations and "
+                             "whole-target options do not apply")
+        tplan = plan_transformer(target, seed=seed, jobs=jobs, distribution=distribution,
+                                 block=block, routing=routing,
+                                 max_system=None if max_system == THEOREM1_MAX_SYSTEM
+                                 else max_system,
+                                 retry=retry, shift_mode=shift_mode, solver=solver)
+        with progress_context(progress, "transformer", "slots") as hook:
+            return certify_transformer(tplan, scheduler=scheduler, progress=hook)  # type: ignore[return-value]
     g = target_of(target, box=box, box_file=box_file, box_from_data=box_from_data,
                   activations=activations, max_width=max_width, max_digits=max_digits)
     if isinstance(target, (str, os.PathLike)) and construction == "lowrank" and factors is None:
@@ -232,13 +261,16 @@ def certify(target: Any, construction: str = "auto", *,
         return certify_target(g, plan, hook)
 
 
-def check(doc: dict[str, Any], *, pure: bool = False, progress: Progress = None) -> Verdict:
-    """Check a certificate document with an independent checker (``check``).
+def check(doc: dict[str, Any] | str | os.PathLike[str], *, pure: bool = False,
+          progress: Progress = None) -> Verdict:
+    """Check a certificate with an independent checker (``check``): a parsed document or a file.
 
     Parameters
     ----------
-    doc : dict
-        A parsed ``exactnorm.certificate`` document.
+    doc : dict or path-like
+        A parsed ``exactnorm.certificate`` (or impossibility) document, or the path of a
+        certificate file (``.json`` or ``.json.gz``), read as :func:`check_file` reads it with
+        its default limits.
     pure : bool
         Use the standard-library checker (``fractions`` only) instead of python-flint.
     progress : callable(done, total), optional
@@ -250,88 +282,29 @@ def check(doc: dict[str, Any], *, pure: bool = False, progress: Progress = None)
         ``ok``, ``rule``, ``message``, ``layer``, ``neuron``; an invalid certificate is a verdict,
         not an exception.
 
+    Raises
+    ------
+    InputError
+        ``doc`` is neither a document nor a path, or the file cannot be read (as
+        :func:`check_file`).
+
     See Also
     --------
-    check_file : the same for a file, size-limited before parsing.
+    check_file : the same for a file with its limits as parameters.
 
     Examples
     --------
+    >>> from exactnorm.api import certificate_document, certify, demo_target
     >>> doc = certificate_document(certify(demo_target()))
     >>> check(doc).ok == check(doc, pure=True).ok == True
     True
     """
-    with progress_context(progress, "check", "frozen layers") as hook:
-        verdict = (checker if pure else checker_flint).check_certificate(doc, progress=hook)
-    return Verdict.of(verdict)
-
-
-def check_file(path: str | os.PathLike[str], *, pure: bool = False,
-               max_bytes: int = DEFAULT_MAX_CERTIFICATE_BYTES,
-               max_digits: int = DEFAULT_MAX_DIGITS,
-               progress: Progress = None, max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
-    """Check a certificate file (``.json`` or ``.json.gz``), size-limited before parsing.
-
-    Parameters
-    ----------
-    path : path-like
-    pure : bool
-        Standard-library checker instead of python-flint.
-    max_bytes : int
-        Refuse files (also their inflated size) larger than this.
-    max_digits : int
-        Refuse numbers with more digits (1 … 10^7).
-    progress : callable(done, total), optional
-        Told the frozen layers checked so far.
-    max_work : int, optional
-        The check's work budget in units of 64-bit word operations (docs/certificate-format.md
-        §7; 1 … 10^15); ``None`` (default): 1,000 per bit of the numbers the certificate
-        writes, at least 5·10^9. An impossibility document (§9) counts multiply-adds, 10^11 by
-        default.
-
-    Returns
-    -------
-    Verdict
-
-    Raises
-    ------
-    InputError
-        Unreadable or oversized file, or a limit out of its range (naming ``max_digits`` or
-        ``max_work``).
-    NotACertificateError
-        Not JSON at all (an ONNX model, a pickle): not a
-        certificate at all, which is not the same as an invalid one.
-    """
-    _check_limits(max_digits, max_work)
-    raw = read_certificate_bytes(path, max_bytes=max_bytes)
-    if raw.lstrip()[:1] not in (b"{", b"["):
-        # not JSON text at all (an ONNX model, a pickle, an image): a usage error, whereas a
-        # truncated or malformed JSON document is an invalid certificate
-        raise NotACertificateError(f"{path} is not a certificate (an exactnorm certificate is "
-                                   f"a JSON object; this file does not start like JSON)")
-    try:  # both checkers parse with the pure checker's strict reader
-        doc = checker.parse_certificate_text(raw, max_digits=max_digits)
-    except checker.CertificateError as exc:
-        return Verdict(False, exc.rule, str(exc))
-    if isinstance(doc, dict) and "format" not in doc:
-        what = " (a target file?)" if "target" in doc else ""
-        raise NotACertificateError(f"{path} is not a certificate{what}: a JSON object without "
-                                   f"\"format\": \"exactnorm.certificate\"")
-    del raw  # parsed: the text need not stay in memory during the check
-    with progress_context(progress, "check", "frozen layers") as hook:
-        verdict = (checker if pure else checker_flint).check_certificate(
-            doc, max_digits=max_digits, progress=hook, max_work=max_work)
-    return Verdict.of(verdict)
-
-
-def _check_limits(max_digits: object, max_work: object) -> None:
-    """The checker's limits, refused outside their documented ranges before anything is read."""
-    for value, name, cap in ((max_digits, "max_digits", MAX_DIGITS_CAP),
-                             (max_work, "max_work", MAX_WORK_CAP)):
-        if value is None and name == "max_work":
-            continue  # the default: a budget that grows with the certificate
-        require_integer(value, name, minimum=1)
-        if value > cap:  # type: ignore[operator]
-            raise InputError(f"{name} must be at most {cap}, got {value}")
+    if isinstance(doc, (str, os.PathLike)):
+        return check_file(doc, pure=pure, progress=progress)
+    if not isinstance(doc, dict):
+        raise InputError(f"doc must be a certificate document (a dict) or the path of a "
+                         f"certificate file, got {type(doc).__name__}", parameter="doc")
+    return check_document(doc, pure=pure, progress=progress)
 
 
 @dataclass(frozen=True)
@@ -536,4 +509,5 @@ def realizable(width: int, *, d_in: int | None = None, d_out: int | None = None,
 
 
 from exactnorm.api._capacity import CapacityResult, capacity  # noqa: E402  (the capacity verb)
+from exactnorm.api._capacity_plan import CapacityPlan, plan_capacity  # noqa: E402
 from exactnorm.api._outputs import export, report  # noqa: E402  (the output verbs)

@@ -5,6 +5,10 @@ flags, calls :func:`capacity` and prints :meth:`CapacityResult.lines`. The mathe
 :mod:`exactnorm.analysis.capacity` (decision and profile), :mod:`exactnorm.analysis.
 capacity_witness` (witnesses and documents) and :mod:`exactnorm.analysis.capacity_best`
 (``best``); the documents are checked here by the independent checker before they are returned.
+The given network is read by the one loader of frozen networks (:func:`~exactnorm.api._targets.
+frozen_of`, :func:`~exactnorm.api.load_frozen`), the target by the one loader of targets
+(:func:`~exactnorm.api._targets.target_of`), and the box is a :class:`~exactnorm.model.box.Box`
+converted here, at the edge.
 """
 
 from __future__ import annotations
@@ -13,38 +17,30 @@ import os
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from flint import fmpq
-
-from exactnorm import checker, checker_flint
 from exactnorm.analysis.capacity import (
     OUTPUT_SCALES,
     Decision,
     ProfileRow,
     capacity_profile,
     decide,
+    linked_pairs,
 )
 from exactnorm.analysis.capacity_best import BestResult, best_affine
-from exactnorm.api._boxes import is_cube, resolve_box
 from exactnorm.api._progress import Progress, progress_context
 from exactnorm.api._results import Verdict
+from exactnorm.api._targets import frozen_of, target_of
+from exactnorm.api._written import check_document_bytes, claim_accepted, write_checked
 from exactnorm.certificate import certificate_bytes, save_certificate
 from exactnorm.checker.impossibility import CLASSES
 from exactnorm.errors import InputError, InvariantError
 from exactnorm.exact.files import atomic_write
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
-from exactnorm.model.given import (
-    GivenNetwork,
-    given_from_onnx,
-    given_from_sklearn,
-    given_from_target,
-    load_given,
-)
-from exactnorm.model.interop import load_target_any, target_from_sklearn
-from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
+from exactnorm.model.batchnorm import as_target
+from exactnorm.model.box import Box
+from exactnorm.model.network import DEFAULT_MAX_WIDTH, FrozenNetwork, TargetNetwork
 from exactnorm.outputs.stages import Stages
 
 __all__ = ["CapacityResult", "capacity", "EXIT_UNDECIDED", "PROFILE_FORMAT"]
@@ -65,7 +61,7 @@ class CapacityResult:
     document, the ``best`` stable-class approximation, the file written and the time of each
     stage in seconds."""
 
-    network: GivenNetwork
+    network: FrozenNetwork
     profile: list[ProfileRow]
     target: TargetNetwork | None = None
     decision: Decision | None = None
@@ -126,69 +122,29 @@ def _short(x: Any) -> str:
     return f"≈ {float(x):.6g} (exact: a rational of {bits} bits)"
 
 
-def _given(frozen: Any, activations: str | Sequence[str] | None,
-           max_width: int) -> GivenNetwork:
-    if isinstance(frozen, GivenNetwork):
-        return frozen
-    if isinstance(frozen, TargetNetwork):
-        return given_from_target(frozen, "a TargetNetwork")
-    if isinstance(frozen, (str, os.PathLike)):
-        return load_given(frozen, activations=activations, max_width=max_width)
-    if hasattr(frozen, "coefs_") or hasattr(frozen, "steps"):
-        return given_from_sklearn(frozen)
-    raise InputError(f"frozen must be a model file, a fitted scikit-learn MLP, a TargetNetwork "
-                     f"or a GivenNetwork, got {type(frozen).__name__}", parameter="frozen")
-
-
-def _bounds(box: Any, d: int) -> tuple[list[Fraction], list[Fraction]] | None:
-    if box is None:
-        return None
-    if is_cube(box):
-        return [box[0]] * d, [box[1]] * d
-    lower, upper = box
-    if len(lower) != d:
-        raise InputError(f"the box has {len(lower)} coordinates, the network {d} inputs",
-                         parameter="box")
-    return list(lower), list(upper)
-
-
-def _target(target: Any, bounds: tuple[list[Fraction], list[Fraction]] | None,
-            activations: str | Sequence[str] | None, max_width: int,
-            max_digits: int) -> TargetNetwork:
+def _target(target: Any, region: Box | None, activations: str | Sequence[str] | None,
+            max_width: int, max_digits: int) -> TargetNetwork:
+    """The target through the one loader of targets; a given network (a
+    :class:`FrozenNetwork`) as its own function on the box."""
+    if isinstance(target, FrozenNetwork):
+        if region is None:
+            raise InputError("box is needed with this target (the claim is about a box)",
+                             parameter="box")
+        return as_target(target, region)
     if isinstance(target, TargetNetwork):
-        if bounds is not None:
+        if region is not None:
             raise InputError("box describes a target file or model; target is a TargetNetwork "
                              "with its own box", parameter="box")
         return target
-    if isinstance(target, (str, os.PathLike)) and bounds is None \
-            and not str(target).lower().endswith(".onnx"):
-        return load_target_any(target, activations=activations, max_width=max_width,
-                               max_digits=max_digits)  # the file's own box
-    if bounds is None:
-        raise InputError("box is needed with this target (the claim is about a box)",
-                         parameter="box")
-    if isinstance(target, GivenNetwork):
-        return target.as_target(*bounds)
-    if hasattr(target, "coefs_") or hasattr(target, "steps"):
-        return target_from_sklearn(target, *bounds, max_width=max_width)
-    if not isinstance(target, (str, os.PathLike)):
-        raise InputError(f"target must be a model file, a fitted scikit-learn MLP or a "
-                         f"TargetNetwork, got {type(target).__name__}", parameter="target")
-    if str(target).lower().endswith(".onnx"):
-        # with or without BatchNormalization (folded with one float64 rounding of its scale)
-        return given_from_onnx(target, max_width=max_width).as_target(*bounds)
-    lo = bounds[0][0]
-    g = load_target_any(target, box=(lo, lo), activations=activations, max_width=max_width,
-                        max_digits=max_digits)
-    if len(g.lower) != len(bounds[0]):
-        raise InputError(f"the box has {len(bounds[0])} coordinates, the target {len(g.lower)} "
-                         f"inputs", parameter="box")
-    return TargetNetwork(g.layers, tuple(fmpq(x.numerator, x.denominator) for x in bounds[0]),
-                         tuple(fmpq(x.numerator, x.denominator) for x in bounds[1]))
-
-
-def _check(doc: dict[str, Any], pure: bool) -> Verdict:
-    return Verdict.of((checker if pure else checker_flint).check_certificate(doc))
+    try:
+        return target_of(target, box=region, activations=activations, max_width=max_width,
+                         max_digits=max_digits)
+    except InputError as exc:
+        if region is None and exc.parameter is not None and "box" in (
+                exc.parameter if isinstance(exc.parameter, tuple) else (exc.parameter,)):
+            raise InputError("box is needed with this target (the claim is about a box)",
+                             parameter="box") from None
+        raise
 
 
 def capacity(frozen: Any, *, box: Any = None, box_file: str | os.PathLike[str] | None = None,
@@ -203,17 +159,17 @@ def capacity(frozen: Any, *, box: Any = None, box_file: str | os.PathLike[str] |
 
     Parameters
     ----------
-    frozen : path-like, scikit-learn model, TargetNetwork or GivenNetwork
-        The given ReLU network: an ONNX MLP with or without ``BatchNormalization`` after its
-        linear layers, an ``nn.Sequential`` state dict (``.npz``/``.pt``, with
-        ``activations``), a ``W1, b1, …`` ``.npz`` or JSON target file, or a fitted
-        scikit-learn MLP. Its tuned parameters are one γ and one β per neuron after each linear
-        layer (a BatchNorm's own scale and bias; its running statistics only reparametrize
-        them, :mod:`exactnorm.model.given`).
+    frozen : path-like, scikit-learn model, TargetNetwork or FrozenNetwork
+        The given ReLU network (read by :func:`~exactnorm.api.load_frozen`): an ONNX MLP with
+        or without ``BatchNormalization`` after its linear layers, an ``nn.Sequential`` state
+        dict (``.npz``/``.pt``, with ``activations``), a ``W1, b1, …`` ``.npz``, a JSON target
+        file or a certificate, or a fitted scikit-learn MLP. Its tuned parameters are one γ and
+        one β per neuron after each linear layer (a BatchNorm's own scale and bias; its running
+        statistics only reparametrize them, :mod:`exactnorm.model.batchnorm`).
     box, box_file, box_from_data
         The input box (as for ``certify``); needed with ``target``, not for the profile (which
         holds on any box).
-    target : path-like, scikit-learn model or TargetNetwork, optional
+    target : path-like, scikit-learn model, TargetNetwork or FrozenNetwork, optional
         Without it: the capacity profile only. With it: the verdict REACHABLE, UNREACHABLE or
         UNDECIDED and a document either way.
     out : path-like, optional
@@ -261,15 +217,17 @@ def capacity(frozen: Any, *, box: Any = None, box_file: str | os.PathLike[str] |
         raise InputError("best needs a target", parameter=("best", "target"))
     seconds: dict[str, float] = {}
     t0 = time.perf_counter()
-    net = _given(frozen, activations, max_width)
-    resolved = resolve_box(box=box, box_file=box_file, box_from_data=box_from_data,
-                           max_digits=max_digits)
-    bounds = _bounds(resolved, net.widths[0])
-    g = None if target is None else _target(target, bounds, target_activations, max_width,
+    net = frozen_of(frozen, activations=activations, max_width=max_width,
+                    max_digits=max_digits)
+    region = Box.given(box=box, box_file=box_file, box_from_data=box_from_data,
+                       max_digits=max_digits)
+    if region is not None:
+        region = region.fit(net.input_dim, what="the given network's input")
+    g = None if target is None else _target(target, region, target_activations, max_width,
                                             max_digits)
     seconds["read"] = time.perf_counter() - t0
     with progress_context(progress, "capacity", "steps") as hook:
-        stages = Stages(hook, profile=len(net.layers) - 1, decide=5 if g is not None else 0,
+        stages = Stages(hook, profile=len(linked_pairs(net)), decide=5 if g is not None else 0,
                         best=1 if best else 0, check=1 if g is not None and check else 0)
         t = time.perf_counter()
         profile = capacity_profile(net, progress=stages.hook("profile"))
@@ -292,27 +250,45 @@ def capacity(frozen: Any, *, box: Any = None, box_file: str | os.PathLike[str] |
         doc = result.decision.document
         if doc is not None and result.best is not None:
             doc["provenance"]["best"] = result.best.as_dict()
-        if doc is not None and check:
-            t = time.perf_counter()
-            result.verdict = _check(doc, pure)
-            seconds["check"] = time.perf_counter() - t
+        if doc is not None:
+            _write_and_check(result, doc, out, check=check, pure=pure)
             stages.finish("check")
-            claim = (result.verdict.facts or {}).get("claim", "REACHABLE")
-            if not result.verdict.ok or claim != result.decision.verdict:
-                raise InvariantError(f"the checker refused the {result.decision.verdict} "
-                                     f"document exactnorm wrote: {result.verdict.message}")
-        if doc is not None and out is not None:
-            t = time.perf_counter()
-            result.bytes = save_certificate(doc, out)
-            result.path = Path(out)
-            seconds["write"] = time.perf_counter() - t
     return result
 
 
+def _write_and_check(result: CapacityResult, doc: dict[str, Any],
+                     out: str | os.PathLike[str] | None, *, check: bool, pure: bool) -> None:
+    """The document's bytes, checked as written (:mod:`exactnorm.api._written`): with ``out``
+    the file itself before it gets its name, without it the bytes it would have; the verdict
+    must be valid and claim the decision's word, else nothing is written and it is a bug."""
+    expected = result.decision.verdict if result.decision is not None else None
+    if out is not None:
+        written = write_checked(out, lambda p: save_certificate(doc, p), check=check,
+                                pure=pure, accept=claim_accepted(expected))
+        result.verdict, result.bytes = written.verdict, written.bytes
+        result.path = Path(out) if written.kept else None
+        result.seconds["write"] = written.write_seconds
+        if written.verdict is not None:
+            result.seconds["check"] = written.check_seconds
+    elif check:
+        t = time.perf_counter()
+        result.verdict = check_document_bytes(doc, pure=pure)
+        result.seconds["check"] = time.perf_counter() - t
+    if result.verdict is not None and not claim_accepted(expected)(result.verdict):
+        raise InvariantError(f"the checker refused the serialized {expected} document "
+                             f"exactnorm wrote, so it was not kept: {result.verdict.message}")
+
+
 def _write_profile(result: CapacityResult, out: str | os.PathLike[str]) -> tuple[Path, int]:
-    doc = {"format": PROFILE_FORMAT, "version": 1, "network": result.network.name,
-           "widths": list(result.network.widths),
+    doc = {"format": PROFILE_FORMAT, "version": 1,
+           "network": result.network.name or "a given network",
+           "widths": list(result.network.node_dims),
            "pairs": [row.as_dict() for row in result.profile],
            "note": "a measurement with its witnesses (exact ranks); not checked by exactnorm "
                    "check"}
     return Path(out), atomic_write(out, certificate_bytes(doc))
+
+
+#: the target reader of :func:`capacity`, shared with its dry run (:mod:`exactnorm.api.
+#: _capacity_plan`)
+read_target = _target

@@ -1,6 +1,12 @@
 """``certify``: the plan of the construction (:mod:`exactnorm.constructions.plan`) with the seed
 rule of the API and the command line, and the timed result the API returns.
 
+The two functions here wrap the two of :mod:`exactnorm.constructions.plan` of the same names and
+call them by their module (``constructions_plan.plan_certify``, ``constructions_plan.
+certify_target``), so the route from the API to the construction reads in the code: the API's
+:func:`plan_certify` adds the seed rule to the construction's plan, its :func:`certify_target`
+times the construction's build.
+
 The command line ``exactnorm certify`` and :func:`exactnorm.certify` run exactly this code with
 the same defaults, so that both give byte-identical certificates (tested); every choice
 (construction, block size, distribution, processes, seed) is settled by :func:`plan_certify`
@@ -21,16 +27,11 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from exactnorm.certificate.write import seed_of_target
+from exactnorm.constructions import plan as constructions_plan
 from exactnorm.constructions.common import Construction
 from exactnorm.constructions.kinds.dense import WIDE_DISTRIBUTION
 from exactnorm.constructions.lowrank import factors_from_target_file
-from exactnorm.constructions.plan import (
-    CONSTRUCTIONS,
-    CertifyPlan,
-    ProgressHook,
-)
-from exactnorm.constructions.plan import certify_target as build_target
-from exactnorm.constructions.plan import plan_certify as settle_plan
+from exactnorm.constructions.plan import CONSTRUCTIONS, CertifyPlan, ProgressHook
 from exactnorm.model.network import TargetNetwork
 
 __all__ = ["CONSTRUCTIONS", "WIDE_DISTRIBUTION", "CertifyPlan", "CertifyResult", "plan_certify",
@@ -60,11 +61,13 @@ def plan_certify(target: TargetNetwork, construction: str = "auto", *,
     every layer kind.
     """
     if seed != "target":
-        return settle_plan(target, construction, seed=seed, **options)  # type: ignore[arg-type]
+        chosen: int = seed  # type: ignore[assignment]
+        return constructions_plan.plan_certify(target, construction, seed=chosen, **options)
     # no option of the plan depends on the seed: settle it with a placeholder, then put the
     # derived seed where the construction reads it
-    plan = settle_plan(target, construction, seed=0, **options)
-    return dataclasses.replace(plan, options=dict(plan.options, seed=seed_of_target(target)),
+    settled = constructions_plan.plan_certify(target, construction, seed=0, **options)
+    return dataclasses.replace(settled, options=dict(settled.options,
+                                                     seed=seed_of_target(target)),
                                seed_rule="target")
 
 
@@ -80,7 +83,7 @@ def certify_target(target: TargetNetwork, plan: CertifyPlan,
                    progress: ProgressHook | None = None) -> CertifyResult:
     """Build the construction of ``plan`` (``progress(done, total)`` in ``plan.unit``)."""
     t0 = time.perf_counter()
-    c = build_target(target, plan, progress)
+    c = constructions_plan.certify_target(target, plan, progress)
     seconds = time.perf_counter() - t0
     return CertifyResult(**{f.name: getattr(c, f.name) for f in fields(Construction)},
                          plan=plan, seconds=seconds)

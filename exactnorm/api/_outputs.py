@@ -13,14 +13,22 @@ from typing import Any
 
 from exactnorm.api._progress import Progress, progress_context
 from exactnorm.api._results import ExportResult, ReportResult, Verdict
-from exactnorm.certificate import (
-    load_certificate,
+from exactnorm.api._transformer_outputs import (
+    export_transformer,
+    is_transformer_document,
+    load_document,
+    report_transformer,
 )
-from exactnorm.errors import InputError, require_extra, require_integer
-from exactnorm.exact.files import require_file
+from exactnorm.errors import InputError, InvariantError, require_extra, require_integer
+from exactnorm.exact.files import atomic_write, require_file
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.outputs.data_eval import data_samples
-from exactnorm.outputs.export import EXPORT_FORMATS, INTERFACES, export_certificate
+from exactnorm.outputs.export import (
+    EXPORT_FORMATS,
+    INTERFACES,
+    export_certificate,
+    render_export,
+)
 from exactnorm.outputs.report import FLOAT_ERROR_POINTS, report_contents, write_report
 from exactnorm.outputs.stages import Stages, declared_depth, refuse_invalid
 
@@ -36,6 +44,74 @@ def _require_dependencies(format: str, verify: int, source: Any, data: Any) -> N
         require_extra("torch", "the torch export")
     if verify or source is not None or data is not None:
         require_extra("onnxruntime", "verifying an ONNX export")
+
+
+#: the largest difference between a source model's logits and the exact target, relative to the
+#: largest exact output (at least 1), that float rounding explains
+SOURCE_TOLERANCE = 1e-3
+
+
+def _check_source(doc: dict[str, Any], source: str | os.PathLike[str]) -> None:
+    """``source`` is the model the certificate was made from: the same input (name, dtype,
+    shape) and output names as recorded by certify, and the same function on the box up to
+    float rounding (:data:`SOURCE_TOLERANCE`); otherwise an :class:`InputError` naming what
+    differs, before anything is written."""
+    from exactnorm.model.onnx_common import load_model
+    from exactnorm.outputs.onnx_interface import source_differences
+    from exactnorm.outputs.onnx_runs import exact_target, source_error
+
+    d0 = len(exact_target(doc).lower)
+    differences = source_differences(doc, load_model(source), d0)
+    if differences:
+        raise InputError(f"source {os.fspath(source)} is not the model this certificate was "
+                         f"made from: {'; '.join(differences)}; nothing was written",
+                         parameter="source")
+    error, scale = source_error(doc, source)
+    if not error <= SOURCE_TOLERANCE * max(1.0, scale):
+        raise InputError(f"source {os.fspath(source)} computes another function than the "
+                         f"certified target: its outputs differ from the exact target's by up "
+                         f"to {error:.3g} at 8 points of the box (float rounding stays below "
+                         f"{SOURCE_TOLERANCE:g} of the outputs, here up to {scale:.3g}); "
+                         f"nothing was written", parameter="source")
+
+
+#: what an exact export's check says it did
+READ_BACK = ("the written bytes were read back: γ = γ̂/s and β = β̂ − γ̂μ/s recover the "
+             "certificate's network exactly (every frozen matrix, γ and β equal entry by entry)")
+
+
+def _write_export_checked(doc: dict[str, Any], data: bytes, out: str | os.PathLike[str],
+                          max_digits: int) -> str:
+    """Write the exact export ``data`` to ``out`` (or standard output) only after the bytes,
+    read back from a file, give exactly the certificate's frozen network (γ, β recovered by the
+    inverse conversion): the bytes written are the bytes checked. A difference is a bug
+    (:class:`InvariantError`) and nothing is written."""
+    import sys
+    import tempfile
+
+    from exactnorm.api._export_check import export_difference
+    from exactnorm.api._written import write_checked
+
+    def compare(path: Path) -> Verdict:
+        difference = export_difference(doc, path, max_digits)
+        return Verdict(difference is None, "valid" if difference is None else "export",
+                       READ_BACK if difference is None else
+                       f"the exact export read back differs from the certificate: {difference}")
+
+    if os.fspath(out) == "-":
+        with tempfile.TemporaryDirectory(prefix="exactnorm-export-") as folder:
+            written = write_checked(Path(folder) / "export.json", lambda p: atomic_write(p, data),
+                                    check_with=compare)
+            if written.kept:
+                sys.stdout.flush()
+                sys.stdout.buffer.write(Path(written.path).read_bytes())
+                sys.stdout.buffer.flush()
+    else:
+        written = write_checked(out, lambda p: atomic_write(p, data), check_with=compare)
+    if not written.kept:
+        raise InvariantError(f"the exact export was not written: "
+                             f"{'' if written.verdict is None else written.verdict.message}")
+    return READ_BACK
 
 
 def checked_verdict(doc: dict[str, Any], check: bool, checked: Any, hook: Any) -> Any:
@@ -152,11 +228,21 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
     if source is not None:
         require_file(source, "source model", parameter="source")
     doc = (certificate if isinstance(certificate, dict)
-           else load_certificate(certificate, max_digits=max_digits))
+           else load_document(certificate, max_digits=max_digits))
+    if is_transformer_document(doc):  # the rewritten transformer (docs/transformers.md)
+        return export_transformer(doc, out, format=format, mean=mean, scale=scale, eps=eps,
+                                  dtype=dtype, normalization=normalization,
+                                  max_digits=max_digits, verify=verify, source=source,
+                                  data=data, labels=labels, check=check, checked=checked,
+                                  interface=interface, timing=timing,
+                                  allow_float32_error=allow_float32_error, progress=progress,
+                                  checked_verdict=checked_verdict)
     options: dict[str, Any] = {"mean": mean, "scale": scale, "eps": eps}
     if format == "onnx":
         options.update(dtype=dtype or "float64", normalization=normalization or "batchnorm",
                        interface=interface)
+    if source is not None:
+        _check_source(doc, source)  # before anything is written
     depth = declared_depth(doc)
     measure = format == "onnx" and os.fspath(out) != "-" and (
         verify or data is not None or source is not None
@@ -170,8 +256,15 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
         check_seconds = time.perf_counter() - t0 if verdict is not None and checked is None \
             else None
         stages.finish("check")
-        warning: str | None = export_certificate(doc, format, out,
-                                                 progress=stages.hook("layers"), **options)
+        read_back = None
+        if format == "json":
+            # the bytes written are read back and compared with the certificate's network
+            data, warning = render_export(doc, "json", progress=stages.hook("layers"),
+                                          **options)
+            read_back = _write_export_checked(doc, data, out, max_digits)
+        else:
+            warning = export_certificate(doc, format, out, progress=stages.hook("layers"),
+                                         **options)
         stages.finish("write")
         m = None
         if measure:
@@ -198,7 +291,7 @@ def export(certificate: str | os.PathLike[str] | dict[str, Any],
     return ExportResult(path=None if os.fspath(out) == "-" else Path(out), format=format,
                         bytes=size, warning=warning, verdict=verdict, verification=m,
                         text=text, frozen_numbers=None if m is None else m.get("numbers"),
-                        depth=depth, check_seconds=check_seconds)
+                        depth=depth, check_seconds=check_seconds, read_back=read_back)
 
 
 def report(certificate: str | os.PathLike[str] | dict[str, Any],
@@ -252,7 +345,11 @@ def report(certificate: str | os.PathLike[str] | dict[str, Any],
     if labels is not None and data is None:
         raise InputError("labels go with data", parameter="labels")
     doc = (certificate if isinstance(certificate, dict)
-           else load_certificate(certificate, max_digits=max_digits))
+           else load_document(certificate, max_digits=max_digits))
+    if is_transformer_document(doc):  # slots, boxes, bits (docs/transformers.md)
+        return report_transformer(doc, out, float_points=float_points, data=data,
+                                  labels=labels, check=check, checked=checked,
+                                  progress=progress, checked_verdict=checked_verdict)
     if checked is not None:
         checked = checked_verdict(doc, check, checked, None)
     with progress_context(progress, "report", "steps") as hook:

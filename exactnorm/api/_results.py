@@ -76,7 +76,9 @@ class ExportResult:
     ``None`` when not run; ``text``: the warning and the measured error in one text (what
     ``export`` returned before it returned this object; ``"…" in result`` searches it);
     ``frozen_numbers``: the numbers an ONNX export stores; ``depth``: frozen layers;
-    ``check_seconds``: the time of the check before the export (``None`` when not run here).
+    ``check_seconds``: the time of the check before the export (``None`` when not run here);
+    ``read_back``: for the exact JSON format, how its written bytes were read back and found to
+    give the certificate's network exactly (``None`` for the float formats).
     """
 
     path: Path | None
@@ -89,6 +91,8 @@ class ExportResult:
     frozen_numbers: int | None = None
     depth: int | None = None
     check_seconds: float | None = None  #: wall time of the check before the export
+    #: json: how the written bytes were read back and compared with the certificate
+    read_back: str | None = None
 
     def __contains__(self, part: str) -> bool:
         return part in self.text
@@ -121,7 +125,8 @@ class Verdict(_checker.Verdict):
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        text = self.message if len(self.message) <= 160 else self.message[:157] + "..."
+        text = self.message if len(self.message) <= 160 \
+            else self.message[:158].rsplit(" ", 1)[0] + " …"  # cut between words
         where = "" if self.ok or self.layer is None else f" at layer {self.layer}"
         claim = (self.facts or {}).get("claim") if self.ok else None
         status = f"{claim} VALID" if claim else "VALID" if self.ok else "INVALID"

@@ -1,10 +1,21 @@
-"""Targets for the verbs: any file the CLI reads, or a model already in memory.
+"""The networks the verbs read: one loader per role, and what the verbs accept in memory.
 
-:func:`load_target` reads every target file (JSON, ``W1, b1, …`` npz, PyTorch state dicts, MLP and
-CNN ONNX models; :func:`~exactnorm.model.interop.load_target_any`) on the box the caller gives.
-:func:`target_of` is what :func:`exactnorm.certify` accepts: a :class:`TargetNetwork` (it has its
-box), a path, a fitted scikit-learn MLP or pipeline, or a state dict of arrays (both need a box,
-the state dict its activations too).
+* :func:`load_target` — the one loader of a **target** file: a JSON target file or certificate
+  (its ``domain`` and ``target`` sections, any layer kinds, read by the one reader of documents,
+  :func:`exactnorm.certificate.read_target`), a ``W1, b1, …`` ``.npz``, a PyTorch state dict
+  (``.npz``/``.pt``), an ONNX model of any kind (:func:`exactnorm.model.interop.
+  target_from_file`).
+* :func:`load_frozen` — the one loader of a **frozen** network: a certificate's (or an exact
+  export's) frozen network, or a *given* network whose normalization is re-tuned
+  (``exactnorm capacity``): an ONNX MLP with or without ``BatchNormalization``, an
+  ``nn.Sequential`` state dict, a ``W1, b1, …`` ``.npz`` or a JSON target file
+  (:mod:`exactnorm.model.interop.frozen`).
+* :func:`target_of`, :func:`frozen_of` — what the verbs accept: a network object, a path, a
+  fitted scikit-learn MLP or pipeline, or (a target) a state dict of arrays.
+
+The box of a target is a :class:`~exactnorm.model.box.Box`; the forms a caller passes
+(``"0:1"``, ``(0.0, 1.0)``, fractions, strings, arrays, ``box_file``, ``box_from_data``) are
+converted into one here, at the edge (:meth:`Box.given <exactnorm.model.box.Box.given>`).
 
 >>> g = target_of(demo_target())
 >>> g.widths
@@ -13,43 +24,67 @@ the state dict its activations too).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from exactnorm.api._boxes import Bounds, apply_box, is_cube, resolve_box
+from exactnorm.certificate import read_document, read_frozen, read_target
+from exactnorm.checker.vocabulary import FORMAT
 from exactnorm.errors import InputError, require_integer
+from exactnorm.exact.files import require_file
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
-from exactnorm.model.interop import load_target_file, target_from_sklearn, target_from_state_dict
-from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
+from exactnorm.model.box import Box
+from exactnorm.model.interop import (
+    MODEL_SUFFIXES,
+    frozen_from_file,
+    frozen_from_sklearn,
+    frozen_from_target,
+    target_from_file,
+    target_from_sklearn,
+    target_from_state_dict,
+)
+from exactnorm.model.network import DEFAULT_MAX_WIDTH, FrozenNetwork, TargetNetwork
 from exactnorm.model.targets import demo_target
+from exactnorm.outputs.export import EXPORT_FORMAT, read_exported_json
 
-__all__ = ["load_target", "target_of", "demo_target"]
+__all__ = ["load_target", "load_frozen", "target_of", "frozen_of", "demo_target", "Box"]
+
+
+def _box(box: Any, box_file: Any, box_from_data: Any, max_digits: int) -> Box | None:
+    return Box.given(box=box, box_file=box_file, box_from_data=box_from_data,
+                     max_digits=max_digits)
+
+
+def _parameter(box_file: Any, box_from_data: Any) -> str:
+    return "box_file" if box_file is not None else \
+        "box_from_data" if box_from_data is not None else "box"
 
 
 def load_target(path: str | os.PathLike[str], *, box: Any = None,
                 box_file: str | os.PathLike[str] | None = None,
-                box_from_data: str | os.PathLike[str] | None = None,
+                box_from_data: Any = None,
                 activations: str | Sequence[str] | None = None,
                 max_width: int = DEFAULT_MAX_WIDTH,
                 max_digits: int = DEFAULT_MAX_DIGITS) -> TargetNetwork:
-    """Read a target network from any file the CLI reads: JSON, a ``W1, b1, …`` npz, a PyTorch
-    ``nn.Sequential`` state dict (``.npz``/``.pt``), or an ONNX MLP or CNN (one loader,
-    :func:`exactnorm.model.interop.load_target_any`).
+    """Read a target network from any file the command line reads: a JSON target file or
+    certificate (layers of any kind), a ``W1, b1, …`` npz, a PyTorch ``nn.Sequential`` state
+    dict (``.npz``/``.pt``), or an ONNX MLP, CNN or ResNet.
 
     Parameters
     ----------
     path : path-like
-        The target file (format in README "Target files").
-    box : str, (lo, hi) or (lower, upper), optional
-        Input box when the file has none: the cube ``"LO:HI"`` or ``(lo, hi)`` (ints, floats —
-        taken exactly —, fractions or strings), or per-feature ``(lower, upper)`` sequences
-        or arrays. Refused when the file has its own.
+        The target file (format in docs/user-guide.md, "Models exactnorm reads").
+    box : Box, str, (lo, hi) or (lower, upper), optional
+        Input box when the file has none: a :class:`~exactnorm.model.box.Box`, the cube
+        ``"LO:HI"`` or ``(lo, hi)`` (ints, floats — taken exactly —, fractions or strings), or
+        per-feature ``(lower, upper)`` sequences or arrays. Refused when the file has its own.
     box_file : path-like, optional
         Per-feature bounds from ``.json`` (``{"lower": [...], "upper": [...]}``), ``.npz``
         (arrays ``lower``, ``upper``) or ``.npy`` (shape ``(2, d)``).
-    box_from_data : path-like, optional
-        An ``.npy`` sample array ``(n, d)``: the box is its per-feature minimum and maximum.
+    box_from_data : path-like or array, optional
+        Samples ``(n, d)`` (an ``.npy`` file or an array): the box is their per-feature minimum
+        and maximum.
     activations : str or sequence of str, optional
         A state dict's activations (``"relu,relu,identity"``), which it does not record.
     max_width, max_digits : int
@@ -67,44 +102,100 @@ def load_target(path: str | os.PathLike[str], *, box: Any = None,
     See Also
     --------
     demo_target : the embedded 3-layer demo.
+    load_frozen : the loader of frozen networks.
 
     Examples
     --------
     >>> import tempfile, os
-    >>> from exactnorm.model.targets import save_target
+    >>> from exactnorm.certificate import save_target
     >>> path = os.path.join(tempfile.mkdtemp(), "t.json")
     >>> save_target(demo_target(), path)
-    >>> load_target(path).widths == demo_target().widths
+    >>> load_target(path) == demo_target()
     True
     """
     require_integer(max_width, "max_width", minimum=1)
     require_integer(max_digits, "max_digits", minimum=1)
-    given = resolve_box(box=box, box_file=box_file, box_from_data=box_from_data,
-                        max_digits=max_digits)
-    if given is None or is_cube(given):
-        return load_target_file(path, box=given, activations=activations,  # type: ignore[arg-type]
-                                max_width=max_width, max_digits=max_digits)
-    # per-feature bounds: read the file as for a cube (which also refuses a file with its own
-    # box), then put the bounds in place, their dimension checked against the network input
-    bounds: Bounds = given  # type: ignore[assignment]
-    parameter = ("box_file" if box_file is not None
-                 else "box_from_data" if box_from_data is not None else "box")
-    placeholder = (bounds[0][0], bounds[0][0])
+    given = _box(box, box_file, box_from_data, max_digits)
+    p = require_file(path, "target file")
     try:
-        g = load_target_file(path, box=placeholder, activations=activations,
-                             max_width=max_width, max_digits=max_digits)
+        if p.suffix.lower() in MODEL_SUFFIXES:
+            return target_from_file(p, box=given, activations=activations, max_width=max_width)
+        if activations is not None:
+            raise InputError(f"--activations applies to state dicts (.npz/.pt); {p} records its "
+                             f"activations itself", parameter="activations")
+        doc = read_document(p, max_digits=max_digits)
+        return read_target(doc, box=given, max_digits=max_digits, max_width=max_width)
     except InputError as exc:
-        if "its own" in str(exc):  # the file's box and ours: in the words of our parameter
-            raise InputError(f"{path} has its own box and {parameter} was given too; remove "
-                             f"one", parameter=parameter) from None
+        if exc.parameter == "box" and given is not None and box is None:
+            # the box came from box_file or box_from_data: in the words of that parameter
+            name = _parameter(box_file, box_from_data)
+            raise type(exc)(str(exc).replace(" box was given", f" {name} was given"),
+                            parameter=name) from None
         raise
-    return apply_box(g, bounds, parameter=parameter)
+
+
+def load_frozen(path: str | os.PathLike[str], *,
+                activations: str | Sequence[str] | None = None,
+                max_width: int = DEFAULT_MAX_WIDTH,
+                max_digits: int = DEFAULT_MAX_DIGITS) -> FrozenNetwork:
+    """Read a frozen network from a file: the frozen network of a certificate or of an exact
+    export (``exactnorm.batchnorm``), or a *given* network whose normalization is re-tuned: an
+    ONNX MLP with or without ``BatchNormalization`` after its linear layers (kept as each
+    layer's BatchNorm record), an ``nn.Sequential`` state dict of ``Linear`` and ``BatchNorm1d``
+    (``.npz``/``.pt``, with ``activations``), a ``W1, b1, …`` ``.npz`` or a JSON target file
+    (its layers' wiring kept).
+
+    Parameters
+    ----------
+    path : path-like
+        The file.
+    activations : str or sequence of str, optional
+        A state dict's activations (one of relu/identity per ``Linear``).
+    max_width, max_digits : int
+        Refuse wider layers and longer numbers.
+
+    Returns
+    -------
+    FrozenNetwork
+        A given network has explicit frozen matrices (declared ``fixed`` with their source),
+        its own γ, β and a BatchNorm record per layer (:mod:`exactnorm.model.batchnorm`).
+
+    Examples
+    --------
+    >>> import tempfile, os
+    >>> from exactnorm.certificate import save_target
+    >>> path = os.path.join(tempfile.mkdtemp(), "t.json")
+    >>> save_target(demo_target(), path)
+    >>> load_frozen(path).node_dims
+    (3, 4, 3, 2)
+    """
+    require_integer(max_width, "max_width", minimum=1)
+    require_integer(max_digits, "max_digits", minimum=1)
+    p = require_file(path, "network file")
+    if p.suffix.lower() in MODEL_SUFFIXES:
+        return frozen_from_file(p, activations=activations, max_width=max_width)
+    if activations is not None:
+        raise InputError(f"--activations applies to state dicts (.npz/.pt); {p} records its "
+                         f"activations itself", parameter="activations")
+    doc = read_document(p, "network file", max_digits=max_digits)
+    declared = doc.get("format") if isinstance(doc, dict) else None
+    if declared == EXPORT_FORMAT:
+        return read_exported_json(p, max_digits=max_digits)
+    if declared == FORMAT:
+        return read_frozen(doc, max_digits=max_digits)
+    if declared is not None:
+        raise InputError(f"{p} is an {declared!r} document, not a network: a frozen network is "
+                         f"read from a certificate, an exact export, a model file or a target "
+                         f"file")
+    # a target file as a given network: its box does not matter, only its layers
+    g = read_target(doc, box=Box.of_cube(0, 0) if "domain" not in doc else None,
+                    max_digits=max_digits, max_width=max_width)
+    return frozen_from_target(g, str(p))
 
 
 def _in_memory_box(box: Any, box_file: Any, box_from_data: Any, max_digits: int,
-                   what: str) -> tuple[Any, Any]:
-    given = resolve_box(box=box, box_file=box_file, box_from_data=box_from_data,
-                        max_digits=max_digits)
+                   what: str) -> Box:
+    given = _box(box, box_file, box_from_data, max_digits)
     if given is None:
         raise InputError(f"{what} has no input box; give box (e.g. \"0:1\" or (0, 1)), "
                          f"box_file or box_from_data",
@@ -113,7 +204,7 @@ def _in_memory_box(box: Any, box_file: Any, box_from_data: Any, max_digits: int,
 
 
 def target_of(target: Any, *, box: Any = None, box_file: str | os.PathLike[str] | None = None,
-              box_from_data: str | os.PathLike[str] | None = None,
+              box_from_data: Any = None,
               activations: str | Sequence[str] | None = None,
               max_width: int = DEFAULT_MAX_WIDTH,
               max_digits: int = DEFAULT_MAX_DIGITS) -> TargetNetwork:
@@ -137,15 +228,42 @@ def target_of(target: Any, *, box: Any = None, box_file: str | os.PathLike[str] 
         return load_target(target, box=box, box_file=box_file, box_from_data=box_from_data,
                            activations=activations, max_width=max_width, max_digits=max_digits)
     if isinstance(target, Mapping):
-        lo, hi = _in_memory_box(box, box_file, box_from_data, max_digits, "a state dict")
-        return target_from_state_dict(target, lo, hi, activations, max_width=max_width)
+        region = _in_memory_box(box, box_file, box_from_data, max_digits, "a state dict")
+        return target_from_state_dict(target, region, activations=activations,
+                                      max_width=max_width)
     if hasattr(target, "predict") or hasattr(target, "steps"):  # scikit-learn (fitted or not)
         if activations is not None:
             raise InputError("activations apply to state dicts; a scikit-learn MLP records its "
                              "own", parameter="activations")
-        lo, hi = _in_memory_box(box, box_file, box_from_data, max_digits,
+        region = _in_memory_box(box, box_file, box_from_data, max_digits,
                                 "a scikit-learn model")
-        return target_from_sklearn(target, lo, hi, max_width=max_width)
+        return target_from_sklearn(target, region, max_width=max_width)
     raise InputError(f"target must be a TargetNetwork, a target file, a fitted scikit-learn "
                      f"MLP or pipeline, or a state dict of arrays; got {type(target).__name__}",
                      parameter="target")
+
+
+def frozen_of(frozen: Any, *, activations: str | Sequence[str] | None = None,
+              max_width: int = DEFAULT_MAX_WIDTH,
+              max_digits: int = DEFAULT_MAX_DIGITS) -> FrozenNetwork:
+    """The :class:`FrozenNetwork` of anything :func:`exactnorm.capacity` accepts as the given
+    network: a :class:`FrozenNetwork`, a :class:`TargetNetwork` (its layers as given ones), a
+    file (:func:`load_frozen`), or a fitted scikit-learn MLP or pipeline."""
+    if isinstance(frozen, FrozenNetwork):
+        return frozen
+    if isinstance(frozen, TargetNetwork):
+        return frozen_from_target(frozen, "a TargetNetwork")
+    if isinstance(frozen, (str, os.PathLike)):
+        return load_frozen(frozen, activations=activations, max_width=max_width,
+                           max_digits=max_digits)
+    if hasattr(frozen, "coefs_") or hasattr(frozen, "steps"):
+        return frozen_from_sklearn(frozen)
+    raise InputError(f"frozen must be a model file, a fitted scikit-learn MLP, a TargetNetwork "
+                     f"or a FrozenNetwork, got {type(frozen).__name__}", parameter="frozen")
+
+
+def on_box(g: TargetNetwork, box: Box, *, parameter: str = "box") -> TargetNetwork:
+    """``g`` on another box (its dimension checked against the network input)."""
+    lower, upper = box.bounds(g.widths[0], parameter=parameter)
+    return dataclasses.replace(g, lower=lower, upper=upper)
+

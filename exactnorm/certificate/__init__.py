@@ -25,15 +25,20 @@ from exactnorm.certificate.float_read import float_network
 from exactnorm.certificate.read import (
     expand_document,
     load_certificate,
-    network_from_dict,
     read_certificate_bytes,
     regenerate_record,
 )
 from exactnorm.certificate.read_kinds import (
     exact_agreement,
-    needs_kind_reader,
+    read_frozen,
     read_networks,
     read_target,
+)
+from exactnorm.certificate.target_file import (
+    read_document,
+    read_target_file,
+    save_target,
+    target_document,
 )
 from exactnorm.certificate.write import (
     COMPACT_VERSION,
@@ -65,7 +70,7 @@ __all__ = [
     "network_to_dict", "target_sections", "singular_draws", "positional", "seed_of_target",
     "require_version",
     "compact_numbers", "decode_compact", "compact_skip", "expand_skip", "compact_integer",
-    "read_certificate_bytes", "load_certificate", "network_from_dict", "expand_document",
-    "regenerate_record", "read_networks", "read_target", "needs_kind_reader", "exact_agreement",
-    "float_network",
+    "read_certificate_bytes", "load_certificate", "expand_document", "regenerate_record",
+    "read_networks", "read_frozen", "read_target", "exact_agreement", "float_network",
+    "read_document", "read_target_file", "save_target", "target_document",
 ]

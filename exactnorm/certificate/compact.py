@@ -148,7 +148,7 @@ def _compact_skip(M: Any, route: str) -> dict[str, Any] | None:
 def route_of(entry: Any, what: str) -> Skip:
     """A skip written as a route (``{"from": s, "kind": "identity" | "selection", "weight":
     {"identity": n} | {"selection": [...], "columns": d}}`` or its 0/1 rows: a target layer's
-    ``skip``, a checkpoint's ``residual``) as a :class:`~exactnorm.model.kinds.base.Skip` over a
+    ``skip``, a checkpoint's ``residual``) as a :class:`~exactnorm.model.routes.Skip` over a
     :class:`~exactnorm.model.routes.Route`, without writing out a matrix; a malformed one is
     refused (the checker decides validity; this only parses).
 

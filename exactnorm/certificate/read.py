@@ -1,14 +1,10 @@
-"""Reading certificate files and documents: strict, size-limited reading of ``.json`` and
-``.json.gz`` files, the frozen network of a dense document (``network_from_dict``), version-2
-documents written out as plain lists (``expand_document``), and both networks of a document of
-any kinds (``read_networks``, ``read_target``). The writing half is
-:mod:`exactnorm.certificate.write`; :mod:`exactnorm.certificate` re-exports both. This reads; it
-does not decide validity: that is the independent checker's job (:mod:`exactnorm.checker`).
-
-The exact reading of a document of any kind and version is
-:func:`~exactnorm.certificate.read_kinds.read_networks` (the checker's reader and its typed
-records); ``network_from_dict`` stays for dense documents that need not pass the checker's
-structural rules (edited documents of the tests and of the JSON export's fallback).
+"""Reading certificate files: strict, size-limited reading of ``.json`` and ``.json.gz`` files
+(:func:`read_certificate_bytes`, :func:`load_certificate`) and the same document with every
+number written out (:func:`expand_document`). The writing half is
+:mod:`exactnorm.certificate.write`; :mod:`exactnorm.certificate` re-exports both. The networks of
+a document are read by the one reader, :mod:`exactnorm.certificate.read_kinds` (the checker's
+reader and its typed records). Nothing here decides validity: that is the independent checker's
+job (:mod:`exactnorm.checker`).
 """
 
 from __future__ import annotations
@@ -27,23 +23,17 @@ from exactnorm.checker.vocabulary import (
 from exactnorm.checker.vocabulary import MAX_BYTES_CAP as MAX_CERTIFICATE_BYTES_CAP
 from exactnorm.checker.vocabulary import MAX_MAP_ENTRIES as DEFAULT_MAX_ENTRIES
 from exactnorm.errors import (
-    ExactnormError,
     InputError,
     InvalidCertificateError,
     LimitExceededError,
-    ShapeError,
 )
 from exactnorm.exact.generator import matrix_from_record
-from exactnorm.exact.linalg import to_fmpq_mat
 from exactnorm.exact.rationals import (
     DEFAULT_MAX_DIGITS,
-    parse_number,
     strict_json_loads,
 )
-from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip
 
-__all__ = ["read_certificate_bytes", "load_certificate", "network_from_dict", "expand_document",
-           "regenerate_record"]
+__all__ = ["read_certificate_bytes", "load_certificate", "expand_document", "regenerate_record"]
 
 
 def read_certificate_bytes(path: str | os.PathLike[str], *,
@@ -105,63 +95,6 @@ def load_certificate(path: str | os.PathLike[str], *,
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise InvalidCertificateError(f"{p} is not an {FORMAT} document")
     return doc
-
-
-def network_from_dict(doc: dict[str, Any], *, max_digits: int = DEFAULT_MAX_DIGITS,
-                      max_entries: int = DEFAULT_MAX_ENTRIES) -> FrozenNetwork:
-    """Rebuild the :class:`FrozenNetwork` of a certificate, version 1 or 2 (for evaluation and
-    export).
-
-    This parses, it does not validate the proof: use the checker for that. Compact
-    (version-2 and 3) numbers are accepted; by-reference weights are regenerated from their
-    draw records (at most ``max_entries`` entries each); records of explicit weights are kept on
-    the layers (``FrozenLayer.record``) unchecked.
-    """
-    doc = decode_compact(doc)
-
-    def vec(obj: Any, what: str) -> tuple[Any, ...]:
-        if not isinstance(obj, list):
-            raise ShapeError(f"{what} must be a list")
-        return tuple(to_fmpq_mat([[parse_number(x, max_digits=max_digits, where=what)
-                                   for x in obj]]).entries()) if obj else ()
-
-    def mat(obj: Any, what: str) -> Any:
-        if not isinstance(obj, list):
-            raise ShapeError(f"{what} must be a list of rows")
-        return to_fmpq_mat([[parse_number(x, max_digits=max_digits, where=what) for x in row]
-                            if isinstance(row, list) else row for row in obj], what)
-
-    def frozen(obj: dict[str, Any], what: str) -> tuple[Any, dict[str, Any] | None]:
-        """A frozen matrix (explicit or by reference) and its record, if any."""
-        weight, source = expand_skip(obj["weight"]), obj.get("source")
-        if isinstance(weight, dict) and set(weight) == {"random"}:
-            if source is not None:
-                raise InputError(f"{what} is given by reference and also has a 'source'")
-            return regenerate_record(weight["random"], what, max_entries), weight["random"]
-        if source is not None and not isinstance(source, dict):
-            raise InputError(f"{what} source must be an object")
-        return mat(weight, what), source
-
-    try:
-        net = doc["network"]
-        d0 = len(doc["domain"]["lower"])
-        layers = []
-        for j, L in enumerate(net["layers"], 1):
-            skips = []
-            for s in L.get("skip", []):
-                skip_weight, skip_record = frozen(s, f"layer {j} skip weight")
-                skips.append(Skip(int(s["from"]), skip_weight, s["kind"], record=skip_record))
-            weight, record = frozen(L, f"layer {j} weight")
-            layers.append(FrozenLayer(int(L["input"]), weight,
-                                      vec(L["gamma"], f"layer {j} gamma"),
-                                      vec(L["beta"], f"layer {j} beta"), L["activation"],
-                                      tuple(skips), record=record))
-        return FrozenNetwork(d0, tuple(layers), tuple(int(c) for c in net["checkpoints"]))
-    except ExactnormError:
-        raise
-    except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
-        # int("abc") for a node index, a list where a mapping belongs, …
-        raise InputError(f"certificate network section is malformed: {exc!r}"[:300]) from None
 
 
 def regenerate_record(record: Any, what: str, max_entries: int = DEFAULT_MAX_ENTRIES) -> Any:

@@ -1,7 +1,7 @@
 """Writing certificate documents, format ``exactnorm.certificate`` versions 1 to 3, for every
 layer kind.
 
-SPEC §3 defines version 1, docs/certificate-format.md versions 2 and 3 (version 3, the default,
+docs/certificate-format.md defines versions 1, 2 and 3 (version 3, the default,
 draws every frozen matrix from the stream key its position fixes).
 
 Build one from a :class:`~exactnorm.constructions.Construction`, save it atomically (``.json`` or
@@ -67,6 +67,7 @@ from exactnorm.checker.vocabulary import (
     DEFAULT_MAX_BYTES,
     FORMAT,
     MAX_BYTES_CAP,
+    SEED_RULE_TARGET,
     VERSIONS,
 )
 from exactnorm.constructions.common import Construction
@@ -186,7 +187,7 @@ def target_sections(target: TargetNetwork, *, compact: bool = False) -> dict[str
     """The ``domain`` and ``target`` sections: plain exact numbers, or (``compact``, the writer
     from version 2 on) each vector and matrix over one denominator when that is shorter
     (:func:`~exactnorm.exact.linalg.compact_when_shorter`); a certificate is also a target file
-    (SPEC §7), and the target readers read both forms. A residual target's layers carry their
+    (docs/model.md), and the target readers read both forms. A residual target's layers carry their
     ``input`` and ``skip``."""
     return {"domain": {"lower": _bounds(target.lower, compact),
                        "upper": _bounds(target.upper, compact)},
@@ -195,10 +196,11 @@ def target_sections(target: TargetNetwork, *, compact: bool = False) -> dict[str
 
 
 def seed_of_target(target: TargetNetwork) -> int:
-    """The seed derived from a target and its box (seed rule ``target``, docs/generator.md §8):
-    SHAKE-256 of the canonical text of the values the certificate will hold, computed by the
-    checker's own reader (:func:`exactnorm.checker.document.document_seed`), so the checker finds
-    the same seed; for a target of any layer kinds.
+    """The seed derived from a target and its box (seed rule ``target.v2``, docs/generator.md
+    §8): SHAKE-256 of the text of the canonical form of the target on its box, computed from the
+    values the certificate will hold by the checker's own reader and rule
+    (:func:`exactnorm.checker.document.document_seed`, :mod:`exactnorm.checker.seed`), so the
+    checker finds the same seed; for a target of any layer kinds.
 
     >>> from exactnorm.model.targets import demo_target
     >>> seed_of_target(demo_target()) == seed_of_target(demo_target()) < 2**64
@@ -306,14 +308,18 @@ def _document_parts(c: Construction, version: int, frozen_weights: str) -> dict[
 def positional(doc: dict[str, Any], provenance: dict[str, Any], version: int) -> None:
     """The top-level sections that only mean something when stream keys are bound to positions
     (version 3): ``redraws`` (the proofs that discarded draws were singular) and a declared
-    ``seed_rule`` (docs/certificate-format.md §0, §4)."""
+    ``seed_rule`` (docs/certificate-format.md §0, §4): a seed derived from the target is
+    declared ``target.v2``, the rule :func:`seed_of_target` computes."""
     if version < POSITIONAL_VERSION:
         return
     redraws = singular_draws(doc["witnesses"])
     if redraws:
         doc["redraws"] = redraws
-    if provenance.get("seed_rule") == "target":
-        doc["seed_rule"] = "target"
+    if provenance.get("seed_rule") in ("target", SEED_RULE_TARGET):
+        # the plan's "target" (``--seed target``) is the current rule: the canonical target
+        doc["seed_rule"] = SEED_RULE_TARGET
+        if isinstance(doc.get("provenance"), dict) and doc["provenance"] is not provenance:
+            doc["provenance"]["seed_rule"] = SEED_RULE_TARGET
 
 
 def singular_draws(witnesses: Any) -> list[dict[str, Any]]:

@@ -21,11 +21,12 @@ modules that follow the check:
   before the work) and :mod:`.verdict` (what a valid verdict proves);
 * :mod:`.arithmetic` — the arithmetic interface and its standard-library implementation (the
   reference); :mod:`exactnorm.checker_flint` implements the same interface with python-flint.
-* :mod:`.impossibility` (reading in :mod:`.impossibility_reading`, arithmetic in :mod:`.modular`)
-  — the second document kind, ``exactnorm.impossibility`` (docs/certificate-format.md §9): a
-  proof that no tuning of a given network reaches a target, in a stated class; ``check_with``
-  hands it over by its ``format``, with the arithmetic's ``linear`` operations
-  (:mod:`exactnorm.checker_flint.linear` for python-flint).
+* :mod:`.impossibility` — the second document kind, ``exactnorm.impossibility``
+  (docs/certificate-format.md §9): a proof that no tuning of a given network reaches a target,
+  in a stated class; rules of the same kernel: :mod:`.impossibility_reading` reads its frame with
+  the certificate's reader and builds the target's local affine piece with the walk's counted
+  steps, in the one budget; :mod:`.modular` adds primality and the modular determinant;
+  :func:`check_with` (:mod:`.files`) tells the two kinds apart by their ``format``.
 
 Rule names (``Verdict.rule``), in the order they are applied: ``format``, ``number``, ``shape``,
 ``domain``, ``provenance``, ``skip`` (while reading, in document order), ``checkpoints``,
@@ -49,7 +50,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from .arithmetic import PureArithmetic
-from .files import check_file_with, check_text_with, main, print_or_broken_pipe, read_file_bytes
+from .files import (
+    check_file_with,
+    check_text_with,
+    check_with,
+    main,
+    print_or_broken_pipe,
+    read_file_bytes,
+)
 from .numbers import (
     CertificateError,
     ReadError,
@@ -67,7 +75,7 @@ from .vocabulary import (
     MAX_BYTES_CAP,
     MAX_MAP_ENTRIES,
 )
-from .walk import check_with, verdict_of
+from .walk import verdict_of
 
 __all__ = ["Verdict", "CertificateError", "ReadError", "parse_certificate_text",
            "check_certificate", "check_certificate_text", "check_file", "read_file_bytes",

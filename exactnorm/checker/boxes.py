@@ -76,10 +76,31 @@ def patch_family(box: Box, g: Any, budget: Budget, j: int | None,
                 what="the family of patch boxes")
     budget.work(2 * g.patch * positions * STEP, j, where)
     lo, hi, _ = box
-    cells = [g.pixels(y, x) for y in range(g.Ho) for x in range(g.Wo)]
-    table_lo = [[0 if pix[t] is None else lo[pix[t]] for pix in cells] for t in range(g.patch)]
-    table_hi = [[0 if pix[t] is None else hi[pix[t]] for pix in cells] for t in range(g.patch)]
-    return table_lo, table_hi
+    return [_positions(lo, g, t) for t in range(g.patch)], \
+        [_positions(hi, g, t) for t in range(g.patch)]
+
+
+def _positions(bounds: list[int], g: Any, t: int) -> list[int]:
+    """Patch coordinate ``t = c·kh·kw + u·kw + v`` at every output position ``(y, x)`` (y-major):
+    the pixel ``(c, y·sh − ph + u·dh, x·sw − pw + v·dw)`` of ``bounds``, 0 in the padding
+    (:meth:`.records.Geometry.pixels`), an output row at a time as a strided slice of the input
+    row between the columns ``x_lo … x_hi`` that fall inside it."""
+    c, rest = divmod(t, g.kh * g.kw)
+    u, v = divmod(rest, g.kw)
+    col0 = v * g.dw - g.pw  # the input column at x = 0
+    x_lo = max(0, (g.sw - 1 - col0) // g.sw)
+    x_hi = min(g.Wo - 1, (g.W - 1 - col0) // g.sw)
+    out: list[int] = []
+    for y in range(g.Ho):
+        row = y * g.sh - g.ph + u * g.dh
+        if not 0 <= row < g.H or x_hi < x_lo:
+            out += [0] * g.Wo
+            continue
+        base = (c * g.H + row) * g.W + col0
+        out += [0] * x_lo
+        out += bounds[base + x_lo * g.sw:base + x_hi * g.sw + 1:g.sw]
+        out += [0] * (g.Wo - 1 - x_hi)
+    return out
 
 
 def _interval_rows(W: IntMatrix, b: IntVector, lo: list[list[int]], hi: list[list[int]],

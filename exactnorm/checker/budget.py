@@ -30,7 +30,8 @@ from __future__ import annotations
 from .numbers import CertificateError
 from .vocabulary import MAX_MAP_BITS, MAX_MAP_ENTRIES
 
-__all__ = ["Budget", "STEP", "words", "mul_cost", "div_cost", "gcd_chain"]
+__all__ = ["Budget", "STEP", "words", "mul_cost", "div_cost", "gcd_cost", "gcd_chain",
+           "slot_bits", "det_mod_cost"]
 
 
 #: units of one Python-level step on a number, besides the word cost of its operands
@@ -64,6 +65,12 @@ def div_cost(a: int, b: int) -> int:
     return wb * (max(wa - wb, 0) + 1)
 
 
+def gcd_cost(a: int, b: int) -> int:
+    """Units of the greatest common divisor of an ``a``-bit and a ``b``-bit integer (Lehmer's
+    algorithm, CPython's and GMP's: ``O(words(a)·words(b))`` word operations)."""
+    return words(a) * words(b)
+
+
 def gcd_chain(bits: int) -> int:
     """Units of the greatest common divisors that bring a map to its least common denominator
     beyond one division per entry: Euclid's algorithm on ``(g, r)`` costs about
@@ -71,6 +78,27 @@ def gcd_chain(bits: int) -> int:
     changes of the running gcd ``g`` telescope to ``O(words(den)²)``; counted as
     ``4·words(bits)²``."""
     return 4 * words(bits) ** 2
+
+
+def slot_bits(n: int, pbits: int) -> int:
+    """Bits of one slot of a packed row of the modular determinant (:mod:`.modular`): a
+    residue below a ``pbits``-bit prime ``p`` that gains at most ``n − 1`` products
+    ``f·(p − v) < p²`` never reaches ``n·p² < 2^(2·pbits + bits(n))``; rounded up to whole
+    bytes, one bit to spare."""
+    return 8 * -(-(2 * pbits + n.bit_length() + 1) // 8)
+
+
+def det_mod_cost(n: int, pbits: int) -> int:
+    """Units of the determinant of an ``n × n`` matrix of residues modulo a ``pbits``-bit prime
+    by packed elimination (:meth:`.modular.PureLinear.det_mod`): packing the rows, then for
+    each column, ``m`` rows of ``m`` slots left, the pivot search and the pivot row's
+    reduction (a step per slot) and ``m`` row updates (a product by one word, a sum and a
+    shift of a row of ``m`` slots: three passes over its words)."""
+    s = slot_bits(n, pbits)
+    total = n * n * (STEP + 1)
+    for m in range(1, n + 1):
+        total += m * (3 * STEP + 2) + (m + 1) * 3 * words(m * s)
+    return total
 
 
 class Budget:
@@ -111,9 +139,9 @@ class Budget:
         self.work(rows * inner * max(cols, 1) * (STEP + mul_cost(abits, bbits)), j, where)
 
     def regenerate(self, entries: int, words_per_entry: int, masked: bool,
-                   j: int | None) -> None:
+                   j: int | None, where: str | None = None) -> None:
         """Regenerating a drawn matrix: its stream words (and its mask's) and its entries."""
-        self.work(entries * (words_per_entry + (1 if masked else 0) + STEP), j)
+        self.work(entries * (words_per_entry + (1 if masked else 0) + STEP), j, where)
 
     @staticmethod
     def draw_bits(rec: object) -> int:

@@ -20,7 +20,7 @@ from typing import Any
 
 from .kinds import RULES
 from .kinds.dense import NAME as DENSE
-from .numbers import CertificateError, field, index, layer_list, show
+from .numbers import CertificateError, field, index, layer_list, paused_collector, show
 from .provenance import Provenance, redraw_units, rule_stream_keys
 from .reading import (
     node_reads,
@@ -30,21 +30,70 @@ from .reading import (
     written_size,
 )
 from .records import FrozenRecord, TargetRecord
-from .seed import target_seed
+from .schema import CERTIFICATE, IMPOSSIBILITY, closed
+from .seed import derived_seed
 from .topology import rule_residuals, segment_input, target_input, target_skip
-from .vocabulary import LAYER_KINDS, MAX_DIGITS_CAP
+from .vocabulary import LAYER_KINDS, MAX_DIGITS_CAP, SEED_RULE_TARGET
 
-__all__ = ["layer_kind", "read_target", "read_network", "rule_segments", "read_certificate",
-           "document_seed"]
+__all__ = ["layer_kind", "closed_layer", "rule_schema", "rule_schema_impossibility", "read_target",
+           "read_network", "rule_segments", "read_certificate", "document_seed"]
 
 
 def layer_kind(layer: object, where: str) -> str:
     """A layer's ``kind``, a word of ``LAYER_KINDS`` (absent: dense; rule ``format``)."""
-    kind = layer.get("kind", DENSE) if isinstance(layer, dict) else DENSE
-    if not isinstance(kind, str) or kind not in LAYER_KINDS:
-        raise CertificateError("format", f"{where}: kind {show(kind)} is not one of "
-                                         f"{show(list(LAYER_KINDS))}")
+    kind = layer.get("kind", DENSE) if type(layer) is dict else DENSE
+    if type(kind) is not str or kind not in RULES:
+        raise _no_kind(kind, where)
     return kind
+
+
+def _no_kind(kind: object, where: str) -> CertificateError:
+    return CertificateError("format", f"{where}: \"kind\" {show(kind)} is not one of "
+                                      f"{show(list(LAYER_KINDS))}")
+
+
+def closed_layer(layer: object, where: str, frozen: bool, version: int,
+                 j: int | None) -> str:
+    """Rule ``format`` for one layer: a JSON object whose keys are its kind's table (Appendix
+    A; a layer without ``kind`` is dense, and says so when it has another kind's keys); returns
+    the kind."""
+    if type(layer) is not dict:
+        raise CertificateError("format", f"{where} must be a JSON object, got {show(layer)}",
+                               layer=j)
+    kind = layer.get("kind", DENSE)
+    rules = RULES.get(kind) if type(kind) is str else None
+    if rules is None:
+        raise _no_kind(kind, where)
+    schema = rules.frozen_schema if frozen else rules.target_schema
+    try:
+        closed(layer, schema, where, version, j)
+    except CertificateError:
+        if "kind" not in layer and not layer.keys() <= schema.allowed:
+            extra = sorted(map(str, layer.keys() - schema.allowed))[0]
+            raise CertificateError("format", f"{where}: unknown key {show(extra)} of a layer "
+                                             f"without \"kind\", which is dense "
+                                             f"({schema.level}: {schema.listing(version)})",
+                                   layer=j) from None
+        raise
+    return kind
+
+
+def rule_schema(doc: dict, version: int) -> None:
+    """Rule ``format``, the closed schema (docs/certificate-format.md, Appendix A), of the
+    document's frame: the certificate's own keys and every object its table describes (domain,
+    target, network, redraws, provenance, witnesses) before any value is read. Each layer is
+    checked against its kind's table when the reader reaches it (:func:`closed_layer`), before
+    any of its values is read."""
+    closed(doc, CERTIFICATE, "certificate", version)
+
+
+def rule_schema_impossibility(doc: dict) -> None:
+    """Rule ``format``, the closed schema of an impossibility document (§9.1, Appendix A): its
+    frame, its witness by kind, its frozen layers, and its target layers by their kinds' tables,
+    read as those of a version-3 certificate (``input`` and ``skip`` included)."""
+    closed(doc, IMPOSSIBILITY, "impossibility document", 3)
+    for i, layer in enumerate(doc["target"]["layers"], 1):
+        closed_layer(layer, f"target layer {i}", False, 3, None)
 
 
 def read_target(doc: dict, d0: int, max_digits: int, version: int = 3) -> list[TargetRecord]:
@@ -55,10 +104,15 @@ def read_target(doc: dict, d0: int, max_digits: int, version: int = 3) -> list[T
     dims = [d0]
     for i, layer in enumerate(layer_list(doc["target"], "target"), 1):
         where = f"target layer {i}"
-        kind = layer_kind(layer, where)
-        p = target_input(layer, where, i, kind, version)
+        kind = closed_layer(layer, where, False, version, None)
+        p = target_input(layer, where, i, kind, version) \
+            if "input" in layer or "skip" in layer else i - 1
         rec = RULES[kind].read_target(layer, where, dims[p], max_digits)
-        rec = rec._replace(input=p, skip=target_skip(layer, where, i, rec.width, dims))
+        # the kind's record with the node it reads and its skip, its nine fields in order (a
+        # NamedTuple's _replace costs three times this: it counts in a chain of 10^5 layers)
+        rec = tuple.__new__(TargetRecord, rec[:7] + (p, target_skip(layer, where, i, rec.width,
+                                                                    dims)
+                                                     if "skip" in layer else None))
         out.append(rec)
         dims.append(rec.width)
     return out
@@ -71,8 +125,8 @@ def read_network(doc: dict, d0: int, max_digits: int,
     dims, out = [d0], []
     for j, layer in enumerate(layer_list(doc["network"], "network"), 1):
         where = f"network layer {j}"
-        kind = layer_kind(layer, where)
-        src = index(field(layer, "input", where), f"{where} input")
+        kind = closed_layer(layer, where, True, prov.version, j)
+        src = layer["input"]  # an integer (its table)
         if not 0 <= src < j:
             raise CertificateError("segment", f"{where} reads node {show(src)}, not an earlier "
                                               f"node", layer=j)
@@ -82,6 +136,8 @@ def read_network(doc: dict, d0: int, max_digits: int,
     cps = field(doc["network"], "checkpoints", "network")
     if not isinstance(cps, list):
         raise CertificateError("checkpoints", "checkpoints must be a list")
+    if all(type(c) is int for c in cps):  # the common case, without a call per checkpoint
+        return out, list(cps)
     return out, [index(c, "checkpoint") for c in cps]
 
 
@@ -104,7 +160,8 @@ def rule_segments(layers: list[FrozenRecord], cps: list[int],
         rules = RULES[tl.kind]
         seg_in = segment_input(cps, tl, i)
         for j in range(start + 1, end + 1):
-            for src in node_reads(layers[j - 1]):
+            layer = layers[j - 1]
+            for src in node_reads(layer) if layer.skips else (layer.input,):
                 if src != seg_in and not start < src < j:
                     inside = f"[{start}, {j})" if seg_in == start else \
                         f"(its input node {seg_in}" + (f" and nodes {start + 1} to {j - 1})"
@@ -123,7 +180,13 @@ def read_certificate(doc: object, max_digits: int, budget: Any = None) -> tuple[
     checkpoints, provenance). ``budget`` counts the few draws the reader regenerates."""
     if not isinstance(doc, dict):
         raise CertificateError("format", "a certificate is a JSON object")
+    with paused_collector():
+        return _read(doc, max_digits, budget)
+
+
+def _read(doc: dict, max_digits: int, budget: Any) -> tuple[Any, ...]:
     version = rule_format(doc)
+    rule_schema(doc, version)
     prov = Provenance(version, budget=budget)
     lo, hi = rule_domain(doc, max_digits)
     target = read_target(doc, len(lo), max_digits, version)
@@ -139,9 +202,10 @@ def read_certificate(doc: object, max_digits: int, budget: Any = None) -> tuple[
     return lo, hi, target, layers, cps, prov
 
 
-def document_seed(doc: dict, max_digits: int = MAX_DIGITS_CAP) -> int:
-    """The seed of rule ``target`` of a document's ``domain`` and ``target`` sections, read as
-    the checker reads them (docs/generator.md §8): what a writer draws from with ``--seed
-    target``."""
+def document_seed(doc: dict, max_digits: int = MAX_DIGITS_CAP,
+                  rule: str = SEED_RULE_TARGET) -> int:
+    """The seed that seed rule ``rule`` (default ``target.v2``, what a writer draws from with
+    ``--seed target``; ``target`` is the first rule) derives from a document's ``domain`` and
+    ``target`` sections, read as the checker reads them (docs/generator.md §8)."""
     lo, hi = rule_domain(doc, max_digits)
-    return target_seed(lo, hi, read_target(doc, len(lo), max_digits))
+    return derived_seed(rule, lo, hi, read_target(doc, len(lo), max_digits))

@@ -16,19 +16,23 @@ from typing import Any
 
 from . import vocabulary as limits
 from .arithmetic import PureArithmetic
+from .impossibility import check_impossibility
 from .numbers import (
     CertificateError,
     ReadError,
     Verdict,
     check_max_digits,
     parse_certificate_text,
+    paused_collector,
     show,
 )
 from .protocol import AnyArithmetic
-from .walk import check_with
+from .transformer import check_transformer
+from .vocabulary import IMPOSSIBILITY_FORMAT, TRANSFORMER_FORMAT
+from .walk import run_rules, verdict_of
 
-__all__ = ["read_file_bytes", "check_file_with", "check_text_with", "print_or_broken_pipe",
-           "main"]
+__all__ = ["check_with", "read_file_bytes", "check_file_with", "check_text_with",
+           "print_or_broken_pipe", "main"]
 
 _CHUNK = 1 << 20
 
@@ -152,15 +156,33 @@ def read_file_bytes(path: str | os.PathLike[str],
 
 
 
+def check_with(ar: AnyArithmetic, doc: object, *, max_digits: int = limits.DEFAULT_MAX_DIGITS,
+               progress: Callable[[int, int], None] | None = None,
+               max_work: int | None = limits.DEFAULT_MAX_WORK) -> Verdict:
+    """Check a parsed document with arithmetic ``ar``, told apart by its ``format``: a certificate
+    by the walk (:func:`.walk.run_rules`), an impossibility document by its rules
+    (:func:`.impossibility.check_impossibility`, §9), a transformer document slot by slot
+    (:func:`.transformer.check_transformer`, §11); never raises for bad content."""
+    if isinstance(doc, dict) and doc.get("format") == IMPOSSIBILITY_FORMAT:
+        return check_impossibility(ar, doc, max_digits=max_digits, progress=progress,
+                                   max_work=max_work)
+    if isinstance(doc, dict) and doc.get("format") == TRANSFORMER_FORMAT:
+        return check_transformer(ar, doc, run_rules, max_digits=max_digits, progress=progress,
+                                 max_work=max_work)
+    with paused_collector():  # no cycle is made: reference counting frees what the walk drops
+        return verdict_of(lambda: run_rules(ar, doc, max_digits, progress, max_work))
+
+
 def check_text_with(ar: AnyArithmetic, text: str | bytes | bytearray, *,
                     max_digits: int = limits.DEFAULT_MAX_DIGITS,
                     max_work: int | None = limits.DEFAULT_MAX_WORK) -> Verdict:
     """Parse strictly, then check with arithmetic ``ar``; never raises for bad content."""
-    try:
-        doc = parse_certificate_text(text, max_digits=max_digits)
-    except CertificateError as exc:
-        return Verdict(False, exc.rule, str(exc))
-    return check_with(ar, doc, max_digits=max_digits, max_work=max_work)
+    with paused_collector():  # from the parse to the verdict (numbers.paused_collector)
+        try:
+            doc = parse_certificate_text(text, max_digits=max_digits)
+        except CertificateError as exc:
+            return Verdict(False, exc.rule, str(exc))
+        return check_with(ar, doc, max_digits=max_digits, max_work=max_work)
 
 
 def check_file_with(ar: AnyArithmetic, path: str, *, max_digits: int = limits.DEFAULT_MAX_DIGITS,
@@ -169,15 +191,16 @@ def check_file_with(ar: AnyArithmetic, path: str, *, max_digits: int = limits.DE
                     max_work: int | None = limits.DEFAULT_MAX_WORK) -> Verdict:
     """Check a ``.json`` or ``.json.gz`` certificate file with arithmetic ``ar``; a file that
     cannot be read is a failed verdict with rule ``format``."""
-    try:
-        text = read_file_bytes(path, max_bytes)
-        doc = parse_certificate_text(text, max_digits=max_digits)
-    except ReadError as exc:
-        return Verdict(False, "format", str(exc))
-    except CertificateError as exc:
-        return Verdict(False, exc.rule, str(exc))
-    del text  # the document is parsed: the bytes need not stay in memory during the check
-    return check_with(ar, doc, max_digits=max_digits, progress=progress, max_work=max_work)
+    with paused_collector():  # from the parse to the verdict (numbers.paused_collector)
+        try:
+            text = read_file_bytes(path, max_bytes)
+            doc = parse_certificate_text(text, max_digits=max_digits)
+        except ReadError as exc:
+            return Verdict(False, "format", str(exc))
+        except CertificateError as exc:
+            return Verdict(False, exc.rule, str(exc))
+        del text  # the document is parsed: the bytes need not stay in memory during the check
+        return check_with(ar, doc, max_digits=max_digits, progress=progress, max_work=max_work)
 
 
 def print_or_broken_pipe(line: str) -> bool:

@@ -12,6 +12,7 @@ rule (``format``, ``number``, ``shape``) and the place.
 
 from __future__ import annotations
 
+import gc
 import json
 import math
 import re
@@ -21,12 +22,13 @@ from dataclasses import field as dc_field
 from fractions import Fraction
 from typing import Any
 
-from .vocabulary import ACTIVATIONS, DEFAULT_MAX_DIGITS, MAX_DIGITS_CAP
+from .vocabulary import ACTIVATIONS, DEFAULT_MAX_DIGITS, MAX_DIGITS_CAP, MAX_MAP_ENTRIES
 
 __all__ = ["Verdict", "CertificateError", "ReadError", "IntVector", "IntMatrix", "show",
            "show_ratio", "bits_of", "written_bits",
            "parse_certificate_text", "number", "integer", "vector", "matrix", "field",
-           "activation", "index", "layer_list", "check_max_digits", "decimal_int"]
+           "activation", "index", "layer_list", "check_max_digits", "decimal_int",
+           "paused_collector"]
 
 _RATIONAL = re.compile(r"(-?)([0-9]+)(?:/([0-9]+))?")  # always used with fullmatch
 _DECIMAL = re.compile(r"(-?)([0-9]*)\.([0-9]*)")
@@ -74,11 +76,15 @@ class ReadError(Exception):
 
 
 class _IntDigits:
-    """Lift CPython's int/str digit limit for a while; our own max_digits replaces it."""
+    """Set CPython's int/str digit limit for a while (by default lift it: our own max_digits
+    replaces it), then restore it."""
+
+    def __init__(self, limit: int = 0) -> None:
+        self.limit = limit
 
     def __enter__(self) -> None:
         self.old = getattr(sys, "get_int_max_str_digits", lambda: 0)()
-        getattr(sys, "set_int_max_str_digits", lambda n: None)(0)
+        getattr(sys, "set_int_max_str_digits", lambda n: None)(self.limit)
 
     def __exit__(self, *exc: object) -> None:
         getattr(sys, "set_int_max_str_digits", lambda n: None)(self.old)
@@ -138,12 +144,31 @@ def _refuse_inexact(text: str) -> None:
 
 
 def _refuse_duplicates(pairs: list) -> dict:
-    out = {}
-    for key, value in pairs:
-        if key in out:
-            raise CertificateError("format", f"duplicated key {show(key)}")
-        out[key] = value
+    """json.loads hook: the object, refused when a key repeats (the dict is shorter than the
+    list of pairs; both built in C)."""
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set = set()
+        key = next(k for k, _ in pairs if k in seen or seen.add(k))  # type: ignore[func-returns-value]
+        raise CertificateError("format", f"duplicated key {show(key)}")
     return out
+
+
+class paused_collector:
+    """Pause CPython's cyclic garbage collector while a document is parsed, read and checked,
+    then restore it. The checker allocates millions of small objects and no cycle (JSON values,
+    records, exact maps); with the collector running, each of its generational passes walks the
+    document again (a third of the parsing time of a 16 MB chain, and a pass over all of it at
+    the first allocation after the parse). Reference counting still frees everything as
+    usual."""
+
+    def __enter__(self) -> None:
+        self.was = gc.isenabled()
+        gc.disable()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.was:
+            gc.enable()
 
 
 def parse_certificate_text(text: str | bytes | bytearray, *,
@@ -159,14 +184,28 @@ def parse_certificate_text(text: str | bytes | bytearray, *,
             raise CertificateError("number", f"integer literal with more than {max_digits} digits")
         return int(literal)
 
+    # a call per integer literal costs three times the parse: the digit limit of JSON integers
+    # is CPython's own limit of integer conversion, set to max_digits while parsing, so that
+    # the C scanner converts every literal itself (a scan of the text for long runs of digits
+    # costs half the parse); below CPython's smallest settable limit the hook counts digits
+    limit = getattr(sys.int_info, "str_digits_check_threshold", 0)
+    own = bool(limit) and max_digits >= limit
     try:
-        with _IntDigits():
+        with paused_collector(), _IntDigits(max_digits if own else 0):
             doc = json.loads(text, parse_float=_refuse_inexact, parse_constant=_refuse_inexact,
-                             parse_int=parse_int, object_pairs_hook=_refuse_duplicates)
+                             parse_int=int if own else parse_int,
+                             object_pairs_hook=_refuse_duplicates)
+    except CertificateError:
+        raise
     except RecursionError:
         raise CertificateError("format", "document is nested too deeply") from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise CertificateError("format", f"not valid JSON: {str(exc)[:200]}") from None
+    except ValueError as exc:  # CPython's digit limit, set to max_digits
+        if "integer string conversion" not in str(exc):
+            raise
+        raise CertificateError("number", f"integer literal with more than {max_digits} "
+                                         f"digits") from None
     if not isinstance(doc, dict):
         raise CertificateError("format", "a certificate is a JSON object")
     return doc
@@ -251,10 +290,13 @@ def integer(value: object, where: str, max_digits: int) -> int:
     return x.numerator
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class IntVector:
     """A vector of rationals as integer numerators over one denominator ``den > 0``;
-    ``written`` is the size of the numbers as the document writes them (:func:`written_bits`)."""
+    ``written`` is the size of the numbers as the document writes them (:func:`written_bits`).
+    Built by the reader and never changed (not declared frozen: a frozen dataclass sets each
+    field through ``object.__setattr__``, which made building the records of a long chain a
+    tenth of its reading)."""
 
     nums: list[int]
     den: int
@@ -270,10 +312,10 @@ class IntVector:
         return [Fraction(n, self.den) for n in self.nums]
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class IntMatrix:
     """A non-empty matrix of rationals as integer rows over one denominator ``den > 0``;
-    ``written`` as for :class:`IntVector`."""
+    ``written`` as for :class:`IntVector`; never changed after reading."""
 
     rows: list[list[int]]
     den: int
@@ -401,9 +443,43 @@ def over_one_denominator(values: list[tuple[int, int]], where: str) -> tuple[lis
     return out, den
 
 
+_INTS = {int}
+
+
+def _int_bits(values: list) -> int:
+    """The sum of the bit lengths of a list of JSON integers, or -1 when an entry is not one
+    (every entry an ``int``, no ``bool``): a plain loop for a few entries, in C for more."""
+    if len(values) < 8:
+        bits = 0
+        for x in values:
+            if type(x) is not int:
+                return -1
+            bits += abs(x).bit_length()
+        return bits
+    if set(map(type, values)) != _INTS:
+        return -1
+    return sum(map(int.bit_length, map(abs, values)))
+
+
 def vector(value: object, where: str, length: int | None = None,
            max_digits: int = DEFAULT_MAX_DIGITS) -> IntVector:
-    """A non-empty vector: a list of numbers, or (version 2) ``{"den": D, "num": [...]}``."""
+    """A non-empty vector: a list of numbers, or (version 2) ``{"den": D, "num": [...]}``; at
+    most ``MAX_MAP_ENTRIES`` entries (rule ``limit``, before any is converted)."""
+    if type(value) is list:
+        n = len(value)
+        if 0 < n <= MAX_MAP_ENTRIES and (length is None or n == length):
+            if n == 1:  # the one number of a 1-wide layer (a chain of them: 10^5 layers)
+                first = value[0]
+                bits = abs(first).bit_length() if type(first) is int else -1
+            else:
+                bits = _int_bits(value)
+            if 0 <= bits <= 3 * max_digits:  # JSON integers, of at most max_digits digits each
+                # the document's own list: nothing changes a record or a document while read
+                return IntVector(value, 1, bits + n + 1)
+    nums = value.get("num") if isinstance(value, dict) else value
+    if isinstance(nums, list) and len(nums) > MAX_MAP_ENTRIES:
+        raise CertificateError("limit", f"{where}: {len(nums)} entries, above this checker's "
+                                        f"limit {MAX_MAP_ENTRIES} of one structure")
     if isinstance(value, dict):
         den, nums = _compact(value, where, max_digits)
         if not isinstance(nums, list) or not nums or isinstance(nums[0], list):
@@ -423,9 +499,39 @@ def vector(value: object, where: str, length: int | None = None,
     return IntVector(*over_one_denominator(pairs, where), _written_pairs(pairs))
 
 
+def _int_rows(value: list, cols: int | None, max_digits: int) -> IntMatrix | None:
+    """The common matrix, read in C: equally long non-empty rows of JSON integers of at most
+    ``max_digits`` digits each; None for anything else (the general reading then decides)."""
+    width = cols if cols is not None else len(value[0]) if type(value[0]) is list else 0
+    if not width or len(value) * width > MAX_MAP_ENTRIES:  # the general reading refuses it
+        return None
+    bits = 0
+    for row in value:
+        if type(row) is not list or len(row) != width:
+            return None
+        if width == 1:
+            x = row[0]
+            if type(x) is not int:
+                return None
+            bits += abs(x).bit_length()
+            continue
+        b = _int_bits(row)
+        if b < 0:
+            return None
+        bits += b
+    if bits > 3 * max_digits:
+        return None
+    # the document's own rows: nothing changes a record or a document while it is read
+    return IntMatrix(value, 1, bits + len(value) * (width + 1) + 1)
+
+
 def matrix(value: object, where: str, rows: int | None = None, cols: int | None = None,
            max_digits: int = DEFAULT_MAX_DIGITS) -> IntMatrix:
     """A non-empty rectangular matrix: rows of numbers, or ``{"den": D, "num": [[...], ...]}``."""
+    if type(value) is list and value and (rows is None or len(value) == rows):
+        fast = _int_rows(value, cols, max_digits)
+        if fast is not None:
+            return fast
     den, compact = 1, isinstance(value, dict)
     if compact:
         den, value = _compact(value, where, max_digits)  # type: ignore[arg-type]
@@ -434,6 +540,10 @@ def matrix(value: object, where: str, rows: int | None = None, cols: int | None 
         raise CertificateError("shape", f"{where} must be a non-empty list of rows")
     if rows is not None and len(value) != rows:
         raise CertificateError("shape", f"{where} has {len(value)} rows, expected {rows}")
+    width = cols if cols is not None else len(value[0]) if isinstance(value[0], list) else 0
+    if len(value) * width > MAX_MAP_ENTRIES:  # before a single entry is converted (§7)
+        raise CertificateError("limit", f"{where}: {len(value)} x {width} entries, above this "
+                                        f"checker's limit {MAX_MAP_ENTRIES} of one structure")
     out: list[list[Any]] = []
     plain_ints = True
     for r, row in enumerate(value):
@@ -470,9 +580,10 @@ def check_max_digits(max_digits: object) -> int:
 
 
 def field(obj: object, key: str, where: str) -> object:
-    if not isinstance(obj, dict) or key not in obj:
-        raise CertificateError("format", f"{where} has no {show(key)}")
-    return obj[key]
+    try:
+        return obj[key]  # type: ignore[index]
+    except (KeyError, TypeError, IndexError):
+        raise CertificateError("format", f"{where} has no {show(key)}") from None
 
 
 def activation(value: object, where: str) -> str:

@@ -72,8 +72,9 @@ FamT = TypeVar("FamT", bound=Family)
 
 
 class Linear(Protocol):
-    """The two operations of the impossibility rules (docs/certificate-format.md §9); ground
-    domain ℤ and ℤ/pℤ. Both arithmetics return the same Python integers."""
+    """The one operation of the impossibility rules that is no map operation: a determinant
+    modulo a prime (docs/certificate-format.md §9). Both arithmetics return the same Python
+    integer."""
 
     @property
     def name(self) -> str:
@@ -84,12 +85,6 @@ class Linear(Protocol):
         """``det(rows) mod p`` in ``0 … p−1`` for a square ``n × n`` matrix of residues
         ``0 ≤ x < p`` and a prime ``p < 2^62`` (checked by the rules before the call); the
         empty matrix (``n = 0``) has determinant ``1 mod p``. ``rows`` is not modified."""
-        ...
-
-    def product(self, A: list[list[int]], B: list[list[int]]) -> list[list[int]]:
-        """The integer product ``A·B`` as rows of Python integers, ``A`` ``m × k`` and ``B``
-        ``k × n`` (``len(B) == len(A[0])``); ``m = 0`` gives ``[]``; ``n = 0`` (rows of ``B``
-        empty) and ``k = 0`` (``B = []``, which has no column count) give ``m`` empty rows."""
         ...
 
 
@@ -104,7 +99,7 @@ class Arithmetic(Protocol[MapT, MatT, IntT, FamT]):
 
     @property
     def linear(self) -> Linear:
-        """The impossibility rules' operations in the same arithmetic."""
+        """The impossibility rules' modular determinant in the same arithmetic."""
         ...
 
     def weight(self, V: IntMatrix | Draw) -> tuple[MatT, IntT]:

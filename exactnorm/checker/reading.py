@@ -14,11 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from .numbers import CertificateError, IntMatrix, IntVector, field, show, vector, written_bits
-from .provenance import TOP_LEVEL_KEYS, Provenance
+from .provenance import Provenance
 from .records import FrozenRecord, TargetRecord
-from .seed import SEED_RULES
 from .topology import Picks
-from .vocabulary import FORMAT, VERSIONS
+from .vocabulary import FORMAT, IMPOSSIBILITY_FORMAT, SEED_RULES, TRANSFORMER_FORMAT, VERSIONS
 
 __all__ = ["Picks", "rule_format", "rule_domain", "rule_checkpoints", "node_reads", "last_uses",
            "written_size"]
@@ -28,23 +27,22 @@ __all__ = ["Picks", "rule_format", "rule_domain", "rule_checkpoints", "node_read
 
 
 def rule_format(doc: dict) -> int:
+    """The document's ``format`` word and ``version`` (rule ``format``); its keys are the
+    closed schema's (:func:`.document.rule_schema`), applied next."""
     if doc.get("format") != FORMAT:
-        raise CertificateError("format", f"format must be \"{FORMAT}\"")
+        raise CertificateError("format", f"\"format\" must be \"{FORMAT}\" (or "
+                                         f"\"{IMPOSSIBILITY_FORMAT}\", "
+                                         f"\"{TRANSFORMER_FORMAT}\"), got "
+                                         f"{show(doc.get('format'))}")
     version = doc.get("version")
     if type(version) is not int or version not in VERSIONS:
-        raise CertificateError("format", f"unsupported version {show(version)} (this checker "
-                                         f"reads versions {', '.join(map(str, VERSIONS))})")
-    for key in ("domain", "target", "network"):
-        field(doc, key, "certificate")
-    if version >= 3:
-        extra = sorted(set(map(str, doc)) - set(TOP_LEVEL_KEYS))
-        if extra:
-            raise CertificateError("format", f"unknown top-level key {show(extra[0])} (version "
-                                             f"3 has {', '.join(TOP_LEVEL_KEYS)})")
-        rule = doc.get("seed_rule", "chosen")
-        if rule not in SEED_RULES:
-            raise CertificateError("format", f"seed_rule must be one of "
-                                             f"{show(list(SEED_RULES))}, got {show(rule)}")
+        raise CertificateError("format", f"\"version\": unsupported version {show(version)} "
+                                         f"(this checker reads versions "
+                                         f"{', '.join(map(str, VERSIONS))})")
+    rule = doc.get("seed_rule", "chosen")
+    if rule not in SEED_RULES:
+        raise CertificateError("format", f"\"seed_rule\" must be one of "
+                                         f"{show(list(SEED_RULES))}, got {show(rule)}")
     return version
 
 
@@ -107,16 +105,22 @@ def written_size(lo: IntVector, hi: IntVector, target: list[TargetRecord],
     total = lo.written + hi.written + 64 * len(prov.draws)
     total += sum(written_bits(v) for unit in prov.units for _, v in unit.kernels)
     for tl in target:
-        total += (tl.W.written + tl.b.written) if tl.W is not None and tl.b is not None \
-            else 64
-        total += _route_bits(tl.skip)
+        W, b = tl.W, tl.b
+        total += (W.written + b.written) if W is not None and b is not None else 64
+        if tl.skip is not None:
+            total += _route_bits(tl.skip)
     for layer in layers:
-        if layer.V is None or layer.gamma is None or layer.beta is None:
+        V, gamma, beta = layer.V, layer.gamma, layer.beta
+        if V is None or gamma is None or beta is None:
             total += 64
             continue
-        total += _route_bits(layer.residual)
-        total += layer.gamma.written + layer.beta.written
-        for M in [layer.V] + ([] if layer.geom else [P for _, P in layer.skips]):
-            total += M.written if isinstance(M, IntMatrix) else \
-                8 * len(M.rows) if isinstance(M, Picks) else 0
+        total += gamma.written + beta.written
+        if type(V) is IntMatrix:
+            total += V.written
+        if layer.residual is not None:
+            total += _route_bits(layer.residual)
+        if layer.skips and not layer.geom:
+            for _, M in layer.skips:
+                total += M.written if isinstance(M, IntMatrix) else \
+                    8 * len(M.rows) if isinstance(M, Picks) else 0
     return total

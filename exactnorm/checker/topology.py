@@ -100,7 +100,8 @@ def target_input(layer: dict, where: str, i: int, kind: str, version: int) -> in
     it (rule ``format``)."""
     if not isinstance(layer, dict):
         return i - 1
-    _version3(layer, ("input", "skip"), where, version, None)
+    if version < 3:
+        _version3(layer, ("input", "skip"), where, version, None)
     if "weight" not in layer and ("input" in layer or "skip" in layer):
         raise CertificateError("format", f"{where}: a {kind} layer reads the layer before and "
                                          f"has no skip")
@@ -145,9 +146,9 @@ def frozen_residual(layer: dict, where: str, j: int, width: int, dims: list[int]
                     version: int) -> tuple[int, str, Picks] | None:
     """Frozen layer ``j``'s ``residual`` (added before its activation; a checkpoint's only,
     :func:`rule_residuals`), ``width`` its full output width."""
-    _version3(layer, ("residual",), where, version, j)
     if "residual" not in layer:
         return None
+    _version3(layer, ("residual",), where, version, j)
     return _route(layer["residual"], f"{where} residual", j, width, dims, j, "segment")
 
 

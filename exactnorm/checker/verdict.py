@@ -1,12 +1,14 @@
 """What a valid verdict proves, in words and as JSON facts (docs/certificate-format.md §6,
 "Counts in the verdict"). Standard library only.
 
-The verdict names the box, the target's widths and the construction, and says what the frozen
-matrices are: how many were regenerated from their draw records and from which seed, whether
-that seed was derived from the target (rule ``target``, verified) or chosen by the writer, whether
-their stream keys are bound to their positions (version 3) or chosen by the writer (versions 1
-and 2), the min-entropy each random draw carries, and which matrices are constant draws, fixed,
-selections or identities.
+The verdict names the box, the target's widths and the construction, and says what every frozen
+matrix is: how many there are, which were regenerated from their draw records and from which
+seed, by which seed rule (derived from the canonical target and box — rule ``target.v2`` — or
+from the target as written — the first rule ``target`` — both verified, or chosen by the
+writer), whether their stream keys are bound to their positions (version 3) or chosen by the
+writer (versions 1 and 2), the min-entropy of the draws and what it is worth (below 128 bits, a
+writer could have tried about ``2^k`` variants), and each matrix that is not random: constant
+draws, matrices declared fixed (named), routes and matrices given without a record.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from typing import Any
 from .numbers import CertificateError, IntVector, Verdict, show, show_ratio
 from .provenance import Provenance, role_name
 from .records import TargetRecord
+from .vocabulary import SEED_RULE_CHOSEN, SEED_RULE_TARGET, SEED_RULE_TARGET_V1
 
-__all__ = ["facts_of", "verdict_of", "describe_box", "progress_step"]
+__all__ = ["facts_of", "verdict_of", "describe_box", "progress_step", "provenance_facts",
+           "provenance_text", "SEARCH_BITS"]
 
 
 def _shown(v: IntVector, k: int) -> str:
@@ -50,24 +54,45 @@ def _widths(widths: list[int]) -> str:
             f"({len(widths) - 1} layers)")
 
 
-def facts_of(doc: dict, lower: IntVector, upper: IntVector, target: list[TargetRecord],
-             n_layers: int, prov: Provenance) -> dict[str, Any]:
-    """What a valid verdict proves, as JSON-ready facts."""
-    info = doc.get("provenance")
-    construction = info.get("construction") if isinstance(info, dict) else None
+#: a draw set with at least this many bits of min-entropy cannot have been searched for
+SEARCH_BITS = 128
+
+#: how the verdict names each seed rule's derivation
+_DERIVATION = {
+    SEED_RULE_TARGET: "derived from the canonical target and box, verified",
+    SEED_RULE_TARGET_V1: "derived from the target's weights as written and the box by the first "
+                         "rule target, verified; edits that keep the target's function change it",
+    SEED_RULE_CHOSEN: "chosen by the writer",
+}
+#: what a writer could have varied to choose among seeds, by seed rule
+_VARIANTS = {
+    SEED_RULE_TARGET: "variants of what the rule does not pin (the box, the construction, "
+                      "edits outside the canonical form)",
+    SEED_RULE_TARGET_V1: "variants of the target's weights that keep its function, of the box "
+                         "and of the construction",
+    SEED_RULE_CHOSEN: "seeds",
+}
+
+
+def provenance_facts(prov: Provenance) -> dict[str, Any]:
+    """What the frozen matrices were proven to be, as JSON-ready facts (shared by every document
+    kind): every frozen matrix counted — drawn (random, or a constant draw), declared fixed, or
+    given explicitly (identity and selection routes, matrices without a record) — the seed and
+    its rule, the min-entropy of the draws and, below :data:`SEARCH_BITS`, how many variants a
+    writer could have tried (``grinding_bits``)."""
     random = [d for d in prov.draws if d.bits > 0]
     smallest = min(random, key=lambda d: d.bits) if random else None
-    return {"box": describe_box(lower, upper), "dimension": len(lower),
-            "target_widths": [len(lower)] + [tl.width for tl in target],
-            "construction": construction[:60] if isinstance(construction, str) else None,
-            "segments": len(target), "frozen_layers": n_layers, "version": prov.version,
+    total = sum(d.bits for d in random)
+    return {"version": prov.version, "frozen_matrices": prov.frozen_matrices,
+            "drawn": len(prov.draws),
             "regenerated": prov.regenerated, "explicit": prov.explicit,
             "seed": min(prov.seeds) if prov.seeds else None,
             "seed_rule": prov.seed_rule if prov.draws else None,
             "provenance": (None if not prov.draws else
                            "positional" if prov.version >= 3 else "unbound"),
             "distributions": sorted(prov.distributions), "constant_draws": prov.constant,
-            "entropy_bits": sum(d.bits for d in random),
+            "entropy_bits": total,
+            "grinding_bits": total if prov.draws and total < SEARCH_BITS else None,
             "smallest_draw_bits": smallest.bits if smallest else None,
             "smallest_draw": smallest.where if smallest else None,
             "draw_bits": [[d.layer, role_name(d.role), d.bits] for d in prov.draws],
@@ -75,30 +100,75 @@ def facts_of(doc: dict, lower: IntVector, upper: IntVector, target: list[TargetR
             "redraws": prov.redraws}
 
 
-def _draws_text(f: dict[str, Any]) -> str:
-    """The frozen draws in words: count, seed and its rule, binding of keys, min-entropy."""
-    n, k = f["regenerated"], f["constant_draws"]
+def facts_of(doc: dict, lower: IntVector, upper: IntVector, target: list[TargetRecord],
+             n_layers: int, prov: Provenance) -> dict[str, Any]:
+    """What a valid verdict proves, as JSON-ready facts."""
+    info = doc.get("provenance")
+    construction = info.get("construction") if isinstance(info, dict) else None
+    facts = {"box": describe_box(lower, upper), "dimension": len(lower),
+             "target_widths": [len(lower)] + [tl.width for tl in target],
+             "construction": construction[:60] if isinstance(construction, str) else None,
+             "segments": len(target), "frozen_layers": n_layers, "version": prov.version}
+    facts.update(provenance_facts(prov))
+    return facts
+
+
+def _worth(f: dict[str, Any]) -> str:
+    """What the draws' min-entropy is worth against a writer who searched."""
+    total = f["entropy_bits"]
+    if total >= SEARCH_BITS:
+        return (f"at least {SEARCH_BITS} bits, so no search could have chosen these particular "
+                f"matrices")
+    variants = _VARIANTS.get(f["seed_rule"], "seeds") if f["provenance"] == "positional" else \
+        "stream keys and seeds"
+    return (f"below {SEARCH_BITS} bits, so a writer could have tried about 2^{total} {variants} "
+            f"and kept the one whose draws suited them")
+
+
+def _not_drawn(f: dict[str, Any]) -> str:
+    """The frozen matrices that are not random, each kind named."""
+    text = ""
+    if f["constant_draws"]:
+        text += f"; {f['constant_draws']} constant draw(s) (0 bits of min-entropy), not random"
+    if f["fixed_count"]:
+        shown = "; ".join(f["fixed"][:3])
+        more = f" and {f['fixed_count'] - 3} more" if f["fixed_count"] > 3 else ""
+        text += f"; {f['fixed_count']} declared fixed, not random ({shown}{more})"
+    routes = f["explicit"] - f["fixed_count"]
+    if routes:
+        text += (f"; {routes:,} given explicitly (identity or selection routes, or matrices "
+                 f"without a draw record)")
+    return text
+
+
+def provenance_text(f: dict[str, Any]) -> str:
+    """The frozen matrices in words (:func:`provenance_facts`): how many there are, which were
+    drawn, from which seed by which rule, what their min-entropy is worth, and every one that is
+    not random — constant draws, declared fixed (named), given explicitly. What is said of the
+    seed (``derived from the canonical target and box, verified``) is said of the drawn
+    matrices only: the count says how many of all the frozen matrices they are."""
+    n, k, total = f["regenerated"], f["constant_draws"], f["frozen_matrices"]
+    matrices = f"frozen matri{'x' if total == 1 else 'ces'}"
     if n == 0 and k == 0:
-        return "no frozen matrix regenerated from a seed"
+        return f"{total:,} {matrices}, none drawn from a seed{_not_drawn(f)}"
     seed = f["seed"]
     dists = ", ".join(f["distributions"])
     if n == 0:
-        text = f"no random frozen matrix: {k} constant draw(s) regenerated from seed {seed} " \
-               f"({dists}; 0 bits of min-entropy)"
-        return text
+        return (f"no random frozen matrix: {k} constant draw(s) regenerated from seed {seed} "
+                f"({dists}; 0 bits of min-entropy), not random"
+                f"{_not_drawn(dict(f, constant_draws=0))}")
+    drawn = f"{n:,} {matrices}" if n == total else f"{n:,} of the {total:,} {matrices}"
     if f["provenance"] == "positional":
-        rule = "derived from the target and box, verified" if f["seed_rule"] == "target" \
-            else "chosen by the writer"
-        text = (f"{n:,} frozen matrices drawn from seed {seed} ({rule}) at the stream keys of "
-                f"their positions ({dists}), each with at least {f['smallest_draw_bits']:,} "
-                f"bits of min-entropy (smallest: {f['smallest_draw']}), "
-                f"{f['entropy_bits']:,} in total")
+        rule = _DERIVATION.get(f["seed_rule"], _DERIVATION[SEED_RULE_CHOSEN])
+        text = (f"{drawn} drawn from seed {seed} ({rule}) at the stream keys of their "
+                f"positions ({dists}), each with at least {f['smallest_draw_bits']:,} bits of "
+                f"min-entropy (smallest: {f['smallest_draw']}), {f['entropy_bits']:,} in total: "
+                f"{_worth(f)}")
     else:
-        text = (f"{n:,} frozen matrices regenerated from seed {seed} ({dists}; version "
-                f"{f['version']}: stream keys chosen by the writer, not bound to positions)")
-    if k:
-        text += f"; {k} constant draw(s) (0 bits of min-entropy), not random"
-    return text
+        text = (f"{drawn} regenerated from seed {seed} ({dists}; version {f['version']}: stream "
+                f"keys chosen by the writer, not bound to positions), {f['entropy_bits']:,} bits "
+                f"of min-entropy in total: {_worth(f)}")
+    return text + _not_drawn(f)
 
 
 def verdict_of(run: Callable[[], dict[str, Any]]) -> Verdict:
@@ -110,17 +180,13 @@ def verdict_of(run: Callable[[], dict[str, Any]]) -> Verdict:
     except RecursionError:
         return Verdict(False, "format", "document is nested too deeply")
     how = f" by construction {show(facts['construction'])}" if facts["construction"] else ""
-    fixed = ""
-    if facts["fixed_count"]:
-        fixed = f"; {facts['fixed_count']} declared fixed (first: {facts['fixed'][0]})"
     pools = f"; {facts['pooling']} pooling map(s) declared" if facts["pooling"] else ""
     if facts["redraws"]:
         pools += f"; {facts['redraws']} redraw(s), each after a draw shown singular"
     return Verdict(True, "valid", f"f = g on {facts['box']} for target "
                                   f"{_widths(facts['target_widths'])}{how}; "
                                   f"{facts['segments']} segment(s), {facts['frozen_layers']} "
-                                  f"frozen layer(s); {_draws_text(facts)}, "
-                                  f"{facts['explicit']:,} given explicitly{fixed}{pools}",
+                                  f"frozen layer(s); {provenance_text(facts)}{pools}",
                    facts=facts)
 
 

@@ -3,7 +3,7 @@ only).
 
 Every name a certificate may use (format, versions, activations, layer and skip kinds, the
 frozen-weight generator) and every limit with its default lives here once: the writers
-(:mod:`exactnorm.certificate`), both arithmetics of the checker, ``network_from_dict``, the
+(:mod:`exactnorm.certificate`), both arithmetics of the checker, the package's reader, the
 reference regenerator and the command line import them from this module, and
 ``tests/checker/test_checker_hostile.py`` fails if one of them is defined again elsewhere.
 docs/certificate-format.md states the same values.
@@ -16,7 +16,8 @@ __all__ = ["FORMAT", "VERSIONS", "ACTIVATIONS", "SKIP_KINDS", "LAYER_KINDS", "GE
            "MAX_MAP_ENTRIES", "MAX_MAP_BITS", "DEFAULT_MAX_WORK", "MIN_WORK", "WORK_PER_BIT",
            "MAX_WORK_CAP", "EXIT_BROKEN_PIPE",
            "IMPOSSIBILITY_FORMAT", "IMPOSSIBILITY_VERSIONS", "WITNESS_KINDS", "OUTPUT_SCALES",
-           "WITNESS_PRIME_BITS", "IMPOSSIBILITY_MAX_WORK"]
+           "WITNESS_PRIME_BITS", "SEED_RULE_TARGET", "SEED_RULE_TARGET_V1", "SEED_RULE_CHOSEN",
+           "SEED_RULES", "TRANSFORMER_FORMAT", "TRANSFORMER_VERSIONS", "RULE_NAMES"]
 
 #: the ``format`` field of every certificate
 FORMAT = "exactnorm.certificate"
@@ -29,6 +30,23 @@ SKIP_KINDS = ("identity", "selection", "random")
 LAYER_KINDS = ("dense", "conv", "avgpool", "globalavgpool")
 #: the one frozen-weight generator (docs/generator.md)
 GENERATOR = "exactnorm.shake256.v1"
+#: the rule a refusal names (``Verdict.rule``), in the order the checker applies them
+#: (docs/certificate-format.md §0, settled detail 21); ``witness`` is the impossibility
+#: documents' (§9), ``architecture``, ``layernorm`` and ``box`` the transformer documents'
+#: (§11); a valid verdict names ``valid``
+RULE_NAMES = ("format", "number", "shape", "domain", "provenance", "redraw", "skip",
+              "checkpoints", "segment", "limit", "stability", "activation", "width", "identity",
+              "witness", "architecture", "layernorm", "box")
+#: the seed rule ``certify`` declares: the seed derived from the canonical form of the target on
+#: its box (docs/generator.md §8)
+SEED_RULE_TARGET = "target.v2"
+#: the first seed rule: the target as written (still checked; the verdict says that edits that
+#: keep the target's function change its seed)
+SEED_RULE_TARGET_V1 = "target"
+#: the seed is the writer's (what no ``seed_rule`` means)
+SEED_RULE_CHOSEN = "chosen"
+#: the seed rules a version-3 certificate may declare (``seed_rule``)
+SEED_RULES = (SEED_RULE_TARGET, SEED_RULE_TARGET_V1, SEED_RULE_CHOSEN)
 
 #: digits of one number (each of p and q in "p/q") unless the caller raises the limit
 DEFAULT_MAX_DIGITS = 200_000
@@ -72,7 +90,11 @@ WITNESS_KINDS = ("rank", "fredholm", "kink", "aligned")
 OUTPUT_SCALES = ("tuned", "fixed")
 #: the moduli of a rank witness are primes below 2 to this power (FLINT's word-size arithmetic)
 WITNESS_PRIME_BITS = 62
-#: the default work budget of an impossibility document, in multiply-adds (§9 counts its own
-#: work in multiply-adds of its small exact systems, not in the units of §7); ``--max-work N``
-#: replaces it
-IMPOSSIBILITY_MAX_WORK = 10**11
+
+# ---------------------------------------------------------------- transformer documents (§11)
+
+#: the ``format`` field of a transformer document (docs/certificate-format.md §11): an
+#: architecture whose slots each hold a certificate on a box the checker derives
+TRANSFORMER_FORMAT = "exactnorm.transformer"
+#: the versions of that document this checker reads
+TRANSFORMER_VERSIONS = (1,)

@@ -35,24 +35,23 @@ from .boxes import Box, box_bits, domain_box
 from .budget import STEP, Budget, div_cost, gcd_chain, mul_cost, words
 from .document import read_certificate
 from .kinds import RULES
-from .numbers import CertificateError, IntMatrix, IntVector, Verdict, show_ratio
+from .numbers import CertificateError, IntMatrix, IntVector, show_ratio
 from .protocol import AnyArithmetic
-from .provenance import Draw, Provenance, verify_redraws
+from .provenance import Draw, verify_redraws
 from .reading import last_uses
 from .records import FrozenRecord, Geometry, TargetRecord
-from .seed import hashing_cost, target_seed
+from .seed import rule_seed
 from .topology import Picks
 from .verdict import describe_box, facts_of, progress_step, verdict_of
 from .vocabulary import (
     DEFAULT_MAX_DIGITS,
     DEFAULT_MAX_WORK,
-    IMPOSSIBILITY_FORMAT,
     MIN_WORK,
     WORK_PER_BIT,
 )
 
-__all__ = ["Budget", "run_rules", "check_with", "verdict_of", "facts_of", "describe_box",
-           "next_box", "check_segment"]
+__all__ = ["Budget", "Scaled", "run_rules", "verdict_of", "facts_of", "describe_box",
+           "next_box", "check_segment", "materialized", "compose", "skip_term", "add_maps"]
 
 class Scaled:
     """A node ``diag(γ)·B + β`` kept unmultiplied: the next layer's product is taken as
@@ -82,7 +81,8 @@ def _reduce_cost(rows: int, cols: int, num: int, den: int) -> int:
     return rows * (cols + 1) * (STEP + div_cost(num, den)) + gcd_chain(den)
 
 
-def _materialized(ar: AnyArithmetic, node: Any, budget: Budget, j: int) -> Any:
+def materialized(ar: AnyArithmetic, node: Any, budget: Budget, j: int | None,
+                 where: str | None = None) -> Any:
     """diag(γ)·B + β as a map, its size and cost counted first."""
     if not isinstance(node, Scaled):
         return node
@@ -91,24 +91,24 @@ def _materialized(ar: AnyArithmetic, node: Any, budget: Budget, j: int) -> Any:
     (gnum, gden), (bnum, bden) = _num_den(node.gamma), _num_den(node.beta)
     rden = gden + hden + bden
     rnum = max(gnum + hnum + bden, bnum + gden + hden if bnum else 0) + 1
-    budget.size(rows, s, j, max(rnum, rden))
+    budget.size(rows, s, j, max(rnum, rden), where=where)
     budget.work(rows * (s + 1) * (STEP + mul_cost(gnum, hnum) + mul_cost(rnum, bden))
-                + _reduce_cost(rows, s, rnum, rden), j)
+                + _reduce_cost(rows, s, rnum, rden), j, where=where)
     return ar.affine(node.gamma, node.B, node.beta)
 
 
-def _compose(ar: AnyArithmetic, M: IntMatrix | Draw, node: Any, width: int, budget: Budget,
-             j: int) -> Any:
+def compose(ar: AnyArithmetic, M: IntMatrix | Draw, node: Any, width: int, budget: Budget,
+            j: int | None, where: str | None = None) -> Any:
     """``M·node`` (M a frozen matrix), every cost counted before it is paid: regenerating a
     draw, the product over the node's support (the segment input: a restriction of M), and the
     reduction of the result to its least common denominator."""
     rows, n = M.nrows, M.ncols
     mnum, mden = _num_den(M)
     if isinstance(M, Draw):
-        budget.regenerate(rows * n, M.words, M.masked, j)
+        budget.regenerate(rows * n, M.words, M.masked, j, where=where)
     if node is None:
-        budget.size(rows, width, j, max(mnum, mden))
-        budget.work(rows * width * STEP + _reduce_cost(rows, width, mnum, mden), j)
+        budget.size(rows, width, j, max(mnum, mden), where=where)
+        budget.work(rows * width * STEP + _reduce_cost(rows, width, mnum, mden), j, where=where)
         Mn, den = ar.weight(M)
         return ar.compose(Mn, den, None, width)
     if isinstance(node, Scaled):
@@ -120,20 +120,21 @@ def _compose(ar: AnyArithmetic, M: IntMatrix | Draw, node: Any, width: int, budg
         pnum = vnum + hnum + n.bit_length()  # (M·diag(γ))·B
         rden = vden + hden + mden + bden
         rnum = max(pnum + mden + bden, mnum + bnum + n.bit_length() + vden + hden) + 1
-        budget.size(rows, n, j, max(vnum, vden))
-        budget.size(rows, s, j, max(rnum, rden))
-        budget.work(rows * n * (2 * STEP + mul_cost(mnum, gnum) + mul_cost(mnum, bnum)), j)
-        budget.product(rows, n, s + 1, vnum, hnum, j)
+        budget.size(rows, n, j, max(vnum, vden), where=where)
+        budget.size(rows, s, j, max(rnum, rden), where=where)
+        budget.work(rows * n * (2 * STEP + mul_cost(mnum, gnum) + mul_cost(mnum, bnum)), j,
+                    where=where)
+        budget.product(rows, n, s + 1, vnum, hnum, j, where=where)
         budget.work(rows * (s + 1) * (STEP + mul_cost(pnum, mden + bden))
-                    + _reduce_cost(rows, s, rnum, rden), j)
+                    + _reduce_cost(rows, s, rnum, rden), j, where=where)
         Mn, den = ar.weight(M)
         return ar.compose_scaled(Mn, den, B, gamma, beta, width)
     s = len(ar.support(node))
     hnum, hden = ar.height(node)
     rnum, rden = mnum + hnum + n.bit_length() + 1, mden + hden
-    budget.size(rows, s, j, max(rnum, rden))
-    budget.product(rows, n, s + 1, mnum, hnum, j)
-    budget.work(_reduce_cost(rows, s, rnum, rden), j)
+    budget.size(rows, s, j, max(rnum, rden), where=where)
+    budget.product(rows, n, s + 1, mnum, hnum, j, where=where)
+    budget.work(_reduce_cost(rows, s, rnum, rden), j, where=where)
     Mn, den = ar.weight(M)
     return ar.compose(Mn, den, node, width)
 
@@ -226,21 +227,23 @@ def _checkpoint(ar: AnyArithmetic, layer: FrozenRecord, B: Any, gamma: IntVector
     rules.identity(layer, ar.plain(ar.affine(gamma, B, beta)), tl, j, i, box)
 
 
-def _skip_term(ar: AnyArithmetic, P: Any, sub: Any, width: int, budget: Budget, j: int) -> Any:
+def skip_term(ar: AnyArithmetic, P: Any, sub: Any, width: int, budget: Budget, j: int | None,
+              where: str | None = None) -> Any:
     """``P·h_s`` of one skip."""
     if isinstance(P, Picks):
         if sub is None:
             cols, num, den = len({t for t in P.rows if t is not None}), 1, 1
         else:
             cols, (num, den) = len(ar.support(sub)), ar.height(sub)
-        budget.size(len(P.rows), cols, j, max(num, den))
+        budget.size(len(P.rows), cols, j, max(num, den), where=where)
         budget.work(len(P.rows) * (cols + 1) * STEP + _reduce_cost(len(P.rows), cols, num, den),
-                    j)
+                    j, where=where)
         return ar.compose_picks(P, sub)
-    return _compose(ar, P, sub, width, budget, j)
+    return compose(ar, P, sub, width, budget, j, where)
 
 
-def _sum(ar: AnyArithmetic, A: Any, S: Any, budget: Budget, j: int) -> Any:
+def add_maps(ar: AnyArithmetic, A: Any, S: Any, budget: Budget, j: int | None,
+             where: str | None = None) -> Any:
     """``A + S`` on the union of the supports, counted first: the lcm of the denominators, each
     map scaled to it, the sums, and the reduction."""
     ca, cs = len(ar.support(A)), len(ar.support(S))
@@ -248,11 +251,11 @@ def _sum(ar: AnyArithmetic, A: Any, S: Any, budget: Budget, j: int) -> Any:
     (anum, aden), (snum, sden) = ar.height(A), ar.height(S)
     rnum, rden = max(anum + sden, snum + aden) + 1, aden + sden
     rows = ar.nrows(A)
-    budget.size(rows, cols, j, max(rnum, rden))
+    budget.size(rows, cols, j, max(rnum, rden), where=where)
     budget.work(mul_cost(aden, sden) + gcd_chain(max(aden, sden))
                 + rows * (ca + 1) * (STEP + mul_cost(anum, sden))
                 + rows * (cs + 1) * (STEP + mul_cost(snum, aden))
-                + rows * (cols + 1) * STEP + _reduce_cost(rows, cols, rnum, rden), j)
+                + rows * (cols + 1) * STEP + _reduce_cost(rows, cols, rnum, rden), j, where=where)
     return ar.add(A, S)
 
 
@@ -305,8 +308,8 @@ def check_segment(ar: AnyArithmetic, layers: list[FrozenRecord], start: int, end
         if isinstance(node, Scaled) and V.nrows * V.ncols > ar.nrows(node.B) * max(
                 1, len(ar.support(node.B))):
             # scaling the node is cheaper than scaling the columns of this layer's matrix
-            node = maps[layer.input] = _materialized(ar, node, budget, j)
-        B = _compose(ar, V, node, width, budget, j)
+            node = maps[layer.input] = materialized(ar, node, budget, j)
+        B = compose(ar, V, node, width, budget, j)
         if j < end and layer.act == "relu":
             if layer.hull and hull is None:
                 hull = _hull(ar, fam_lo, fam_hi, box[2], fbits, budget, j)
@@ -317,10 +320,10 @@ def check_segment(ar: AnyArithmetic, layers: list[FrozenRecord], start: int, end
             return
         A: Any = Scaled(B, gamma, beta)
         if layer.skips:
-            A = _materialized(ar, A, budget, j)
+            A = materialized(ar, A, budget, j)
         for src, P in layer.skips:
-            sub = maps[src] = _materialized(ar, maps[src], budget, j)
-            A = _sum(ar, A, _skip_term(ar, P, sub, width, budget, j), budget, j)
+            sub = maps[src] = materialized(ar, maps[src], budget, j)
+            A = add_maps(ar, A, skip_term(ar, P, sub, width, budget, j), budget, j)
         if j in last:
             maps[j] = A
         for src in {layer.input} | {s for s, _ in layer.skips}:
@@ -329,21 +332,6 @@ def check_segment(ar: AnyArithmetic, layers: list[FrozenRecord], start: int, end
 
 
 # ---------------------------------------------------------------- the rules in order
-
-
-def rule_seed(prov: Provenance, lower: IntVector, upper: IntVector, target: list[TargetRecord],
-              budget: Budget) -> None:
-    """Rule ``provenance``, seed rule ``target`` (version 3): every record's seed is the seed
-    derived from the target and the box (:func:`.seed.target_seed`), its hashing counted first."""
-    if prov.seed_rule != "target" or not prov.seeds:
-        return
-    budget.work(hashing_cost(lower, upper, target, mul_cost), None, "seed_rule")
-    derived = target_seed(lower, upper, target)
-    seed = min(prov.seeds)
-    if seed != derived:
-        raise CertificateError("provenance", f"seed_rule target: the frozen matrices are drawn "
-                                             f"from seed {seed}, the seed derived from the "
-                                             f"target and box is {derived}")
 
 
 def run_rules(ar: AnyArithmetic, doc: object, max_digits: int = DEFAULT_MAX_DIGITS,
@@ -378,16 +366,3 @@ def run_rules(ar: AnyArithmetic, doc: object, max_digits: int = DEFAULT_MAX_DIGI
     facts["work"] = budget.spent
     facts["work_budget"] = budget.max_work
     return facts
-
-
-def check_with(ar: AnyArithmetic, doc: object, *, max_digits: int = DEFAULT_MAX_DIGITS,
-               progress: Callable[[int, int], None] | None = None,
-               max_work: int | None = DEFAULT_MAX_WORK) -> Verdict:
-    """Check a parsed certificate with arithmetic ``ar``; never raises for bad content."""
-    if isinstance(doc, dict) and doc.get("format") == IMPOSSIBILITY_FORMAT:
-        # the second document kind (docs/certificate-format.md §9); the arithmetic lends its
-        # modular determinant and integer product (``linear``), else the reference is used
-        from .impossibility import check_impossibility
-        return check_impossibility(ar.linear, doc, max_digits=max_digits,
-                                   progress=progress, max_work=max_work)
-    return verdict_of(lambda: run_rules(ar, doc, max_digits, progress, max_work))

@@ -16,10 +16,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from exactnorm.checker.files import check_file_with, check_text_with
+from exactnorm.checker.files import check_file_with, check_text_with, check_with
 from exactnorm.checker.numbers import Verdict
 from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES, DEFAULT_MAX_DIGITS, DEFAULT_MAX_WORK
-from exactnorm.checker.walk import check_with
 from exactnorm.checker_flint.arithmetic import FlintArithmetic
 from exactnorm.checker_flint.linear import FlintLinear
 

@@ -26,14 +26,15 @@ from rich.progress import (
 from rich.text import Text
 
 from exactnorm.commands._defaults import DEFAULT_MAX_DIGITS, DEFAULT_MAX_WIDTH
-from exactnorm.errors import InputError, InvalidCertificateError
+from exactnorm.errors import InputError
 
 __all__ = ["add_target_options", "console", "err_console", "target_arguments",
-           "verdict_line", "approximate_fractions", "output_path", "STDOUT",
+           "verdict_line", "claim_of", "add_timeout_option", "approximate_fractions",
+           "output_path", "STDOUT", "human_duration",
            "set_interrupt_note", "interrupt_note",
            "PlainProgress", "PLAIN_PROGRESS_SECONDS", "progress_hook", "progress_enabled",
            "eta_text",
-           "check_written_certificate"]
+           "write_checked_certificate", "write_checked_document"]
 
 #: seconds between two plain progress lines when stderr is not a terminal
 PLAIN_PROGRESS_SECONDS = 5.0
@@ -80,8 +81,8 @@ def add_target_options(p: argparse.ArgumentParser) -> None:
                    help="per-feature input box: .json {lower, upper}, .npz with arrays lower "
                         "and upper, or .npy of shape (2, d)")
     p.add_argument("--box-from-data", metavar="DATA.npy",
-                   help="per-feature input box: minimum and maximum of each column of an .npy "
-                        "sample array of shape (n, d)")
+                   help="per-feature input box: minimum and maximum of each feature of an .npy "
+                        "sample array of shape (n, d) or images (n, c, h, w), as --data takes")
     p.add_argument("--activations", metavar="A1,A2,...",
                    help="state dicts only: activation after each Linear layer, relu or identity, "
                         "e.g. relu,relu,identity (a state dict does not record them)")
@@ -285,15 +286,58 @@ def approximate_fractions(text: str) -> str:
     return _LONG_FRACTION.sub(repl, text)
 
 
+def claim_of(verdict: Any) -> str | None:
+    """What a valid document proves: ``REACHABLE`` for a certificate (the target is realized),
+    ``UNREACHABLE`` for an impossibility document (its ``claim``); ``None`` when invalid."""
+    if verdict is None or not verdict.ok:
+        return None
+    return str((verdict.facts or {}).get("claim", "REACHABLE"))
+
+
 def verdict_line(verdict: Any, path: str, mode: str) -> str:
-    """``REACHABLE VALID (…)`` for a valid certificate, ``UNREACHABLE VALID (…)`` for a valid
-    impossibility document (its ``claim``), ``INVALID (…)`` for anything refused."""
-    if verdict.ok:
-        claim = (verdict.facts or {}).get("claim", "REACHABLE")
-        status = f"{claim} VALID"
-    else:
-        status = "INVALID"
+    """``VALID (…)`` for a valid certificate, ``UNREACHABLE VALID (…)`` for a valid
+    impossibility document (its ``claim``), ``INVALID (…)`` for anything refused.
+
+    ``REACHABLE`` is the word of the ``capacity`` verb about a target, not of a certificate: a
+    certificate of a construction is ``VALID``. The message is printed whole (a terminal wraps
+    it between words; it is never cut).
+    """
+    claim = claim_of(verdict)
+    status = "INVALID" if claim is None else "VALID" if claim == "REACHABLE" \
+        else f"{claim} VALID"
     return f"{status} ({mode} checker) {path}: {approximate_fractions(verdict.message)}"
+
+
+def add_timeout_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--timeout", type=_seconds, default=None, metavar="S",
+                   help="stop after S seconds: exit code 124, one line saying what was kept "
+                        "and how to resume (default: no limit)")
+
+
+def _seconds(text: str) -> float:
+    """``--timeout``: a positive number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value < 10**9:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
+    return value
+
+
+def human_duration(s: float) -> str:
+    """A duration for a line of text.
+
+    >>> human_duration(42.4), human_duration(3000), human_duration(4 * 86400)
+    ('42 s', '50 min', '4 days')
+    """
+    if s < 120:
+        return f"{s:.0f} s"
+    if s < 7200:
+        return f"{s / 60:.0f} min"
+    if s < 2 * 86400:
+        return f"{s / 3600:.0f} h"
+    return f"{s / 86400:.0f} days"
 
 
 def progress_enabled() -> bool:
@@ -337,23 +381,42 @@ def interrupt_note() -> str:
         "files are written atomically, so no partial output file was kept")
 
 
-def check_written_certificate(path: str, *, pure: bool) -> int:
-    """The check step of ``certify``: run the independent checker on the file just written,
-    print its verdict with the time, and raise when the construction's certificate is refused.
-    An interrupt here names the complete certificate that was kept."""
-    from exactnorm.api import check_file
+def _checking_note(mode: str) -> Any:
+    def checking(path: Path) -> None:
+        set_interrupt_note(f"the complete certificate {path} was kept, unchecked (written "
+                           f"before the check); check it with `exactnorm check {path}`")
+        if not progress_enabled():
+            print(f"checking the written bytes of {path} ({mode} checker)", file=sys.stderr,
+                  flush=True)
+    return checking
 
-    set_interrupt_note(f"the complete certificate {path} was kept (written before the check); "
-                       f"check it with `exactnorm check {path}`")
-    mode = "pure" if pure else "flint"
-    if not progress_enabled():
-        print(f"checking {path} ({mode} checker)", file=sys.stderr, flush=True)
-    t0 = time.monotonic()
+
+def write_checked_certificate(c: Any, out: str, *, version: int, frozen_weights: str,
+                              check: bool, pure: bool) -> Any:
+    """The write and check steps of ``certify``: the certificate is written beside ``out``, the
+    written file is checked, and it gets its name only when valid
+    (:func:`exactnorm.api._written.write_checked`). An interrupt during the check keeps the
+    complete certificate under its name, unchecked, and the one line says so."""
+    from exactnorm.api._written import write_certificate_checked
+
     with progress_hook("check", "frozen layers") as hook:
-        verdict = check_file(path, pure=pure, progress=hook)
-    console.print(verdict_line(verdict, path, mode) + f" [{time.monotonic() - t0:.2f} s]")
+        written = write_certificate_checked(c, out, version=version,
+                                            frozen_weights=frozen_weights, check=check,
+                                            pure=pure, progress=hook,
+                                            keep_when_interrupted=True,
+                                            on_checking=_checking_note("pure" if pure
+                                                                       else "flint"))
     set_interrupt_note(None)
-    if not verdict.ok:
-        raise InvalidCertificateError(f"the constructed certificate was rejected: "
-                                      f"{verdict.message}")
-    return 0
+    return written
+
+
+def write_checked_document(doc: dict[str, Any], out: str, *, check: bool, pure: bool) -> Any:
+    """:func:`write_checked_certificate` for a document already built (a transformer's)."""
+    from exactnorm.api._written import save_document_checked
+
+    with progress_hook("check", "frozen layers") as hook:
+        written = save_document_checked(doc, out, check=check, pure=pure, progress=hook,
+                                        keep_when_interrupted=True,
+                                        on_checking=_checking_note("pure" if pure else "flint"))
+    set_interrupt_note(None)
+    return written

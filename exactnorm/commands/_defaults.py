@@ -12,7 +12,6 @@ from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES as DEFAULT_MAX_CERTIF
 from exactnorm.checker.vocabulary import (
     DEFAULT_MAX_DIGITS,
     DEFAULT_MAX_WORK,
-    IMPOSSIBILITY_MAX_WORK,
     MIN_WORK,
     OUTPUT_SCALES,
     WORK_PER_BIT,
@@ -22,8 +21,7 @@ from exactnorm.checker.vocabulary import MAX_BYTES_CAP as MAX_CERTIFICATE_BYTES_
 # the format's limits come from its one vocabulary (standard library only, light to import);
 # the other defaults below mirror the library and are compared with it by a test
 __all__ = ["MIRRORS", "DEFAULT_MAX_CERTIFICATE_BYTES", "DEFAULT_MAX_DIGITS", "DEFAULT_MAX_WORK",
-           "MAX_CERTIFICATE_BYTES_CAP", "MIN_WORK", "OUTPUT_SCALES", "WORK_PER_BIT",
-           "IMPOSSIBILITY_MAX_WORK"]
+           "MAX_CERTIFICATE_BYTES_CAP", "MIN_WORK", "OUTPUT_SCALES", "WORK_PER_BIT"]
 
 #: exactnorm.model.network.DEFAULT_MAX_WIDTH
 DEFAULT_MAX_WIDTH = 4096

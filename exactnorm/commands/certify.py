@@ -13,6 +13,7 @@ so logs of long runs show that work goes on.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 from typing import Any
 
@@ -20,12 +21,16 @@ from exactnorm.commands._common import (
     PLAIN_PROGRESS_SECONDS,
     PlainProgress,
     add_target_options,
-    check_written_certificate,
+    add_timeout_option,
     console,
     err_console,
+    human_duration,
     output_path,
     progress_hook,
+    set_interrupt_note,
     target_arguments,
+    verdict_line,
+    write_checked_certificate,
 )
 from exactnorm.commands._defaults import (
     CONSTRUCTIONS,
@@ -38,13 +43,16 @@ from exactnorm.commands._defaults import (
     THEOREM1_MAX_SYSTEM,
     WIDE_DISTRIBUTION,
 )
+from exactnorm.commands._json import add_json_option, emit, json_ready, verdict_fields
 from exactnorm.errors import (
     InputError,
+    InvalidCertificateError,
     SingularSystemError,
     require_integer,
 )
 
-__all__ = ["register", "PlainProgress", "PLAIN_PROGRESS_SECONDS", "summary_table", "LEGEND"]
+__all__ = ["register", "PlainProgress", "PLAIN_PROGRESS_SECONDS", "summary_table", "LEGEND",
+           "plan_facts", "plan_lines"]
 
 #: estimated seconds from which the plan and its estimate are printed before the work
 ESTIMATE_SECONDS = 1.0
@@ -121,8 +129,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "vector (docs/certificate-format.md); 2 the same with keys the checker "
                         "does not bind to positions; 1 writes plain lists")
     p.add_argument("--no-check", action="store_true",
-                   help="do not run the independent checker on the written certificate")
+                   help="do not run the independent checker on the written certificate (by "
+                        "default the written bytes are checked before the file gets its name, "
+                        "and a refused certificate is not kept)")
     p.add_argument("--pure", action="store_true", help="check with the standard-library checker")
+    p.add_argument("--dry-run", action="store_true",
+                   help="print the plan and its estimates (construction, widths, time, peak "
+                        "memory, certificate size) and exit 0 without building anything")
+    add_timeout_option(p)
+    add_json_option(p)
     p.set_defaults(func=run)
 
 
@@ -174,22 +189,38 @@ def _flags(text: str | None) -> str | None:
     return None if text is None else text.replace("jobs auto:", "--jobs auto:")
 
 
+def _layer_rows(c: Any) -> list[dict[str, Any]]:
+    return [{"layer": r.layer, "d_in": r.d_in, "d_out": r.d_out, "widths": list(r.widths),
+             "systems": r.systems, "system_size": r.system_size, "rank": r.rank_text(),
+             "gamma_bits": r.gamma_bits, "beta_bits": r.beta_bits, "draws": r.attempts,
+             "seconds": round(r.seconds, 4)} for r in c.reports]
+
+
+def _target_facts(target: Any) -> dict[str, Any]:
+    return {"widths": list(target.widths), "kinds": [layer.kind for layer in target.layers],
+            "dimension": len(target.lower), "depth": target.depth}
+
+
 def run(args: argparse.Namespace) -> int:
     from exactnorm.api import (
         certify_target,
         demo_target,
         factors_of,
+        is_transformer_file,
         load_target,
         plan_certify,
         require_version,
-        write_certificate,
     )
-
+    seconds: dict[str, float] = {}
     out = output_path(args.out)  # a mistyped folder fails now, not after the construction
-    if out is not None and out.exists() and not args.force:
+    if out is not None and out.exists() and not args.force and not args.dry_run:
         raise InputError(f"{args.out} exists; pass --force to overwrite it, or choose another "
                          f"--out FILE")
+    t0 = time.perf_counter()
     path, box = target_arguments(args)
+    if path is not None and is_transformer_file(path):  # token ids in: a transformer (§11)
+        from exactnorm.commands._transformer import run_transformer
+        return run_transformer(args, path)
     if path is None:
         require_integer(args.max_width, "max_width", minimum=1)  # as load_target would
         require_integer(args.max_digits, "max_digits", minimum=1)
@@ -197,22 +228,45 @@ def run(args: argparse.Namespace) -> int:
     else:
         target = load_target(path, activations=args.activations, max_width=args.max_width,
                              max_digits=args.max_digits, **box)
+    seconds["read"] = time.perf_counter() - t0
     # before any work, not after it
     require_version(target.layers, args.format_version, parameter="format_version")
     factors = factors_of(path) if path is not None and args.construction == "lowrank" else None
-    plan = plan_certify(target, args.construction, seed=args.seed,
+    t0 = time.perf_counter()
+    # a dry run does not hash the target for its seed (a third of its time on a ResNet): the
+    # plan is the same, and the seed is derived when the plan is built
+    derive_later = args.dry_run and args.seed == "target"
+    plan = plan_certify(target, args.construction, seed=0 if derive_later else args.seed,
                         distribution=args.distribution, block=args.block, routing=args.routing,
                         max_system=args.max_system, rank=args.rank, retry=args.retry,
                         shift_mode=args.shift_mode, sparsity=args.sparsity,
                         mask_side=args.mask_side, jobs=args.jobs, scheduler=args.scheduler,
                         solver=args.solver, factors=factors)
+    seconds["plan"] = time.perf_counter() - t0
+    if derive_later:
+        plan = dataclasses.replace(plan, seed_rule="target", options={
+            **plan.options, "seed": "derived from the target and box when built"})
     chosen = _flags(plan.summary)
+    paths = {"target": path} if path is not None else {}
+    if args.dry_run:
+        for line in plan_lines(plan, target, path):
+            console.print(line, markup=False)
+        return emit(args, "PLAN", 0, chosen or plan.estimate.describe(), seconds=seconds,
+                    paths=paths, details={"construction": plan.construction,
+                                          "plan": plan_facts(plan), "layers": [],
+                                          "version": args.format_version,
+                                          "target": _target_facts(target)})
     if plan.estimate.seconds >= ESTIMATE_SECONDS or plan.construction == "tradeoff" \
             or plan.runs:
         # a long run: say at once what will be built and what it costs, before the work (the
         # summary repeats it); an explicit choice and a target of several kinds get it too
         err_console.print(chosen or f"{plan.construction}: {plan.estimate.describe()} "
                                     f"(estimated)", markup=False)
+    set_interrupt_note("no certificate was written (a construction keeps no partial state); "
+                       "run the same command again to start over"
+                       + (f", with a larger --timeout (estimated "
+                          f"{human_duration(plan.estimate.seconds)})"
+                          if args.timeout is not None else ""))
     total = target.depth if plan.unit == "target layers" else None
     with progress_hook(plan.construction, plan.unit, total=total) as hook:
         try:
@@ -220,20 +274,86 @@ def run(args: argparse.Namespace) -> int:
         except SingularSystemError as exc:
             kernel = "" if exc.kernel is None else f"; kernel vector has {len(exc.kernel)} entries"
             raise InputError(f"{exc}{kernel}") from None
-    t1 = time.perf_counter()
-    size = write_certificate(c, args.out, version=args.format_version,
-                             frozen_weights=args.frozen_weights)
-    written = time.perf_counter() - t1
+    seconds["build"] = c.seconds
+    set_interrupt_note(None)
     console.print(summary_table(c, c.seconds, chosen))
     console.print(LEGEND, style="dim")
-    console.print(f"certificate written to {args.out} ({size} bytes, version "
-                  f"{args.format_version}, {written:.1f} s)")
     if path is None and not args.demo:
         err_console.print("note: no target file was given, so this certified the embedded demo "
                           "target (3 → 4 → 3 → 2); pass a model file, or --demo to certify the "
                           "demo without this note", markup=False)
-    if args.no_check:
-        console.print("not checked (--no-check): run `exactnorm check` before relying on it")
-        return 0
+    rows, facts = _layer_rows(c), _target_facts(target)
+    written = write_checked_certificate(c, args.out, version=args.format_version,
+                                        frozen_weights=args.frozen_weights,
+                                        check=not args.no_check, pure=args.pure)
     del c
-    return check_written_certificate(args.out, pure=args.pure)
+    seconds["write"] = written.write_seconds
+    if written.verdict is not None:
+        seconds["check"] = written.check_seconds
+    details = {"construction": plan.construction, "plan": plan_facts(plan), "layers": rows,
+               "version": args.format_version, "target": facts,
+               "check": None if written.verdict is None else written.verdict.to_json()}
+    common = {"seconds": seconds, "paths": {**paths, "certificate": args.out},
+              "bytes": {"certificate": written.bytes}}
+    if written.verdict is None:
+        console.print(f"certificate written to {args.out} ({written.bytes} bytes, version "
+                      f"{args.format_version}, {written.write_seconds:.1f} s)")
+        console.print("not checked (--no-check): run `exactnorm check` before relying on it")
+        return emit(args, "UNCHECKED", 0, "not checked (--no-check)", **common, details=details)
+    v = written.verdict
+    console.print(verdict_line(v, args.out, "pure" if args.pure else "flint")
+                  + f" [{written.check_seconds:.2f} s]")
+    if not written.kept:
+        if args.json:
+            return emit(args, "INVALID", 1, v.message, **verdict_fields(v), **common,
+                        details=details)
+        raise InvalidCertificateError(f"the constructed certificate was rejected, so {args.out} "
+                                      f"was not written: {v.message}")
+    console.print(f"certificate written to {args.out} ({written.bytes} bytes, version "
+                  f"{args.format_version}, {written.write_seconds:.1f} s; the written bytes "
+                  f"checked)")
+    return emit(args, "VALID", 0, v.message, **verdict_fields(v), **common, details=details)
+
+
+def plan_facts(plan: Any) -> dict[str, Any]:
+    """Every field of a :class:`~exactnorm.api.CertifyPlan` as JSON values (what ``--dry-run
+    --json`` prints under ``details.plan``): whatever the plan holds, estimates included."""
+    facts = {f.name: getattr(plan, f.name) for f in dataclasses.fields(plan)}
+    facts["options"] = {k: v for k, v in plan.options.items()
+                        if k not in ("factors", "scheduler") or v is not None}
+    facts["summary"] = plan.summary
+    return json_ready(facts)
+
+
+def plan_lines(plan: Any, target: Any, path: str | None) -> list[str]:
+    """What ``--dry-run`` prints: the target, the construction and why, the estimates (time,
+    peak memory, certificate size, frozen depth), the runs of a target of several kinds and
+    per-layer rows when the plan has them; nothing is built."""
+    e = plan.estimate
+    name = path if path is not None else "the embedded demo target"
+    lines = [f"plan for {name}: target widths {list(target.widths)} "
+             f"({', '.join(dict.fromkeys(layer.kind for layer in target.layers))}), box "
+             f"dimension {len(target.lower)}",
+             f"construction: {plan.construction}"
+             + (f" ({_flags(plan.summary)})" if plan.summary else ""),
+             f"estimated: {human_duration(e.seconds)}, peak memory ≈ "
+             f"{e.peak_bytes / 2**30:.2f} GiB, certificate ≈ {e.certificate_bytes / 2**20:.1f} "
+             f"MiB (gzip), frozen depth {e.depth}, {e.systems} Khatri–Rao system(s) of size ≤ "
+             f"{e.system_size}"]
+    for run in plan.runs:
+        re = run.estimate
+        lines.append(f"  target layers {run.first}–{run.last} ({run.kind}): "
+                     f"{run.construction}, ≈ {human_duration(re.seconds)}, peak ≈ "
+                     f"{re.peak_bytes / 2**30:.2f} GiB, frozen depth {re.depth}; {run.note}")
+    for row in getattr(plan, "layers", None) or ():
+        values = json_ready(row)
+        lines.append("  " + ", ".join(f"{k} {v}" for k, v in values.items())
+                     if isinstance(values, dict) else f"  {values}")
+    options = {k: v for k, v in plan.options.items()
+               if k in ("block", "routing", "distribution", "jobs", "shift_mode", "solver")
+               and v is not None}
+    lines.append("options: " + ", ".join(f"{k} {v}" for k, v in options.items())
+                 + f"; seed rule {plan.seed_rule}")
+    lines.append("nothing was built (--dry-run): the same command without --dry-run builds "
+                 "this plan")
+    return lines

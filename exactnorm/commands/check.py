@@ -2,26 +2,34 @@
 
 The verdict line names what was proven (box, target widths, construction, frozen matrices
 regenerated from their seed vs given explicitly); ``--json`` prints the same verdict as one JSON
-object for scripts. The file is read by the checker's own size-limited reader
-(:func:`exactnorm.certificate.read_certificate_bytes`) before any byte is parsed.
+object for scripts (:mod:`exactnorm.commands._json`; ``details`` keeps the keys of the earlier
+object: ``ok``, ``facts``, ``checker``, ``agree``). The file is read by the checker's own
+size-limited reader (:func:`exactnorm.certificate.read_certificate_bytes`) before any byte is
+parsed.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
+import time
 from pathlib import Path
 
-from exactnorm.commands._common import console, progress_hook, verdict_line
+from exactnorm.commands._common import (
+    add_timeout_option,
+    claim_of,
+    console,
+    progress_hook,
+    verdict_line,
+)
 from exactnorm.commands._defaults import (
     DEFAULT_MAX_CERTIFICATE_BYTES,
     DEFAULT_MAX_DIGITS,
     DEFAULT_MAX_WORK,
-    IMPOSSIBILITY_MAX_WORK,
     MAX_CERTIFICATE_BYTES_CAP,
     MIN_WORK,
     WORK_PER_BIT,
 )
+from exactnorm.commands._json import add_json_option, emit, verdict_fields
 
 __all__ = ["register"]
 
@@ -34,9 +42,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help="standard-library checker (Fractions only) instead of python-flint")
     which.add_argument("--both", action="store_true",
                        help="run both checkers and demand agreement")
-    p.add_argument("--json", action="store_true",
-                   help="print the verdict as one JSON object (ok, rule, message, layer, neuron, "
-                        "facts)")
+    add_json_option(p)
+    add_timeout_option(p)
     p.add_argument("--max-bytes", type=int, default=DEFAULT_MAX_CERTIFICATE_BYTES, metavar="N",
                    help=f"refuse certificates larger than N bytes, uncompressed "
                         f"(default {DEFAULT_MAX_CERTIFICATE_BYTES}, at most "
@@ -48,9 +55,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"the check's work budget in units (64-bit word operations), counted "
                         f"from the shapes and number sizes before each computation (default: "
                         f"{WORK_PER_BIT} per bit of the numbers the certificate writes, at least "
-                        f"{MIN_WORK:.0e}; docs/certificate-format.md §7); an impossibility "
-                        f"document counts multiply-adds (default "
-                        f"{IMPOSSIBILITY_MAX_WORK:.0e}, §9)")
+                        f"{MIN_WORK:.0e}; docs/certificate-format.md §7), for impossibility "
+                        f"documents too (§9)")
     p.set_defaults(func=run)
 
 
@@ -60,22 +66,25 @@ def run(args: argparse.Namespace) -> int:
     path = Path(args.certificate)
     modes = ["pure", "flint"] if args.both else (["pure"] if args.pure else ["flint"])
     verdicts = {}
+    seconds: dict[str, float] = {}
     for mode in modes:
+        t0 = time.perf_counter()
         with progress_hook(f"check ({mode})", "frozen layers") as hook:
             verdicts[mode] = check_file(path, pure=mode == "pure", max_bytes=args.max_bytes,
                                         max_digits=args.max_digits, progress=hook,
                                         max_work=args.max_work)
+        seconds[f"check_{mode}"] = time.perf_counter() - t0
     first = next(iter(verdicts.values()))
     agree = all(v == first for v in verdicts.values())
-    if args.json:
-        out = {"certificate": str(path), **first.to_json(), "checker": "+".join(modes),
-               "agree": agree}
-        if not agree:
-            out["verdicts"] = {mode: v.to_json() for mode, v in verdicts.items()}
-        console.print(json.dumps(out, sort_keys=True), soft_wrap=True)
-    else:
-        for mode, v in verdicts.items():
-            console.print(verdict_line(v, str(path), mode))
-        if not agree:
-            console.print("DISAGREEMENT between the pure and the python-flint checker")
-    return 0 if agree and first.ok else 1
+    for mode, v in verdicts.items():
+        console.print(verdict_line(v, str(path), mode))
+    if not agree:
+        console.print("DISAGREEMENT between the pure and the python-flint checker")
+    code = 0 if agree and first.ok else 1
+    word = "DISAGREE" if not agree else "VALID" if first.ok else "INVALID"
+    return emit(args, word, code, first.message, **verdict_fields(first),
+                seconds=seconds, paths={"certificate": path},
+                bytes={"certificate": path.stat().st_size},
+                details={"ok": first.ok, "claim": claim_of(first), "facts": first.facts,
+                         "checker": "+".join(modes), "agree": agree,
+                         "verdicts": {mode: v.to_json() for mode, v in verdicts.items()}})

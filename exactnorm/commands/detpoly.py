@@ -1,4 +1,4 @@
-"""``exactnorm detpoly``: the determinant polynomial det(Xᵀ ⊙ Y) and its witnesses (SPEC §4).
+"""``exactnorm detpoly``: the determinant polynomial det(Xᵀ ⊙ Y) and its witnesses (docs/model.md).
 
 * ``--d-in 2 --d-out 2 [--out FILE]``: expand with SymPy (m = d_in·d_out ≤ 4), print degree, term
   count and witness, and write the ``exactnorm.detpoly`` certificate.
@@ -7,7 +7,8 @@
   d_in, d_out ≤ 3.
 * ``--check FILE``: re-check a detpoly certificate (exit 0 valid, 1 invalid).
 
-``--ground-types`` fixes SymPy's ground types (SPEC §8); it must be chosen before SymPy is imported.
+``--ground-types`` fixes SymPy's ground types (docs/model.md, known hazards); it must be chosen
+before SymPy is imported.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from typing import Any
 from rich.table import Table
 
 from exactnorm.commands._common import console
+from exactnorm.commands._json import add_json_option, emit
 from exactnorm.errors import InputError, InvariantError
 
 __all__ = ["register"]
@@ -44,6 +46,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="check a detpoly certificate instead (exit 0 valid, 1 invalid)")
     p.add_argument("--ground-types", choices=GROUND_TYPES, default=None,
                    help="SymPy ground types (default: SYMPY_GROUND_TYPES or SymPy's choice)")
+    add_json_option(p)
     p.set_defaults(func=run)
 
 
@@ -68,13 +71,15 @@ def run(args: argparse.Namespace) -> int:
     if args.check is not None:
         result = api.check_detpoly(args.check)
         console.print(f"VALID {args.check}: {result.message}")
-        return 0
+        return emit(args, "VALID", 0, result.message, paths={"certificate": args.check},
+                    details={"d_in": None, "d_out": None, "mode": "check",
+                             "facts": {"message": result.message}})
     if args.d_in is None or args.d_out is None:
         raise InputError("--d-in and --d-out are required (or use --check FILE)")
     res = api.detpoly(args.d_in, args.d_out, seed=args.seed, matching=args.matching,
                       layout=args.layout, out=args.out)
     if args.matching:
-        return _print_matching(res)
+        return _print_matching(args, res)
     doc, check = res.document, res.checked
     if doc is None or check is None:
         raise InvariantError("detpoly expansion returned no document")
@@ -91,10 +96,16 @@ def run(args: argparse.Namespace) -> int:
     console.print(t)
     if res.written is not None:
         console.print(f"wrote {args.out} ({res.written} bytes)")
-    return 0
+    return emit(args, "DONE", 0, f"det(Xᵀ ⊙ Y) of degree {doc['degree']} with "
+                                 f"{doc['term_count']} terms, re-expanded and equal",
+                paths={"certificate": args.out}, bytes={"certificate": res.written},
+                details={"d_in": d_in, "d_out": d_out, "mode": "expand",
+                         "facts": {"degree": doc["degree"], "terms": doc["term_count"],
+                                   "m": doc["m"], "witness_value": str(check.witness_value),
+                                   "coefficients": coeffs}})
 
 
-def _print_matching(res: Any) -> int:
+def _print_matching(args: argparse.Namespace, res: Any) -> int:
     mc, sw, proof = res.matching, res.structured, res.symbolic
     d_in, d_out = res.d_in, res.d_out
     t = Table(title=f"exactnorm detpoly --matching: d_in={d_in}, d_out={d_out}, m={mc.m}")
@@ -109,4 +120,14 @@ def _print_matching(res: Any) -> int:
     console.print(t)
     shown = " · ".join(mc.monomial[:6]) + (" · …" if len(mc.monomial) > 6 else "")
     console.print(f"monomial: {shown} ({len(mc.monomial)} variables)")
-    return 0 if res.verified else 1
+    code = 0 if res.verified else 1
+    return emit(args, "VALID" if res.verified else "INVALID", code,
+                f"matching certificate and structured witness for d_in={d_in}, d_out={d_out}: "
+                f"{'verified' if res.verified else 'FAILED'}",
+                details={"d_in": d_in, "d_out": d_out, "mode": "matching",
+                         "facts": {"m": mc.m, "degree": mc.degree,
+                                   "coefficient": mc.coefficient, "det_bits": mc.det_bits,
+                                   "rank_mod_prime": mc.rank_mod_prime,
+                                   "structured_sign": sw.sign,
+                                   "structured_verified": bool(sw.verified),
+                                   "symbolic": None if proof is None else bool(proof.proved)}})

@@ -3,7 +3,10 @@
 JSON is exact (``"p/q"`` strings); ``npz``, ``onnx`` and ``torch`` are float for frameworks and
 are not certified (:mod:`exactnorm.outputs.export` documents every layout). ``--out -`` writes to
 standard output. The independent checker runs first and an INVALID certificate is refused
-(exit 1, the checker's reason; ``--no-check`` skips it and says so). An ONNX export takes the
+(exit 1, the checker's reason; ``--no-check`` skips it and says so); the exact JSON export is
+read back from the file it wrote and compared with the certificate's network before it gets its
+name. ``--source`` is checked against what certify recorded before anything is written. An ONNX
+export takes the
 source model's input and gives its outputs (``--interface``); it prints its size and latency
 beside the source's (``--source``) and its error on the box (``--verify N``) and on data
 (``--data X.npy --labels y.npy``).
@@ -12,9 +15,12 @@ beside the source's (``--source``) and its error on the box (``--verify N``) and
 from __future__ import annotations
 
 import argparse
+import os
+import time
 from typing import Any
 
 from exactnorm.commands._common import (
+    add_timeout_option,
     console,
     err_console,
     output_path,
@@ -22,6 +28,8 @@ from exactnorm.commands._common import (
     verdict_line,
 )
 from exactnorm.commands._defaults import DEFAULT_MAX_DIGITS, EXPORT_FORMATS
+from exactnorm.commands._json import add_json_option, emit, verdict_fields
+from exactnorm.errors import InputError
 
 __all__ = ["register"]
 
@@ -50,13 +58,19 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help=f"refuse numbers with more than N digits (default {DEFAULT_MAX_DIGITS})")
     p.add_argument("--verify", type=int, default=0, metavar="N",
                    help="onnx: run the written model under onnxruntime at N seeded points of the "
-                        "box and print its error against the exact target (and against --source)")
+                        "box and print its error against the exact target (and against --source); "
+                        "a transformer: N seeded token sequences, every one when there are at "
+                        "most N")
     p.add_argument("--source", metavar="MODEL.onnx", default=None,
-                   help="onnx: the model the certificate was made from: run beside the export "
-                        "on the same inputs, outputs compared, size and latency shown")
+                   help="onnx: the model the certificate was made from, checked first (input "
+                        "name, dtype and shape, output names as certify recorded them, and its "
+                        "outputs at points of the box: a mismatch is exit 2 and nothing is "
+                        "written); run beside the export on the same inputs, outputs compared, "
+                        "size and latency shown")
     p.add_argument("--data", metavar="X.npy", default=None,
                    help="onnx: samples (n, d) or images: the export's (and --source's) error "
-                        "against the exact target and the predictions that change on them")
+                        "against the exact target and the predictions that change on them; a "
+                        "transformer: token sequences (m, n)")
     p.add_argument("--labels", metavar="y.npy", default=None,
                    help="with --data: integer labels, for the accuracy of the exact target "
                         "and of the export")
@@ -70,6 +84,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-float32-error", action="store_true",
                    help="with --verify or --data: keep a float32 model even if it changes a "
                         "prediction")
+    add_timeout_option(p)
+    add_json_option(p)
     p.set_defaults(func=run)
 
 
@@ -130,6 +146,10 @@ def _study_lines(name: str, study: dict[str, Any]) -> list[str]:
 def measurement_lines(result: Any, source: str | None) -> list[str]:
     """What an export measured, one fact per line: the studies, size, latency, why larger."""
     m = result.verification or {}
+    if m.get("transformer"):
+        from exactnorm.api._transformer_outputs import measurement_lines as transformer_lines
+
+        return transformer_lines(m, result.bytes)
     out: list[str] = []
     if "box" in m:
         out += _study_lines("verified on the box", m["box"])
@@ -157,7 +177,11 @@ def run(args: argparse.Namespace) -> int:
     from exactnorm.api import export
 
     path = output_path(args.out, stdout_ok=True)
+    if path is None and args.json:
+        raise InputError("--json prints its object on standard output, which --out - gives to "
+                         "the export: write the export to a file")
     replaced = path is not None and path.exists()  # said after the write, naming the file
+    t0 = time.perf_counter()
     with progress_hook(f"export {args.format}", "steps") as hook:
         result = export(args.certificate, args.out, format=args.format, mean=args.mean,
                         scale=args.scale, eps=args.eps, dtype=args.dtype,
@@ -166,6 +190,9 @@ def run(args: argparse.Namespace) -> int:
                         labels=args.labels, check=not args.no_check,
                         interface=args.interface if args.format == "onnx" else "source",
                         allow_float32_error=args.allow_float32_error, progress=hook)
+    seconds = {"export": time.perf_counter() - t0}
+    if result.check_seconds is not None:
+        seconds["check"] = result.check_seconds
     # with --out - the data owns stdout; the status lines go to stderr
     status = err_console if path is None else console
     if result.verdict is None:
@@ -179,6 +206,8 @@ def run(args: argparse.Namespace) -> int:
         else "floats, not certified"
     status.print(f"wrote {'standard output' if path is None else path} ({args.format}: {what})",
                  markup=False)
+    if result.read_back is not None:
+        status.print(f"read back: {result.read_back}", markup=False)
     if path is not None:
         for line in measurement_lines(result, args.source):
             status.print(line, markup=False)
@@ -186,4 +215,14 @@ def run(args: argparse.Namespace) -> int:
         err_console.print(f"note: replaced the existing file {path}", markup=False)
     if result.warning is not None:
         err_console.print(f"warning: {result.warning}", markup=False)
-    return 0
+    v = result.verdict
+    return emit(args, "UNCHECKED" if v is None else "VALID", 0,
+                "not checked (--no-check)" if v is None else v.message, **verdict_fields(v),
+                seconds=seconds,
+                paths={"certificate": args.certificate, "output": path, "source": args.source,
+                       "data": args.data},
+                bytes={"certificate": os.path.getsize(args.certificate), "output": result.bytes},
+                details={"format": args.format, "certified": result.warning is None,
+                         "check": None if v is None else v.to_json(),
+                         "read_back": result.read_back, "verification": result.verification,
+                         "warning": result.warning})

@@ -1,4 +1,5 @@
-"""``exactnorm realizable``: which targets a narrow frozen pair can reach (SPEC §4, Theorem 7).
+"""``exactnorm realizable``: which targets a narrow frozen pair can reach (Theorem 7;
+docs/model.md, symbolic certificates).
 
 With width ``m`` below ``d_in·d_out`` the map ``γ ↦ V_out diag(γ) V_in`` is not onto. A target
 ``W`` is reachable iff ``rank K = rank [K | vec W]`` (Rouché–Capelli), and the reachable targets
@@ -18,6 +19,7 @@ from rich.table import Table
 
 from exactnorm.commands._common import console
 from exactnorm.commands._defaults import DEFAULT_DISTRIBUTION
+from exactnorm.commands._json import add_json_option, emit
 
 __all__ = ["register"]
 
@@ -37,6 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--layer", type=int, default=1, help="target layer used as W (default 1)")
     p.add_argument("--w", choices=["random", "reachable"], default="random",
                    help="without --target: a random W, or one reachable by construction")
+    add_json_option(p)
     p.set_defaults(func=run)
 
 
@@ -65,4 +68,12 @@ def run(args: argparse.Namespace) -> int:
     for m, rank, reachable in study.profile:
         t.add_row(str(m), str(rank), str(min(m, n)), "yes" if reachable else "no")
     console.print(t)
-    return 0 if r.reachable else 1
+    code = 0 if r.reachable else 1
+    return emit(args, "REACHABLE" if r.reachable else "UNREACHABLE", code,
+                f"{verdict}: W ({d_out}×{d_in}) at width m={args.width}",
+                paths={"target": args.target},
+                details={"d_in": d_in, "d_out": d_out, "width": args.width,
+                         "rank_K": r.rank_K, "rank_augmented": r.rank_augmented,
+                         "dimension": r.dimension, "codimension": r.codimension,
+                         "profile": [[m, rank, bool(reachable)]
+                                     for m, rank, reachable in study.profile]})

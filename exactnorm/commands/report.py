@@ -10,8 +10,11 @@ Without matplotlib the report is written without plots and says so (exit code un
 from __future__ import annotations
 
 import argparse
+import os
+import time
 
 from exactnorm.commands._common import (
+    add_timeout_option,
     console,
     err_console,
     output_path,
@@ -19,6 +22,8 @@ from exactnorm.commands._common import (
     verdict_line,
 )
 from exactnorm.commands._defaults import DEFAULT_MAX_DIGITS, FLOAT_ERROR_POINTS
+from exactnorm.commands._json import add_json_option, emit, verdict_fields
+from exactnorm.errors import InputError
 
 __all__ = ["register"]
 
@@ -43,6 +48,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--no-check", action="store_true",
                    help="write the report without running the checker (it says so); by "
                         "default an INVALID certificate is refused with exit code 1")
+    add_timeout_option(p)
+    add_json_option(p)
     p.set_defaults(func=run)
 
 
@@ -50,11 +57,16 @@ def run(args: argparse.Namespace) -> int:
     from exactnorm.api import report
 
     out = output_path(args.out, directory=True, stdout_ok=True)
+    if out is None and args.json:
+        raise InputError("--json prints its object on standard output, which --out - gives to "
+                         "the report: write the report to a folder")
     replaced = out is not None and (out / "report.md").exists()  # said after the write
+    t0 = time.perf_counter()
     with progress_hook("report", "steps") as hook:
         result = report(args.certificate, out, max_digits=args.max_digits,
                         float_points=args.float_points, data=args.data, labels=args.labels,
                         check=not args.no_check, progress=hook)
+    seconds = {"report": time.perf_counter() - t0}
     line = ("not checked (--no-check): run `exactnorm check` before relying on it"
             if result.verdict is None else
             verdict_line(result.verdict, str(args.certificate), "flint"))
@@ -82,4 +94,13 @@ def run(args: argparse.Namespace) -> int:
     if not result.plots:
         err_console.print(f"note: {result.no_plots}", markup=False)
     # an INVALID certificate got no report (exit 1, raised by the API)
-    return 0
+    v = result.verdict
+    files = {name: p for name, p in result.paths.items()}
+    return emit(args, "UNCHECKED" if v is None else "VALID", 0,
+                "not checked (--no-check)" if v is None else v.message, **verdict_fields(v),
+                seconds=seconds, paths={"certificate": args.certificate, **files},
+                bytes={name: os.path.getsize(p) for name, p in files.items()
+                       if os.path.isfile(p)},
+                details={"check": None if v is None else v.to_json(), "counts": counts,
+                         "float_errors": result.float_errors, "data": result.data,
+                         "plots": bool(result.plots)})

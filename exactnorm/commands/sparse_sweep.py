@@ -14,8 +14,15 @@ from pathlib import Path
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from exactnorm.commands._common import console, err_console, output_path, set_interrupt_note
+from exactnorm.commands._common import (
+    add_timeout_option,
+    console,
+    err_console,
+    output_path,
+    set_interrupt_note,
+)
 from exactnorm.commands._defaults import MASK_SIDES
+from exactnorm.commands._json import add_json_option, emit
 from exactnorm.errors import InputError, require_extra
 
 __all__ = ["register", "run"]
@@ -49,6 +56,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "keep appending to it")
     p.add_argument("--out", default="sparse-sweep", help="output folder (default sparse-sweep)")
     p.add_argument("--no-plot", action="store_true", help="do not write transitions.png")
+    add_timeout_option(p)
+    add_json_option(p)
     p.set_defaults(func=run)
 
 
@@ -92,4 +101,7 @@ def run(args: argparse.Namespace) -> int:
         table.add_row(*(str(row[i]) for i in idx))
     console.print(table)
     console.print(f"task log {log}; wrote " + ", ".join(str(p) for p in written))
-    return 0
+    return emit(args, "DONE", 0, f"{len(res.rows)} task rows, {len(res.cells)} cells",
+                paths={"out": args.out, "log": log},
+                details={"command": res.command, "rows": len(res.rows), "cells": len(res.cells),
+                         "written": [str(p) for p in written]})

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from exactnorm.commands._common import console, err_console, output_path
+from exactnorm.commands._json import add_json_option, emit
 
 __all__ = ["register"]
 
@@ -16,6 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--check", action="store_true",
                    help="regenerate into a temporary folder and compare with --out; exit 1 on "
                         "any difference")
+    add_json_option(p)
     p.set_defaults(func=run)
 
 
@@ -28,10 +30,15 @@ def run(args: argparse.Namespace) -> int:
         problems = tables(args.out, only, check=True).differences
         for problem in problems:
             console.print(problem)
-        console.print("tables up to date" if not problems else f"{len(problems)} difference(s)")
-        return 1 if problems else 0
+        summary = "tables up to date" if not problems else f"{len(problems)} difference(s)"
+        console.print(summary)
+        return emit(args, "DIFFERENT" if problems else "SAME", 1 if problems else 0, summary,
+                    paths={"tables": args.out},
+                    details={"written": [], "differences": list(problems)})
     paths = tables(args.out, only,
                    progress=lambda k: err_console.print(f"generating {k} ...")).written
     for p in paths:
         console.print(f"wrote {p}")
-    return 0
+    return emit(args, "DONE", 0, f"wrote {len(paths)} file(s) into {args.out}",
+                paths={"tables": args.out},
+                details={"written": [str(p) for p in paths], "differences": []})

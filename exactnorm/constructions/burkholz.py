@@ -1,7 +1,7 @@
 """Burkholz's width: one target layer by two frozen layers with the output scale tuned.
 
 Statement (R. Burkholz, "Batch normalization is sufficient for universal function approximation
-in CNNs", ICLR 2024, Theorem 2.2, as reconstructed in the design notes, frontier.md §2.2). For a
+in CNNs", ICLR 2024, Theorem 2.2, as reconstructed in docs/constructions.md). For a
 target layer ``σ(W a + b)`` with ``c0`` inputs and ``c2'`` live outputs (rows ``W_i ≠ 0``), frozen
 ``V_1`` (``c1 × c0``) and ``V_2`` (``c2 × c1``) with ``c1 = c2'·(c0 − 1) + 1`` reach it exactly for
 almost every draw, because the second layer's scale is tuned as well:
@@ -12,8 +12,9 @@ almost every draw, because the second layer's scale is tuned as well:
 
 of ``c2'·c0`` equations in ``c1 + c2'`` unknowns: one more unknown than equations, so a nonzero
 kernel vector exists, and the construction needs ``λ_i ≠ 0`` for every live row. Theorem LB
-(frontier.md §3.1) shows the width is sharp: one unit less and ``A`` generically has full column
-rank, which no tuning at all can overcome (an ``exactnorm.impossibility`` document proves it).
+(docs/capacity.md, "The witnesses") shows the width is sharp: one unit less and ``A``
+generically has full column rank, which no tuning at all can overcome (an
+``exactnorm.impossibility`` document proves it).
 
 Construction, per target layer ``i`` on its exact box ``B_{i−1}`` (free coordinates ``F``, those
 with ``lower < upper``; pinned ones are constants, folded into the bias exactly as the checker

@@ -5,6 +5,7 @@ Ground types: ``fmpq_mat``/``fmpz_mat`` matrices, vectors as tuples of ``fmpq``.
 
 from __future__ import annotations
 
+import functools
 import math
 import platform
 from collections.abc import Sequence
@@ -12,15 +13,17 @@ from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from flint import fmpq
+import numpy as np
+from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.errors import InputError
-from exactnorm.exact.linalg import FlintMatrix
+from exactnorm.exact.linalg import FlintMatrix, int64_array
 from exactnorm.model.network import FrozenNetwork, TargetNetwork, Vector, affine_interval, column
 from exactnorm.version import __version__
 
 __all__ = ["DEFAULT_RETRY", "SHIFT_MODES", "Construction", "LayerReport", "activating_shift",
-           "apply_shift_mode", "scaled_activating_shift", "cancelling_bias", "provenance"]
+           "apply_shift_mode", "scaled_activating_shift", "cancelling_bias", "provenance",
+           "row_ranges"]
 
 #: redraws a singular frozen draw gets by default (each recorded in the certificate); with the
 #: default ``nonzero:8`` a singular Khatri–Rao system is rare (docs/performance.md), so 8 is a
@@ -127,9 +130,10 @@ def activating_shift(G: FlintMatrix, lo: Sequence[fmpq], hi: Sequence[fmpq],
     ``mode="neuron"`` gives each neuron the smallest such shift, ``β_k = −min_{a∈B} G_k a`` (the
     neuron's exact minimum becomes 0); ``mode="layer"`` uses one constant ``c = max_k β_k`` for
     the whole layer, as in the proof of Theorem 1; ``mode="integer"`` rounds each smallest shift
-    up to an integer, ``⌈β_k⌉`` (a declared safe bound, SPEC §2.1: a shift of a few bits instead
+    up to an integer, ``⌈β_k⌉`` (a declared safe bound, docs/model.md: a shift of a few bits instead
     of one as long as Γ, and the shifts that cancel it downstream stay integers too). Either way
-    the ReLU acts as the identity on the box, so the layer is affine there (SPEC §2.1 step 2).
+    the ReLU acts as the identity on the box, so the layer is affine there (docs/model.md,
+    Theorem 1 step 2).
 
     >>> from flint import fmpq_mat
     >>> G = fmpq_mat([[1, -2], [fmpq(1, 3), 0]])
@@ -153,10 +157,27 @@ def scaled_activating_shift(gamma: Sequence[fmpq], V: FlintMatrix, lo: Sequence[
     otherwise, so the interval arithmetic runs on the small frozen entries of ``V`` and each
     (large) ``γ_k`` is multiplied once. Same result as ``activating_shift(diag(γ) V, …)``.
     """
-    zeros = [fmpq(0)] * V.nrows()
-    vmin, vmax = affine_interval(V, zeros, lo, hi)
+    vmin, vmax = row_ranges(V, lo, hi)
     per_neuron = tuple(-(g * (mn if g >= 0 else mx)) for g, mn, mx in zip(gamma, vmin, vmax))
     return apply_shift_mode(per_neuron, mode)
+
+
+def row_ranges(V: FlintMatrix, lo: Sequence[fmpq], hi: Sequence[fmpq]) -> tuple[Vector, Vector]:
+    """``min`` and ``max`` of every row of ``V a`` over the box: for an integer ``V`` as two
+    FLINT products, ``V⁺·lo + V⁻·hi`` and ``V⁺·hi + V⁻·lo`` (``V⁺``, ``V⁻`` its positive and
+    negative parts: a box is a product set, so each entry takes its own end); otherwise
+    entry by entry (:func:`~exactnorm.model.network.affine_interval`). Equal either way."""
+    if not isinstance(V, fmpz_mat) or V.nrows() * V.ncols() == 0 or not lo:
+        return affine_interval(V, [fmpq(0)] * V.nrows(), lo, hi)
+    try:
+        arr = int64_array(V)
+    except OverflowError:
+        return affine_interval(V, [fmpq(0)] * V.nrows(), lo, hi)
+    pos = fmpq_mat(fmpz_mat(np.maximum(arr, 0).tolist()))
+    neg = fmpq_mat(fmpz_mat(np.minimum(arr, 0).tolist()))
+    lo_col, hi_col = fmpq_mat(len(lo), 1, list(lo)), fmpq_mat(len(hi), 1, list(hi))
+    return (tuple((pos * lo_col + neg * hi_col).entries()),
+            tuple((pos * hi_col + neg * lo_col).entries()))
 
 
 def cancelling_bias(V: FlintMatrix, shift: Sequence[fmpq], bias: Sequence[fmpq]) -> Vector:
@@ -165,13 +186,19 @@ def cancelling_bias(V: FlintMatrix, shift: Sequence[fmpq], bias: Sequence[fmpq])
     return tuple(fmpq(bias[r]) - vs[r, 0] for r in range(V.nrows()))
 
 
+@functools.cache
+def _installed(name: str) -> str:
+    """The installed version of a distribution (read once per process: the lookup scans
+    every installed package's metadata)."""
+    try:
+        return version(name)
+    except PackageNotFoundError:
+        return "not installed"
+
+
 def provenance(construction: str, seed: int, distribution: str, **extra: Any) -> dict[str, Any]:
     """Seed, distribution and software versions, recorded in every certificate."""
-    def installed(name: str) -> str:
-        try:
-            return version(name)
-        except PackageNotFoundError:
-            return "not installed"
+    installed = _installed
 
     out = {
         "construction": construction,

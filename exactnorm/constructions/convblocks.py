@@ -2,7 +2,7 @@
 channels, summed exactly through identity skips.
 
 Construction (exactnorm's design, the convolutional analogue of the dense trade-off's masked
-routing, :mod:`~exactnorm.constructions.tradeoff`; /work/shared/design frontier.md §3.4).
+routing, :mod:`~exactnorm.constructions.tradeoff`; docs/convolutions.md, "Channel blocks").
 A target convolution ``σ(W·patch + b)`` with ``c_out`` output channels, ``C`` input channels and
 a ``kh × kw`` kernel (``W`` is ``c_out × C·kh·kw``) is split by input channels into blocks
 ``S_1 … S_T``; ``cols(S)`` are the kernel columns ``c·kh·kw + u·kw + v`` of the channels
@@ -65,6 +65,7 @@ from exactnorm.constructions.common import (
     LayerReport,
     apply_shift_mode,
     cancelling_bias,
+    row_ranges,
 )
 from exactnorm.constructions.theorem1 import solve_pair
 from exactnorm.constructions.tradeoff import final_matrix, left_divide
@@ -82,7 +83,7 @@ from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_d
 from exactnorm.model.layers import STABILITY_FAMILIES, FrozenLayer, TargetLayer
 from exactnorm.model.operators.conv import NAME as CONV
 from exactnorm.model.operators.conv import Conv, conv_of
-from exactnorm.model.operators.window import ConvGeometry, block_product, window_range
+from exactnorm.model.operators.window import ConvGeometry, window_range
 from exactnorm.model.routes import Route, Skip
 from exactnorm.model.values import Vector
 
@@ -151,21 +152,39 @@ def stability_family(channels: int, geometry: ConvGeometry) -> str:
     return "hull" if geometry.positions > 1 and work > HULL_WORK else "positions"
 
 
+def _group_row_ranges(V: Any, lo: Vector, hi: Vector, groups: int) -> tuple[Vector, Vector]:
+    """:func:`~exactnorm.constructions.common.row_ranges` of a kernel of ``groups`` groups over
+    the whole patch's box: the rows of group ``k`` read the ``k``-th block of ``V.ncols()``
+    patch coordinates (the block-diagonal kernel, :func:`~exactnorm.model.operators.window.
+    block_product`), so each group's rows range over that block of the box only."""
+    if groups == 1:
+        return row_ranges(V, lo, hi)
+    rows, d = V.nrows(), V.ncols()
+    per, entries = rows // groups, V.entries()
+    lows: list[fmpq] = []
+    highs: list[fmpq] = []
+    for k in range(groups):
+        block = type(V)(per, d, entries[k * per * d:(k + 1) * per * d])
+        mn, mx = row_ranges(block, lo[k * d:(k + 1) * d], hi[k * d:(k + 1) * d])
+        lows.extend(mn)
+        highs.extend(mx)
+    return tuple(lows), tuple(highs)
+
+
 def channel_shift(gamma: Vector, V: Any, geometry: ConvGeometry, lo: Vector, hi: Vector,
-                  mode: str, stability: str = "positions", groups: int = 1) -> Vector:
+                  mode: str, stability: str = "positions",
+                  hull: tuple[Vector, Vector] | None = None, groups: int = 1) -> Vector:
     """Per-channel shift β making ``γ_j (V_j·patch) + β_j ≥ 0`` on every box of the family
     ``stability`` (module doc): ``β_j = −γ_j·min`` (``γ_j ≥ 0``) or ``−γ_j·max`` of the exact
-    ranges; ``mode`` as in :func:`~exactnorm.constructions.common.activating_shift`. ``V`` is
-    the kernel of a convolution with ``groups`` groups."""
+    ranges; ``mode`` as in :func:`~exactnorm.constructions.common.activating_shift`. ``hull``
+    is :func:`hull_box` of the geometry and box when the caller has it already (it is the same
+    for every block of a layer). ``V`` is the kernel of a convolution with ``groups`` groups."""
     if stability == "hull":
-        hlo, hhi = hull_box(geometry, lo, hi)
-        pos = fmpq_mat([[x if x > 0 else fmpq(0) for x in row] for row in fmpq_mat(V).tolist()])
-        neg = fmpq_mat(V) - pos
-        lo_col, hi_col = fmpq_mat([[x] for x in hlo]), fmpq_mat([[x] for x in hhi])
-        mn: Any = block_product(pos, lo_col, groups)
-        mx: Any = block_product(pos, hi_col, groups)
-        mn, mx = mn + block_product(neg, hi_col, groups), mx + block_product(neg, lo_col, groups)
-    elif stability == "positions":
+        hlo, hhi = hull if hull is not None else hull_box(geometry, lo, hi)
+        lows, highs = _group_row_ranges(V, hlo, hhi, groups)
+        return apply_shift_mode(tuple(-(g * (lows[j] if g >= 0 else highs[j]))
+                                      for j, g in enumerate(gamma)), mode)
+    if stability == "positions":
         mn, mx = window_range(V, geometry, lo, hi, groups)
     else:
         raise InputError(f"stability must be one of {', '.join(STABILITY_FAMILIES)}, got "
@@ -222,6 +241,11 @@ def realize_conv_blocks(layer: TargetLayer, box: tuple[Vector, Vector], *, block
     Ho, Wo = g.output_hw
     lo = [pack_q(x) for x in box[0]]
     hi = [pack_q(x) for x in box[1]]
+    # the hull of the patch boxes is the layer's, not a block's: computed once
+    hull = None
+    if stability == "hull" or (stability is None and g.positions > 1):
+        hlo, hhi = hull_box(g, *box)
+        hull = ([pack_q(x) for x in hlo], [pack_q(x) for x in hhi])
     tasks = []
     for t, S in enumerate(blocks, 1):
         cols = block_columns(S, kh, kw)
@@ -230,7 +254,7 @@ def realize_conv_blocks(layer: TargetLayer, box: tuple[Vector, Vector], *, block
                                                  for r in range(c_out)])),
                       "seed": seed, "index": index, "distribution": dist.spec, "retry": retry,
                       "solver": solver, "solve_jobs": solve_jobs if jobs == 1 else 1,
-                      "shift_mode": shift_mode, "stability": stability})
+                      "shift_mode": shift_mode, "stability": stability, "hull": hull})
     layers: list[FrozenLayer] = []
     shifts = [fmpq(0)] * c_out
     ranks: list[tuple[int, int]] = []
@@ -304,7 +328,9 @@ def _solve_block(task: dict[str, Any]) -> dict[str, Any]:
     c_out = W_t.nrows()
     gamma = tuple(solved.gamma.entries())
     family = task["stability"] or stability_family(m, g)
-    beta_in = channel_shift(gamma, pair.stored_in, g, lo, hi, task["shift_mode"], family)
+    packed_hull = task.get("hull")
+    hull = None if packed_hull is None else (_vector(packed_hull[0]), _vector(packed_hull[1]))
+    beta_in = channel_shift(gamma, pair.stored_in, g, lo, hi, task["shift_mode"], family, hull)
     # the block's map on the whole patch: W'_t on its columns, structural zeros elsewhere
     W_full = fmpq_mat(c_out, patch)
     for r in range(c_out):
@@ -312,7 +338,7 @@ def _solve_block(task: dict[str, Any]) -> dict[str, Any]:
             W_full[r, c] = W_t[r, j]
     out_family = task["stability"] or stability_family(c_out, g)
     c_t = channel_shift(tuple(fmpq(1) for _ in range(c_out)), W_full, g, lo, hi,
-                        task["shift_mode"], out_family)
+                        task["shift_mode"], out_family, hull)
     return {"m": m, "cols": cols, "stored_in": pack_matrix(pair.stored_in),
             "record_in": pair.record_in, "V_out": pack_matrix(pair.V_out),
             "record_out": pair.record_out, "gamma": [pack_q(x) for x in gamma],

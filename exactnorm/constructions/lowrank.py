@@ -1,4 +1,4 @@
-"""Low-rank targets: width factor r instead of d (SPEC §2.2).
+"""Low-rank targets: width factor r instead of d (docs/constructions.md).
 
 Statement (source, "Main results": a target whose weight matrices have rank r needs width
 O(r·d)). If ``W_i = U_i P_i`` with ``P_i`` (r × d_{i-1}) and ``U_i`` (d_i × r), realize
@@ -19,10 +19,9 @@ dimension; the construction uses whatever ``r`` they have (width ``r·d``).
 A zero matrix has rank 0; it is realized with ``r = 1`` and zero factors (a one-neuron
 intermediate node that is constantly 0), because a node of width 0 has nothing to normalize.
 
->>> from exactnorm.model.targets import target_from_dict
->>> g = target_from_dict({"domain": {"lower": [-1, -1, -1], "upper": [1, 1, 1]},
-...     "target": {"layers": [{"weight": [[1, 2, 3], [2, 4, 6]], "bias": [0, 1],
-...                            "activation": "identity"}]}})
+>>> from exactnorm.model.network import TargetNetwork
+>>> g = TargetNetwork.from_lists([[[1, 2, 3], [2, 4, 6]]], [[0, 1]], ["identity"],
+...                              lower=[-1, -1, -1], upper=[1, 1, 1])
 >>> c = certify_lowrank(g, seed=0, distribution="nonzero:8")
 >>> c.network.widths, c.reports[0].rank
 ((3, 1, 2, 2), 1)

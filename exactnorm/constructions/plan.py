@@ -35,9 +35,10 @@ from exactnorm.constructions.choice import (
     THEOREM1_MAX_SYSTEM,
     Estimate,
     combined_estimate,
-    human_seconds,
+    require_checker,
 )
 from exactnorm.constructions.common import DEFAULT_RETRY, SHIFT_MODES, Construction, provenance
+from exactnorm.constructions.costs import short_seconds
 from exactnorm.constructions.kinds import COMPOSITE, COMPOSITE_SHIFT_MODE, REALIZERS
 from exactnorm.constructions.kinds.base import Options, RunPlan
 from exactnorm.errors import InputError, require_integer
@@ -82,6 +83,24 @@ class CertifyPlan:
     runs: tuple[RunPlan, ...] = ()
     unit: str = "target layers"
     seed_rule: str = "chosen"
+
+    @property
+    def jobs(self) -> int:
+        """Processes the construction will use (1 unless it takes ``jobs``)."""
+        value = self.options.get("jobs", 1)
+        return value if isinstance(value, int) else 1
+
+    @property
+    def wall_seconds(self) -> float:
+        """The estimated seconds of building, writing and checking with :attr:`jobs`
+        processes (``estimate.seconds`` is for one)."""
+        return self.estimate.wall(self.jobs)
+
+    def estimates(self) -> dict[str, Any]:
+        """The estimate as plain numbers (a ``--json`` or ``--dry-run`` report): seconds for
+        :attr:`jobs` processes and for one, per phase, peak bytes, certificate bytes, the largest
+        predicted Γ and the checker forecast."""
+        return self.estimate.as_dict(self.jobs)
 
     @property
     def summary(self) -> str | None:
@@ -131,7 +150,7 @@ def _settle_jobs(jobs: int | str, estimate: Estimate) -> tuple[int, str | None]:
     if jobs != "auto":
         return int(jobs), None
     n = auto_jobs(estimate.seconds)
-    note = (f"jobs auto: {n} processes, ≈ {human_seconds(estimate.seconds / n)}"
+    note = (f"jobs auto: {n} processes, ≈ {short_seconds(estimate.wall(n))} in all"
             if n > 1 else None)
     return n, note
 
@@ -194,6 +213,9 @@ def plan_certify(target: TargetNetwork, construction: str = "auto", *, seed: int
     if len(claims) == 1 and target.is_chain:
         whole = REALIZERS[claims[0][0]].plan_whole(target, options)
         if whole is not None:
+            if whole.construction in ("theorem1", "tradeoff"):  # the ones the model knows
+                require_checker(whole.estimate, f"construction {whole.construction}",
+                                "a smaller --block, or the trade-off")
             settled, jobs_note = _settle_jobs(jobs, whole.estimate)
             opts = dict(whole.options, jobs=settled) if whole.takes_jobs else dict(whole.options)
             return CertifyPlan(whole.construction, opts, whole.note, jobs_note, whole.estimate,
@@ -218,6 +240,7 @@ def plan_certify(target: TargetNetwork, construction: str = "auto", *, seed: int
                                       boxes[target.wire(first).input], first, options, dist)
                  for kind, first, n in claims)
     estimate = combined_estimate([run.estimate for run in runs])
+    require_checker(estimate, "this realization", "a smaller --block or --max-system")
     settled, jobs_note = _settle_jobs(jobs, estimate)
     opts = {"seed": seed, "distribution": dist, "retry": retry,
             "shift_mode": shift_mode or COMPOSITE_SHIFT_MODE, "jobs": settled, "solver": solver,

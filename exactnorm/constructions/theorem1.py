@@ -1,6 +1,6 @@
 """Theorem 1: each target layer is realized by two frozen random layers (widths d_in·d_out, d_out).
 
-Statement (Giannou, Rajput, Papailiopoulos, COLT 2023, Theorem 1; SPEC §2.1). Let ``g`` have
+Statement (Giannou, Rajput, Papailiopoulos, COLT 2023, Theorem 1; docs/model.md). Let ``g`` have
 layers ``σ_i(W_i a + b_i)`` on a bounded box. For frozen random ``V_{2i-1}`` (m × d_{i-1}) and
 ``V_{2i}`` (d_i × m) with ``m = d_{i-1}·d_i`` there are γ, β such that the network with layers
 ``σ(γ ⊙ V h + β)`` equals ``g`` on the box. Construction, per target layer ``i``:
@@ -42,7 +42,7 @@ from exactnorm.constructions.common import (
     scaled_activating_shift,
 )
 from exactnorm.errors import InputError, PadicUnavailable, SingularSystemError, require_integer
-from exactnorm.exact.generator import draw, exact_probability
+from exactnorm.exact.generator import draw, exact_probability, redraw_refusal
 from exactnorm.exact.linalg import (
     FlintMatrix,
     clear_denominators,
@@ -94,7 +94,7 @@ def draw_frozen_pair(seed: int, stream: StreamKey, d_in: int, d_out: int, m: int
     ``V_in`` draws from ``stream`` (the weight of its layer), ``V_out`` from the weight of the next
     layer of the segment, same attempt (:meth:`StreamKey.next_layer`); with ``sparsity = p`` (an
     exact keep probability; a float means its decimal value) the masked sides multiply by
-    Bernoulli(p) masks drawn from their matrices' mask keys (SPEC §2.4). With
+    Bernoulli(p) masks drawn from their matrices' mask keys (docs/sparse.md). With
     ``columns = (d, S)`` the first matrix is an m × d draw whose columns outside ``S`` are
     structural zeros (masked routing); the system uses its columns ``S``.
     """
@@ -219,6 +219,12 @@ def solve_pair(W: fmpq_mat, *, seed: int, layer: int, offset: int = 1,
         except SingularSystemError as exc:
             failures.append({"attempt": attempt, "rank": exc.rank, "size": exc.size,
                              "key": list(stream.key), "kernel": exc.kernel})
+            refusal = redraw_refusal(pair.record_in, pair.record_out,
+                                     None if columns is None else columns[1])
+            if refusal is not None:  # every attempt would be singular: no redraw is accepted
+                exc.args = (f"{exc.args[0]} (seed {seed}); the pair {refusal}, so no redraw "
+                            f"can help: change the mask or the distribution",)
+                raise
             if attempt == retry:
                 exc.args = (f"{exc.args[0]} after {retry + 1} draw(s) (seed {seed}); "
                             f"pass a larger --retry N to redraw with recorded stream keys",)
@@ -320,7 +326,7 @@ def certify_theorem1(target: TargetNetwork, *, seed: int = 0,
         Per-neuron smallest shifts, one constant per layer, or per-neuron shifts rounded up to
         integers (:func:`~exactnorm.constructions.common.activating_shift`).
     sparsity : float, str or Fraction, optional
-        Keep probability ``p`` of Bernoulli masks on the frozen weights (SPEC §2.4), exact (a
+        Keep probability ``p`` of Bernoulli masks on the frozen weights (docs/sparse.md), exact (a
         float means its decimal value, ``0.3`` is ``3/10``).
     jobs : int
         Processes to use. Given the target's interval boxes the layers' systems are independent,

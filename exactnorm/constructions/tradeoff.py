@@ -1,4 +1,5 @@
-"""Width/depth trade-off: layers of width about d_out·k, input blocks of size k (SPEC §2.3).
+"""Width/depth trade-off: layers of width about d_out·k, input blocks of size k
+(docs/constructions.md).
 
 The source gives only keywords ("input partitioned into blocks of size k", "blocks passed to
 different layers through skip connections", "random matrix A_i projects input", "final linear
@@ -59,7 +60,7 @@ from exactnorm.constructions.common import (
 )
 from exactnorm.constructions.theorem1 import ProgressHook, realize_layer_theorem1
 from exactnorm.errors import InputError, SingularSystemError, require_integer
-from exactnorm.exact.generator import draw
+from exactnorm.exact.generator import draw, redraw_refusal
 from exactnorm.exact.linalg import (
     FlintMatrix,
     clear_denominators,
@@ -122,6 +123,13 @@ def final_matrix(seed: int, layer: int, offset: int, d_out: int, dist: Distribut
             return V, record, attempt
         singular.append({"attempt": attempt, "key": list(stream.key),
                          "kernel": kernel_vector(V)})
+        refusal = redraw_refusal(record)
+        if refusal is not None:  # every attempt would be singular: no redraw is accepted
+            rank = exact_rank(V)
+            raise SingularSystemError(f"final frozen matrix of target layer {layer} is singular: "
+                                      f"exact rank {rank} < {d_out}; it {refusal}, so no "
+                                      f"redraw can help: change the distribution",
+                                      rank=rank, size=d_out, layer=layer)
     rank = exact_rank(V)
     raise SingularSystemError(f"final frozen matrix of target layer {layer} is singular: exact "
                               f"rank {rank} < {d_out} after {retry + 1} draw(s)",

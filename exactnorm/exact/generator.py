@@ -4,7 +4,8 @@ Contract. :func:`draw` returns a frozen matrix (``fmpz_mat`` for integer distrib
 ``fmpq_mat`` otherwise) together with its *draw record* (docs/certificate-format.md §2); the
 matrix is exactly what the standard-library reference :mod:`exactnorm.checker.regenerate` rebuilds
 from that record, on every machine. :func:`matrix_from_record` goes the other way for readers of
-certificates that hold weights by reference.
+certificates that hold weights by reference. :func:`redraw_refusal` is the writer's side of the
+checker's rule ``redraw``: a unit singular by construction is never redrawn.
 
 Correctness argument. The same definition as the reference (docs/generator.md), computed with
 NumPy on ``uint64`` words read with an explicit little-endian dtype (``'<u8'``), so the host's byte
@@ -49,6 +50,8 @@ __all__ = [
     "exact_probability",
     "matrix_from_record",
     "record_values",
+    "support_columns",
+    "redraw_refusal",
 ]
 
 
@@ -237,3 +240,61 @@ def matrix_from_record(record: dict[str, Any]) -> Matrix:
     records the reference accepts; an unchecked record may raise anything.
     """
     return _realize(record, parse_distribution(record["distribution"]))
+
+
+# ---------------------------------------------------------------- redraws (the writer's side)
+
+
+def support_columns(rec: dict[str, Any]) -> tuple[int, ...]:
+    """The columns whose entries a draw record may make nonzero, alike for every row: none when
+    the distribution has no nonzero value or the Bernoulli mask keeps nothing, the listed ones
+    under a column mask, else all (the support pattern the checker's rule ``redraw`` reads,
+    docs/certificate-format.md §6)."""
+    d = parse_distribution(rec["distribution"])
+    mask = rec.get("mask") or {}
+    if (d.law == "set" and not any(d.values)) or ("p" in mask and Fraction(mask["p"]) == 0):
+        return ()
+    if "columns" in mask:
+        return tuple(int(c) for c in mask["columns"])
+    return tuple(range(int(rec["shape"][1])))
+
+
+def _constant(rec: dict[str, Any]) -> bool:
+    """A draw without randomness: one value, kept with certainty (or never)."""
+    d = parse_distribution(rec["distribution"])
+    p = Fraction((rec.get("mask") or {}).get("p", 1))
+    return p == 0 or (len(set(d.values)) == 1 and d.law == "set" and p == 1)
+
+
+def redraw_refusal(first: dict[str, Any], second: dict[str, Any] | None = None,
+                   used: Sequence[int] | None = None) -> str | None:
+    """Why a unit of draws may not be redrawn after a singular attempt, or None when it may: a
+    square matrix (``second`` None) or a Khatri–Rao pair (``used``: the columns of the first
+    matrix its system reads, default all) whose system is singular by construction, or a draw
+    without randomness — the checker refuses such redraws (rule ``redraw``), since every attempt
+    would be singular.
+
+    The support of every record is a set of whole columns (:func:`support_columns`). A square
+    ``V`` has structural rank ``|support|``. The system of a pair has one column per inner index
+    ``k``, ``vec(V_out[:, k] V_in[k, :])``, nonzero exactly on the rows ``(r, t)`` with ``t``
+    among the used columns in ``V_in``'s support, when column ``k`` of ``V_out`` is in its
+    support; all these columns share one support of ``c·|used ∩ support|`` rows, so the
+    structural rank is the smaller of that and the number of such ``k``. (The checker computes
+    it by a matching, ``exactnorm.checker.provenance.structural_rank``; a test compares the two.)
+    """
+    for rec in (first, second):
+        if rec is not None and _constant(rec):
+            return "has a draw without randomness (a constant distribution or a mask with p = 0)"
+    if second is None:
+        n = int(first["shape"][0])
+        rank = len(support_columns(first))
+    else:
+        cols = range(int(first["shape"][1])) if used is None else used
+        inner = set(support_columns(first)).intersection(cols)
+        out = support_columns(second) if inner else ()
+        n = int(first["shape"][0])
+        rank = min(len(out), int(second["shape"][0]) * len(inner))
+    if rank < n:
+        return (f"is singular by construction: the structural rank of its masked system is {rank} "
+                f"< {n}")
+    return None

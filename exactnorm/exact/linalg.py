@@ -8,8 +8,8 @@ Ground domains, stated once for the whole module:
   ``Rational``) is the symbolic one; ``numpy.ndarray`` of ``float64`` is for comparison only
   and never flows back into a certified result without :func:`from_numpy_exact`.
 
-Vectorization conventions (SPEC §1): ``vec(M, "F")`` stacks columns (column-major), ``vec(M, "C")``
-stacks rows. For ``A`` (p×m), ``γ`` (m) and ``B`` (m×n)::
+Vectorization conventions (docs/model.md): ``vec(M, "F")`` stacks columns (column-major),
+``vec(M, "C")`` stacks rows. For ``A`` (p×m), ``γ`` (m) and ``B`` (m×n)::
 
     vec(A diag(γ) B, "F") = khatri_rao(Bᵀ, A) γ
     vec(A diag(γ) B, "C") = khatri_rao(A, Bᵀ) γ
@@ -410,7 +410,7 @@ def rank_mod_prime(M: FlintMatrix, p: int) -> int:
 
     A rank mod ``p`` is a lower bound for the rank over Q (a nonzero minor mod p is nonzero), so
     full rank mod ``p`` proves full rank. ``p`` is checked to be prime *before* FLINT sees it:
-    composite moduli can abort the interpreter in FLINT's modular elimination (SPEC §8).
+    composite moduli can abort the interpreter in FLINT's modular elimination (docs/model.md).
     ``M`` must have integer entries or denominators prime to ``p``.
     """
     if not isinstance(p, int) or isinstance(p, bool):

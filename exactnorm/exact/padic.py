@@ -3,7 +3,7 @@
 Ground types: frozen weights as ``numpy.ndarray`` of ``int64`` (they are small), the right-hand
 side as a list of Python ``int``, the solution as a list of ``fmpq``. Nothing here is approximate:
 every step is integer arithmetic, and the result is the unique solution of ``K γ = rhs`` for
-``K = V_inᵀ ⊙ V_out`` (Lemma 6 / Theorem 1 step 1 of the source; SPEC §2.1).
+``K = V_inᵀ ⊙ V_out`` (Lemma 6 / Theorem 1 step 1 of the source; docs/model.md).
 
 Why not just ``fmpz_mat.solve``? FLINT solves a one-column system by Dixon lifting too
 (``fmpz_mat_solve_dixon_den``), but it multiplies ``K`` by each p-adic digit through three
@@ -39,7 +39,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from flint import fmpq, fmpz, fmpz_mat, nmod_mat
+from flint import fmpq, fmpq_mat, fmpz, fmpz_mat, nmod_mat
 
 from exactnorm.errors import InputError, PadicUnavailable
 from exactnorm.exact.linalg import khatri_rao_int64, max_abs
@@ -152,6 +152,70 @@ def _expansion(task: tuple[np.ndarray, np.ndarray, Sequence[int], int, int]) -> 
     return padic_expansion(*task)
 
 
+def _modular_matrix(K: np.ndarray, p: int) -> nmod_mat:
+    """``K mod p`` as an ``nmod_mat`` (through ``fmpz_mat``, which FLINT fills fastest from
+    nested lists)."""
+    return nmod_mat(fmpz_mat(K.tolist()), p)
+
+
+#: entries of one BLAS product (rows × cols × inner) in the float path: below OpenBLAS's
+#: threshold for threads (2^18), because a threaded BLAS on these small products spins and
+#: slows the lifting down tenfold on a loaded machine
+_CHUNK_WORK = 1 << 17
+
+
+class _StructuredProduct:
+    """``K y mod 2^64`` for ``K = V_inᵀ ⊙ V_out`` through the structure, ``vec(V_out diag(y)
+    V_in)`` (column-major): a d_out×m by m×d_in product instead of m×m.
+
+    When every partial sum stays below 2^53 the product runs in float64 on limbs of ``y``:
+    ``y = Σ_j y_j·2^{jL}`` with ``0 ≤ y_j < 2^L`` and ``m·max|V_out|·max|V_in|·2^L < 2^52``, so
+    every product and every partial sum of ``V_out diag(y_j) V_in`` is an integer of magnitude
+    below 2^52, which float64 represents and adds exactly in any order (a BLAS may block,
+    reorder or fuse; exact integers are unaffected). The inner dimension is cut into chunks
+    (a stacked product, summed), each small enough to run on one thread. The limb results are
+    joined in wrapping uint64 arithmetic. Otherwise the product is taken in wrapping uint64."""
+
+    def __init__(self, Vi: np.ndarray, Vo: np.ndarray) -> None:
+        m, k = Vi.shape
+        d = Vo.shape[0]
+        self.shape = (d, k)
+        self.Vi_u, self.Vo_u = Vi.view(np.uint64), Vo.view(np.uint64)
+        spread = m * max(max_abs(Vi), 1) * max(max_abs(Vo), 1)
+        self.limb = 52 - spread.bit_length()
+        if self.limb >= 16 and m:
+            chunk = max(1, min(m, _CHUNK_WORK // max(d * k, 1)))
+            n = -(-m // chunk)
+            pad = n * chunk - m
+            self.blocks = (n, chunk)
+            self.Vo_b = np.ascontiguousarray(
+                np.pad(Vo.astype(np.float64), ((0, 0), (0, pad))).reshape(d, n, chunk)
+                .transpose(1, 0, 2))
+            self.Vi_b = np.pad(Vi.astype(np.float64), ((0, pad), (0, 0))).reshape(n, chunk, k)
+            self.limb_buffer = np.zeros(n * chunk, dtype=np.float64)  # zero padding kept
+            self.limbs = [(np.uint64(j * self.limb), np.uint64((1 << self.limb) - 1))
+                          for j in range(-(-64 // self.limb))]
+
+    def __call__(self, y: np.ndarray) -> np.ndarray:
+        """``K y mod 2^64`` (uint64) for ``y`` uint64."""
+        if self.limb < 16 or not len(y):
+            with np.errstate(over="ignore"):
+                return (self.Vo_u @ (y[:, None] * self.Vi_u)).ravel(order="F")
+        d, k = self.shape
+        total = np.zeros(d * k, dtype=np.uint64)
+        n, chunk = self.blocks
+        with np.errstate(over="ignore"):
+            for shift, mask in self.limbs:
+                part = (y >> shift) & mask
+                if not part.any():
+                    continue
+                self.limb_buffer[:len(part)] = part
+                limb = self.limb_buffer.reshape(n, chunk, 1)
+                exact = np.matmul(self.Vo_b, limb * self.Vi_b).sum(axis=0)
+                total += exact.astype(np.int64).ravel(order="F").view(np.uint64) << shift
+        return total
+
+
 def padic_expansion(V_in: np.ndarray, V_out: np.ndarray, rhs: Sequence[int], p: int,
                     steps: int) -> list[fmpz]:
     """``x mod p^steps`` for the solution of ``K x = rhs`` (Dixon lifting), in ``[0, p^steps)``.
@@ -159,8 +223,8 @@ def padic_expansion(V_in: np.ndarray, V_out: np.ndarray, rhs: Sequence[int], p: 
     Raises :class:`PadicUnavailable` if ``K`` is singular modulo ``p``, and
     :class:`~exactnorm.errors.InputError` unless ``p`` is an odd prime below 2^62 — checked before
     FLINT sees it, since modular inversion with a composite modulus can abort the interpreter
-    (SPEC §8). Arguments are plain integer arrays/lists so that this runs unchanged in a worker
-    process (FLINT objects do not pickle).
+    (docs/model.md, known hazards). Arguments are plain integer arrays/lists so that this runs
+    unchanged in a worker process (FLINT objects do not pickle).
     """
     if isinstance(p, bool) or not isinstance(p, (int, np.integer)) or not 2 < int(p) < 2**62 \
             or not fmpz(int(p)).is_prime():
@@ -168,26 +232,22 @@ def padic_expansion(V_in: np.ndarray, V_out: np.ndarray, rhs: Sequence[int], p: 
     p = int(p)
     Vi, Vo = _as_int64(V_in), _as_int64(V_out)
     m = Vi.shape[0]
-    K = khatri_rao_int64(Vi, Vo)
     try:
-        Kinv = nmod_mat(fmpz_mat(K.tolist()), p).inv()
+        Kinv = _modular_matrix(khatri_rao_int64(Vi, Vo), p).inv()
     except ZeroDivisionError:
         raise PadicUnavailable(f"system is singular modulo {p}") from None
-    del K
-    # wrapping uint64 views: K y mod 2^64 through the structure, no overflow checks needed
-    Vi_u, Vo_u = Vi.view(np.uint64), Vo.view(np.uint64)
+    product = _StructuredProduct(Vi, Vo)
     p_inv_word = np.uint64(pow(p, -1, _WORD))
     residual = np.array([int(x) for x in rhs], dtype=np.int64)
     digits: list[list[int]] = []
     for step in range(steps):
-        y = Kinv * nmod_mat(m, 1, (residual % p).tolist(), p)
+        y = Kinv * nmod_mat(fmpz_mat(m, 1, residual.tolist()), p)
         y_int = [int(e) for e in y.entries()]
         digits.append(y_int)
         if step == steps - 1:
             break
-        yu = np.array(y_int, dtype=np.uint64)
+        Ky = product(np.array(y_int, dtype=np.uint64))
         with np.errstate(over="ignore"):
-            Ky = (Vo_u @ (yu[:, None] * Vi_u)).ravel(order="F")
             # (r − K y)/p is exact and |·| < 2^62, so its value mod 2^64 determines it
             residual = ((residual.view(np.uint64) - Ky) * p_inv_word).view(np.int64)
     return _join_digits(digits, p)
@@ -267,27 +327,43 @@ def _reconstruct(lifted: list[fmpz], M: fmpz, N: int, D: int) -> list[fmpq]:
     """Rational reconstruction of every entry with a running common denominator.
 
     With ``L`` the lcm of the denominators found so far, ``t ≡ L·a (mod M)`` in the symmetric
-    range gives the candidate ``t/L``; it is accepted when its lowest-terms numerator is ``≤ N``
-    (its denominator divides ``L ≤ D``), which by uniqueness makes it the solution entry.
-    Otherwise the entry is reconstructed on its own and ``L`` grows. Arithmetic in ``fmpz``.
+    range gives the candidate ``t/L``. When ``|t| ≤ N`` and ``L ≤ D`` it is the solution entry:
+    in lowest terms its numerator is at most ``|t| ≤ N`` and its denominator divides ``L ≤ D``,
+    it is congruent to ``a`` (``L`` is a divisor of ``det K``, a unit modulo ``p``), and by the
+    uniqueness bound ``2·N·D < M`` there is no other such fraction. Every entry of the solution
+    passes once ``L`` is its common denominator (which divides ``det K``, so ``|L·x_i| ≤ |det
+    K_i| ≤ N`` by Cramer's rule). An entry that fails is reconstructed on its own and ``L``
+    grows; the entries after it are taken again with the new ``L``. Arithmetic in ``fmpz``; the
+    fractions are put in lowest terms by FLINT, all at once.
     """
     half = M // 2
     Nz, Dz = fmpz(N), fmpz(D)
     L = fmpz(1)
-    out: list[fmpq] = []
-    for a in lifted:
+    numerators: list[fmpz] = []
+    dens: list[fmpz] = []
+    i, n = 0, len(lifted)
+    while i < n:
+        a = lifted[i]
         t = (L * a) % M
         if t > half:
             t -= M
-        cand = fmpq(t, L)
-        if abs(cand.numer()) <= Nz and (cand.denom() * a - cand.numer()) % M == 0:
-            out.append(cand)
+        if abs(t) <= Nz:
+            numerators.append(t)
+            dens.append(L)
+            i += 1
             continue
         rec = rational_reconstruction(a, M, Nz, Dz)
         if rec is None:
             raise PadicUnavailable("rational reconstruction failed")
-        L = L.lcm(rec.denom())
-        if int(L) > D:
+        grown = L.lcm(rec.denom())
+        if grown == L:  # cannot happen for a solution (Cramer); never loop on it
+            raise PadicUnavailable("rational reconstruction is inconsistent")
+        L = grown
+        if Dz < L:
             raise PadicUnavailable("common denominator exceeds the Hadamard bound")
-        out.append(rec)
-    return out
+    # t_i / L_i with L_i the denominator current at entry i, which divides the final L: scale
+    # every numerator to the final L, then one canonicalization in C
+    scaled = [t * (L // d) if d != L else t for t, d in zip(numerators, dens)]
+    if not scaled:
+        return []
+    return (fmpq_mat(fmpz_mat(len(scaled), 1, scaled)) / L).entries()

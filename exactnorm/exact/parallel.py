@@ -5,7 +5,7 @@ Contract: :func:`map_tasks` yields ``fn(task)`` for every task **in task order**
 backend, so a caller that assembles its result from the yielded values in that order produces the
 same bytes for ``jobs = 1``, ``jobs = N`` and any Dask cluster (``ordered=False`` yields each
 result as soon as it is done, for callers that key and sort their results). Tasks and results
-must pickle: python-flint objects do not (SPEC §8), so callers ship integers and
+must pickle: python-flint objects do not (docs/model.md), so callers ship integers and
 numerator/denominator pairs (:func:`pack_matrix`, :func:`pack_q`) and rebuild exact objects on
 the other side. :func:`dask_client` is the one place that opens (and closes) a Dask client.
 Users: the trade-off's blocks and Theorem 1's layers (:mod:`exactnorm.constructions`), the
@@ -27,12 +27,20 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import as_completed
 from typing import Any, TypeVar
 
 from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.errors import InputError
+from exactnorm.exact.interrupts import (
+    at_exit,
+    end_workers,
+    quiet_worker,
+    register_workers,
+    signals_blocked,
+    unregister_workers,
+)
 
 __all__ = ["map_tasks", "dask_client", "check_jobs", "available_cores", "auto_jobs",
            "AUTO_JOBS_SECONDS", "pack_q", "unpack_q", "pack_matrix", "unpack_matrix"]
@@ -128,13 +136,105 @@ def map_tasks(fn: Callable[[T], R], tasks: Sequence[T], *, jobs: int = 1,
     elif jobs == 1 or len(tasks) <= 1:
         yield from map(fn, tasks)
     else:
-        with ProcessPoolExecutor(max_workers=min(jobs, len(tasks))) as pool:
+        yield from _pool_map(fn, tasks, min(jobs, len(tasks)), ordered)
+
+
+def _pool_map(fn: Callable[[T], R], tasks: Sequence[T], workers: int,
+              ordered: bool) -> Iterator[R]:
+    """:func:`map_tasks` on a local process pool whose workers end with any interruption.
+
+    The workers start with the stop signals blocked and take their default actions
+    (:func:`~exactnorm.exact.interrupts.quiet_worker`): a terminal's Ctrl-C ends them silently.
+    Any exception here (an interrupt, a deadline, a failed task, the caller closing the
+    generator) ends every worker within :data:`~exactnorm.exact.interrupts.WORKER_GRACE`
+    seconds instead of waiting for the running tasks, as ``ProcessPoolExecutor.__exit__`` would;
+    so does the interpreter's exit while the generator is suspended (:func:`_end_pools`).
+    """
+    # imported here, not at the top: the exit hook of exactnorm.exact.interrupts must be
+    # registered before the pool module's own (which would wait for every queued task)
+    from concurrent.futures import ProcessPoolExecutor
+
+    pool = ProcessPoolExecutor(max_workers=workers, initializer=quiet_worker)
+    _live_pools.add(pool)
+    processes: list[Any] = []
+    try:
+        with signals_blocked():
+            # futures of our own, never cancelled: ``Executor.map`` cancels its futures when it
+            # is closed, and Python 3.11's pool then fails on them with a traceback
             if ordered:
                 # a small chunk keeps both workers busy to the end; results arrive in order
-                yield from pool.map(fn, tasks, chunksize=max(1, len(tasks) // (16 * jobs)))
+                size = max(1, len(tasks) // (16 * workers))
+                chunks = [pool.submit(_run_chunk, fn, tasks[i:i + size])
+                          for i in range(0, len(tasks), size)]
+                results: Iterable[R] = (r for fut in chunks for r in fut.result())
             else:
-                for fut in as_completed([pool.submit(fn, task) for task in tasks]):
-                    yield fut.result()
+                futures = [pool.submit(fn, task) for task in tasks]
+                results = (fut.result() for fut in as_completed(futures))
+            # the pool forks its workers at the first submission (the fork start method)
+            processes = _workers_of(pool)
+            register_workers(processes)
+        yield from results
+    except BaseException:
+        _end_pool(pool, processes)
+        raise
+    else:
+        pool.shutdown(wait=True)
+    finally:
+        unregister_workers(processes)
+        _live_pools.discard(pool)
+
+
+#: the pools of :func:`_pool_map` whose generator is not finished
+_live_pools: set[Any] = set()
+
+
+def _end_pool(pool: Any, processes: Sequence[Any] = ()) -> None:
+    """End a pool now: its workers, then the pool without waiting for anything."""
+    # the call queue's feeder may be blocked on a pipe no dead worker reads: neither the
+    # pool's manager thread nor the interpreter's exit may wait for it
+    call_queue = getattr(pool, "_call_queue", None)
+    if call_queue is not None:
+        call_queue.cancel_join_thread()
+    end_workers({id(p): p for p in [*processes, *_workers_of(pool)]}.values())
+    # a worker ended while it sent a result leaves part of a message in the result pipe, and
+    # the pool's manager thread would wait for the rest for ever: closing this process's copy
+    # of the pipe's write end (the workers' copies died with them) makes that read end, and
+    # the manager thread then finds the pool broken and stops
+    writer = getattr(getattr(pool, "_result_queue", None), "_writer", None)
+    if writer is not None:
+        with contextlib.suppress(OSError):
+            writer.close()
+    # not cancel_futures: Python 3.11's manager thread fails (InvalidStateError) on cancelled
+    # futures of a broken pool and prints a traceback; the broken pool fails them itself
+    pool.shutdown(wait=False)
+    # the pool module's exit hook would wake this pool through a pipe its manager thread
+    # closes (an "Exception ignored" traceback, Python 3.11); it ends without being woken
+    from concurrent.futures import process
+
+    thread = getattr(pool, "_executor_manager_thread", None)
+    if thread is not None:
+        with contextlib.suppress(Exception):
+            process._threads_wakeups.pop(thread, None)
+
+
+@at_exit
+def _end_pools() -> None:
+    """At the interpreter's exit, end the pools of generators never finished (an exception
+    that keeps their frames until the end): no exit waits for queued tasks."""
+    for pool in list(_live_pools):
+        _end_pool(pool)
+    _live_pools.clear()
+
+
+def _run_chunk(fn: Callable[[T], R], chunk: Sequence[T]) -> list[R]:
+    """``fn`` on consecutive tasks in one worker (fewer round trips than one task each)."""
+    return [fn(task) for task in chunk]
+
+
+def _workers_of(pool: Any) -> list[Any]:
+    """The pool's worker processes (``ProcessPoolExecutor`` keeps them by pid; it has no public
+    way to end them before Python 3.14's ``terminate_workers``)."""
+    return list((getattr(pool, "_processes", None) or {}).values())
 
 
 def _dask_map(fn: Callable[[T], R], tasks: Iterable[T], scheduler: Any,

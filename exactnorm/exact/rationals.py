@@ -3,9 +3,9 @@
 Ground type: :class:`fractions.Fraction` on input, ``fmpq``/``Fraction``/``int`` on output. This
 module knows nothing about networks.
 
-Accepted number forms (SPEC §3): JSON integers, and strings ``"p"``, ``"p/q"`` (q > 0) or finite
-decimals such as ``"-1.25"``. JSON floats, ``NaN``/``Infinity``, booleans and ``null`` are refused:
-a float in a certified document would be a silent rounding.
+Accepted number forms (docs/certificate-format.md): JSON integers, and strings ``"p"``,
+``"p/q"`` (q > 0) or finite decimals such as ``"-1.25"``. JSON floats, ``NaN``/``Infinity``,
+booleans and ``null`` are refused: a float in a certified document would be a silent rounding.
 
 >>> parse_number("-3/6")
 Fraction(-1, 2)

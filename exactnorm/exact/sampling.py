@@ -1,4 +1,4 @@
-"""Entry distributions, and seeded numpy draws for sweeps and tables (SPEC §1).
+"""Entry distributions, and seeded numpy draws for sweeps and tables (docs/model.md).
 
 :func:`parse_distribution` names the entry distributions of every frozen weight. Certificates
 draw their frozen matrices with :mod:`exactnorm.exact.generator` (``exactnorm.shake256.v1``, which

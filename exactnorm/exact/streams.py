@@ -8,7 +8,9 @@ its frozen layer inside that segment (from 1), ``role`` which matrix of the laye
 (:data:`WEIGHT` 0, its Bernoulli mask 1, skip ``t``: :func:`skip_role`, its mask the next role)
 and ``attempt`` the redraw number after singular draws (from 0). The checker recomputes the first
 three parts from the document's structure and refuses any other key, so a writer cannot choose a
-key; the attempt counts only with proofs that the earlier attempts were singular.
+key; the attempt counts only with proofs that the earlier attempts were singular, and only for a
+unit that is not singular by construction (:func:`exactnorm.exact.generator.redraw_refusal`; the
+checker's rule ``redraw``).
 
 Correctness argument. Two different matrices of one certificate have different positions, hence
 different keys, for any number of layers; the generator hashes the decimal key parts separated by

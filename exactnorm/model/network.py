@@ -345,6 +345,12 @@ class FrozenNetwork:
     #: ``(j, R)``: checkpoint layer ``j`` adds ``R.weight · h_{R.source}`` before its activation
     residuals: tuple[tuple[int, Skip], ...] = ()
     node_dims: tuple[int, ...] = field(init=False)
+    #: a *given* network (``exactnorm capacity``, explicit ``V``): per layer the
+    #: :class:`~exactnorm.model.batchnorm.BatchNorm` its γ, β reparametrize, or ``None``; empty
+    #: for a constructed network
+    normalizations: tuple[Any, ...] = ()
+    #: where a given network was read from (a file name), for messages and provenance
+    name: str | None = field(default=None, compare=False)
 
     def __repr__(self) -> str:
         # short at any size: the layers hold every frozen matrix
@@ -381,6 +387,14 @@ class FrozenNetwork:
                                  f"{r.weight.nrows()}×{r.weight.ncols()}, not "
                                  f"{dims[j]}×{dims[r.source]}")
         object.__setattr__(self, "node_dims", tuple(dims))
+        object.__setattr__(self, "normalizations", tuple(self.normalizations))
+        if self.normalizations and len(self.normalizations) != len(self.layers):
+            raise ShapeError(f"{len(self.normalizations)} normalization records for "
+                             f"{len(self.layers)} layers")
+        for j, (layer, norm) in enumerate(zip(self.layers, self.normalizations), 1):
+            if norm is not None and norm.width != layer.width:
+                raise ShapeError(f"frozen layer {j}: a BatchNormalization of {norm.width} "
+                                 f"channels after {layer.width} neurons")
 
     def residual(self, j: int) -> Skip | None:
         """The residual of frozen layer ``j`` (from 1), if any."""

@@ -54,7 +54,8 @@ import numpy as np
 from exactnorm.errors import InputError, ShapeError, require_extra
 from exactnorm.exact.files import require_file
 
-__all__ = ["exact_values", "ONNX_ML", "HEAD_OPS", "POST_OPS", "AFFINE_OPS", "HINTS", "load_model",
+__all__ = ["external_data_files", "exact_values", "ONNX_ML", "HEAD_OPS", "POST_OPS",
+           "AFFINE_OPS", "HINTS", "load_model",
            "constants", "attributes", "node_label", "refuse", "affine_of", "compose",
            "fold_after", "fold_before", "fold_batchnorm", "classifier_head", "interface",
            "head_note", "DTYPES"]
@@ -116,14 +117,54 @@ def load_model(model: Any) -> Any:
     path = Path(model)
     require_file(path, "ONNX model")
     try:
-        proto = onnx.load(os.fspath(path))
+        # external data (PyTorch writes large weights to MODEL.onnx.data) is read below, after
+        # its files are named and found: a missing one is not a "truncated" model
+        proto = onnx.load(os.fspath(path), load_external_data=False)
     except Exception as exc:  # protobuf DecodeError and friends
         raise InputError(f"{path} is truncated or not an ONNX model (the protobuf reader "
                          f"says {type(exc).__name__})") from None
     if not proto.HasField("graph") or not (proto.graph.node or proto.graph.input):
         raise InputError(f"{path} is not an ONNX model: it has no graph (an empty or foreign "
                          f"protobuf file)")
+    _load_external_data(onnx, proto, path)
     return proto
+
+
+def external_data_files(proto: Any) -> list[str]:
+    """The external data files the tensors of a model name (``location`` entries), in order."""
+    from onnx.external_data_helper import _get_all_tensors, uses_external_data
+
+    found: dict[str, None] = {}
+    for t in _get_all_tensors(proto):
+        if uses_external_data(t):
+            entry = {e.key: e.value for e in t.external_data}
+            found[entry.get("location", "")] = None
+    return list(found)
+
+
+def _load_external_data(onnx: Any, proto: Any, path: Path) -> None:
+    """Read the tensors a model keeps in external files beside it, each file named when it is
+    missing or points outside the model's folder (a model is data: it names no other path)."""
+    files = external_data_files(proto)
+    if not files:
+        return
+    folder = path.resolve().parent
+    for name in files:
+        where = Path(name)
+        if not name or where.is_absolute() or ".." in where.parts:
+            raise InputError(f"{path} keeps weights in external data {name!r}, outside the "
+                             f"model's folder: refused (only files beside the model are read)")
+        data = folder / where
+        if not data.is_file():
+            raise InputError(f"{path} keeps its weights in the external data file {data.name}, "
+                             f"which is missing: copy {data.name} into {folder} beside the "
+                             f"model (exporters write it next to the .onnx file)")
+    try:
+        onnx.load_external_data_for_model(proto, os.fspath(folder))
+    except Exception as exc:  # a short or damaged data file
+        detail = str(exc).splitlines()[0][:160] if str(exc) else ""
+        raise InputError(f"{path}: its external data ({', '.join(files)}) cannot be read: "
+                         f"{type(exc).__name__}: {detail}") from None
 
 
 def attributes(node: Any) -> dict[str, Any]:

@@ -1,19 +1,20 @@
-"""Reading and writing target networks: JSON target files, ``.npz`` arrays, the demo target.
+"""Target networks from ``.npz`` arrays, the demo target and seeded random targets.
 
-A target file is ``{"domain": {...}, "target": {...}}`` exactly as in a certificate (SPEC §3/§7).
-An ``.npz`` file holds ``W1, b1, …, WL, bL`` (integer or float; floats converted exactly to dyadic
-rationals), optional ``lower``/``upper`` arrays and an optional string array ``activations``.
+A ``W1, b1, …`` ``.npz`` file holds ``W1, b1, …, WL, bL`` (integer or float; floats converted
+exactly to dyadic rationals), optional ``lower``/``upper`` arrays (the box) and an optional
+string array ``activations`` (docs/user-guide.md, "Target files"). JSON target files — the
+``domain`` and ``target`` sections of a certificate, layers of any kind — are read by the one
+reader of documents (:func:`exactnorm.certificate.read_target`) and written by
+:func:`exactnorm.certificate.save_target`; the one loader of every target file is
+:func:`exactnorm.api.load_target`.
 
 >>> g = demo_target()
 >>> g.widths
 (3, 4, 3, 2)
->>> target_from_dict(target_to_dict(g)) == g
-True
 """
 
 from __future__ import annotations
 
-import json
 import os
 from fractions import Fraction
 from pathlib import Path
@@ -25,188 +26,55 @@ from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES
 from exactnorm.errors import (
     InputError,
     LimitExceededError,
-    NumberFormatError,
     ShapeError,
 )
 from exactnorm.exact.files import (
-    atomic_write_bytes,
     npz_array,
     npz_box_arrays,
     npz_strings,
     read_npz_archive,
-    read_text_file,
     require_file,
 )
-from exactnorm.exact.linalg import from_numpy_exact, to_fraction, to_fractions
-from exactnorm.exact.rationals import (
-    DEFAULT_MAX_DIGITS,
-    format_number,
-    parse_number,
-    parse_option_number,
-    strict_json_loads,
-    unlimited_int_digits,
-)
+from exactnorm.exact.linalg import from_numpy_exact, to_fractions
 from exactnorm.exact.sampling import layer_rng, sample_matrix
+from exactnorm.model.box import Box
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
-from exactnorm.model.operators.dense import dense_layers
 
 #: the largest JSON target read (uncompressed): the checker's default certificate limit
 DEFAULT_MAX_TARGET_BYTES = DEFAULT_MAX_BYTES
 #: suffixes of pickled Python objects (scikit-learn models are usually saved so)
 PICKLE_SUFFIXES = (".pkl", ".pickle", ".joblib")
 
+
+def pickle_refusal(path: Path) -> InputError:
+    """The refusal of a pickled file (loading one runs arbitrary code), saying what works."""
+    return InputError(f"{path} is a pickle; pickles are refused (loading one runs arbitrary "
+                      f"code): for a scikit-learn model call exactnorm.model.interop."
+                      f"target_from_sklearn(model, box) or exactnorm.certify(model, box=...) in "
+                      f"Python, or export it to ONNX")
+
 __all__ = [
     "PICKLE_SUFFIXES",
-    "box_bounds",
+    "pickle_refusal",
     "demo_target",
-    "target_to_dict",
-    "target_from_dict",
-    "load_target",
-    "save_target",
-    "parse_box",
+    "target_from_npz",
+    "npz_activations",
+    "npz_box",
     "random_target",
 ]
 
 
 def demo_target() -> TargetNetwork:
     """The embedded demo: 3 layers, widths 3 → 4 → 3 → 2, rational weights, identity output."""
-    W1 = [["1/2", -1, "3/4"], [2, "1/3", 0], ["-3/2", 1, "1/5"], [0, "-2/3", 1]]
-    b1 = ["1/4", -1, "1/2", 0]
-    W2 = [[1, "-1/2", "2/3", "1/4"], ["3/5", 1, -1, 0], ["-1/3", "1/2", "1/2", 2]]
-    b2 = [0, "1/3", "-1/2"]
-    W3 = [["5/4", -1, "1/2"], ["-1/6", "2/3", 1]]
-    b3 = ["1/8", -2]
-    return target_from_dict({
-        "domain": {"lower": [-1, "-1/2", 0], "upper": [1, "1/2", 2]},
-        "target": {"layers": [
-            {"weight": W1, "bias": b1, "activation": "relu"},
-            {"weight": W2, "bias": b2, "activation": "relu"},
-            {"weight": W3, "bias": b3, "activation": "identity"},
-        ]},
-    })
-
-
-def _fmt_vec(v: Any) -> list[Any]:
-    return [format_number(to_fraction(x)) for x in v]
-
-
-def target_to_dict(g: TargetNetwork) -> dict[str, Any]:
-    """``TargetNetwork`` → the ``domain``/``target`` sections of SPEC §3 (exact JSON values).
-    The certificate writer writes them over one denominator when that is shorter
-    (:func:`exactnorm.certificate.write.target_sections`); :func:`target_from_dict` reads both
-    forms."""
-    return {
-        "domain": {"lower": _fmt_vec(g.lower), "upper": _fmt_vec(g.upper)},
-        "target": {"layers": [
-            {"weight": [[format_number(x) for x in row] for row in to_fractions(layer.weight)],
-             "bias": _fmt_vec(layer.bias),
-             "activation": layer.activation}
-            for layer in dense_layers(g.layers, "a target file")
-        ]},
-    }
-
-
-def _compact_numbers(obj: dict[str, Any], what: str, max_digits: int) -> list[Any]:
-    """``{"den": D, "num": [...]}`` (a vector, or a matrix when ``num`` holds rows) as exact
-    Fractions; ``D`` and the numerators are integers (JSON or decimal strings)."""
-    if set(obj) != {"den", "num"} or not isinstance(obj["num"], list):
-        raise ShapeError(f"{what} must be a list or {{\"den\": D, \"num\": [...]}}")
-    den = parse_number(obj["den"], max_digits=max_digits, where=f"{what} den")
-    if den.denominator != 1 or den <= 0:
-        raise NumberFormatError(f"{what} den must be a positive integer")
-
-    def one(x: Any, where: str) -> Fraction:
-        n = parse_number(x, max_digits=max_digits, where=where)
-        if n.denominator != 1:
-            raise NumberFormatError(f"{where} must be an integer numerator")
-        return n / den
-
-    return [[one(x, f"{what}[{r}][{c}]") for c, x in enumerate(row)] if isinstance(row, list)
-            else one(row, f"{what}[{r}]") for r, row in enumerate(obj["num"])]
-
-
-def _numbers(obj: Any, what: str, max_digits: int) -> list[Fraction]:
-    if isinstance(obj, dict):
-        out = _compact_numbers(obj, what, max_digits)
-        if any(isinstance(x, list) for x in out):
-            raise ShapeError(f"{what} must be a vector")
-        return out
-    if not isinstance(obj, list):
-        raise ShapeError(f"{what} must be a list")
-    return [parse_number(x, max_digits=max_digits, where=f"{what}[{k}]") for k, x in enumerate(obj)]
-
-
-def _matrix(obj: Any, what: str, max_digits: int) -> list[list[Fraction]]:
-    if isinstance(obj, dict):
-        rows = _compact_numbers(obj, what, max_digits)
-        if not rows or not all(isinstance(row, list) for row in rows):
-            raise ShapeError(f"{what} must be a non-empty list of rows")
-        return rows
-    if not isinstance(obj, list) or not obj:
-        raise ShapeError(f"{what} must be a non-empty list of rows")
-    return [_numbers(row, f"{what}[{i}]", max_digits) for i, row in enumerate(obj)]
-
-
-def _field(obj: Any, key: str, what: str) -> Any:
-    if not isinstance(obj, dict):
-        raise InputError(f"{what} must be a JSON object")
-    if key not in obj:
-        raise InputError(f"{what} has no {key!r} field")
-    return obj[key]
-
-
-def target_from_dict(doc: Any, *, max_digits: int = DEFAULT_MAX_DIGITS,
-                     max_width: int = DEFAULT_MAX_WIDTH,
-                     box: tuple[Fraction, Fraction] | None = None) -> TargetNetwork:
-    """Parse ``{"domain": …, "target": …}`` into a :class:`TargetNetwork` with clear errors.
-
-    ``box`` (lo, hi) supplies a cube when the document has no ``domain``.
-    """
-    if not isinstance(doc, dict):
-        raise InputError("a target file must be a JSON object with 'domain' and 'target'")
-    layers = _field(_field(doc, "target", "document"), "layers", "target")
-    if not isinstance(layers, list) or not layers:
-        raise ShapeError("the target network has no layers")
-    weights, biases, acts = [], [], []
-    for i, layer in enumerate(layers, 1):
-        weights.append(_matrix(_field(layer, "weight", f"target layer {i}"),
-                               f"target layer {i} weight", max_digits))
-        biases.append(_numbers(_field(layer, "bias", f"target layer {i}"),
-                               f"target layer {i} bias", max_digits))
-        acts.append(layer.get("activation", "relu" if i < len(layers) else "identity"))
-    if "domain" in doc and box is not None:
-        # precedence would silently drop one of two boxes; the user decides
-        raise InputError("the target has its own 'domain' and box was given too; remove one",
-                         parameter="box")
-    if "domain" in doc:
-        dom = doc["domain"]
-        lower = _numbers(_field(dom, "lower", "domain"), "domain lower", max_digits)
-        upper = _numbers(_field(dom, "upper", "domain"), "domain upper", max_digits)
-    elif box is not None:
-        d0 = len(weights[0][0])
-        lower, upper = [box[0]] * d0, [box[1]] * d0
-    else:
-        raise InputError("the target has no 'domain'; give one in the file, or box LO:HI "
-                         "(or box_file, box_from_data)",
-                         parameter=("box", "box_file", "box_from_data"))
-    return TargetNetwork.from_lists(weights, biases, acts, lower=lower, upper=upper,
-                                    max_width=max_width)
-
-
-def parse_box(text: str) -> tuple[Fraction, Fraction]:
-    """``"LO:HI"`` (exact numbers, e.g. ``-1:1``, ``-1/2:3/2`` or ``0:1e-3``) → ``(lo, hi)``.
-
-    >>> parse_box("0:1e-3")
-    (Fraction(0, 1), Fraction(1, 1000))
-    """
-    if not isinstance(text, str) or text.count(":") != 1:
-        raise InputError(f"box must look like LO:HI, got {text!r}", parameter="box")
-    lo_s, hi_s = text.split(":")
-    lo = parse_option_number(lo_s, where="box LO")
-    hi = parse_option_number(hi_s, where="box HI")
-    if lo > hi:
-        raise InputError(f"inverted box: {lo} > {hi}", parameter="box")
-    return lo, hi
+    F = Fraction
+    W1 = [[F(1, 2), -1, F(3, 4)], [2, F(1, 3), 0], [F(-3, 2), 1, F(1, 5)], [0, F(-2, 3), 1]]
+    b1 = [F(1, 4), -1, F(1, 2), 0]
+    W2 = [[1, F(-1, 2), F(2, 3), F(1, 4)], [F(3, 5), 1, -1, 0], [F(-1, 3), F(1, 2), F(1, 2), 2]]
+    b2 = [0, F(1, 3), F(-1, 2)]
+    W3 = [[F(5, 4), -1, F(1, 2)], [F(-1, 6), F(2, 3), 1]]
+    b3 = [F(1, 8), -2]
+    return TargetNetwork.from_lists([W1, W2, W3], [b1, b2, b3], ["relu", "relu", "identity"],
+                                    lower=[-1, F(-1, 2), 0], upper=[1, F(1, 2), 2])
 
 
 def npz_activations(data: Any, path: Path, count: int) -> list[str] | None:
@@ -220,33 +88,30 @@ def npz_activations(data: Any, path: Path, count: int) -> list[str] | None:
     return npz_strings(data, "activations", count, "one per Linear layer")
 
 
-def npz_box(data: Any, path: Path, dim: int, box: tuple[Fraction, Fraction] | None, *,
-            max_width: int) -> tuple[list[Fraction], list[Fraction]]:
-    """The input box of a target ``.npz``: its ``lower``/``upper`` arrays (floats converted
-    exactly), else the cube ``box`` of dimension ``dim``.
+def npz_box(data: Any, path: Path, dim: int, box: Box | None, *,
+            max_width: int) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The input box of a target ``.npz`` as ``fmpq`` bounds of dimension ``dim``: its
+    ``lower``/``upper`` arrays (floats converted exactly), else ``box``.
 
     Raises
     ------
     InputError
-        Only one of ``lower``/``upper`` is present, or neither and no ``box`` (``parameter`` is
-        ``"box"``).
+        Only one of ``lower``/``upper`` is present, both the file's box and ``box``, or neither
+        (``parameter`` is ``"box"``).
     """
     arrays = npz_box_arrays(data, max_width)
     if arrays is not None and box is not None:
-        raise InputError(f"{path} has its own box (lower/upper) and box was given too; remove one",
-                         parameter="box")
+        raise InputError(f"{path} has its own bounds (lower/upper) and box was given too; remove "
+                         f"one", parameter="box")
     if arrays is not None:
-        lower, upper = ([r[0] for r in to_fractions(from_numpy_exact(a, name))]
-                        for a, name in zip(arrays, ("lower", "upper")))
-        return lower, upper
+        return Box.per_feature(*arrays, what=str(path), parameter=None).bounds(dim)
     if box is None:
         raise InputError(f"{path} has no lower/upper arrays; it needs box LO:HI",
                          parameter="box")
-    return [box[0]] * dim, [box[1]] * dim
+    return box.bounds(dim)
 
 
-def _read_npz(data: Any, path: Path, *, max_width: int,
-              box: tuple[Fraction, Fraction] | None) -> TargetNetwork:
+def _read_npz(data: Any, path: Path, *, max_width: int, box: Box | None) -> TargetNetwork:
     keys = set(data.files)
     L = 0
     while f"W{L + 1}" in keys:
@@ -267,37 +132,11 @@ def _read_npz(data: Any, path: Path, *, max_width: int,
                                     max_width=max_width)
 
 
-def load_target(path: str | os.PathLike[str], *, max_digits: int = DEFAULT_MAX_DIGITS,
-                max_width: int = DEFAULT_MAX_WIDTH,
-                box: tuple[Fraction, Fraction] | None = None) -> TargetNetwork:
-    """Load a target from ``.json`` (SPEC §3 sections) or ``.npz`` (``W1, b1, …``)."""
+def target_from_npz(path: str | os.PathLike[str], *, box: Box | None = None,
+                    max_width: int = DEFAULT_MAX_WIDTH) -> TargetNetwork:
+    """A target from a ``W1, b1, …`` ``.npz`` (module docstring) on its own box or ``box``."""
     p = require_file(path, "target file")
-    if p.suffix == ".npz":
-        return read_npz_archive(p, lambda data: _read_npz(data, p, max_width=max_width,
-                                                              box=box))
-    try:
-        # a .json.gz target (a certificate is one too) is inflated with its own limit
-        text = read_text_file(p, "target file", DEFAULT_MAX_TARGET_BYTES)
-    except OSError as exc:
-        raise InputError(f"cannot read {p}: {exc}") from None
-    if p.suffix.lower() in PICKLE_SUFFIXES or text[:1] == b"\x80":  # pickle protocol ≥ 2
-        raise InputError(f"{p} is a pickle; pickles are refused (loading one runs arbitrary "
-                         f"code): for a scikit-learn model call "
-                         f"exactnorm.model.interop.target_from_sklearn(model, lower, upper) in "
-                         f"Python, or export it to ONNX")
-    return target_from_dict(strict_json_loads(text, what=str(p), max_digits=max_digits),
-                            max_digits=max_digits,
-                            max_width=max_width, box=box)
-
-
-def save_target(g: TargetNetwork, path: str | os.PathLike[str]) -> None:
-    """Write ``g`` as a JSON target file (atomic)."""
-
-    def produce(fh: Any) -> None:
-        with unlimited_int_digits():
-            fh.write(json.dumps(target_to_dict(g), indent=1).encode())
-
-    atomic_write_bytes(path, produce)
+    return read_npz_archive(p, lambda data: _read_npz(data, p, max_width=max_width, box=box))
 
 
 def random_target(widths: tuple[int, ...] | list[int], *, seed: int,
@@ -324,22 +163,3 @@ def random_target(widths: tuple[int, ...] | list[int], *, seed: int,
     lo, hi = box
     return TargetNetwork.from_lists(weights, biases, activations, lower=[lo] * widths[0],
                                     upper=[hi] * widths[0])
-
-
-def box_bounds(values: Any, what: str, d: int) -> list[Any]:
-    """One side of an input box as exact numbers: a sequence of ``d`` numbers, or one number
-    (a float, integer, ``Fraction`` or string such as ``"1e-3"``) for each of the ``d`` inputs.
-    Floats become the dyadic rationals they denote.
-
-    >>> box_bounds(0.5, "lower", 2), box_bounds(["1/3", 2], "upper", 2)
-    ([Fraction(1, 2), Fraction(1, 2)], ['1/3', 2])
-    """
-    if np.ndim(values) == 0:  # one number: the same bound for each of the d inputs
-        values = [parse_option_number(values, where=f"box {what}") if isinstance(values, str)
-                  else values] * d
-    arr = np.asarray(values)
-    if np.issubdtype(arr.dtype, np.floating):
-        if arr.dtype.itemsize > 8:
-            raise NumberFormatError(f"box {what} has dtype {arr.dtype}; use float64 or integers")
-        return to_fractions(from_numpy_exact(arr.reshape(1, -1), f"box {what}"))[0]
-    return list(values)

@@ -3,7 +3,7 @@ held as integers over one denominator.
 
 Every value between layers is a vector (a ``(C, H, W)`` tensor is its C-order vector), so the
 network's loops need nothing but these helpers; what a layer *does* with a vector is its kind's
-(:mod:`exactnorm.model.kinds`).
+(its operator, :mod:`exactnorm.model.operators`).
 
 Correctness: :func:`affine_interval` is the exact range of ``W a + b`` over a box, because a box
 is a product of intervals and each row is separable (``min Σ w_k a_k = Σ min w_k a_k``); a

@@ -38,7 +38,8 @@ import numpy as np
 from exactnorm.errors import InputError
 from exactnorm.model.onnx_common import DTYPES, MAX_HEAD_ENTRIES, MAX_HEAD_NODES, POST_OPS
 
-__all__ = ["Interface", "interface_of", "assemble", "LOGITS_KEY", "BODY_PREFIX"]
+__all__ = ["Interface", "interface_of", "assemble", "source_differences", "LOGITS_KEY",
+           "BODY_PREFIX"]
 
 #: metadata key of an exported model naming its logits in the arithmetic dtype
 LOGITS_KEY = "exactnorm.logits"
@@ -308,3 +309,55 @@ def assemble(body: list[Any], inits: list[Any], *, elem: int, body_input: list[A
                          f"{str(exc).splitlines()[0][:200]}; export with interface 'plain' "
                          f"to leave the interface out") from None
     return model
+
+
+def _recorded_shape(doc: Any) -> list[int | None] | None:
+    prov = doc.get("provenance") if isinstance(doc, dict) else None
+    source = prov.get("source") if isinstance(prov, dict) else None
+    inp = source.get("input") if isinstance(source, dict) else None
+    shape = inp.get("shape") if isinstance(inp, dict) else None
+    if not isinstance(shape, list) or len(shape) > 8:
+        return None
+    return [d if type(d) is int and d > 0 else None for d in shape]
+
+
+def source_differences(doc: Any, model: Any, d0: int) -> list[str]:
+    """How the ONNX ``model`` (a ``ModelProto``) differs from the model a certificate was made
+    from, as recorded in its ``provenance.source``: the input's name, dtype and shape, the
+    outputs' names; without a recorded interface, the input width against the target's ``d0``.
+    Empty when nothing differs (the export's ``--source`` check, before anything is written).
+    """
+    graph = model.graph
+    stored = {t.name for t in graph.initializer}
+    inputs = [i for i in graph.input if i.name not in stored]
+    if len(inputs) != 1:
+        return [f"it has {len(inputs)} inputs, the certified model one"]
+    inp = inputs[0]
+    tensor = inp.type.tensor_type if inp.type.HasField("tensor_type") else None
+    dtype = DTYPES.get(tensor.elem_type) if tensor is not None else None
+    dims: list[int | None] = [int(d.dim_value) if d.HasField("dim_value") else None
+                              for d in tensor.shape.dim] if tensor is not None else []
+    face = interface_of(doc, d0)
+    out: list[str] = []
+    if not face.recorded:
+        known = [d for d in dims[1:] if d is not None]
+        if len(known) == len(dims[1:]) and dims[1:] and math.prod(known) != d0:
+            out.append(f"its input {inp.name!r} has {math.prod(known)} values per sample, the "
+                       f"certified target reads {d0}")
+        return out
+    if inp.name != face.input_name:
+        out.append(f"input name {inp.name!r} (the certificate records {face.input_name!r})")
+    if face.input_dtype is not None and dtype != face.input_dtype:
+        out.append(f"input dtype {dtype} (the certificate records {face.input_dtype})")
+    recorded = _recorded_shape(doc)
+    if recorded is not None and dims and (len(dims) != len(recorded) or any(
+            a is not None and b is not None and a != b
+            for a, b in zip(dims[1:], recorded[1:]))):
+        shown = ["N" if d is None else d for d in dims]
+        want = ["N" if d is None else d for d in recorded]
+        out.append(f"input shape {shown} (the certificate records {want})")
+    names = [o.name for o in graph.output]
+    want_names = [name for name, _ in face.outputs] or [face.logits_name]
+    if names != want_names:
+        out.append(f"output names {names} (the certificate records {want_names})")
+    return out

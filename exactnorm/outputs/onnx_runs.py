@@ -33,7 +33,7 @@ from exactnorm.errors import InputError, require_extra
 from exactnorm.outputs.data_eval import CHUNK, compare, exact_outputs, inside_box
 from exactnorm.outputs.onnx_interface import LOGITS_KEY
 
-__all__ = ["Model", "verify_export", "latency", "exact_target"]
+__all__ = ["Model", "verify_export", "latency", "exact_target", "source_error"]
 
 _NUMPY = {"tensor(float)": np.float32, "tensor(double)": np.float64,
           "tensor(float16)": np.float16, "tensor(uint8)": np.uint8, "tensor(int8)": np.int8,
@@ -61,6 +61,10 @@ class Model:
         self.logits = logits or meta.get(LOGITS_KEY) or proto.graph.output[0].name
         self.outputs = [o.name for o in proto.graph.output]
         if self.logits not in self.outputs:
+            produced = {o for node in proto.graph.node for o in node.output}
+            if self.logits not in produced:
+                raise InputError(f"the {what} {path} has no tensor {self.logits!r} (the "
+                                 f"certified logits): its outputs are {self.outputs}")
             info = onnx.helper.make_empty_tensor_value_info(self.logits)
             proto.graph.output.append(info)
         try:
@@ -70,7 +74,7 @@ class Model:
                                                 providers=["CPUExecutionProvider"])
         except Exception as exc:  # onnxruntime's own errors: a model it cannot run
             raise InputError(f"onnxruntime cannot load the {what} {path}: "
-                             f"{str(exc).splitlines()[0][:200]}") from None
+                             f"{_words(str(exc))}") from None
         inp = self.session.get_inputs()[0]
         self.input_name, self.input_type = inp.name, inp.type
         if inp.type not in _NUMPY:
@@ -104,10 +108,45 @@ class Model:
                     raise InputError(f"the {self.what} takes batches of exactly {self.batch} "
                                      f"samples") from None
                 raise InputError(f"onnxruntime cannot run the {self.what}: "
-                                 f"{str(exc).splitlines()[0][:200]}") from None
+                                 f"{_words(str(exc))}") from None
             for n, v in zip(names, values):
                 parts[n].append(v)
         return {n: _joined(v) for n, v in parts.items()}
+
+
+def _words(text: str, limit: int = 300) -> str:
+    """The first line of a foreign message, at most ``limit`` characters, cut between words.
+
+    >>> _words("Graph output (y) does not exist in the graph.", 20)
+    'Graph output (y) …'
+    """
+    line = text.strip().splitlines()[0].strip() if text.strip() else ""
+    if len(line) <= limit:
+        return line
+    return line[:limit].rsplit(" ", 1)[0] + " …"
+
+
+def source_error(doc: dict[str, Any], source: str | os.PathLike[str], points: int = 8,
+                 seed: int = 0) -> tuple[float, float]:
+    """The source model's logits against the exact target at ``points`` seeded points of the
+    box: ``(largest absolute difference, largest absolute exact output)`` (``inf`` when its
+    logits have another shape). A model the certificate was made from differs by its float
+    rounding only."""
+    from exactnorm.outputs.floatnet import box_points
+    from exactnorm.outputs.onnx_interface import interface_of
+
+    target = exact_target(doc)
+    face = interface_of(doc, len(target.lower))
+    src = Model(source, logits=face.logits_name if face.recorded else None, what="source model")
+    xs = box_points(target.lower, target.upper, points, seed)
+    fed = np.array([[int(v.p) / int(v.q) for v in x] for x in xs]).astype(src.dtype) \
+        .astype(np.float64)
+    exact, _ = exact_outputs(target, fed, None)
+    theirs = np.asarray(src.run(fed)[src.logits], dtype=np.float64)
+    if theirs.size != exact.size:
+        return float("inf"), float(np.max(np.abs(exact)))
+    return (float(np.max(np.abs(theirs.reshape(exact.shape) - exact))),
+            float(np.max(np.abs(exact))))
 
 
 def _batch_for(onnx: Any, proto: Any) -> int:

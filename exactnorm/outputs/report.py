@@ -5,10 +5,10 @@ The HTML is the Markdown rendered by markdown-it-py (CommonMark plus tables, raw
 that text from a certificate cannot inject markup). The histograms need matplotlib
 (``exactnorm[plot]``); without it the report is written without them and says so.
 
-The statement (SPEC §3): for all ``x`` in the box ``D``, ``f(x) = g(x)``, where ``f`` is the frozen
-network with the tuned normalization parameters and ``g`` the target. The verdict is the
-python-flint checker's (:mod:`exactnorm.checker_flint`), which shares no code with the
-constructions.
+The statement (docs/certificate-format.md): for all ``x`` in the box ``D``, ``f(x) = g(x)``,
+where ``f`` is the frozen network with the tuned normalization parameters and ``g`` the
+target. The verdict is the python-flint checker's (:mod:`exactnorm.checker_flint`), which
+shares no code with the constructions.
 
 Parameter counts: tuned = ``2·Σ widths`` (one γ and one β per neuron), frozen = ``Σ`` entries of
 every ``V_j`` plus entries of random skip matrices (identity/selection skips are fixed structure,

@@ -1,4 +1,4 @@
-"""Public Hypothesis strategies for exact matrices, boxes and networks (SPEC §5).
+"""Public Hypothesis strategies for exact matrices, boxes and networks (docs/lemmas.md).
 
 Hypothesis is an optional dependency of exactnorm: install it with ``pip install exactnorm[test]``.
 This module imports it at the top, so importing :mod:`exactnorm.strategies` without Hypothesis fails
@@ -477,8 +477,8 @@ def target_networks(*, widths: Sequence[int] | None = None, min_width: int = 1,
     Widths ``d_0 … d_L`` in ``[min_width, max_width]`` (default 1–4), depth ``L`` in
     ``[min_depth, max_depth]`` (default 1–3), rational weights and biases, a box from
     :func:`rational_boxes`. Activations: hidden layers relu or identity (shrinking to relu, the
-    default of SPEC §1), the final layer identity or relu (shrinking to identity); fix either with
-    ``hidden_activation`` / ``final_activation``.
+    default of docs/model.md), the final layer identity or relu (shrinking to identity); fix
+    either with ``hidden_activation`` / ``final_activation``.
 
     Returns
     -------

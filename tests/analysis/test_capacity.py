@@ -1,7 +1,9 @@
 """exactnorm capacity on networks trained on scikit-learn's digits (the issue's acceptance cases),
-the given-network readers (ONNX with BatchNormalization, state dicts), the command line and
-``--best``. Every verdict is cross-checked by an independent path: both checker arithmetics,
-exact evaluation of the certified network against the target, SymPy, onnxruntime."""
+the given-network readers (ONNX with BatchNormalization, state dicts), files whose layers read
+other nodes or add skips (read as written: the right word or UNDECIDED, never a word about
+another network), the exact BatchNorm document, the command line and ``--best``. Every verdict
+is cross-checked by an independent path: both checker arithmetics, exact evaluation of the
+certified network against the target, SymPy, onnxruntime."""
 
 from __future__ import annotations
 
@@ -18,11 +20,14 @@ from flint import fmpq
 
 from exactnorm.analysis.capacity import capacity_profile, decide
 from exactnorm.analysis.capacity_best import best_affine
-from exactnorm.api import capacity
-from exactnorm.certificate import load_certificate, network_from_dict
+from exactnorm.api import capacity, load_frozen, load_target
+from exactnorm.certificate import load_certificate, read_frozen
 from exactnorm.cli import main
-from exactnorm.model.given import given_from_onnx, given_from_state_dict, load_given
+from exactnorm.model.batchnorm import as_target, batchnorm_parameters, retuned
+from exactnorm.model.box import Box
+from exactnorm.model.interop import frozen_from_onnx, frozen_from_state_dict
 from exactnorm.model.network import TargetNetwork
+from exactnorm.outputs.export import read_exported_json
 from tests.helpers import both, given, refuse_every_mutation
 
 onnx = pytest.importorskip("onnx")
@@ -71,8 +76,10 @@ def _bn(rng: np.random.Generator, n: int) -> tuple:
 
 
 def test_batchnorm_reparametrizes_and_the_readers_agree(tmp_path):
-    """The given network's own function (BatchNorm folded) equals onnxruntime's; the state dict
-    of the same network reads to the same layers; re-tuned (γ, β) give the target exactly."""
+    """The given network's own function (BatchNorm folded) equals onnxruntime's and the target
+    reader's reading of the same file exactly; the state dict of the same network reads to the
+    same matrices; the BatchNorm records are the stored numbers exactly (ε the float32 the
+    attribute holds); re-tuned (γ, β) give back the BatchNorm parameters."""
     ort = pytest.importorskip("onnxruntime")
     rng = np.random.default_rng(0)
     W1, b1, W2, b2 = rng.normal(size=(5, 3)), rng.normal(size=5), rng.normal(size=(2, 5)), \
@@ -80,34 +87,168 @@ def test_batchnorm_reparametrizes_and_the_readers_agree(tmp_path):
     bn1, bn2 = _bn(rng, 5), _bn(rng, 2)
     path = mlp_onnx(tmp_path / "m.onnx", [{"W": W1, "b": b1, "bn": bn1, "relu": True},
                                           {"W": W2, "b": b2, "bn": bn2}], np.float64)
-    net = given_from_onnx(path)
-    assert net.widths == (3, 5, 2) and net.activations == ("relu", "identity")
-    assert [layer.norm is not None for layer in net.layers] == [True, True]
-    g = net.as_target([-1] * 3, [1] * 3)
+    net = load_frozen(path)
+    assert net.node_dims == (3, 5, 2)
+    assert [layer.activation for layer in net.layers] == ["relu", "identity"]
+    assert [norm is not None for norm in net.normalizations] == [True, True]
+    eps = net.normalizations[0].eps
+    assert eps == Fraction(float(np.float32(1e-5))) and eps != Fraction(1, 10**5)
+    assert net.normalizations[0].mean == tuple(Fraction(float(x)) for x in bn1[2])
+    box = Box.of("-1:1")
+    g = as_target(net, box)
     X = rng.uniform(-1, 1, size=(40, 3))
     ref = ort.InferenceSession(str(path)).run(None, {"x": X})[0]
     assert np.allclose(g.evaluate_float(X), ref, rtol=1e-12, atol=1e-12)
+    # the one target reader folds the same BatchNormalization into the same exact layers
+    assert load_target(path, box="-1:1") == g
     arrays = {"0.weight": W1, "0.bias": b1, "1.weight": bn1[0], "1.bias": bn1[1],
               "1.running_mean": bn1[2], "1.running_var": bn1[3], "3.weight": W2, "3.bias": b2,
               "4.weight": bn2[0], "4.bias": bn2[1], "4.running_mean": bn2[2],
               "4.running_var": bn2[3]}
     np.savez(tmp_path / "m.npz", **arrays)
-    sd = load_given(tmp_path / "m.npz", activations="relu,identity")
-    assert sd.weights == net.weights
+    sd = load_frozen(tmp_path / "m.npz", activations="relu,identity")
+    assert [x.weight for x in sd.layers] == [x.weight for x in net.layers]
     # ε: the ONNX attribute is a float32 1e-5, a state dict does not store it (PyTorch's 1e-5)
-    assert np.allclose(sd.as_target([-1] * 3, [1] * 3).evaluate_float(X), ref, rtol=1e-9)
+    assert sd.normalizations[0].eps == Fraction(1e-5)
+    assert np.allclose(as_target(sd, box).evaluate_float(X), ref, rtol=1e-9)
     # the BatchNorm parameters that realize an exact (γ, β), and back
-    gammas, betas = net.own_tuning()
-    gb, bb = net.batchnorm_parameters(1, gammas[0], betas[0])
+    gb, bb = batchnorm_parameters(net, 1, net.layers[0].gamma, net.layers[0].beta)
     assert np.allclose(gb, bn1[0], rtol=1e-12) and np.allclose(bb, bn1[1], atol=1e-12)
 
 
 def test_state_dicts_need_their_activations(tmp_path):
     np.savez(tmp_path / "m.npz", **{"0.weight": np.ones((2, 2)), "0.bias": np.zeros(2)})
     with pytest.raises(Exception, match="activations"):
-        load_given(tmp_path / "m.npz")
-    assert given_from_state_dict({"0.weight": np.ones((2, 2)), "0.bias": np.zeros(2)},
-                                 "identity").widths == (2, 2)
+        load_frozen(tmp_path / "m.npz")
+    assert frozen_from_state_dict({"0.weight": np.ones((2, 2)), "0.bias": np.zeros(2)},
+                                  "identity").node_dims == (2, 2)
+
+
+# ------------------------------------------------------------------ input and skip (issue 38)
+
+
+def _document(layers: list[dict], lower=(0, 0), upper=(1, 1)) -> dict:
+    return {"domain": {"lower": list(lower), "upper": list(upper)},
+            "target": {"layers": layers}}
+
+
+#: a given chain 2 → 3 (relu) → 2 (identity)
+GIVEN = _document([{"weight": [[1, 0], [0, 1], [1, 1]], "bias": [0, 0, 0], "activation": "relu"},
+                   {"weight": [[1, 2, 3], [2, 0, 1]], "bias": [0, 0],
+                    "activation": "identity"}])
+#: layer 1 has a kink crossing the box (x1 = x2) parallel to no row of GIVEN's first layer
+KINKED = {"weight": [[1, -1], [1, 1]], "bias": [0, 0], "activation": "relu"}
+
+
+def _capacity_cli(tmp_path, capsys, frozen: dict, target: dict, *extra: str):
+    (tmp_path / "frozen.json").write_text(json.dumps(frozen))
+    (tmp_path / "target.json").write_text(json.dumps(target))
+    out = tmp_path / "answer.json"
+    code = main(["capacity", str(tmp_path / "frozen.json"), "--target",
+                 str(tmp_path / "target.json"), "--out", str(out), "--force", *extra])
+    return code, capsys.readouterr().out, out
+
+
+def _points(g: TargetNetwork, n: int = 12) -> list[list[fmpq]]:
+    rng = random.Random(5)
+    pts = [list(g.lower), list(g.upper)]
+    pts += [[lo + (hi - lo) * fmpq(rng.randint(0, 64), 64) for lo, hi in zip(g.lower, g.upper)]
+            for _ in range(n)]
+    return pts
+
+
+def test_a_target_layer_that_reads_x_is_read_and_reached(tmp_path, capsys):
+    """Target layer 2 reads x (``"input": 0``): the target is the affine map of layer 2, which
+    the given network reaches. Read as a chain (the old reading), its layer-1 kink gave a false
+    UNREACHABLE. Cross-check: the certificate's network equals the target *as written in the
+    file* (layer 2 reading x) at box points, exactly."""
+    target = _document([KINKED, {"weight": [[2, 3], [-1, "1/2"]], "bias": [1, -2],
+                                 "activation": "identity", "input": 0}])
+    code, text, out = _capacity_cli(tmp_path, capsys, GIVEN, target)
+    assert (code, text.split(":")[0]) == (0, "REACHABLE"), text
+    doc = load_certificate(out)
+    assert both(doc).ok
+    g = load_target(tmp_path / "target.json")
+    assert not g.is_chain  # the file's wiring, read
+    f = read_frozen(doc)
+    for x in _points(g):
+        assert f.evaluate(x) == g.evaluate(x)
+    assert main(["check", str(out), "--both"]) == 0
+
+
+def test_an_identity_skip_that_cancels_a_kink_is_not_called_unreachable(tmp_path, capsys):
+    """Target layer 2 adds layer 1 back (an identity skip) and cancels its kink: a concrete
+    tuning of the given network reaches it (checked exactly below, the oracle), so UNREACHABLE
+    would be false; capacity does not decide targets with skips: UNDECIDED, exit 4."""
+    target = _document([KINKED, {"weight": [[-1, 0], [0, 0]], "bias": [1, -2],
+                                 "activation": "identity",
+                                 "skip": {"from": 1, "kind": "identity",
+                                          "weight": {"identity": 2}}}])
+    code, text, out = _capacity_cli(tmp_path, capsys, GIVEN, target)
+    g = load_target(tmp_path / "target.json")
+    net = load_frozen(tmp_path / "frozen.json")
+    reached = retuned(net, [[0, 0, 1], [0, 1]], [[0, 0, 0], [1, -2]], Box.of("0:1"))
+    assert all(reached.evaluate(x) == g.evaluate(x) for x in _points(g)), "the oracle"
+    assert (code, text.split(":")[0]) == (4, "UNDECIDED"), text
+    assert "skip" in text.splitlines()[0] and not out.exists()
+
+
+def test_a_given_layer_that_reads_x_is_not_read_as_a_chain(tmp_path, capsys):
+    """The given network's layer 2 reads x: every tuning computes an affine map, so a target
+    with a kink in the box is out of reach. Read as a chain (the old reading), the target was a
+    rescaling of it and the verb wrote a REACHABLE certificate of a network that is not the
+    given one; now it does not say REACHABLE and writes nothing."""
+    given = _document([{"weight": [[1, 0], [0, 1]], "bias": [0, 0], "activation": "relu"},
+                       {"weight": [[1, 2]], "bias": [0], "activation": "identity",
+                        "input": 0}])
+    # read as a chain, the target is the given network with its rows rescaled (2, 3; 2)
+    target = _document([{"weight": [[2, 0], [0, 3]], "bias": [0, 0], "activation": "relu"},
+                        {"weight": [[2, 4]], "bias": [0], "activation": "identity"}],
+                       lower=(-1, -1))
+    code, text, out = _capacity_cli(tmp_path, capsys, given, target)
+    g = load_target(tmp_path / "target.json")
+    # the oracle: g is not affine on the box (its midpoint value is not the mean of the ends)
+    a, b, m = g.evaluate([-1, 0])[0], g.evaluate([1, 0])[0], g.evaluate([0, 0])[0]
+    assert 2 * m != a + b
+    net = load_frozen(tmp_path / "frozen.json")
+    assert net.layers[1].input == 0  # read as written
+    assert code == 4 and text.startswith("UNDECIDED: ") and "node 0" in text, text
+    assert not out.exists()
+
+
+# ------------------------------------------------------------------ the BatchNorm document
+
+
+def test_batchnorm_capacity_document_is_exact_and_valid_everywhere(digits, tmp_path, capsys):
+    """A trained 64-256-10 MLP with a BatchNormalization after each linear layer and the same
+    network with its BatchNorm re-tuned: REACHABLE, and the document written holds no float
+    (the float32 ε written as the rational it denotes): ``exactnorm check``, ``--pure`` and the
+    exact export read it."""
+    _, models = digits
+    m = models["f256"]
+    rng = np.random.default_rng(7)
+    W1, W2, (b1, b2) = m.coefs_[0].T, m.coefs_[1].T, m.intercepts_
+    bn1, bn2 = _bn(rng, 256), _bn(rng, 10)
+    frozen = mlp_onnx(tmp_path / "frozen_bn.onnx",
+                      [{"W": W1, "b": b1, "bn": bn1, "relu": True}, {"W": W2, "b": b2, "bn": bn2}])
+    re1 = (rng.uniform(0.5, 2, 256), rng.uniform(-1, 1, 256), bn1[2], bn1[3])
+    re2 = (rng.uniform(0.5, 2, 10), rng.uniform(-1, 1, 10), bn2[2], bn2[3])
+    target = mlp_onnx(tmp_path / "retuned.onnx",
+                      [{"W": W1, "b": b1, "bn": re1, "relu": True}, {"W": W2, "b": b2, "bn": re2}])
+    out = tmp_path / "answer.json"
+    assert main(["capacity", str(frozen), "--target", str(target), "--box", "0:1", "--out",
+                 str(out)]) == 0
+    assert "REACHABLE VALID" in capsys.readouterr().out
+    doc = load_certificate(out)  # strict: a JSON float anywhere is refused
+    eps = doc["provenance"]["batchnorm"][0]["epsilon"]
+    assert isinstance(eps, str) and Fraction(eps) == Fraction(float(np.float32(1e-5)))
+    for args in (["check", str(out)], ["check", str(out), "--pure"]):
+        assert main(args) == 0
+        assert "REACHABLE VALID" in capsys.readouterr().out
+    exported = tmp_path / "export.json"
+    assert main(["export", str(out), "--format", "json", "--out", str(exported)]) == 0
+    capsys.readouterr()
+    assert read_exported_json(exported) == read_frozen(doc)
 
 
 # ------------------------------------------------------------------ digits (the issue's cases)
@@ -148,7 +289,7 @@ def digits(tmp_path_factory):
 def _agree(cert: dict, target: TargetNetwork, points: int = 8, seed: int = 0) -> None:
     """The certified network equals the target exactly at the box's corners (two) and at
     seeded rational interior points: independent of the checker."""
-    f = network_from_dict(cert)
+    f = read_frozen(cert)
     rng = random.Random(seed)
     d = len(target.lower)
     xs = [list(target.lower), list(target.upper)]
@@ -200,9 +341,9 @@ def test_batchnorm_retuning_of_the_frozen_network_is_reachable(digits, tmp_path)
     r = capacity(frozen, box="0:1", target=target)
     assert r.word == "REACHABLE" and both(r.document).ok
     _agree(r.document, r.target)
-    net = given_from_onnx(frozen)
-    f = network_from_dict(r.document)
-    gb, bb = net.batchnorm_parameters(1, f.layers[0].gamma, f.layers[0].beta)
+    net = frozen_from_onnx(frozen)
+    f = read_frozen(r.document)
+    gb, bb = batchnorm_parameters(net, 1, f.layers[0].gamma, f.layers[0].beta)
     scale = np.asarray(re1[0], np.float32).astype(np.float64)
     assert np.allclose(gb, scale, rtol=1e-6), "γ_bn recovered from the certificate"
     assert np.allclose(bb, np.asarray(re1[1], np.float32), atol=1e-5)
@@ -309,7 +450,7 @@ def test_cli_words_exit_codes_and_check(digits, tmp_path, capsys):
     prof = tmp_path / "profile.json"
     assert main(["capacity", str(out / "f256.onnx"), "--out", str(prof), "--json"]) == 0
     shown = json.loads(capsys.readouterr().out)
-    assert shown["verdict"] is None and shown["profile"][0]["rank"] == 256
+    assert shown["verdict"] == "PROFILE" and shown["details"]["profile"][0]["rank"] == 256
     assert json.loads(prof.read_text())["pairs"][0]["universal"] is False
     # a frozen network with two hidden layers against an affine target: UNDECIDED, exit 4
     np.savez(tmp_path / "deep.npz", W1=np.eye(64)[:8], b1=np.zeros(8), W2=np.ones((8, 8)),
@@ -321,7 +462,7 @@ def test_cli_words_exit_codes_and_check(digits, tmp_path, capsys):
 
 def test_cli_reachable_certificate_checks_as_reachable(tmp_path, capsys):
     """A REACHABLE certificate from the command line is an ordinary certificate: `exactnorm
-    check` prints REACHABLE VALID, and it holds exactly at box points."""
+    check` prints VALID (the word of a certificate), and it holds exactly at box points."""
     np.savez(tmp_path / "frozen.npz", W1=np.array([[1.0, 0], [0, 1], [1, 1]]), b1=np.zeros(3),
              W2=np.array([[1.0, 2, 3], [2, 0, 1]]), b2=np.zeros(2))
     np.savez(tmp_path / "target.npz", W1=np.array([[2.0, 3], [-1, 0.5]]),
@@ -331,13 +472,14 @@ def test_cli_reachable_certificate_checks_as_reachable(tmp_path, capsys):
                  str(tmp_path / "target.npz"), "--out", str(cert)]) == 0
     assert capsys.readouterr().out.startswith("REACHABLE: ")
     assert main(["check", str(cert), "--both"]) == 0
-    assert capsys.readouterr().out.count("REACHABLE VALID (") == 2
+    checked = capsys.readouterr().out
+    assert checked.count("VALID (") == 2 and "REACHABLE" not in checked
     doc = load_certificate(cert)
-    t = decide(load_given(tmp_path / "frozen.npz"),
+    t = decide(load_frozen(tmp_path / "frozen.npz"),
                TargetNetwork.from_lists([[[2, 3], [-1, Fraction(1, 2)]]], [[1, -2]],
                                         ["identity"], lower=[0, 0], upper=[1, 1])).construction
     _agree(doc, t.target)
-    assert capacity_profile(load_given(tmp_path / "frozen.npz"))[0].rank == 3
+    assert capacity_profile(load_frozen(tmp_path / "frozen.npz"))[0].rank == 3
 
 
 def test_reachable_certificate_refuses_changed_tuning(digits, tmp_path):
@@ -373,3 +515,4 @@ def test_scikit_learn_objects_are_given_networks_and_targets(digits):
     r = capacity(models["f256"], box="0:1", target=models["g32"])
     assert (r.word, r.decision.witness) == ("UNREACHABLE", "kink") and r.verdict.ok
     assert r.network.name.startswith("scikit-learn MLPClassifier")
+    assert r.document["provenance"]["network"] == r.network.name

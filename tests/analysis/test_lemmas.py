@@ -1,4 +1,4 @@
-"""The lemmas of the source as Hypothesis properties, in exact arithmetic (SPEC §5).
+"""The lemmas of the source as Hypothesis properties, in exact arithmetic (docs/lemmas.md).
 
 One property per statement; each side of every identity is computed by an independent path
 (FLINT against SymPy, structural formulas, explicit compositions). The statements, in our words,

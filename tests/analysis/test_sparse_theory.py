@@ -1,4 +1,4 @@
-"""The sparse proof chain (SPEC §2.4, issue 19): each step checked against an independent path.
+"""The sparse proof chain (docs/sparse.md, issue 19): each step checked against an independent path.
 
 Exact laws are recomputed by brute force over bit vectors, the exhaustive singularity counts
 against SciPy structural rank and FLINT exact rank per pattern, thresholds against the exact

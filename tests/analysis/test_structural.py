@@ -1,6 +1,6 @@
 """Structural rank of sparse Khatri–Rao patterns against exact ranks, brute force and SymPy.
 
-SPEC §2.4: generic invertibility of K = V_inᵀ ⊙ V_out is decided by a perfect matching of its
+docs/sparse.md: generic invertibility of K = V_inᵀ ⊙ V_out is decided by a perfect matching of its
 support, because distinct matchings give distinct monomials. Every claim is checked by an
 independent path: SciPy vs NetworkX matchings, brute-force permanents, exact FLINT ranks of random
 integer fillings, and SymPy's expanded determinant.

@@ -1,6 +1,6 @@
 """Sparse sweeps: backend-independent results, resumable logs, thresholds, CLI and plots.
 
-SPEC §2.4 sweeps. The results of a sweep must not depend on who runs the draws: serial, a local
+docs/sparse.md sweeps. The results of a sweep must not depend on who runs the draws: serial, a local
 process pool or a Dask cluster give byte-identical CSV files, and so does any split of the draws
 into tasks or an interrupted-then-resumed run. The counts themselves are recomputed here through
 an independent path (NetworkX matchings on the dense pattern).

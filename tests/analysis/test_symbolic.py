@@ -1,4 +1,4 @@
-"""Symbolic certificates (SPEC §4): every claim is compared with an independent computation.
+"""Symbolic certificates (docs/model.md): every claim is compared with an independent computation.
 
 Paths compared: SymPy DomainMatrix (the code under test) vs SymPy's Berkowitz determinant vs a pure
 Python Leibniz expansion; perfect matchings counted with NetworkX; FLINT determinants vs SymPy
@@ -548,7 +548,7 @@ def test_realizability_rank_deficient_pair():
     _check_independently(V_in, V_out, W_bad, r)
 
 
-# ------------------------------------------------------------------ ground types (SPEC §8)
+# ------------------------------------------------------------------ ground types (docs/model.md)
 
 GROUND_SCRIPT = r"""
 import json

@@ -18,9 +18,10 @@ import numpy as np
 import pytest
 
 from exactnorm import api
+from exactnorm.certificate import save_target
 from exactnorm.cli import main, render_error
 from exactnorm.errors import InputError, LimitExceededError, NotACertificateError, ShapeError
-from exactnorm.model.targets import random_target, save_target
+from exactnorm.model.targets import random_target
 from tests.helpers import checkout_env
 
 
@@ -83,10 +84,11 @@ def test_api_and_cli_give_identical_certificates_for_a_cnn_onnx(tmp_path, capsys
     assert main(["certify", "cnn.onnx", "--box", "0:1", "--out", "cli.json", "--no-check"]) == 0
     api.write_certificate(api.certify(tmp_path / "cnn.onnx", box=box), tmp_path / "api.json")
     assert (tmp_path / "cli.json").read_bytes() == (tmp_path / "api.json").read_bytes()
-    # the seed rule "target" is the default for a CNN too, and the checker verifies it
+    # the seed derived from the target (rule "target.v2") is the default for a CNN too, and the
+    # checker verifies it
     doc = api.load_certificate(tmp_path / "cli.json")
-    assert (doc["version"], doc["seed_rule"]) == (3, "target")
-    assert api.check(doc).facts["seed_rule"] == "target"
+    assert (doc["version"], doc["seed_rule"]) == (3, "target.v2")
+    assert api.check(doc).facts["seed_rule"] == "target.v2"
 
 
 @pytest.mark.parametrize("shortcut", ["proj", "optionA"])
@@ -202,12 +204,13 @@ def test_a_model_given_to_check_is_not_a_certificate_exit_2(tmp_path, capsys):
 
 
 def test_interrupt_during_the_check_names_the_kept_certificate(tmp_path, monkeypatch, capsys):
-    import exactnorm.api
+    import exactnorm.api._check
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(exactnorm.api, "check_file", interrupted)
+    # the check of the written bytes, before the file gets its name
+    monkeypatch.setattr(exactnorm.api._check, "check_file", interrupted)
     assert main(["certify", "--demo", "--out", "c.json"]) == 130
     err = capsys.readouterr().err
     assert "the complete certificate c.json was kept" in err and "exactnorm check c.json" in err
@@ -263,7 +266,7 @@ def test_box_refusals_name_the_box_not_a_layer(tmp_path, capsys):
     assert "--box and --box-file" in capsys.readouterr().err
     (tmp_path / "box.json").write_text(json.dumps({"lower": [0, 0], "upper": [1, 1]}))
     assert main(["certify", str(tmp_path / "t.json"), "--box-file", "box.json"]) == 2
-    assert "has its own box and --box-file was given too" in capsys.readouterr().err
+    assert "has its own 'domain' and --box-file was given too" in capsys.readouterr().err
     assert main(["certify", str(npz)]) == 2
     assert "it needs --box LO:HI" in capsys.readouterr().err
     np.save(tmp_path / "obj.npy", np.array([{"a": 1}], dtype=object), allow_pickle=True)

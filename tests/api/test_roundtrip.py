@@ -13,12 +13,12 @@ from exactnorm.certificate import (
     certificate_bytes,
     expand_document,
     load_certificate,
+    read_target,
     save_certificate,
 )
 from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.errors import SingularSystemError
 from exactnorm.model.network import column
-from exactnorm.model.targets import target_from_dict
 from tests.helpers import case_target, sample_points
 
 N_CASES = 60
@@ -37,7 +37,7 @@ def test_theorem1_round_trip(i):
     assert pure.ok, pure.message
     assert fast == pure
     # the certificate's own target parses back to g
-    assert target_from_dict(expand_document(doc)) == g
+    assert read_target(expand_document(doc)) == g
     for x in sample_points(g, 5, seed=i):
         assert c.network.evaluate(x) == g.evaluate(x)
 

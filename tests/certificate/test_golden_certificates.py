@@ -3,11 +3,13 @@
 Each case builds a construction at a fixed seed, writes its certificate and compares the SHA-256
 of the file with the digest recorded below. The digests were first computed from the code at
 commit ``75a6a39``, before the layer kinds became plug-ins (issue 31), and every step of that
-migration kept them; they were recomputed once, when the merge of issue 30 changed the bytes on
-purpose (certificate version 3 by default, stream keys fixed by position, hence other frozen
-draws, the declared seed rule, targets over one denominator when shorter). A digest pins bytes, so
-each case also has the independent checker accept the same file (both arithmetics): a digest of
-an invalid certificate is never kept.
+migration kept them. They were recomputed on purpose twice: at the merge of issue 30 (certificate
+version 3 by default, stream keys fixed by position, hence other frozen draws, the declared seed
+rule, targets over one denominator when shorter), and, for the two cases whose seed is derived
+from the target, when the seed rule became ``target.v2`` (the canonical form of the target on its
+box, docs/generator.md §8: another seed, hence other draws, and the word ``target.v2``; every
+other case kept its bytes). A digest pins bytes, so each case also has the independent checker
+accept the same file (both arithmetics): a digest of an invalid certificate is never kept.
 
 The cases cover every writer path: Theorem 1 (versions 1 and 3, frozen weights by reference and
 explicit, a seed chosen and the seed derived from the target), the width/depth trade-off chosen
@@ -141,14 +143,15 @@ CASES: dict[str, tuple[Callable[[], Any], dict[str, Any], dict[str, Any], str]] 
     "cnn-lenet-seed-target": (lenet_small, {"jobs": 1}, {}, "c.json"),
 }
 
-#: SHA-256 of each case's certificate file, recomputed at the merge of issue 30 (version 3)
+#: SHA-256 of each case's certificate file, recomputed at the merge of issue 30 (version 3); the
+#: two seed-target cases again for seed rule target.v2
 GOLDEN = {
     "cnn-lenet": "fc4d565c075c574411922b6b6e36da2683972ed8cade9bb4b48377724d7781e7",
     "cnn-lenet-explicit-gz": "4459a7ed02f169d946517c2fb0921472c438e43a20d1565436dd43e8bb8f616a",
-    "cnn-lenet-seed-target": "a060ae00d39885a4f9c10ce914fbb02135f869e8af5abfe61b562ae00558a432",
+    "cnn-lenet-seed-target": "57037c45185a33608dc35abdf185c142634e08e56d3b1ff202ea4a36097a842d",
     "cnn-tradeoff-head": "edc794957861aefe1f8e86176b794164b2e55ac744c84bb7ee833eb6a78fc0ed",
     "demo-explicit-gz": "f64656ea0305c112ff5a7a656da75d3b1c7f77b108018a9cbd7f2f2268f6fa17",
-    "demo-seed-target": "28cea3415b01e7a4dcc258f8ebfb2afba0c5e712ccc447889e2fd3e9bb5e2190",
+    "demo-seed-target": "d07b646680a8a6269bba0a5744f86bc4ae9b19787352b9ab41e25c0c7a5d8588",
     "demo-theorem1": "f4b8ebedd8dc9c0396c4cd30c73a1219b0754df37dba66581ab917aa61594228",
     "demo-theorem1-v1": "545e2ea548d5a65d60081f2fc61dc128a3ebe523818c4dbe41abaab476c5c54c",
     "lowrank": "97cbf7af7f6ee5504f873988bea02d356e6ca0c1b9308eeab3f65131072426c6",
@@ -186,7 +189,7 @@ def test_the_cases_cover_every_writer_path(tmp_path):
              "demo-seed-target", "cnn-lenet-seed-target", "demo-theorem1")}
     assert docs["sparse-redraws"].get("redraws")
     for name in ("demo-seed-target", "cnn-lenet-seed-target"):
-        assert docs[name]["seed_rule"] == "target" and docs[name]["version"] == 3, name
+        assert docs[name]["seed_rule"] == "target.v2" and docs[name]["version"] == 3, name
     assert "seed_rule" not in docs["demo-theorem1"] and docs["demo-theorem1"]["version"] == 3
     head = docs["cnn-tradeoff-head"]
     assert {L.get("kind", "dense") for L in head["network"]["layers"]} == \

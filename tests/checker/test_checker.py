@@ -1,5 +1,5 @@
-"""The independent certificate checker (SPEC §3), pure and python-flint modes, on hand-built
-certificates whose verdicts follow from reasoning written next to them.
+"""The independent certificate checker (docs/certificate-format.md), pure and python-flint
+modes, on hand-built certificates whose verdicts follow from reasoning written next to them.
 
 Every call goes through :func:`both`, which runs both checkers and demands the *same* Verdict
 (ok, rule, layer, neuron and message).
@@ -37,7 +37,7 @@ def cert(lower, upper, target, layers, checkpoints):
             "target": {"layers": [{"weight": W, "bias": b, "activation": a}
                                   for W, b, a in target]},
             "network": {"layers": layers, "checkpoints": checkpoints},
-            "provenance": {"by": "hand", "note": "tests/checker/test_checker.py"}}
+            "provenance": {"construction": "by hand (tests/checker/test_checker.py)"}}
 
 
 def layer(inp, V, gamma, beta, act, skip=None):
@@ -225,14 +225,14 @@ FAILING = [
      'version "1"'),
     ("no-network", edit(case_a, lambda d: d.pop("network")), "format", None, None,
      'certificate has no "network"'),
-    ("no-gamma", edit(case_a, lambda d: net(d, 1).pop("gamma")), "format", None, None,
+    ("no-gamma", edit(case_a, lambda d: net(d, 1).pop("gamma")), "format", 1, None,
      'network layer 1 has no "gamma"'),
     ("layer-not-dict", edit(case_a, lambda d: d["network"]["layers"].__setitem__(0, 7)),
-     "format", None, None, 'network layer 1 has no "input"'),
+     "format", 1, None, 'network layer 1 must be a JSON object, got 7'),
     ("tanh", edit(case_a, lambda d: setitem(net(d, 1), "activation", "tanh")), "format", None,
      None, 'activation "tanh" is not relu/identity'),
-    ("input-bool", edit(case_a, lambda d: setitem(net(d, 2), "input", True)), "format", None,
-     None, "network layer 2 input must be an integer"),
+    ("input-bool", edit(case_a, lambda d: setitem(net(d, 2), "input", True)), "format", 2,
+     None, 'network layer 2: "input" must be an integer, got true'),
     ("checkpoint-bool", edit(case_a, lambda d: setitem(d["network"], "checkpoints", [True])),
      "format", None, None, "checkpoint must be an integer"),
     # number (Python objects on the dict path; tokens on the text path)
@@ -315,7 +315,7 @@ FAILING = [
     ("checkpoint-beyond", edit(case_e, lambda d: setitem(d["network"], "checkpoints", [1, 4])),
      "checkpoints", None, None, "strictly increase"),
     ("checkpoints-not-list", edit(case_a, lambda d: setitem(d["network"], "checkpoints", 2)),
-     "checkpoints", None, None, "checkpoints must be a list"),
+     "format", None, None, '"checkpoints" must be an array, got 2'),
     # segment: layer 2 of case E lies in segment 2 = (1, 3]; it may read nodes 1 and 2 only
     ("reads-previous-segment",
      edit(case_e, lambda d: net(d, 2).update(input=0, weight=[[1]])), "segment", 2, None,
@@ -358,10 +358,10 @@ FAILING = [
     ("selection-half", edit(case_b2, lambda d: setitem(net(d, 2)["skip"][0], "weight",
                                                        [[0, 0], ["1/2", "1/2"]])),
      "skip", 2, None, "kind selection but row 1"),
-    ("skip-not-list", edit(case_b, lambda d: setitem(net(d, 2), "skip", {"from": 1})), "skip",
-     2, None, "network layer 2 skip must be a list"),
-    ("skip-no-kind", edit(case_b, lambda d: net(d, 2)["skip"][0].pop("kind")), "format", None,
-     None, 'network layer 2 skip 0 has no "kind"'),
+    ("skip-not-list", edit(case_b, lambda d: setitem(net(d, 2), "skip", {"from": 1})),
+     "format", 2, None, 'network layer 2: "skip" must be an array'),
+    ("skip-no-kind", edit(case_b, lambda d: net(d, 2)["skip"][0].pop("kind")), "format", 2,
+     None, 'network layer 2 skip[0] has no "kind"'),
     # stability: exact min and max in the message
     ("unstable", edit(case_a, lambda d: setitem(net(d, 1), "beta", [-1])), "stability", 1, 0,
      "network layer 1 neuron 0 is not stable on the box: min -1 < 0 < max 1"),
@@ -463,7 +463,7 @@ def test_max_digits_parameter():
     assert err.value.rule == "number" and isinstance(err.value, ValueError)
     # provenance text is not a number: long words there are fine
     doc = case_a()
-    doc["provenance"]["essay"] = "x" * 50
+    doc["provenance"]["construction"] = "x" * 50
     assert checker.check_certificate_text(json.dumps(doc), max_digits=5).ok
     old = sys.get_int_max_str_digits()
     try:
@@ -695,7 +695,8 @@ def test_checker_is_standalone(tmp_path):
             elif isinstance(node, ast.ImportFrom) and not node.level:
                 imported.add((node.module or "").split(".")[0])
     assert imported <= {"__future__", "abc", "collections", "dataclasses", "fractions",
-                        "functools", "hashlib", "json", "math", "operator", "os", "re", "stat",
+                        "functools", "gc", "hashlib", "json", "math", "operator", "os", "re",
+                        "stat",
                         "struct", "sys", "typing", "zlib"}, imported
     shutil.copytree(package, tmp_path / "checker")
     (tmp_path / "c.json").write_text(json.dumps(case_d()))

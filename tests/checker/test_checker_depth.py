@@ -81,7 +81,7 @@ EDITS = {
                                     "skip"),
     "compact skip with a source": ("identity", 1, lambda s: s.__setitem__(
         "source", {"kind": "fixed", "why": "x"}), "provenance"),
-    "extra key": ("identity", 1, lambda s: s["weight"].__setitem__("scale", 2), "skip"),
+    "extra key": ("identity", 1, lambda s: s["weight"].__setitem__("scale", 2), "format"),
     "identity written out, one entry off": ("identity", 4, lambda s: s.__setitem__(
         "weight", [[int(r == c and r > 0) for c in range(8)] for r in range(8)]), "skip"),
     # the accumulator skipped: block 6's contribution is lost (rule identity)

@@ -149,6 +149,8 @@ def test_redraw_proofs_are_counted_before_they_are_verified(monkeypatch):
     assert calls == []
     assert both(doc).ok and len(calls) == 4  # two proofs, in each arithmetic
     old = H.redraw_checks_before_budget(attempts=20, pad=1000)  # the round's 843-byte file
+    refused(old, "format", 'key "redraws" needs version 3')  # a version-2 document
+    del old["redraws"]
     refused(old, "segment", "is a conv layer inside the dense segment")
 
 
@@ -192,10 +194,14 @@ def test_ground_key_parts_are_refused():
 
 
 def test_redraws_of_systems_singular_at_every_attempt_are_refused():
-    refused(H.redrawn_nonsquare(209), "provenance", "nor square")
-    refused(H.redrawn_pair_m_not_cd(40), "provenance", "with m = c*d")
-    # version 2 does not bind keys to positions: accepted, but the verdict claims no redraw
-    v = both(H.redrawn_nonsquare(209, version=2))
+    refused(H.redrawn_nonsquare(209), "redraw", "nor square")
+    refused(H.redrawn_pair_m_not_cd(40), "redraw", "with m = c*d")
+    # version 2 does not bind keys to positions and has no redraws section: without it the
+    # document is accepted, but the verdict claims no redraw
+    old = H.redrawn_nonsquare(209, version=2)
+    refused(old, "format", 'key "redraws" needs version 3')
+    del old["redraws"]
+    v = both(old)
     assert v.ok and "not bound to positions" in v.message and "redraw" not in v.message
 
 

@@ -15,13 +15,15 @@ from flint import fmpq
 
 from exactnorm.analysis.capacity import decide
 from exactnorm.analysis.capacity_witness import number_list, preactivations
-from exactnorm.certificate import certificate_document, network_from_dict
+from exactnorm.certificate import certificate_document, read_frozen, target_document
 from exactnorm.checker.modular import PureLinear, is_prime
 from exactnorm.checker_flint.linear import FlintLinear
 from exactnorm.constructions.burkholz import certify_burkholz
 from exactnorm.errors import SingularSystemError
+from exactnorm.model.batchnorm import retuned
+from exactnorm.model.box import Box
 from exactnorm.model.network import TargetNetwork
-from exactnorm.model.targets import random_target, target_to_dict
+from exactnorm.model.targets import random_target
 from exactnorm.outputs.tables.capacity import below_threshold_document, t11_target
 from tests.helpers import both, given, leaves, mutated, refuse_every_mutation
 
@@ -110,7 +112,7 @@ def test_the_same_pair_is_reachable_at_the_threshold_with_the_output_scale_tuned
     net, g = case_threshold()
     d = decide(net, g)
     assert d.verdict == "REACHABLE" and both(d.document).ok
-    f = network_from_dict(d.document)
+    f = read_frozen(d.document)
     assert any(x != 1 for x in f.layers[1].gamma)  # the output scale was needed
     rng = random.Random(0)
     for _ in range(5):
@@ -171,10 +173,11 @@ def test_a_reachable_target_gets_no_impossibility():
     vanishes there. The checker does not trust the writer."""
     net, g = case_rank()
     doc = decide(net, g).document
-    f = net.retuned([[1, 2, -1, 3], [1, 1, 2]], [[5, 5, 5, 5], [0, 0, 0]], g.lower, g.upper)
+    f = retuned(net, [[1, 2, -1, 3], [1, 1, 2]], [[5, 5, 5, 5], [0, 0, 0]],
+                Box.per_feature(g.lower, g.upper))
     assert decide(net, f).verdict == "REACHABLE"
     forged = copy.deepcopy(doc)
-    forged["target"] = target_to_dict(f)["target"]
+    forged["target"] = target_document(f)["target"]
     x = [fmpq(int(n), int(doc["witness"]["point"]["den"])) for n in doc["witness"]["point"]["num"]]
     forged["witness"]["values"] = [number_list(z) for z in preactivations(f, x)]
     v = both(forged)
@@ -190,7 +193,7 @@ def test_undecided_names_the_class():
 # ------------------------------------------------------------------ the kernel's arithmetic
 
 
-def test_modular_determinant_and_product_agree_across_arithmetics():
+def test_modular_determinants_agree_across_arithmetics():
     rng = random.Random(5)
     p = 2**61 - 1
     for n in (1, 2, 7, 20):
@@ -198,10 +201,12 @@ def test_modular_determinant_and_product_agree_across_arithmetics():
         M[-1] = list(M[0]) if n > 3 else M[-1]  # some singular ones
         expected = int(sympy.Matrix(M).det()) % p
         assert PureLinear().det_mod(M, p) == FlintLinear().det_mod(M, p) == expected
-    A = [[rng.randint(-10**60, 10**60) for _ in range(6)] for _ in range(3)]
-    B = [[rng.randint(-10**60, 10**60) for _ in range(4)] for _ in range(6)]
-    assert PureLinear().product(A, B) == FlintLinear().product(A, B) \
-        == (sympy.Matrix(A) * sympy.Matrix(B)).tolist()
+    for n, p in ((64, 3), (64, 2**61 - 1), (129, 2**62 - 57)):  # packed rows: slots of all sizes
+        M = [[rng.randrange(p) for _ in range(n)] for _ in range(n)]
+        M[n // 2] = [(3 * a + 5 * b) % p for a, b in zip(M[0], M[1])]
+        assert PureLinear().det_mod(M, p) == FlintLinear().det_mod(M, p) == 0
+        M[n // 2][0] = (M[n // 2][0] + 1) % p
+        assert PureLinear().det_mod(M, p) == FlintLinear().det_mod(M, p) != 0 or p == 3
 
 
 def test_primality_is_deterministic_and_refuses_composites():
@@ -322,7 +327,7 @@ def test_mutation_helper_changes_what_it_says():
 def _holds(doc: dict, g: TargetNetwork, seed: int = 0) -> None:
     """The certified network equals the target exactly at seeded box points (independent of the
     checker)."""
-    f = network_from_dict(doc)
+    f = read_frozen(doc)
     rng = random.Random(seed)
     for _ in range(6):
         x = [lo + (hi - lo) * fmpq(rng.randint(0, 16), 16) for lo, hi in zip(g.lower, g.upper)]
@@ -364,7 +369,7 @@ def test_output_scale_held_at_one_reaches_what_k_reaches():
     g = _affine(W, [1, 1], lo=-1, hi=1)
     d = decide(net, g, output_scale="fixed")
     assert d.verdict == "REACHABLE" and both(d.document).ok
-    f = network_from_dict(d.document)
+    f = read_frozen(d.document)
     assert list(f.layers[1].gamma) == [1, 1]
     _holds(d.document, g)
 
@@ -383,17 +388,23 @@ def test_dead_hidden_neurons_free_their_columns_in_the_aligned_class():
     _holds(d.document, g)
 
 
-def test_regenerated_entries_are_bounded_for_the_whole_document(monkeypatch):
-    """All frozen draws of a document together stay below the entry limit, refused before the
-    one that would pass it is regenerated (a small limit makes the rule visible)."""
-    from exactnorm.checker import impossibility_reading as reading
+def test_the_minor_is_bounded_before_anything_is_regenerated(monkeypatch):
+    """The rank witness's minor (its entries, then its determinant's work) is counted before a
+    frozen matrix is regenerated: a limit below the minor's entries refuses the document with
+    nothing regenerated, in both arithmetics (a small limit makes the order visible); a limit
+    below a regenerated matrix refuses it before it is built."""
+    from exactnorm.checker import budget, provenance
 
     doc = below_threshold_document(t11_target(3), 6)
-    monkeypatch.setattr(reading, "MAX_MAP_ENTRIES", 6 * 3 + 3 * 6 - 1)
     calls = []
-    real = reading.regenerate_integers
-    monkeypatch.setattr(reading, "regenerate_integers",
+    real = provenance.regenerate_integers
+    monkeypatch.setattr(provenance, "regenerate_integers",
                         lambda *a, **k: calls.append(1) or real(*a, **k))
+    monkeypatch.setattr(budget, "MAX_MAP_ENTRIES", (6 + 3) ** 2 - 1)
     v = both(doc)
-    assert (v.ok, v.rule) == (False, "limit") and "in all" in v.message
-    assert len(calls) == 2  # the first matrix in each arithmetic, never the second
+    assert (v.ok, v.rule) == (False, "limit") and "9 x 9 minor" in v.message, v.message
+    assert calls == []
+    monkeypatch.setattr(budget, "MAX_MAP_ENTRIES", (6 + 3) ** 2)
+    assert both(doc).ok and calls  # the same document within the limit
+    v = both(doc, max_work=both(doc).facts["work"] - 1)
+    assert (v.ok, v.rule) == (False, "limit") and "units of work" in v.message, v.message

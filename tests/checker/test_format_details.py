@@ -12,7 +12,9 @@ import copy
 import hashlib
 import json
 import math
+import re
 from fractions import Fraction
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -81,12 +83,16 @@ def test_the_small_documents_are_valid(v3_doc, redrawn):
 
 def test_1_top_level_keys(v3_doc):
     extra = dict(copy.deepcopy(v3_doc), note="hello")
-    refused(extra, "format", 'unknown top-level key "note"')
-    old = dict(dense_doc(), note="hello", redraws="not read in version 1")
-    assert both(old).ok  # versions 1 and 2 ignore other keys, redraws included
+    refused(extra, "format", 'certificate: unknown key "note"')
+    # every version is closed; redraws and seed_rule need version 3
+    refused(dict(dense_doc(), note="hello"), "format", 'certificate: unknown key "note"')
+    for key, value in (("redraws", []), ("seed_rule", "chosen")):
+        refused(dict(dense_doc(), **{key: value}), "format",
+                f'certificate: key "{key}" needs version 3')
     junk = dict(copy.deepcopy(v3_doc), redraws="junk")
-    refused(junk, "format", "redraws must be a list")
-    refused(dict(copy.deepcopy(v3_doc), seed_rule="mine"), "format", "seed_rule must be one of")
+    refused(junk, "format", '"redraws" must be an array')
+    refused(dict(copy.deepcopy(v3_doc), seed_rule="mine"), "format",
+            '"seed_rule" must be one of')
 
 
 # ------------------------------------------------------------------ 2. kind dense
@@ -100,7 +106,7 @@ def test_2_explicit_kind_dense_is_no_kind():
         layer["kind"] = "dense"
     assert both(doc) == plain
     doc["network"]["layers"][0]["kind"] = "Dense"
-    refused(doc, "format", 'kind "Dense" is not one of')
+    refused(doc, "format", '"kind" "Dense" is not one of')
 
 
 # ------------------------------------------------------------------ 3–5. pooling
@@ -137,7 +143,8 @@ def test_5_pooling_segments():
                                          stride=[1, 1]))
     two["network"]["checkpoints"] = [2]
     refused(two, "segment", "is one avgpool layer reading node 0")
-    refused(pool_doc(weight=[[1]]), "format", "an avgpool layer has activation identity and no")
+    for key in ("weight", "gamma", "beta", "skip", "source", "residual", "stability"):
+        refused(pool_doc(**{key: []}), "format", f'unknown key "{key}" (frozen layer (avgpool)')
     refused(pool_doc(stride=[1, 1]), "identity", "pooling") if False else \
         refused(pool_doc(stride=[1, 1]), "identity", "target layer 1 has")
     target_relu = pool_doc()
@@ -166,7 +173,7 @@ def test_7_an_empty_skip_list_is_no_skip():
     conv["network"]["layers"][0]["skip"] = []
     refused(conv, "skip", "a conv layer has no skip")
     pool = pool_doc(skip=[])
-    refused(pool, "format", "no weight, gamma, beta or skip")
+    refused(pool, "format", 'unknown key "skip"')
 
 
 # ------------------------------------------------------------------ 8. 4-d records
@@ -218,10 +225,10 @@ def test_10_to_12_redraw_entries(redrawn):
             "attempt 0 of the same draw is not shown singular")
     # 11: both matrices of the pair at one attempt
     refused(edited(lambda d: d["network"]["layers"][1]["weight"]["random"]["key"]
-                   .__setitem__(3, 1)), "provenance", "neither the first of a Khatri-Rao pair")
+                   .__setitem__(3, 1)), "redraw", "neither the first of a Khatri-Rao pair")
     # 12: exact fields, key form, duplicates, unused entries, kernel length, integers
     refused(edited(lambda d: d["redraws"][0].__setitem__("why", "x")), "format",
-            "and nothing else")
+            'redraws[0]: unknown key "why"')
     refused(edited(lambda d: d["redraws"][0].__setitem__("key", [1, 1, 0])), "format",
             "key must be four integers")
     refused(edited(lambda d: d["redraws"].append(copy.deepcopy(d["redraws"][0]))),
@@ -239,15 +246,15 @@ def test_10_to_12_redraw_entries(redrawn):
 
 
 def test_10_to_12_no_unit_without_randomness_and_no_skip_redraw():
-    refused(H.redrawn_nonsquare(5), "provenance", "neither the first of a Khatri-Rao pair")
-    refused(H.redrawn_pair_m_not_cd(5), "provenance", "neither the first of a Khatri-Rao pair")
+    refused(H.redrawn_nonsquare(5), "redraw", "neither the first of a Khatri-Rao pair")
+    refused(H.redrawn_pair_m_not_cd(5), "redraw", "neither the first of a Khatri-Rao pair")
     # a square 2 × 2 constant draw (set:0) is singular at every attempt: never redrawn
     constant = H.document([0, 0], [1, 1], [{"weight": [[0, 0], [0, 0]], "bias": [0, 0],
                                             "activation": "identity"}],
                           [H._drawn_layer(0, [1, 1, 0, 1], [2, 2], [1, 1], [0, 0], "identity",
                                           "set:0")], [1], version=3)
     constant["redraws"] = [{"key": [1, 1, 0, 0], "kernel": [1, 0]}]
-    refused(constant, "provenance", "a draw of min-entropy 0")
+    refused(constant, "redraw", "a draw of min-entropy 0")
     constant["network"]["layers"][0]["weight"]["random"]["key"][3] = 0
     del constant["redraws"]
     assert both(constant).ok  # at attempt 0 it is merely a constant draw, said so
@@ -264,7 +271,7 @@ def test_10_to_12_no_unit_without_randomness_and_no_skip_redraw():
                                              "random": H.record([1, 2, 2, 1], [1, 1])}}]})
     skip["network"]["layers"][2]["input"] = 2
     skip["network"]["checkpoints"] = [3]
-    refused(skip, "provenance", "attempt 1 of a skip matrix")
+    refused(skip, "redraw", "attempt 1 of a skip matrix")
 
 
 # ------------------------------------------------------------------ 13. keys of positions
@@ -408,19 +415,25 @@ def test_seed_rule_test_vector_of_the_documentation():
            "target": {"layers": [{"weight": [["1/2", -3], [0, "2/4"]], "bias": [1, "-1/3"],
                                   "activation": "relu"},
                                  {"weight": [[1, 1]], "bias": [0], "activation": "identity"}]}}
-    assert document_seed(doc) == independent_seed(doc) == 8075515076916255925
+    assert document_seed(doc, rule="target") == independent_seed(doc) == 8075515076916255925
     compact = json.loads(json.dumps(doc))
     compact["target"]["layers"][0]["weight"] = {"den": 4, "num": [[2, -12], [0, 2]]}
-    assert document_seed(compact) == 8075515076916255925  # the values, not the spelling
+    # the values, not the spelling
+    assert document_seed(compact, rule="target") == 8075515076916255925
 
 
 def test_seed_rule_target_is_verified(v3_doc, cnn_doc):
+    from exactnorm.checker.document import document_seed
+    from tests.checker.test_seed_canonical import independent_seed_v2
+
     for doc in (v3_doc, cnn_doc):
-        assert doc["seed_rule"] == "target"
-        assert independent_seed(doc) == doc["network"]["layers"][0]["weight"]["random"]["seed"]
+        assert doc["seed_rule"] == "target.v2"
+        seed = doc["network"]["layers"][0]["weight"]["random"]["seed"]
+        assert document_seed(doc) == seed
         v = both(doc)
-        assert v.facts["seed_rule"] == "target" and \
-            "(derived from the target and box, verified)" in v.message
+        assert v.facts["seed_rule"] == "target.v2" and \
+            "(derived from the canonical target and box, verified)" in v.message
+    assert independent_seed_v2(v3_doc) == document_seed(v3_doc)  # a dense target
     other = copy.deepcopy(v3_doc)
     other["target"]["layers"][0]["bias"] = [1] * 2  # another target, the same draws
     refused(other, "provenance", "the seed derived from the target and box is")
@@ -449,3 +462,204 @@ def test_an_all_zero_draw_is_not_called_random():
     v = both(H.zero_draw())
     assert v.ok and v.facts["regenerated"] == 0 and v.facts["constant_draws"] == 1
     assert "no random frozen matrix" in v.message and "0 bits of min-entropy" in v.message
+
+
+# ------------------------------------------------------------------ 18–30: issue 38's points
+
+
+def test_18_every_object_is_closed_in_every_version():
+    """The closed schema's generated cases are tests/checker/test_closed_schema.py; here the
+    cases an independent checker found accepted: an unknown key inside a layer of each kind,
+    in a version-1 document as in a version-3 one."""
+    for version, doc in ((1, dense_doc()), (1, conv_doc(1)), (3, conv_doc(3))):
+        if version == 3:
+            for layer in doc["network"]["layers"]:
+                layer["source"] = H.fixed()
+        assert both(doc).ok
+        for side in ("target", "network"):
+            for layer in doc[side]["layers"]:
+                layer["scale"] = 2
+                refused(doc, "format", 'unknown key "scale"')
+                del layer["scale"]
+
+
+def test_19_a_mask_of_either_kind_doubles_the_stream_words():
+    """``gauss:8`` reads 12 words an entry: 2^21 entries read 25,165,824 words (below 2^25),
+    and 50,331,648 with a mask of either kind, even one that reads no word."""
+    rows = 1 << 20
+    for mask, refusal in ((None, None), ({"columns": [0]}, "stream words"),
+                          ({"p": 1, "key": [1, 2]}, "stream words"),
+                          ({"p": "1/2", "key": [1, 2]}, "stream words")):
+        extra = {} if mask is None else {"mask": mask}
+        layer = {"input": 0, "weight": {"random": H.record([1, 1], [rows, 2], "gauss:8",
+                                                          **extra)},
+                 "gamma": [1], "beta": [0], "activation": "identity"}
+        doc = H.document([0, 0], [1, 1], [{"weight": [[0, 0]], "bias": [0],
+                                           "activation": "identity"}], [layer], [1], version=1)
+        v = both(doc)
+        if refusal is None:  # the record passes; the one-entry gamma does not fit its rows
+            assert v.rule == "shape" and "gamma has length 1" in v.message, v
+        else:
+            assert v.rule == "provenance" and refusal in v.message, v
+
+
+def _one_entry_draw(attempt: int, distribution: str) -> dict:
+    """g(x) = w·x on [0, 1] by one 1 × 1 draw at ``attempt``, ``w`` the draw itself."""
+    from exactnorm.checker.regenerate import regenerate
+
+    rec = H.record([1, 1, 0, attempt], [1, 1], distribution)
+    w = regenerate(rec)[0][0]
+    doc = H.document([0], [1], [{"weight": [[str(w)]], "bias": [0], "activation": "identity"}],
+                     [{"input": 0, "weight": {"random": rec}, "gamma": [1], "beta": [0],
+                       "activation": "identity"}], [1], version=3)
+    if attempt:
+        doc["redraws"] = [{"key": [1, 1, 0, a], "kernel": [1]} for a in range(attempt)]
+    return doc
+
+
+def test_20_min_entropy_0_is_the_whole_bits_rounded_down():
+    """``set:1,1,1,1,2`` carries 0.32 bits an entry (docs/generator.md §7): a 1 × 1 draw of it
+    has min-entropy 0 in whole bits, so it is a constant draw and is never redrawn; with two
+    entries of ``nonzero:1`` (1 bit each) it is random and may be."""
+    from exactnorm.checker.regenerate import min_entropy_bits, validate_record
+
+    assert min_entropy_bits(validate_record(H.record([1], [1, 1], "set:1,1,1,1,2"))) == 0
+    v = both(_one_entry_draw(0, "set:1,1,1,1,2"))
+    assert v.ok and v.facts["constant_draws"] == 1 and v.facts["regenerated"] == 0
+    refused(_one_entry_draw(1, "set:1,1,1,1,2"), "redraw", "a draw of min-entropy 0")
+    assert min_entropy_bits(validate_record(H.record([1], [1, 1], "nonzero:1"))) == 1
+    v = both(_one_entry_draw(0, "nonzero:1"))
+    assert v.ok and v.facts["regenerated"] == 1
+
+
+def _rules_named_by(source: str) -> set[str]:
+    import ast
+
+    names = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "CertificateError":
+            first = node.args[0] if node.args else None
+            if isinstance(first, ast.Constant):
+                names.add(first.value)
+            else:  # a rule passed on: every caller's words are literals of this module
+                names.add("<computed>")
+    return names
+
+
+def test_21_every_refusal_names_a_rule_of_the_list():
+    """The rules a refusal may name are the list of settled detail 21 (and
+    ``vocabulary.RULE_NAMES``); every ``CertificateError`` the checker raises names one of them
+    (the one computed name, topology's ``bad_source``, is ``format`` or ``segment``)."""
+    from exactnorm.checker.vocabulary import RULE_NAMES
+
+    text = (Path(__file__).resolve().parents[2] / "docs" /
+            "certificate-format.md").read_text(encoding="utf-8")
+    item = text.split("21. **Rule names.**", 1)[1].split("\n22.", 1)[0]
+    assert tuple(re.findall(r"`([a-z]+)`", item.split("Those")[0])) == RULE_NAMES
+    named: set[str] = set()
+    package = Path(__file__).resolve().parents[2] / "exactnorm" / "checker"
+    for path in package.rglob("*.py"):
+        named |= _rules_named_by(path.read_text(encoding="utf-8"))
+    assert named - {"<computed>"} <= set(RULE_NAMES), named - set(RULE_NAMES)
+    assert set(RULE_NAMES) <= named  # and each is raised somewhere
+
+
+@pytest.mark.parametrize("max_work", [1, 10**3, 10**5, 10**7])
+def test_22_limits_are_this_checkers_and_decide_nothing_else(max_work, v3_doc, cnn_doc):
+    """A budget or a limit of this checker changes a verdict only into a refusal of rule
+    ``limit``: every other rule, and ``valid``, is the same for any budget (the work counted and
+    the limits are this implementation's, not part of the claim)."""
+    for doc in (dense_doc(), conv_doc(), v3_doc, cnn_doc,
+                H.redrawn_nonsquare(3), H.big_denominator_box(2000, unstable=True)):
+        default = both(doc)
+        v = both(doc, max_work=max_work)
+        if v.ok:  # the same verdict; the facts differ in the budget they report only
+            assert v.message == default.message and v.facts is not None and \
+                default.facts is not None and \
+                {**v.facts, "work_budget": None} == {**default.facts, "work_budget": None}
+        else:
+            assert v == default or v.rule == "limit", (default, v)
+        if v.rule == "limit":
+            assert "this check's work budget" in v.message
+
+
+@pytest.mark.parametrize("spelling, ok", [
+    ("2", True), ("2.", True), ("2.0", True), ("02.00", True), ("4/2", True), ("004/002", True),
+    ("20/10", True), (".2e1", False), ("+2", False), ("2e0", False), (" 2", False),
+    ("2 ", False), ("2.0.0", False), (".", False), ("-", False), ("2/", False), ("/2", False),
+    ("2/0", False), ("2/00", False), ("0x2", False), ("\u0662", False), ("2_0", False),
+    ("1/2/3", False), ("2.5/1", False), ("", False), ("- 2", False), ("−2", False)])
+def test_23_finite_decimals_and_fractions_are_exactly_those_of_section_0(spelling, ok):
+    """γ = 2 written every way §0 allows gives the verdict of the integer 2; every other
+    spelling is refused (rule ``number``)."""
+    doc = dense_doc()
+    doc["network"]["layers"][0]["gamma"] = [spelling]
+    v = both(doc)
+    if ok:
+        assert v == both(dense_doc()), v
+    else:
+        assert (v.ok, v.rule) == (False, "number") and "network layer 1 gamma[0]" in v.message
+    # a decimal's digits are counted together
+    for text, fits in (("1.2345", True), ("12.3456", False), ("-.12345", True)):
+        doc = dense_doc()
+        doc["network"]["layers"][0]["beta"] = [text]
+        v = both(json.dumps(doc), max_digits=5)
+        assert (v.rule != "number") == fits, (text, v)
+
+
+def test_24_a_residual_certificate_is_a_target_file(tmp_path):
+    from exactnorm.certificate.target_file import read_target_file
+    from tests.checker.test_checker_residual import dense_residual_doc
+
+    path = tmp_path / "residual.json"
+    path.write_text(json.dumps(dense_residual_doc()))
+    wiring = read_target_file(path).wiring or ()  # None: a chain
+    assert [w.input for w in wiring] == [0, 1, 0, 3]
+    assert [w.skip is not None for w in wiring] == [False, True, True, False]
+
+
+def test_25_a_convolution_segment_ending_in_a_dense_layer_is_a_segment_refusal(cnn_doc):
+    """The checkpoint of the last convolution moved one layer later: its segment holds the first
+    dense layer (an internal error of both arithmetics before)."""
+    kinds = [L.get("kind", "dense") for L in cnn_doc["network"]["layers"]]
+    cps = cnn_doc["network"]["checkpoints"]
+    i = max(k for k, c in enumerate(cps[:-1]) if kinds[c - 1] == "conv")
+    assert kinds[cps[i]] == "dense"
+    doc = copy.deepcopy(cnn_doc)
+    doc["network"]["checkpoints"][i] += 1
+    refused(doc, "segment", f"network layer {cps[i] + 1} is a dense layer inside the "
+                            f"convolution segment of target layer {i + 1}")
+    # a pooling layer there too
+    pool = conv_doc()
+    pool["network"]["layers"][1] = {"kind": "avgpool", "input": 1, "input_shape": [4, 2, 2],
+                                    "kernel_shape": [1, 1], "stride": [1, 1],
+                                    "padding": [0, 0], "activation": "identity"}
+    refused(pool, "segment", "network layer 2 is a avgpool layer inside the convolution segment")
+
+
+def _impossibility(name: str = "rank") -> dict:
+    from exactnorm.analysis.capacity import decide
+    from tests.checker.test_checker_impossibility import CASES
+
+    make, scale = CASES[name]
+    net, g = make()
+    return decide(net, g, output_scale=scale).document
+
+
+def test_27_a_four_dimensional_record_on_an_impossibility_dense_layer_is_refused():
+    doc = _impossibility()
+    layer = doc["network"]["layers"][0]
+    rows = len(layer["weight"]) if isinstance(layer["weight"], list) else \
+        len(layer["weight"]["num"])
+    cols = len(doc["domain"]["lower"])
+    layer["weight"] = {"random": H.record([5, 5], [rows, cols, 1, 1])}
+    layer.pop("source", None)
+    refused(doc, "shape", "this matrix has a 2-d shape [rows, cols]")
+
+
+def test_28_kind_dense_is_no_kind_in_both_document_kinds():
+    doc = _impossibility()
+    plain = both(doc)
+    for layer in doc["target"]["layers"] + doc["network"]["layers"]:
+        layer["kind"] = "dense"
+    assert both(doc) == plain

@@ -14,11 +14,10 @@ import numpy as np
 import pytest
 
 from exactnorm import api, checker, checker_flint
-from exactnorm.certificate import network_from_dict
+from exactnorm.certificate import read_frozen, read_target
 from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.errors import ExactnormError
 from exactnorm.exact.rationals import format_number, parse_number
-from exactnorm.model.targets import target_from_dict
 from tests.helpers import case_target, sample_points
 
 N_DOCS = 6
@@ -77,8 +76,8 @@ def mutate(doc, rng):
 def harmless(mut) -> bool:
     """Exact evaluation of the mutated pair on corners and random points."""
     try:
-        g = target_from_dict(mut)
-        f = network_from_dict(mut)
+        g = read_target(mut)
+        f = read_frozen(mut)
     except ExactnormError:
         return False
     return all(f.evaluate(x) == g.evaluate(x) for x in sample_points(g, 8, seed=0))

@@ -1,5 +1,5 @@
-"""Safety guards (issue 9, SPEC §8): FLINT hazards, no code execution from files, explicit limits,
-atomic outputs, Ctrl-C during a long ``certify``.
+"""Safety guards (issue 9, docs/model.md): FLINT hazards, no code execution from files, explicit
+limits, atomic outputs, Ctrl-C during a long ``certify``.
 
 Several tests run Python in a subprocess on purpose: FLINT's modular elimination with a composite
 modulus calls ``abort()``, which no ``try`` can catch; only a separate process shows that the
@@ -29,12 +29,18 @@ from flint import fmpq_mat, fmpz_mat, nmod_mat
 
 import exactnorm
 from exactnorm import api
-from exactnorm.certificate import certificate_bytes, certificate_document, load_certificate
+from exactnorm.api import load_target
+from exactnorm.certificate import (
+    certificate_bytes,
+    certificate_document,
+    load_certificate,
+    save_target,
+)
 from exactnorm.cli import main
 from exactnorm.errors import InputError, LimitExceededError
 from exactnorm.exact import linalg
 from exactnorm.exact.files import atomic_write_bytes
-from exactnorm.model.targets import load_target, random_target, save_target
+from exactnorm.model.targets import random_target
 
 PACKAGE = Path(exactnorm.__file__).parent
 SOURCES = sorted(PACKAGE.rglob("*.py"))
@@ -325,8 +331,8 @@ def test_sigint_during_long_certify_leaves_no_file(tmp_path):
     # the estimate is printed before the work
     lines = [ln for ln in stderr.strip().splitlines() if not ln.startswith("theorem1")]
     assert lines == [
-        "exactnorm: interrupted; files are written atomically, so no partial output file was "
-        "kept"], stderr
+        "exactnorm: interrupted; no certificate was written (a construction keeps no partial "
+        "state); run the same command again to start over"], stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.json"]
 
 

@@ -24,7 +24,7 @@ from flint import fmpq, fmpq_mat
 from exactnorm.certificate import certificate_document
 from exactnorm.certificate.float_read import float_network
 from exactnorm.certificate.read_kinds import read_networks as conv_networks_from_dict
-from exactnorm.constructions.choice import estimate_pair, system_seconds
+from exactnorm.constructions.choice import estimate_pair
 from exactnorm.constructions.convblocks import (
     block_columns,
     channel_blocks,
@@ -36,7 +36,7 @@ from exactnorm.constructions.convblocks import (
 from exactnorm.constructions.kinds.base import Options
 from exactnorm.constructions.kinds.conv import conv_choice
 from exactnorm.constructions.plan import construct, plan_certify
-from exactnorm.errors import InputError
+from exactnorm.errors import InputError, LimitExceededError
 from exactnorm.model.layers import FrozenLayer, TargetLayer
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
 from exactnorm.model.operators import AvgPool, Conv, ConvGeometry
@@ -265,14 +265,20 @@ def test_cost_model_picks_blocks_for_a_wide_layer_and_plain_for_a_tiny_one():
     wide = conv_choice(_wide(32, 32), Options(), "nonzero:8")
     assert wide["mode"] == "blocks" and wide["estimate"].system_size <= 300
     # the choice is by estimated time: blocks are faster than the one system of size 9216
-    assert wide["estimate"].seconds < estimate_pair(9216).seconds
-    assert wide["estimate"].seconds == pytest.approx(32 * system_seconds(288))
+    assert wide["estimate"].seconds < estimate_pair(9216, k=288, d_out=32).seconds
     assert conv_choice(_wide(2, 4), Options(), "nonzero:8")["mode"] == "plain"
-    assert conv_choice(_wide(8, 16), Options(), "nonzero:8")["mode"] == "plain"   # m = 1152
+    # m = 1152 is within max_system: plain or blocks, whichever is estimated faster
+    middle = conv_choice(_wide(8, 16), Options(), "nonzero:8")
+    plain = conv_choice(_wide(8, 16), Options(block=8), "nonzero:8")
+    assert plain["mode"] == "plain"
+    assert middle["estimate"].seconds <= plain["estimate"].seconds
     # the option overrides: blocks for a tiny layer, plain for a wide one
     forced = conv_choice(_wide(4, 2), Options(block=2), "nonzero:8")
     assert forced["mode"] == "blocks" and forced["estimate"].systems == 2
-    assert conv_choice(_wide(32, 32), Options(block=32), "nonzero:8")["mode"] == "plain"
+    assert conv_choice(_wide(8, 8), Options(block=8), "nonzero:8")["mode"] == "plain"
+    # one pair of the wide layer would write γ the checker refuses: refused before any work
+    with pytest.raises(LimitExceededError, match="checker refuses"):
+        conv_choice(_wide(32, 32), Options(block=32), "nonzero:8")
     # a distribution with zeros rules out blocks whose rows of 9 entries are often all zero
     assert conv_choice(_wide(32, 32), Options(), "set:0,1")["block"] > 1
 

@@ -10,6 +10,7 @@ from fractions import Fraction
 import pytest
 
 from exactnorm import api, certificate
+from exactnorm.certificate import target_document
 from exactnorm.checker import regenerate as rg
 from exactnorm.cli import main
 from exactnorm.constructions.common import DEFAULT_RETRY
@@ -17,7 +18,7 @@ from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.constructions.tradeoff import certify_tradeoff
 from exactnorm.errors import InputError, LimitExceededError, SingularSystemError
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, parse_distribution
-from exactnorm.model.targets import demo_target, random_target, target_to_dict
+from exactnorm.model.targets import demo_target, random_target
 
 
 def test_default_distribution_has_no_zero():
@@ -67,7 +68,7 @@ def test_retry_zero_is_strict_on_the_cli(tmp_path, capsys):
     g = random_target((2, 2), seed=3, activations=["identity"])
     seed = _first_singular_seed(g, "int:2")
     target = tmp_path / "t.json"
-    target.write_text(json.dumps(target_to_dict(g)))
+    target.write_text(json.dumps(target_document(g)))
     base = ["certify", "--target", str(target), "--distribution", "int:2", "--seed", str(seed),
             "--out", str(tmp_path / "c.json")]
     assert main([*base, "--retry", "0"]) == 2
@@ -115,7 +116,7 @@ def test_version2_round_trip(mode):
                                            else {"selection", "columns"})
             assert certificate.expand_skip(skip["weight"]) == \
                 [[int(x) for x in row] for row in s.weight.tolist()]
-    net = certificate.network_from_dict(doc)
+    net = certificate.read_frozen(doc)
     assert [(a.weight, a.record) for a in net.layers] == \
         [(b.weight, b.record) for b in c.network.layers]
     assert net.evaluate((1, 0, -1, 0, 1)) == c.network.evaluate((1, 0, -1, 0, 1))
@@ -139,7 +140,7 @@ def test_version1_is_still_written_and_read():
     assert doc["version"] == 1
     assert all(isinstance(e["weight"], list) and "source" not in e
                for e in doc["network"]["layers"])
-    net = certificate.network_from_dict(doc)
+    net = certificate.read_frozen(doc)
     assert [a.weight for a in net.layers] == [b.weight for b in c.network.layers]
 
 
@@ -163,16 +164,16 @@ def test_reader_refuses_bad_records_with_one_line():
     doc = certificate.certificate_document(certify_theorem1(demo_target(), seed=0), version=2)
     bad = json.loads(json.dumps(doc))
     bad["network"]["layers"][0]["weight"]["random"]["distribution"] = "gauss:62"
-    with pytest.raises(InputError, match=r"layer 1 weight: draw record: .*gauss"):
-        certificate.network_from_dict(bad)
+    with pytest.raises(InputError, match=r"layer 1: draw record: .*gauss"):
+        certificate.read_frozen(bad)
     huge = json.loads(json.dumps(doc))
     huge["network"]["layers"][0]["weight"]["random"]["shape"] = [10**6, 10**6]
     with pytest.raises(LimitExceededError, match="above the limit"):
-        certificate.network_from_dict(huge)
+        certificate.read_frozen(huge)
     both = json.loads(json.dumps(doc))
     both["network"]["layers"][0]["source"] = both["network"]["layers"][0]["weight"]["random"]
-    with pytest.raises(InputError, match="also has a 'source'"):
-        certificate.network_from_dict(both)
+    with pytest.raises(InputError, match="by reference carries no separate source"):
+        certificate.read_frozen(both)
 
 
 def test_cli_frozen_weights_writes_version3(tmp_path, capsys):
@@ -180,7 +181,7 @@ def test_cli_frozen_weights_writes_version3(tmp_path, capsys):
     assert main(["certify", "--force", "--frozen-weights", "reference", "--no-check",
                  "--out", str(out)]) == 0
     doc = json.loads(out.read_text())
-    assert doc["version"] == 3 and doc["seed_rule"] == "target"
+    assert doc["version"] == 3 and doc["seed_rule"] == "target.v2"
     assert all("random" in e["weight"] for e in doc["network"]["layers"])
 
 

@@ -1,4 +1,5 @@
-"""Low-rank construction (SPEC §2.2): certify → check round trips, exact f = g, factors, mutations.
+"""Low-rank construction (docs/constructions.md): certify → check round trips, exact f = g,
+factors, mutations.
 
 Independent paths: ranks are recomputed with SymPy (not FLINT's rref used by the construction),
 every certificate goes through both checkers (standard library and python-flint) which must give
@@ -17,7 +18,7 @@ import sympy
 from flint import fmpq, fmpq_mat
 
 from exactnorm import api
-from exactnorm.certificate import network_from_dict
+from exactnorm.certificate import read_frozen, read_target, target_document
 from exactnorm.cli import main
 from exactnorm.constructions.lowrank import (
     certify_lowrank,
@@ -29,7 +30,7 @@ from exactnorm.errors import InputError, NumberFormatError, ShapeError
 from exactnorm.exact.linalg import to_fmpq_mat, to_fractions
 from exactnorm.exact.rationals import format_number, parse_number
 from exactnorm.model.network import TargetNetwork
-from exactnorm.model.targets import random_target, target_from_dict, target_to_dict
+from exactnorm.model.targets import random_target
 from tests.helpers import case_target, fmpq_to_fraction, sample_points
 
 
@@ -185,7 +186,7 @@ def test_given_factors_per_layer_and_top_level(tmp_path):
 
 def test_given_factors_checked_exactly(tmp_path):
     W = [[Fraction(2), Fraction(4)], [Fraction(1), Fraction(2)]]
-    g = target_from_dict(target_doc(W, [0, 0]))
+    g = read_target(target_doc(W, [0, 0]))
     c = certify_lowrank(g, factors=[([[2], [1]], [[1, 2]])], seed=1, retry=30)
     assert c.reports[0].witness["factors"] == "given" and checked(
         api.certificate_document(c)).ok
@@ -219,7 +220,7 @@ def test_rank_bound_option(tmp_path):
         api.certify(g, "lowrank", rank=0)
     assert api.certify(g, "lowrank", rank=5, retry=30, seed=0).reports[0].rank == full
     path = tmp_path / "t.json"
-    path.write_text(json.dumps(target_to_dict(g), default=str))
+    path.write_text(json.dumps(target_document(g), default=str))
     out = str(tmp_path / "c.json")
     assert main(["certify", "--force", "--construction", "lowrank", "--rank", "5", "--retry", "30",
                  "--target", str(path), "--out", out]) == 0
@@ -228,7 +229,7 @@ def test_rank_bound_option(tmp_path):
 
 
 def test_zero_matrix_is_realized():
-    g = target_from_dict(target_doc([[0, 0, 0], [0, 0, 0]], ["1/2", -3], "relu"))
+    g = read_target(target_doc([[0, 0, 0], [0, 0, 0]], ["1/2", -3], "relu"))
     c = certify_lowrank(g, seed=0, retry=30)
     assert c.reports[0].rank == 1 and c.network.widths == (3, 1, 2, 2)
     assert checked(api.certificate_document(c)).ok
@@ -257,7 +258,7 @@ def test_mutations_rejected_or_still_equal(i):
         total += 1
         verdict = checked(mut)
         if verdict.ok:  # accepted: then f = g must hold at every point we try
-            f = network_from_dict(mut)
+            f = read_frozen(mut)
             assert all(f.evaluate(x) == g.evaluate(x) for x in sample_points(g, 6, seed=i))
             assert not (layer in checkpoints and field == "beta")
         else:

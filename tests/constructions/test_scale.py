@@ -71,13 +71,19 @@ def test_choice_wide_layers_take_the_fastest_admissible_block():
     g = random_target((80, 64, 2), seed=0)  # m = 5120 > budget
     assert THEOREM1_MAX_SYSTEM < 80 * 64
     zero_free = choose_construction(g, "nonzero:8")
-    assert (zero_free.name, zero_free.block) == ("tradeoff", 1)
+    assert zero_free.name == "tradeoff"
+    assert zero_free.estimate.seconds == min(
+        e.seconds for name, e in zero_free.alternatives.items() if name != "theorem1")
     # int:8: a row of V_in is zero with probability 17^-k; 64·k·17^-k ≤ 1% first at k = 4
     with_zeros = choose_construction(g, "int:8")
-    assert (with_zeros.name, with_zeros.block) == ("tradeoff", 4)
+    assert with_zeros.name == "tradeoff" and with_zeros.block >= 4
     assert all(64 * k * (1 / 17) ** k > 0.01 for k in (1, 2))
-    # the model agrees with the measured ordering: time and bytes grow with k, depth falls
-    e = [estimate_tradeoff(g, k) for k in (1, 2, 4, 8)]
+    assert with_zeros.estimate.seconds == min(
+        e.seconds for name, e in with_zeros.alternatives.items()
+        if name.startswith("tradeoff") and int(name.split("=")[1]) >= 4)
+    # the model agrees with the measured ordering beyond the smallest blocks: time and bytes
+    # grow with k, depth falls
+    e = [estimate_tradeoff(g, k) for k in (2, 4, 8, 16)]
     assert all(a.seconds < b.seconds and a.certificate_bytes < b.certificate_bytes
                and a.depth > b.depth for a, b in zip(e, e[1:]))
 
@@ -132,12 +138,14 @@ def test_automatic_choice_end_to_end(tmp_path, capsys, monkeypatch):
     assert main(["certify", "--force", "--target", str(npz), "--max-system", "256", "--out",
                  str(out)]) == 0
     captured = capsys.readouterr()
-    assert "tradeoff chosen" in captured.err and "block size 1" in captured.err
+    k = api.plan_certify(api.load_target(npz), max_system=256).options["block"]
+    assert "tradeoff chosen" in captured.err and f"block size {k}" in captured.err
     assert "nonzero:8" in captured.err and "VALID" in captured.out
     assert "tradeoff chosen" in captured.out  # the summary says so too
-    assert "/65 blocks" in captured.err  # plain progress off a terminal: 49 + 16 blocks
+    blocks = math.ceil(49 / k) + math.ceil(16 / k)
+    assert f"/{blocks} blocks" in captured.err  # plain progress off a terminal
     doc = load_certificate(out)
-    assert doc["version"] == 3 and doc["provenance"]["block"] == 1
+    assert doc["version"] == 3 and doc["provenance"]["block"] == k
     assert doc["provenance"]["distribution"] == "nonzero:8"
     assert api.check(doc, pure=True).ok
     # the same file is rejected when one compact numerator changes
@@ -187,7 +195,7 @@ def test_explicit_theorem1_beyond_budget_fails_at_once(tmp_path, capsys):
                  "--max-system", "256", "--out", str(tmp_path / "c.json")])
     assert code == 2 and time.perf_counter() - t < 10
     err = capsys.readouterr().err
-    assert "system of size 784" in err and "GiB" in err and len(err.strip().splitlines()) == 1
+    assert "system of size 784" in err and "peak ≈" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "c.json").exists()
 
 

@@ -1,4 +1,4 @@
-"""Sparse Theorem 1 certificates (SPEC §2.4): matching ⇒ certified, dead neurons ⇒ diagnosed.
+"""Sparse Theorem 1 certificates (docs/sparse.md): matching ⇒ certified, dead neurons ⇒ diagnosed.
 
 Each draw of ``certify_theorem1(..., sparsity=p)`` is reproduced with ``draw_pair`` and diagnosed
 by :mod:`exactnorm.analysis.structural`; the independent checker must accept every certificate,
@@ -13,12 +13,13 @@ import pytest
 
 from exactnorm.analysis.structural import diagnose_draw
 from exactnorm.api import certificate_document, certify, check, check_file, save_certificate
+from exactnorm.certificate import target_document
 from exactnorm.cli import main
 from exactnorm.constructions.theorem1 import draw_pair
 from exactnorm.errors import SingularSystemError
 from exactnorm.exact.linalg import exact_rank, khatri_rao_system
 from exactnorm.exact.sampling import parse_distribution
-from exactnorm.model.targets import random_target, target_to_dict
+from exactnorm.model.targets import random_target
 
 
 def _layer_diagnoses(target, seed, p, dist, side="both"):
@@ -89,7 +90,7 @@ def test_dead_neuron_draw_is_named_by_the_diagnosis():
 def test_cli_certify_sparse(tmp_path, capsys):
     target = random_target((2, 2), seed=4, activations=["identity"])
     tfile = tmp_path / "t.json"
-    tfile.write_text(json.dumps(target_to_dict(target)))
+    tfile.write_text(json.dumps(target_document(target)))
     good = bad = None
     for seed in range(60):
         ((d, *_),) = _layer_diagnoses(target, seed, 0.6, "nonzero:8")

@@ -1,5 +1,6 @@
-"""Width/depth trade-off (SPEC §2.3): round trips for every block size and both routings, the
-structure of the blocks (each system sees only its block), exact f = g, mutations, CLI options.
+"""Width/depth trade-off (docs/constructions.md): round trips for every block size and both
+routings, the structure of the blocks (each system sees only its block), exact f = g,
+mutations, CLI options.
 
 Independent paths: both checkers (standard library and python-flint) must agree on every
 certificate; block systems are re-derived here from the certificate's frozen matrices (their
@@ -15,7 +16,7 @@ import numpy as np
 import pytest
 
 from exactnorm import api
-from exactnorm.certificate import network_from_dict
+from exactnorm.certificate import read_frozen
 from exactnorm.cli import main
 from exactnorm.constructions.tradeoff import certify_tradeoff, input_blocks
 from exactnorm.errors import InputError
@@ -186,7 +187,7 @@ def test_mutations_rejected_or_still_equal(routing):
                 entry[k] = format_number(parse_number(entry[k]) + 1)
                 total += 1
                 if checked(mut).ok:  # accepted: f = g must still hold at every point tried
-                    f = network_from_dict(mut)
+                    f = read_frozen(mut)
                     assert all(f.evaluate(x) == g.evaluate(x) for x in sample_points(g, 6, 1))
                 else:
                     rejected += 1

@@ -132,3 +132,42 @@ def test_low_byte_shortcut_equals_the_word_definition(dist):
     assert (rows, cols) == (9, 31)
     assert flat == [value(u % modulus) for u in words]
     assert rg.regenerate_integers(record) == [flat[r * 31:(r + 1) * 31] for r in range(9)]
+
+
+def _rec(dist: str, shape: list[int], mask: dict | None = None) -> dict:
+    rec = {"generator": gen.GENERATOR, "seed": 0, "key": [1, 1, 0, 0], "distribution": dist,
+           "shape": shape}
+    if mask is not None:
+        rec["mask"] = mask
+    return rec
+
+
+def test_support_columns_follow_the_distribution_and_the_masks():
+    """The possibly nonzero columns, by the definitions of docs/generator.md §2–§3, checked
+    against the regenerated matrices: no entry outside them is ever nonzero."""
+    cases = [(_rec("nonzero:8", [3, 4]), (0, 1, 2, 3)),
+             (_rec("set:0,0", [3, 4]), ()),
+             (_rec("int:2", [3, 4], {"p": 0, "key": [1, 1, 1, 0]}), ()),
+             (_rec("int:2", [3, 4], {"p": "1/3", "key": [1, 1, 1, 0]}), (0, 1, 2, 3)),
+             (_rec("nonzero:8", [3, 4], {"columns": [1, 3]}), (1, 3))]
+    for rec, columns in cases:
+        assert gen.support_columns(rec) == columns
+        M = gen.matrix_from_record(rec)
+        assert all(M[r, t] == 0 for r in range(M.nrows()) for t in range(M.ncols())
+                   if t not in columns)
+
+
+def test_redraw_refusal_names_units_singular_at_every_attempt():
+    square = _rec("nonzero:8", [2, 2])
+    assert gen.redraw_refusal(square) is None
+    assert "structural rank of its masked system is 1 < 2" in gen.redraw_refusal(
+        _rec("nonzero:8", [2, 2], {"columns": [0]}))
+    assert "without randomness" in gen.redraw_refusal(_rec("set:5", [2, 2]))
+    assert "without randomness" in gen.redraw_refusal(
+        _rec("int:3", [2, 2], {"p": 0, "key": [1, 1, 1, 0]}))
+    assert gen.redraw_refusal(_rec("set:5", [2, 2], {"p": "1/2", "key": [1, 1, 1, 0]})) is None
+    # a pair: V_in 4 x 3 reading columns 0 and 2 (d = 2), V_out 2 x 4 (c = 2, m = 4)
+    first = _rec("nonzero:8", [4, 3], {"columns": [0, 2]})
+    assert gen.redraw_refusal(first, _rec("nonzero:8", [2, 4]), [0, 2]) is None
+    assert "is 3 < 4" in gen.redraw_refusal(first, _rec("nonzero:8", [2, 4],
+                                                         {"columns": [0, 1, 3]}), [0, 2])

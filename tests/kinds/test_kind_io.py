@@ -24,7 +24,7 @@ from exactnorm import api
 from exactnorm.certificate import read_networks
 from exactnorm.checker.vocabulary import LAYER_KINDS
 from exactnorm.model.interop import target_from_onnx
-from exactnorm.outputs.export import evaluate_npz_export, load_exported_json, onnx_model
+from exactnorm.outputs.export import evaluate_npz_export, onnx_model, read_exported_json
 from exactnorm.outputs.floatnet import box_points
 from exactnorm.strategies import kind_targets
 
@@ -202,7 +202,7 @@ def test_export_under_onnxruntime_matches_the_exact_target(certified, kind, tmp_
     assert np.max(np.abs(evaluate_npz_export(tmp_path / f"{kind}.npz", X) - exact)) \
         <= 1e-9 * scale
     api.export(doc, tmp_path / f"{kind}.json", format="json", mean="1/3", scale="2")
-    assert load_exported_json(tmp_path / f"{kind}.json") == read_networks(doc)[1]
+    assert read_exported_json(tmp_path / f"{kind}.json") == read_networks(doc)[1]
 
 
 @pytest.mark.parametrize("kind", ALL)

@@ -214,26 +214,26 @@ def test_hostile_group_fields_are_refused_by_both(mobilenet):
     def target(**fields: Any) -> Any:
         return lambda d: d["target"]["layers"][0].update(fields)
 
-    edits = {  # edit → the words of the refusal (rule shape, both arithmetics alike)
+    edits = {  # edit → the rule and words of the refusal (both arithmetics alike)
         "frozen group removed": (lambda d: d["network"]["layers"][0].pop("group"),
-                                 "draw record shape [27, 1, 3, 3]"),
-        "frozen group 1, the whole patch": (frozen(1, group=1), "draw record shape [3, 9, 1, 1]"),
-        "group not a divisor": (frozen(0, group=2), "group 2 must be an integer from 1"),
-        "group 0": (target(group=0), "group 0 must be"),
-        "group a string": (target(group="3"), "group \"3\" must be"),
-        "group true": (frozen(0, group=True), "group true must be"),
+                                 "shape", "draw record shape [27, 1, 3, 3]"),
+        "frozen group 1, the whole patch": (frozen(1, group=1), "shape",
+                                            "draw record shape [3, 9, 1, 1]"),
+        "group not a divisor": (frozen(0, group=2), "shape", "group 2 must be an integer from 1"),
+        "group 0": (target(group=0), "shape", "group 0 must be"),
+        # not a JSON integer: the closed schema's type check (rule format), before any value
+        "group a string": (target(group="3"), "format", '"group" must be an integer'),
+        "group true": (frozen(0, group=True), "format", '"group" must be an integer'),
         "target ungrouped": (lambda d: d["target"]["layers"][0].pop("group"),
-                             "has 9 entries, expected 27"),
+                             "shape", "has 9 entries, expected 27"),
         "target over-grouped": (target(group=1, weight={"den": 1, "num": [[1] * 27] * 3}),
-                                ""),
+                                "identity", ""),
     }
-    for edit, words in edits.values():
+    for edit, rule, words in edits.values():
         bad = copy.deepcopy(doc)
         edit(bad)
-        if not words:  # a well-formed ungrouped map, another function: the identity rule
-            refused(bad, "identity")
-            continue
-        refused(bad, "shape", words)
+        # "" : a well-formed ungrouped map, another function: the identity rule
+        refused(bad, rule, words)
 
 
 def test_a_grouped_target_against_an_ungrouped_equal_map_is_the_same_function(mobilenet):
@@ -315,8 +315,8 @@ def test_the_mobilenet_block_exports(mobilenet, tmp_path):
     from exactnorm.outputs.export import (
         evaluate_npz_export,
         evaluate_state_dict,
-        load_exported_json,
         onnx_model,
+        read_exported_json,
         torch_state_dict,
     )
 
@@ -348,7 +348,7 @@ def test_the_mobilenet_block_exports(mobilenet, tmp_path):
     api.export(doc, tmp_path / "m.npz", format="npz", mean="1/3", scale="2")
     assert np.max(np.abs(evaluate_npz_export(tmp_path / "m.npz", X) - exact)) <= 1e-9 * scale
     api.export(doc, tmp_path / "m.json", format="json", mean="1/3", scale="2")
-    assert load_exported_json(tmp_path / "m.json") == read_networks(doc)[1]
+    assert read_exported_json(tmp_path / "m.json") == read_networks(doc)[1]
     state = torch_state_dict(doc, mean="1/4", scale="2", eps=1e-3)
     assert tuple(state["blocks.0.conv.weight"].shape) == (27, 1, 3, 3)
     kinds = [layer.kind for layer in c.network.layers]

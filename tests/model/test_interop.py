@@ -1,4 +1,4 @@
-"""Real models in: scikit-learn MLPs, PyTorch state dicts as .npz, load_target_any."""
+"""Real models in: scikit-learn MLPs, PyTorch state dicts as .npz, load_target."""
 
 from __future__ import annotations
 
@@ -16,17 +16,13 @@ import pytest
 import exactnorm.model.interop
 import exactnorm.outputs.export
 import exactnorm.outputs.report
-from exactnorm.certificate import expand_document
+from exactnorm.api import load_target
+from exactnorm.certificate import expand_document, save_target
 from exactnorm.errors import InputError, NumberFormatError
 from exactnorm.exact.linalg import to_fractions
 from exactnorm.exact.sampling import layer_rng
-from exactnorm.model.interop import (
-    is_state_dict_keys,
-    load_target_any,
-    target_from_sklearn,
-    target_from_state_dict,
-)
-from exactnorm.model.targets import demo_target, save_target
+from exactnorm.model.interop import is_state_dict_keys, target_from_sklearn, target_from_state_dict
+from exactnorm.model.targets import demo_target
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -138,7 +134,7 @@ def test_state_dict_npz_round_trip(tmp_path):
     arrays = _state_dict(widths, seed=3)
     path = tmp_path / "model.npz"
     np.savez(path, **arrays)
-    g = load_target_any(path, box=(Fraction(-1), Fraction(2)),
+    g = load_target(path, box=(Fraction(-1), Fraction(2)),
                         activations="relu,relu,relu,relu,relu,identity")
     assert g.widths == tuple(widths)
     assert [layer.activation for layer in g.layers] == ["relu"] * 5 + ["identity"]
@@ -166,27 +162,28 @@ def test_state_dict_problems(tmp_path):
         target_from_state_dict({**arrays, "1.running_mean": np.zeros(2)}, [0, 0], [1, 1])
     path = tmp_path / "sd.npz"
     np.savez(path, **arrays)
-    with pytest.raises(InputError, match="--box"):
-        load_target_any(path, activations="relu,identity")
+    with pytest.raises(InputError, match="needs box LO:HI") as refused:
+        load_target(path, activations="relu,identity")
+    assert refused.value.parameter == "box"  # the command line says --box
     np.savez(tmp_path / "bn.npz", **arrays, **{"1.running_mean": np.zeros(2)})
     with pytest.raises(InputError, match="1.running_mean"):
-        load_target_any(tmp_path / "bn.npz", box=(Fraction(0), Fraction(1)))
+        load_target(tmp_path / "bn.npz", box=(Fraction(0), Fraction(1)))
     assert is_state_dict_keys(list(arrays)) and not is_state_dict_keys(["W1", "b1"])
     assert not is_state_dict_keys([])
 
 
-def test_load_target_any_falls_back_to_load_target(tmp_path):
+def test_load_target_reads_json_and_npz_files(tmp_path):
     g = demo_target()
     jpath = tmp_path / "t.json"
     save_target(g, jpath)
-    assert load_target_any(jpath) == g
+    assert load_target(jpath) == g
     npath = tmp_path / "w.npz"
     np.savez(npath, W1=np.array([[1.5, -2.0]]), b1=np.array([0.25]), lower=np.zeros(2),
              upper=np.ones(2))
-    g2 = load_target_any(npath)
+    g2 = load_target(npath)
     assert [Fraction(str(v)) for v in g2.evaluate([1, 1])] == [Fraction(-1, 4)]
     with pytest.raises(InputError):
-        load_target_any(tmp_path / "missing.npz")
+        load_target(tmp_path / "missing.npz")
     assert json.loads(jpath.read_text())["target"]["layers"][0]["activation"] == "relu"
 
 
@@ -197,11 +194,11 @@ def test_state_dict_reserved_keys(tmp_path):
     np.savez(path, lower=np.array([-0.5, 0.0]), upper=np.array([0.75, 3.0]),
              activations=np.array(["identity", "identity"]), **arrays)
     # two boxes: refused, never one silently ignored
-    with pytest.raises(InputError, match="own box .* --box was given too"):
-        load_target_any(path, box=(Fraction(-9), Fraction(9)))
+    with pytest.raises(InputError, match="own bounds .* box was given too"):
+        load_target(path, box=(Fraction(-9), Fraction(9)))
     with pytest.raises(InputError, match="declares its activations and --activations"):
-        load_target_any(path, activations="relu,identity")
-    g = load_target_any(path)
+        load_target(path, activations="relu,identity")
+    g = load_target(path)
     assert [Fraction(str(v)) for v in g.lower + g.upper] == [Fraction(-1, 2), 0, Fraction(3, 4), 3]
     assert [layer.activation for layer in g.layers] == ["identity", "identity"]
     # identity everywhere: g is one affine map, W2 (W1 x + b1) + b2, checked with Fractions
@@ -221,13 +218,13 @@ def test_state_dict_npz_bad_reserved_keys(tmp_path):
     arrays = _state_dict([2, 2, 1], seed=6)
     np.savez(tmp_path / "a.npz", activations=np.array(["relu"]), **arrays)
     with pytest.raises(InputError, match="one per Linear layer"):
-        load_target_any(tmp_path / "a.npz", box=(Fraction(0), Fraction(1)))
+        load_target(tmp_path / "a.npz", box=(Fraction(0), Fraction(1)))
     np.savez(tmp_path / "b.npz", lower=np.zeros(2), **arrays)
     with pytest.raises(InputError, match="only one of lower/upper"):
-        load_target_any(tmp_path / "b.npz", box=(Fraction(0), Fraction(1)),
+        load_target(tmp_path / "b.npz", box=(Fraction(0), Fraction(1)),
                         activations="relu,identity")
     np.savez(tmp_path / "c.npz", **{**arrays, "0.weight": np.ones((2, 2), dtype=np.float16)})
-    assert load_target_any(tmp_path / "c.npz", box=(Fraction(0), Fraction(1)),
+    assert load_target(tmp_path / "c.npz", box=(Fraction(0), Fraction(1)),
                            activations=["relu", "identity"]).widths == (2, 2, 1)
 
 
@@ -248,7 +245,7 @@ def test_doctests(module):
 
 
 def test_cli_certifies_a_state_dict(tmp_path, capsys):
-    """``exactnorm certify --target sd.npz --box LO:HI`` goes through load_target_any."""
+    """``exactnorm certify --target sd.npz --box LO:HI`` goes through load_target."""
     from exactnorm.certificate import expand_document, load_certificate
     from exactnorm.cli import main
 
@@ -273,7 +270,7 @@ def test_cli_certifies_a_state_dict(tmp_path, capsys):
 def test_both_npz_readers_treat_box_and_activations_alike(tmp_path):
     """A lone ``lower`` (or the wrong number of activations) is refused by the W1, b1 reader
     exactly as by the state-dict reader; before, the W1 reader ignored a lone ``lower``."""
-    from exactnorm.model.targets import load_target
+    from exactnorm.api import load_target
 
     W, b = np.array([[1.0, 2.0]]), np.array([0.5])
     plain = tmp_path / "plain.npz"
@@ -282,12 +279,12 @@ def test_both_npz_readers_treat_box_and_activations_alike(tmp_path):
     np.savez(state, **{"0.weight": W, "0.bias": b, "lower": np.zeros(2)})
     for path in (plain, state):
         with pytest.raises(InputError, match="only one of lower/upper"):
-            load_target_any(path, box=(Fraction(0), Fraction(1)))
+            load_target(path, box=(Fraction(0), Fraction(1)))
     np.savez(plain, W1=W, b1=b, activations=np.array(["relu", "relu"]))
     np.savez(state, **{"0.weight": W, "0.bias": b, "activations": np.array(["relu", "relu"])})
     for path in (plain, state):
         with pytest.raises(InputError, match="activations must be a 1-D array of 1 strings"):
-            load_target_any(path, box=(Fraction(0), Fraction(1)))
+            load_target(path, box=(Fraction(0), Fraction(1)))
     np.savez(plain, W1=W, b1=b)
     with pytest.raises(InputError, match="needs box") as info:
         load_target(plain)

@@ -15,10 +15,11 @@ from fractions import Fraction
 import numpy as np
 import pytest
 
+from exactnorm.api import load_target
 from exactnorm.cli import main
 from exactnorm.errors import InputError, MissingExtraError
 from exactnorm.exact.sampling import layer_rng
-from exactnorm.model.interop import load_target_any, target_from_onnx, target_from_sklearn
+from exactnorm.model.interop import target_from_onnx, target_from_sklearn
 
 BOX = (Fraction(-1), Fraction(1))
 
@@ -91,7 +92,7 @@ def test_onnx_mlp_is_exact(tmp_path, dtype):
     model, ref = _mlp_onnx(rng, dtype)
     path = tmp_path / "m.onnx"
     onnx.save(model, path)
-    g = load_target_any(path, box=BOX)
+    g = load_target(path, box=BOX)
     assert g.widths == (3, 4, 5, 2)
     assert [layer.activation for layer in g.layers] == ["relu", "relu", "identity"]
     for _ in range(5):
@@ -161,9 +162,9 @@ def test_onnx_file_needs_box_and_refuses_activations(tmp_path, capsys):
     path = tmp_path / "m.onnx"
     onnx.save(model, path)
     with pytest.raises(InputError, match="pass --box"):
-        load_target_any(path)
+        load_target(path)
     with pytest.raises(InputError, match="records its activations itself"):
-        load_target_any(path, box=BOX, activations="relu,relu,identity")
+        load_target(path, box=BOX, activations="relu,relu,identity")
     (tmp_path / "junk.onnx").write_bytes(b"\x00not protobuf\xff" * 5)
     assert main(["certify", "--target", str(tmp_path / "junk.onnx"), "--box", "0:1",
                  "--out", str(tmp_path / "c.json")]) == 2
@@ -196,7 +197,7 @@ def test_missing_onnx_names_the_extra(tmp_path, monkeypatch, capsys):
     onnx.save(model, tmp_path / "m.onnx")
     monkeypatch.setitem(sys.modules, "onnx", None)
     with pytest.raises(MissingExtraError, match=r"pip install 'exactnorm\[onnx\]'"):
-        load_target_any(tmp_path / "m.onnx", box=BOX)
+        load_target(tmp_path / "m.onnx", box=BOX)
     assert main(["certify", "--target", str(tmp_path / "m.onnx"), "--box", "0:1",
                  "--out", str(tmp_path / "c.json")]) == 2
     err = capsys.readouterr().err
@@ -207,17 +208,18 @@ def test_missing_onnx_names_the_extra(tmp_path, monkeypatch, capsys):
 
 
 def test_box_given_twice_is_refused(tmp_path):
-    from exactnorm.model.targets import demo_target, save_target
+    from exactnorm.certificate import save_target
+    from exactnorm.model.targets import demo_target
 
     save_target(demo_target(), tmp_path / "t.json")
     with pytest.raises(InputError, match="own 'domain' and box was given"):
-        load_target_any(tmp_path / "t.json", box=BOX)
+        load_target(tmp_path / "t.json", box=BOX)
     np.savez(tmp_path / "w.npz", W1=np.ones((1, 2)), b1=np.zeros(1), lower=np.zeros(2),
              upper=np.ones(2))
-    with pytest.raises(InputError, match="own box"):
-        load_target_any(tmp_path / "w.npz", box=BOX)
+    with pytest.raises(InputError, match="own bounds"):
+        load_target(tmp_path / "w.npz", box=BOX)
     with pytest.raises(InputError, match="applies to state dicts"):
-        load_target_any(tmp_path / "w.npz", activations="identity")
+        load_target(tmp_path / "w.npz", activations="identity")
 
 
 @pytest.mark.parametrize("declared", ["tanh,identity", "relu,gelu", "Sigmoid,identity",
@@ -227,16 +229,16 @@ def test_state_dict_unsupported_activation(tmp_path, declared):
                                      "2.weight": np.ones((1, 2)), "2.bias": np.zeros(1)})
     bad = [a for a in declared.split(",") if a.lower() not in ("relu", "identity")][0]
     with pytest.raises(InputError, match=rf"'{bad.lower()}' .* not piecewise linear"):
-        load_target_any(tmp_path / "sd.npz", box=BOX, activations=declared)
+        load_target(tmp_path / "sd.npz", box=BOX, activations=declared)
     with pytest.raises(InputError, match="2 activations declared for 2|3 activations declared"):
-        load_target_any(tmp_path / "sd.npz", box=BOX, activations="relu,relu,identity")
+        load_target(tmp_path / "sd.npz", box=BOX, activations="relu,relu,identity")
 
 
 def test_custom_module_npz_names_its_key(tmp_path):
     """A state dict of a custom module (not nn.Sequential) is named as such, not 'no W1'."""
     np.savez(tmp_path / "custom.npz", **{"fc1.weight": np.ones((2, 2)), "fc1.bias": np.zeros(2)})
     with pytest.raises(InputError, match="'fc1.weight' is not '<index>.weight'.*nn.Sequential"):
-        load_target_any(tmp_path / "custom.npz", box=BOX, activations="relu")
+        load_target(tmp_path / "custom.npz", box=BOX, activations="relu")
 
 
 def test_relu_after_the_last_layer_is_certified_as_declared(tmp_path):
@@ -245,7 +247,7 @@ def test_relu_after_the_last_layer_is_certified_as_declared(tmp_path):
     np.savez(tmp_path / "sd.npz", **{"0.weight": np.array([[1.0, 2.0], [-1.0, 0.5]]),
                                      "0.bias": np.zeros(2), "2.weight": np.array([[1.0, -1.0]]),
                                      "2.bias": np.array([-0.25])})
-    g = load_target_any(tmp_path / "sd.npz", box=BOX, activations="relu,relu")
+    g = load_target(tmp_path / "sd.npz", box=BOX, activations="relu,relu")
     doc = api.certificate_document(api.certify(g, seed=0))
     assert api.check(doc).ok and api.check(doc, pure=True).ok
     assert [L["activation"] for L in doc["target"]["layers"]] == ["relu", "relu"]
@@ -270,9 +272,9 @@ def test_pt_state_dict_exact_and_declared(tmp_path):
     path = tmp_path / "m.pt"
     torch.save(model.state_dict(), path)
     with pytest.raises(InputError, match="does not record its activations.*--activations"):
-        load_target_any(path, box=BOX)
+        load_target(path, box=BOX)
     # the trailing ReLU is invisible in the state dict: the declaration says it is there
-    g = load_target_any(path, box=BOX, activations="relu,relu")
+    g = load_target(path, box=BOX, activations="relu,relu")
     sd = {k: v.numpy() for k, v in model.state_dict().items()}
     ref = [(sd["0.weight"], sd["0.bias"], "relu"), (sd["2.weight"], sd["2.bias"], "relu")]
     rng = layer_rng(3, 1)
@@ -287,11 +289,11 @@ def test_pt_state_dict_exact_and_declared(tmp_path):
     # declared inside the file, with its box
     torch.save({**model.state_dict(), "activations": ["relu", "relu"],
                 "lower": torch.zeros(3), "upper": torch.ones(3)}, tmp_path / "d.pt")
-    g2 = load_target_any(tmp_path / "d.pt")
+    g2 = load_target(tmp_path / "d.pt")
     assert [layer.activation for layer in g2.layers] == ["relu", "relu"]
     assert [_q(v) for v in g2.upper] == [1, 1, 1]
     with pytest.raises(InputError, match="own box"):
-        load_target_any(tmp_path / "d.pt", box=BOX)
+        load_target(tmp_path / "d.pt", box=BOX)
 
 
 def test_pt_refusals(tmp_path, monkeypatch):
@@ -299,16 +301,16 @@ def test_pt_refusals(tmp_path, monkeypatch):
     model = _torch_mlp(torch, torch.nn.Tanh)
     torch.save(model.state_dict(), tmp_path / "tanh.pt")
     with pytest.raises(InputError, match="'tanh' of Linear layer 1 is not piecewise linear"):
-        load_target_any(tmp_path / "tanh.pt", box=BOX, activations="tanh,identity")
+        load_target(tmp_path / "tanh.pt", box=BOX, activations="tanh,identity")
     (tmp_path / "junk.pt").write_bytes(b"PK\x03\x04 not a zip at all")
     with pytest.raises(InputError, match="not a weights-only state dict"):
-        load_target_any(tmp_path / "junk.pt", box=BOX, activations="relu,identity")
+        load_target(tmp_path / "junk.pt", box=BOX, activations="relu,identity")
     torch.save([1, 2], tmp_path / "list.pt")
     with pytest.raises(InputError, match="holds a list, not a state dict"):
-        load_target_any(tmp_path / "list.pt", box=BOX, activations="relu,identity")
+        load_target(tmp_path / "list.pt", box=BOX, activations="relu,identity")
     torch.save(model, tmp_path / "whole.pt")  # the pickled module, not its state dict
     with pytest.raises(InputError, match="not a weights-only state dict"):
-        load_target_any(tmp_path / "whole.pt", box=BOX, activations="relu,identity")
+        load_target(tmp_path / "whole.pt", box=BOX, activations="relu,identity")
 
     class Custom(torch.nn.Module):
         def __init__(self):
@@ -317,10 +319,10 @@ def test_pt_refusals(tmp_path, monkeypatch):
 
     torch.save(Custom().state_dict(), tmp_path / "custom.pt")
     with pytest.raises(InputError, match="'fc.weight' is not '<index>.weight'"):
-        load_target_any(tmp_path / "custom.pt", box=BOX, activations="relu")
+        load_target(tmp_path / "custom.pt", box=BOX, activations="relu")
     monkeypatch.setitem(sys.modules, "torch", None)
     with pytest.raises(MissingExtraError, match="needs torch"):
-        load_target_any(tmp_path / "tanh.pt", box=BOX, activations="relu,identity")
+        load_target(tmp_path / "tanh.pt", box=BOX, activations="relu,identity")
 
 
 def test_pt_without_torch_one_line(tmp_path, monkeypatch, capsys):
@@ -452,12 +454,11 @@ def test_api_and_cli_read_the_same_state_dict(tmp_path, capsys):
     with pytest.raises(InputError, match="does not record its activations"):
         api.load_target(tmp_path / "sd.npz", box=(-1, 1))
     g = api.load_target(tmp_path / "sd.npz", box=(-1, 1), activations="relu,identity")
-    assert g == load_target_any(tmp_path / "sd.npz", box=BOX, activations="relu,identity")
+    assert g == load_target(tmp_path / "sd.npz", box=BOX, activations="relu,identity")
     out = tmp_path / "c.json"
     assert main(["certify", "--target", str(tmp_path / "sd.npz"), "--box", "-1:1",
                  "--activations", "relu,identity", "--out", str(out)]) == 0
-    from exactnorm.certificate import expand_document, load_certificate
-    from exactnorm.model.targets import target_from_dict
+    from exactnorm.certificate import expand_document, load_certificate, read_target
 
-    assert target_from_dict(expand_document(load_certificate(out))) == g
+    assert read_target(expand_document(load_certificate(out))) == g
     capsys.readouterr()

@@ -207,11 +207,11 @@ def test_a_shortcut_of_another_shape_is_refused():
 
 
 def test_a_given_network_is_a_chain():
-    from exactnorm.model.given import given_from_onnx
+    from exactnorm.model.interop import frozen_from_onnx
 
     with pytest.raises(InputError, match=r"'b1_add' \(Add\) adds two branches \(a residual "
                                          r"block\); a network read with replaced handlers"):
-        given_from_onnx(small_resnet_onnx(3))
+        frozen_from_onnx(small_resnet_onnx(3))
 
 
 def test_a_huge_padding_is_refused_before_it_is_built():

@@ -6,15 +6,11 @@ import numpy as np
 import pytest
 from flint import fmpq, fmpq_mat
 
+from exactnorm.api import load_target
+from exactnorm.certificate import read_target, save_target
 from exactnorm.errors import InputError, LimitExceededError, ShapeError
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork, affine_interval
-from exactnorm.model.targets import (
-    demo_target,
-    load_target,
-    random_target,
-    save_target,
-    target_from_dict,
-)
+from exactnorm.model.targets import demo_target, random_target
 from tests.helpers import case_target, sample_points
 
 
@@ -92,8 +88,8 @@ def test_npz_import_exact_and_activations(tmp_path):
     assert g.lower == (fmpq(0), fmpq(-1))
 
 
-def test_target_from_dict_defaults_activations():
-    g = target_from_dict({"domain": {"lower": [0], "upper": [1]},
+def test_a_target_file_defaults_activations():
+    g = read_target({"domain": {"lower": [0], "upper": [1]},
                           "target": {"layers": [{"weight": [[1]], "bias": [0]},
                                                 {"weight": [[1]], "bias": [0]}]}})
     assert [layer.activation for layer in g.layers] == ["relu", "identity"]

@@ -67,9 +67,9 @@ def _onnx(model: object, dtype: type, path: Path) -> Path:
 
 def _denominators(doc: dict) -> set[int]:
     """The distinct denominators of the exact first-layer weights of the target."""
-    from exactnorm.model.targets import target_from_dict
+    from exactnorm.certificate import read_target
 
-    W = target_from_dict(doc).layers[0].weight
+    W = read_target(doc).layers[0].weight
     return {int(x.q) for x in W.entries()}
 
 
@@ -80,7 +80,8 @@ def _certify_and_check(target: object, **options: object) -> dict:
     doc = certificate_document(c)
     pure, fast = checker.check_certificate(doc), checker_flint.check_certificate(doc)
     assert pure == fast and pure.ok, pure.message
-    assert pure.facts["seed_rule"] == "target" and "derived from the target" in pure.message
+    assert pure.facts["seed_rule"] == "target.v2" and "derived from the canonical target" in \
+        pure.message
     return doc
 
 
@@ -134,6 +135,67 @@ def test_a_plain_list_over_many_powers_of_two_is_read_at_its_true_size():
     assert [Fraction(n, den) for n in nums] == [Fraction(p, q) for p, q in values]
 
 
+def _scaler_pipeline(hidden: int, path: Path) -> tuple[object, Path]:
+    """``Pipeline(StandardScaler, MLPClassifier((hidden,)))`` on the digits, exported with
+    skl2onnx: the scaler is a float32 ``Scaler`` node (offset, scale) in front of the MLP."""
+    skl2onnx = pytest.importorskip("skl2onnx")
+    from sklearn.neural_network import MLPClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import StandardScaler
+
+    X, y = _digits()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = Pipeline([("scale", StandardScaler()),
+                          ("mlp", MLPClassifier(hidden_layer_sizes=(hidden,), random_state=0,
+                                                max_iter=300))]).fit(X, y)
+    path.write_bytes(skl2onnx.to_onnx(model, X[:1].astype(np.float32)).SerializeToString())
+    return model, path
+
+
+def _certify_pipeline(hidden: int, tmp_path: Path) -> None:
+    """The pipeline through ``exactnorm certify`` with default flags: the plan's estimate is
+    printed before the work, the certificate is VALID in both arithmetics, the exact target is
+    the pipeline (same predictions), and the plan chose what the checker accepts — Theorem 1
+    of the 64 → hidden layer is forecast to be refused from hidden = 64 on (the checker's
+    limit on bits), as the checker did after 12 minutes of work."""
+    from exactnorm.cli import main
+    from exactnorm.constructions.choice import estimate_theorem1
+
+    model, path = _scaler_pipeline(hidden, tmp_path / "pipe.onnx")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        target = api.load_target(path, box="0:1")
+        plan = api.plan_certify(target)
+    X, _ = _digits()
+    exact = target.evaluate_float(X[:100].astype(np.float32).astype(np.float64))
+    assert (exact.argmax(axis=1) == model.predict(X[:100])).all()  # type: ignore[attr-defined]
+    assert plan.estimate.checker.fits
+    if hidden >= 64:
+        assert not estimate_theorem1(target).checker.fits
+        assert plan.construction == "tradeoff"
+    out = tmp_path / "c.json.gz"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert main(["certify", str(path), "--box", "0:1", "--out", str(out)]) == 0
+    for pure in (False, True):
+        verdict = api.check_file(out, pure=pure)
+        assert verdict.ok, verdict.message
+
+
+@pytest.mark.parametrize("hidden", [32, 64])
+def test_scaler_pipeline_certifies_valid_with_default_flags(tmp_path, capsys, hidden):
+    _certify_pipeline(hidden, tmp_path)
+    captured = capsys.readouterr()
+    assert "≈" in captured.err  # the estimate, printed before the work
+    assert "VALID" in captured.out
+
+
+@pytest.mark.slow
+def test_scaler_pipeline_64_128_10_certifies_valid_with_default_flags(tmp_path):
+    _certify_pipeline(128, tmp_path)
+
+
 @pytest.mark.slow
 def test_the_reported_digits_mlp_64_32_10_certifies_valid(tmp_path):
     """The model of the report: 64-32-10, float32 ONNX (97 % test accuracy)."""
@@ -158,8 +220,8 @@ def test_trained_784_128_10_float64_mlp_certifies_valid(tmp_path):
 def test_a_certificate_is_a_target_file_with_its_compact_target(tmp_path):
     """Writers put a target matrix over one denominator when that is shorter (float weights of
     one exponent range); load_target reads the certificate back as the same target."""
+    from exactnorm.api import load_target
     from exactnorm.certificate import save_certificate
-    from exactnorm.model.targets import load_target
 
     rng = np.random.default_rng(0)
     arrays = {"W1": rng.normal(size=(4, 6)).astype(np.float32),

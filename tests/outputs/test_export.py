@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from exactnorm import api
-from exactnorm.certificate import expand_document, network_from_dict, save_certificate
+from exactnorm.certificate import expand_document, read_frozen, save_certificate
 from exactnorm.cli import main
 from exactnorm.errors import InputError
 from exactnorm.exact.sampling import layer_rng
@@ -22,7 +22,7 @@ from exactnorm.outputs.export import (
     export_json,
     export_npz,
     from_batchnorm,
-    load_exported_json,
+    read_exported_json,
     to_batchnorm,
 )
 
@@ -96,22 +96,22 @@ def test_json_export_reevaluates_exactly(cert, tmp_path, mean, scale):
                                       C["gamma"], C["beta"]):
             assert F(gh) / F(s) == F(g)
             assert F(bh) - F(gh) * F(m) / F(s) == F(b)
-    net = load_exported_json(path)
-    assert net == network_from_dict(cert)
-    from exactnorm.model.targets import target_from_dict
+    net = read_exported_json(path)
+    assert net == read_frozen(cert)
+    from exactnorm.certificate import read_target
 
-    g = target_from_dict(cert)
+    g = read_target(cert)
     for x in _rational_points(cert, 5, seed=1):
         assert net.evaluate(x) == g.evaluate(x)
 
 
 def test_evaluate_exported_json_is_the_target_on_the_box(cert, tmp_path):
     """The exact evaluator on the exported file gives g(x); a changed β̂ gives something else."""
-    from exactnorm.model.targets import target_from_dict
+    from exactnorm.certificate import read_target
 
     path = tmp_path / "bn.json"
     export_json(cert, path, "-2/3", "5")
-    g = target_from_dict(cert)
+    g = read_target(cert)
     pts = _rational_points(cert, 4, seed=3)
     assert evaluate_exported_json(path, pts) == [g.evaluate(x) for x in pts]
     # β = β̂ − γ̂ μ/s: one more unit of β̂ in the (identity) output layer adds exactly 1 to f
@@ -126,12 +126,12 @@ def test_evaluate_exported_json_is_the_target_on_the_box(cert, tmp_path):
 
 
 def test_json_export_per_layer_statistics(cert, tmp_path):
-    net = network_from_dict(cert)
+    net = read_frozen(cert)
     rng = layer_rng(5, 0)
     means = [[Fraction(int(k), 7) for k in rng.integers(-20, 20, size=w)] for w in net.widths]
     scales = [[Fraction(int(k), 3) for k in rng.integers(1, 20, size=w)] for w in net.widths]
     export_json(cert, tmp_path / "bn.json", means, scales)
-    assert load_exported_json(tmp_path / "bn.json") == net
+    assert read_exported_json(tmp_path / "bn.json") == net
 
 
 def test_npz_floats_close_to_exact(cert, tmp_path):
@@ -150,9 +150,9 @@ def test_npz_floats_close_to_exact(cert, tmp_path):
             np.testing.assert_allclose(z[f"running_var{j}"], float(scale) ** 2 - eps, rtol=1e-15)
             np.testing.assert_array_equal(z[f"running_mean{j}"], float(mean))
         # a framework-style forward pass on the floats tracks the exact f closely
-        from exactnorm.model.targets import target_from_dict
+        from exactnorm.certificate import read_target
 
-        g = target_from_dict(cert)
+        g = read_target(cert)
         for x in _rational_points(cert, 3, seed=2):
             h = [np.array([float(v) for v in x])]
             for j in range(1, len(cert["network"]["layers"]) + 1):
@@ -175,7 +175,7 @@ def test_cli_exit_codes(cert, tmp_path, capsys):
     out = tmp_path / "bn.json"
     assert main(["export", str(cpath), "--format", "json", "--out", str(out),
                  "--mean", "-1/2", "--scale", "3"]) == 0
-    assert load_exported_json(out) == network_from_dict(cert)
+    assert read_exported_json(out) == read_frozen(cert)
     assert main(["export", str(cpath), "--format", "npz", "--out", str(tmp_path / "bn.npz")]) == 0
     assert "NOT certified" in capsys.readouterr().err
     for bad in (["--scale", "0"], ["--scale", "-2"], ["--mean", "0.5e"], ["--format", "csv"],
@@ -189,15 +189,17 @@ def test_cli_exit_codes(cert, tmp_path, capsys):
 
 
 def test_npz_with_skips_tracks_exact_f(tmp_path):
-    """Skip matrices (trade-off construction, SPEC §2.3) are exported and used as h += P h_s."""
-    from exactnorm.model.targets import random_target, target_from_dict
+    """Skip matrices (trade-off construction, docs/constructions.md) are exported and used as
+    h += P h_s."""
+    from exactnorm.certificate import read_target
+    from exactnorm.model.targets import random_target
 
     doc = api.certificate_document(api.certify(random_target([3, 2, 1], seed=8), "tradeoff",
                                                seed=1, block=1))
     assert any(L.get("skip") for L in doc["network"]["layers"])
     export_npz(doc, tmp_path / "s.npz", "1/2", 2)
     doc = expand_document(doc)
-    g = target_from_dict(doc)
+    g = read_target(doc)
     with np.load(tmp_path / "s.npz") as z:
         for x in _rational_points(doc, 3, seed=4):
             h = [np.array([float(v) for v in x])]
@@ -288,7 +290,7 @@ def test_float_reader_equals_the_exact_reader(cert):
 
     compact = api.certificate_document(api.certify(api.demo_target(), seed=2))
     for doc in (cert, compact):
-        fast, exact = float_network(doc), network_from_dict(doc)
+        fast, exact = float_network(doc), read_frozen(doc)
         assert fast.input_dim == exact.input_dim and fast.checkpoints == exact.checkpoints
         assert len(fast.layers) == len(exact.layers)
         for a, b in zip(fast.layers, exact.layers):
@@ -345,7 +347,7 @@ def test_convolutional_certificates_export_and_verify(tmp_path):
     pytest.importorskip("onnxruntime")
     from exactnorm.certificate import read_networks
     from exactnorm.exact.rationals import strict_json_loads
-    from exactnorm.outputs.export import evaluate_npz_export, load_exported_json
+    from exactnorm.outputs.export import evaluate_npz_export, read_exported_json
     from exactnorm.outputs.floatnet import box_points
     from tests.checker.test_fuzz import conv_certificate_pool
 
@@ -365,7 +367,7 @@ def test_convolutional_certificates_export_and_verify(tmp_path):
             Y = evaluate_npz_export(tmp_path / f"c{k}.npz", X)
             assert np.max(np.abs(Y - exact)) < 1e-9
         api.export(doc, tmp_path / f"c{k}.json", format="json", mean="1/3", scale="5/2")
-        back = load_exported_json(tmp_path / f"c{k}.json")
+        back = read_exported_json(tmp_path / f"c{k}.json")
         assert back == f
         assert [back.evaluate(x) for x in pts[:2]] == [g.evaluate(x) for x in pts[:2]]
 

@@ -13,11 +13,11 @@ import numpy as np
 import pytest
 
 from exactnorm import api
-from exactnorm.certificate import expand_document, save_certificate
+from exactnorm.certificate import expand_document, read_target, save_certificate
 from exactnorm.cli import main
 from exactnorm.errors import InputError, MissingExtraError
 from exactnorm.exact.sampling import layer_rng
-from exactnorm.model.targets import random_target, target_from_dict
+from exactnorm.model.targets import random_target
 from exactnorm.outputs.export import (
     FLOAT_WARNING,
     evaluate_state_dict,
@@ -36,7 +36,7 @@ TOLERANCE = {"float64": 1e-9, "float32": 1e-3}
 def cert(request):
     if request.param == "theorem1":
         doc = api.certificate_document(api.certify(random_target([3, 4, 2], seed=5), seed=1))
-    else:  # skips from earlier nodes (SPEC §2.3)
+    else:  # skips from earlier nodes (docs/constructions.md)
         doc = api.certificate_document(api.certify(random_target([3, 2, 1], seed=8),
                                                    "tradeoff", seed=1, block=1))
         assert any(L.get("skip") for L in doc["network"]["layers"])
@@ -52,7 +52,7 @@ def plain(cert):
 
 def _points(doc, n, seed):
     """Random float points of the box and their exact values ``g(x)`` (x as its exact dyadic)."""
-    g = target_from_dict(expand_document(doc))
+    g = read_target(expand_document(doc))
     lo = np.array([float(v) for v in g.lower])
     hi = np.array([float(v) for v in g.upper])
     X = layer_rng(seed, 7).uniform(lo, hi, size=(n, len(lo)))

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..boxes import Box
-from ..numbers import CertificateError, activation, field, matrix, show, show_ratio, vector
+from ..numbers import CertificateError, activation, matrix, show, show_ratio, vector
 from ..provenance import ROLE_WEIGHT, Provenance, rule_provenance
 from ..records import FrozenRecord, TargetRecord
 from ..topology import frozen_residual
@@ -29,9 +29,10 @@ def read_weighted_target(name: str, layer: dict, where: str, cols: int, position
                          geom: Any, max_digits: int) -> TargetRecord:
     """A target layer ``(W, b, σ)`` whose ``W`` has ``cols`` columns, applied at ``positions``
     output positions."""
-    W = matrix(field(layer, "weight", where), f"{where} weight", None, cols, max_digits)
-    b = vector(field(layer, "bias", where), f"{where} bias", W.nrows, max_digits)
-    act = activation(field(layer, "activation", where), where)
+    # the keys exist with their JSON types: the layer passed its table (..document.closed_layer)
+    W = matrix(layer["weight"], f"{where} weight", None, cols, max_digits)
+    b = vector(layer["bias"], f"{where} bias", len(W.rows), max_digits)
+    act = activation(layer["activation"], where)
     return TargetRecord(name, W, b, act, W.nrows * positions, geom)
 
 
@@ -56,18 +57,21 @@ def read_tuned(name: str, layer: dict, where: str, j: int, src: int, dims: list[
     window's patch coordinates), γ, β, σ, the skips ``skips_of(rows, full width)``, its
     residual and stability mode; returns the record and its full output width."""
     cols = dims[src] if geom is None else geom.patch
-    V = rule_provenance(layer, field(layer, "weight", where), None, where, j, ROLE_WEIGHT,
-                        None, cols, prov, max_digits, geom)
+    # the keys exist with their JSON types: the layer passed its table (..document.closed_layer)
+    V = rule_provenance(layer, layer["weight"], None, where, j, ROLE_WEIGHT, None, cols, prov,
+                        max_digits, geom)
     n = V.nrows
-    gamma = vector(field(layer, "gamma", where), f"{where} gamma", n, max_digits)
-    beta = vector(field(layer, "beta", where), f"{where} beta", n, max_digits)
-    act = activation(field(layer, "activation", where), where)
+    gamma = vector(layer["gamma"], f"{where} gamma", n, max_digits)
+    beta = vector(layer["beta"], f"{where} beta", n, max_digits)
+    act = activation(layer["activation"], where)
     full = n if geom is None else n * geom.Ho * geom.Wo
-    skips = skips_of(n, full)
-    residual = frozen_residual(layer, where, j, full, dims, prov.version)
-    return FrozenRecord(name, src, V, gamma, beta, act, tuple(skips), geom,
-                        residual=residual,
-                        hull=_stability_mode(layer, where, j, geom is not None)), full
+    # the optional keys, each read only when present (a chain of 10^5 layers has none)
+    skips = tuple(skips_of(n, full)) if "skip" in layer else ()
+    residual = frozen_residual(layer, where, j, full, dims, prov.version) \
+        if "residual" in layer else None
+    hull = _stability_mode(layer, where, j, geom is not None) if "stability" in layer else False
+    return FrozenRecord(name, src, V, gamma, beta, act, skips, geom, None, residual,
+                        hull), full
 
 
 def rule_checkpoint(layer: FrozenRecord, plain: tuple, tl: TargetRecord, j: int, i: int,

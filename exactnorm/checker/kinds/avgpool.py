@@ -14,6 +14,7 @@ because the map is monotone in every input (its coefficients are ``1/(kh·kw) > 
 
 from __future__ import annotations
 
+from operator import add
 from typing import Any
 
 from ..boxes import Box, box_bits, reduced_box
@@ -21,8 +22,9 @@ from ..budget import STEP, Budget, words
 from ..numbers import CertificateError, activation, field
 from ..provenance import Provenance
 from ..records import FrozenRecord, TargetRecord
+from ..schema import Key, Schema
 from .base import Family, Kind
-from .window import read_geometry, same_window
+from .window import WINDOW_KEYS, read_geometry, same_window
 
 __all__ = ["NAME", "AvgPool", "POOL_EXTRAS"]
 
@@ -32,11 +34,20 @@ NAME = "avgpool"
 #: fields a pooling layer never has (rule ``format``)
 POOL_EXTRAS = ("weight", "gamma", "beta", "skip", "residual", "stability")
 
+#: the keys of an avgpool target layer and of an avgpool frozen layer (Appendix A)
+TARGET_SCHEMA = Schema("target layer (avgpool)", Key("kind", "string", True), *WINDOW_KEYS,
+                       Key("dilation", "array", False), Key("activation", "string", True))
+FROZEN_SCHEMA = Schema("frozen layer (avgpool)", Key("kind", "string", True),
+                       Key("input", "integer", True), *WINDOW_KEYS,
+                       Key("dilation", "array", False), Key("activation", "string", True))
+
 
 class AvgPool(Kind):
     """``avgpool``: an average pooling."""
 
     name = NAME
+    target_schema = TARGET_SCHEMA
+    frozen_schema = FROZEN_SCHEMA
 
     def read_target(self, layer: dict, where: str, width: int,
                     max_digits: int) -> TargetRecord:
@@ -91,12 +102,21 @@ class AvgPool(Kind):
         out = g.C * g.Ho * g.Wo
         budget.size(2, out, None, bits + size.bit_length() + 1, where=where, what="its box")
         budget.work(2 * out * (size + 2) * (STEP + words(bits + size.bit_length())), None, where)
-        out_lo, out_hi = [], []
+        out_lo: list[int] = []
+        out_hi: list[int] = []
+        span = g.sw * (g.Wo - 1) + 1
         for c in range(g.C):
             for y in range(g.Ho):
-                for x in range(g.Wo):
-                    pix = [(c * g.H + y * g.sh + u) * g.W + x * g.sw + v
-                           for u in range(g.kh) for v in range(g.kw)]
-                    out_lo.append(sum(lo[t] for t in pix))
-                    out_hi.append(sum(hi[t] for t in pix))
+                # output row y: for each window offset (u, v) the strided slice of input row
+                # y·sh + u starting at column v, summed slice by slice (no padding, §8)
+                row_lo: list[int] = [0] * g.Wo
+                row_hi: list[int] = [0] * g.Wo
+                for u in range(g.kh):
+                    base = (c * g.H + y * g.sh + u) * g.W
+                    for v in range(g.kw):
+                        start = base + v
+                        row_lo = list(map(add, row_lo, lo[start:start + span:g.sw]))
+                        row_hi = list(map(add, row_hi, hi[start:start + span:g.sw]))
+                out_lo += row_lo
+                out_hi += row_hi
         return reduced_box(out_lo, out_hi, Q * size, budget, where)

@@ -30,6 +30,7 @@ from ..boxes import Box
 from ..budget import Budget
 from ..provenance import Provenance
 from ..records import FrozenRecord, TargetRecord
+from ..schema import Schema
 
 __all__ = ["Kind", "Family"]
 
@@ -44,13 +45,19 @@ class Kind(ABC):
 
     #: the certificate's word for the kind (a word of ``vocabulary.LAYER_KINDS``)
     name: str
+    #: the keys of its target layer and of its frozen layer (rule ``format``, :mod:`..schema`;
+    #: docs/certificate-format.md, Appendix A, one table each)
+    target_schema: Schema
+    frozen_schema: Schema
 
     @abstractmethod
     def read_target(self, layer: dict, where: str, width: int,
                     max_digits: int) -> TargetRecord:
         """Rules ``format``, ``number``, ``shape`` of a target layer reading a value of
         ``width`` entries: the target record without ``input`` and ``skip`` (the reader adds
-        them), its ``width`` the width of its output."""
+        them), its ``width`` the width of its output. The reader calls it (and
+        :meth:`read_frozen`) only for a layer that passed :attr:`target_schema`
+        (:attr:`frozen_schema`): its required keys exist, every key has its JSON type."""
 
     @abstractmethod
     def read_frozen(self, layer: dict, where: str, j: int, src: int, dims: list[int],

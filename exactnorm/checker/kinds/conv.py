@@ -33,15 +33,35 @@ from ..budget import Budget
 from ..numbers import CertificateError
 from ..provenance import Provenance
 from ..records import FrozenRecord, TargetRecord
+from ..schema import CONV_SKIP, LAYER_WEIGHT, NUMBERS, RESIDUAL, SOURCE, TARGET_SKIP, Key, Schema
 from ..topology import conv_skips
 from .affine import read_tuned, read_weighted_target, rule_checkpoint
 from .base import Family, Kind
-from .window import read_geometry, read_group, same_window, whole_patch
+from .window import WINDOW_KEYS, read_geometry, read_group, same_window, whole_patch
 
 __all__ = ["NAME", "Conv"]
 
 #: the certificate's word for this kind (an entry of ``vocabulary.LAYER_KINDS``)
 NAME = "conv"
+
+#: the keys of a conv target layer and of a conv frozen layer (Appendix A)
+TARGET_SCHEMA = Schema("target layer (conv)", Key("kind", "string", True), *WINDOW_KEYS,
+                       Key("dilation", "array", True), Key("group", "integer", False),
+                       Key("weight", "array or object", True, child=NUMBERS),
+                       Key("bias", "array or object", True, child=NUMBERS),
+                       Key("activation", "string", True), Key("input", "integer", False, 3),
+                       Key("skip", "object", False, 3, child=TARGET_SKIP))
+FROZEN_SCHEMA = Schema("frozen layer (conv)", Key("kind", "string", True),
+                       Key("input", "integer", True), *WINDOW_KEYS,
+                       Key("dilation", "array", True), Key("group", "integer", False),
+                       Key("weight", "array or object", True, child=LAYER_WEIGHT),
+                       Key("source", "object", False, child=SOURCE),
+                       Key("gamma", "array or object", True, child=NUMBERS),
+                       Key("beta", "array or object", True, child=NUMBERS),
+                       Key("activation", "string", True),
+                       Key("skip", "array", False, child=CONV_SKIP, each=True),
+                       Key("residual", "object", False, 3, child=RESIDUAL),
+                       Key("stability", "string", False))
 
 
 def _no_pixel_skip(layer: FrozenRecord, j: int, i: int, seg_in: int) -> None:
@@ -58,16 +78,21 @@ def _inner_conv(layer: FrozenRecord, j: int, i: int, seg_in: int, grid: tuple[in
                 tl: TargetRecord) -> None:
     """Rule ``segment`` for a layer after the first of the convolution segment of target layer
     ``i``."""
-    g, tg, conv = layer.geom, tl.geom, layer.kind == NAME
+    if layer.kind != NAME:  # a dense or pooling layer has no 1x1 kernel on the grid
+        raise CertificateError("segment", f"network layer {j} is a {layer.kind} layer inside the "
+                                          f"convolution segment of target layer {i}: every "
+                                          f"layer of a convolution segment is a conv layer",
+                               layer=j)
+    g, tg = layer.geom, tl.geom
     assert g is not None and tg is not None  # records of kinds with a window
-    if conv and layer.input == seg_in:
+    if layer.input == seg_in:
         if not g.same_window(tg):
             raise CertificateError("segment", f"network layer {j} reads node {seg_in}, the input "
                                               f"of the convolution segment of target layer {i}, "
                                               f"with {g.describe()}: a layer reading the segment "
                                               f"input has the target's window, "
                                               f"{tg.describe()}", layer=j)
-    elif not conv or not g.pointwise() or grid != (g.H, g.W):
+    elif not g.pointwise() or grid != (g.H, g.W):
         raise CertificateError("segment", f"network layer {j}: inside the convolution segment "
                                           f"of target layer {i} a layer that does not read the "
                                           f"segment input is a 1x1 conv (stride 1, padding 0, "
@@ -80,6 +105,8 @@ class Conv(Kind):
     """``conv``: a convolution."""
 
     name = NAME
+    target_schema = TARGET_SCHEMA
+    frozen_schema = FROZEN_SCHEMA
 
     def read_target(self, layer: dict, where: str, width: int,
                     max_digits: int) -> TargetRecord:

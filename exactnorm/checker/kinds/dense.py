@@ -22,6 +22,16 @@ from ..budget import Budget
 from ..numbers import CertificateError, field, index, show
 from ..provenance import Draw, Provenance, rule_provenance, skip_role
 from ..records import FrozenRecord, TargetRecord
+from ..schema import (
+    DENSE_SKIP,
+    LAYER_WEIGHT,
+    NUMBERS,
+    RESIDUAL,
+    SOURCE,
+    TARGET_SKIP,
+    Key,
+    Schema,
+)
 from ..topology import Picks, compact_picks
 from ..vocabulary import SKIP_KINDS
 from .affine import read_tuned, read_weighted_target, rule_checkpoint
@@ -31,6 +41,22 @@ __all__ = ["NAME", "Dense", "rule_skip_kind", "picks_of"]
 
 #: the certificate's word for this kind (an entry of ``vocabulary.LAYER_KINDS``)
 NAME = "dense"
+
+#: the keys of a dense target layer and of a dense frozen layer (Appendix A)
+TARGET_SCHEMA = Schema("target layer (dense)", Key("kind", "string", False),
+                       Key("weight", "array or object", True, child=NUMBERS),
+                       Key("bias", "array or object", True, child=NUMBERS),
+                       Key("activation", "string", True), Key("input", "integer", False, 3),
+                       Key("skip", "object", False, 3, child=TARGET_SKIP))
+FROZEN_SCHEMA = Schema("frozen layer (dense)", Key("kind", "string", False),
+                       Key("input", "integer", True),
+                       Key("weight", "array or object", True, child=LAYER_WEIGHT),
+                       Key("source", "object", False, child=SOURCE),
+                       Key("gamma", "array or object", True, child=NUMBERS),
+                       Key("beta", "array or object", True, child=NUMBERS),
+                       Key("activation", "string", True),
+                       Key("skip", "array", False, child=DENSE_SKIP, each=True),
+                       Key("residual", "object", False, 3, child=RESIDUAL))
 
 
 def picks_of(P: list[list], kind: str) -> Picks:
@@ -106,6 +132,8 @@ class Dense(Kind):
     """``dense``: a fully connected layer."""
 
     name = NAME
+    target_schema = TARGET_SCHEMA
+    frozen_schema = FROZEN_SCHEMA
 
     def read_target(self, layer: dict, where: str, width: int,
                     max_digits: int) -> TargetRecord:

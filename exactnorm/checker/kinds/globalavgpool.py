@@ -35,12 +35,20 @@ from ..budget import STEP, Budget, words
 from ..numbers import CertificateError, field, show
 from ..provenance import Provenance
 from ..records import FrozenRecord, TargetRecord
+from ..schema import Key, Schema
 from .base import Family, Kind
 
 __all__ = ["NAME", "GlobalAvgPool"]
 
 #: the certificate's word for this kind (an entry of ``vocabulary.LAYER_KINDS``)
 NAME = "globalavgpool"
+
+#: the keys of a globalavgpool target layer and of a globalavgpool frozen layer (Appendix A)
+TARGET_SCHEMA = Schema("target layer (globalavgpool)", Key("kind", "string", True),
+                       Key("input_shape", "array", True), Key("activation", "string", True))
+FROZEN_SCHEMA = Schema("frozen layer (globalavgpool)", Key("kind", "string", True),
+                       Key("input", "integer", True), Key("input_shape", "array", True),
+                       Key("activation", "string", True))
 
 
 def _shape(layer: dict, where: str, width: int, j: int | None) -> tuple[int, int, int]:
@@ -115,6 +123,8 @@ class GlobalAvgPool(Kind):
     """``globalavgpool``: a global average pooling."""
 
     name = NAME
+    target_schema = TARGET_SCHEMA
+    frozen_schema = FROZEN_SCHEMA
 
     def read_target(self, layer: dict, where: str, width: int,
                     max_digits: int) -> TargetRecord:

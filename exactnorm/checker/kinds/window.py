@@ -20,9 +20,15 @@ from typing import Any
 from ..numbers import CertificateError, IntMatrix, field, over_one_denominator, show
 from ..provenance import Draw
 from ..records import FrozenRecord, Geometry, TargetRecord
+from ..schema import Key
 from ..vocabulary import MAX_MAP_ENTRIES
 
-__all__ = ["Geometry", "read_geometry", "same_window", "read_group", "whole_patch"]
+__all__ = ["Geometry", "read_geometry", "same_window", "read_group", "whole_patch",
+           "WINDOW_KEYS"]
+
+#: the keys of a window every conv and avgpool layer has (its ``dilation`` is the kind's row)
+WINDOW_KEYS = (Key("input_shape", "array", True), Key("kernel_shape", "array", True),
+               Key("stride", "array", True), Key("padding", "array", True))
 
 
 def _pair(value: object, where: str, name: str, least: int) -> tuple[int, int]:

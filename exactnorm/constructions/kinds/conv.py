@@ -59,11 +59,9 @@ from typing import Any
 from flint import fmpq, fmpq_mat
 
 from exactnorm.constructions.choice import (
-    best_channel_block,
+    choose_channel_blocks,
     combined_estimate,
     estimate_channel_blocks,
-    estimate_pair,
-    human_seconds,
 )
 from exactnorm.constructions.common import DEFAULT_RETRY, LayerReport, cancelling_bias
 from exactnorm.constructions.convblocks import (
@@ -238,10 +236,10 @@ def _layer(run: Sequence[TargetLayer]) -> TargetLayer:
 def conv_choice(layer: TargetLayer, options: Options, distribution: str, index: int = 1
                 ) -> dict[str, Any]:
     """Plain Theorem 1 over channels or channel blocks, and how many channels per block: the
-    dense trade-off's cost model (:mod:`~exactnorm.constructions.choice`). Plain while the one
-    Khatri–Rao system ``c_out·C·kh·kw`` is within ``max_system``; else blocks of the fastest
-    admissible size. ``options.block`` (input channels per block) overrides: a block of every
-    channel is the plain pair.
+    least estimated time among those the checker will accept
+    (:func:`~exactnorm.constructions.choice.choose_channel_blocks`; the plain pair only while
+    its system ``c_out·C·kh·kw`` is within ``max_system``). ``options.block`` (input channels
+    per block) overrides: a block of every channel is the plain pair.
 
     A grouped convolution (target layer ``index``) is realized group by group
     (:func:`realize_grouped`): ``G`` systems of size ``c_g·d_g``, solved here at attempt 0.
@@ -262,7 +260,8 @@ def conv_choice(layer: TargetLayer, options: Options, distribution: str, index: 
     op = _conv(layer)
     grouped = ""
     if op.groups > 1:
-        m = op.channels // op.groups * op.weight.ncols()
+        c_g = op.channels // op.groups
+        m = c_g * op.weight.ncols()
         try:
             if m > options.max_system:
                 raise LimitExceededError(f"m = {m} > max_system {options.max_system}")
@@ -271,29 +270,21 @@ def conv_choice(layer: TargetLayer, options: Options, distribution: str, index: 
             grouped = f"its {op.groups} groups not realized apart ({str(exc)[:160]}); "
             op = _conv(_whole_patch(layer))
         else:
+            g = op.geometry
+            C_g = g.input_shape[0] // op.groups
+            # one group's plain pair; the whole kernel's bits bound every group's
+            one = estimate_channel_blocks(c_g, C_g, g.kernel_shape[0] * g.kernel_shape[1], C_g,
+                                          weight=op.weight, positions=g.positions,
+                                          distribution=distribution)
             return {"mode": "grouped", "block": None, "why": f"{op.groups} groups",
-                    "estimate": dataclasses.replace(
-                        combined_estimate([estimate_pair(m)] * op.groups), depth=2)}
+                    "estimate": dataclasses.replace(combined_estimate([one] * op.groups),
+                                                    depth=2)}
     W, g = op.weight, op.geometry
-    c_out, C = W.nrows(), g.input_shape[0]
-    taps = g.kernel_shape[0] * g.kernel_shape[1]
-    m = c_out * W.ncols()
-    plain = estimate_pair(m)
-    if options.block is not None:
-        block = min(options.block, C)
-        why = f"{grouped}block {options.block} given"
-    elif m <= options.max_system:
-        return {"mode": "plain", "block": C, "estimate": plain,
-                "why": f"{grouped}m = {m} ≤ max_system {options.max_system}"}
-    else:
-        block, _, admissible = best_channel_block(c_out, C, taps, distribution)
-        why = (f"{grouped}Theorem 1 needs m = {m} > max_system {options.max_system} "
-               f"(≈ {human_seconds(plain.seconds)}); {block} channel(s) per block is the "
-               f"fastest" + ("" if admissible else " (every size risks a zero row)"))
-    if block >= C:
-        return {"mode": "plain", "block": C, "estimate": plain, "why": why}
-    return {"mode": "blocks", "block": block,
-            "estimate": estimate_channel_blocks(c_out, C, taps, block), "why": why}
+    mode, block, estimate, why = choose_channel_blocks(
+        W.nrows(), g.input_shape[0], g.kernel_shape[0] * g.kernel_shape[1], weight=W,
+        positions=g.positions, distribution=distribution, max_system=options.max_system,
+        block=options.block)
+    return {"mode": mode, "block": block, "estimate": estimate, "why": grouped + why}
 
 
 class ConvRealizer:

@@ -29,6 +29,7 @@ from exactnorm.constructions.choice import (
     choose_construction,
     estimate_theorem1,
     estimate_tradeoff,
+    require_checker,
     zero_probability,
 )
 from exactnorm.constructions.common import Construction
@@ -144,16 +145,17 @@ class DenseRealizer:
                 and construction != "lowrank":
             raise _only(construction, "rank" if options.rank is not None else "factors",
                         "lowrank")
+        explicit_dist = options.distribution is not None
+        dist = options.distribution if options.distribution is not None else DEFAULT_DISTRIBUTION
         if construction == "theorem1":
-            t1 = estimate_theorem1(target, one)
+            t1 = estimate_theorem1(target, one, distribution=dist)
             if t1.system_size > max_system:
                 raise LimitExceededError(
                     f"construction theorem1 would solve a Khatri–Rao system of size "
                     f"{t1.system_size} (> max_system = {max_system}): {t1.describe()}; use "
                     f"construction auto or tradeoff, or raise max_system",
                     parameter=("construction", "max_system"))
-        explicit_dist = options.distribution is not None
-        dist = options.distribution if options.distribution is not None else DEFAULT_DISTRIBUTION
+            require_checker(t1, "construction theorem1", "construction auto or tradeoff")
         note: str | None = None
         if construction == "auto":
             choice = choose_construction(target, dist, jobs=one, max_system=max_system)
@@ -175,11 +177,16 @@ class DenseRealizer:
                                  "target needs the trade-off",
                                  parameter=("sparsity", "construction"))
         elif construction == "tradeoff" and block is None:
-            block, est, _, _ = best_block(target, dist, jobs=one)
+            block, est, _, _ = best_block(target, dist, jobs=one, max_system=max_system)
             note = f"tradeoff: block size {block} from the cost model; {est.describe()}"
 
-        estimate = (estimate_tradeoff(target, block or 1, routing=routing or "selection")
-                    if construction == "tradeoff" else estimate_theorem1(target))
+        estimate = (estimate_tradeoff(target, block or 1, routing=routing or "selection",
+                                      distribution=dist)
+                    if construction == "tradeoff"
+                    else estimate_theorem1(target, distribution=dist))
+        if construction == "tradeoff" and options.construction == "tradeoff":
+            require_checker(estimate, f"construction tradeoff with block size {block}",
+                            "a smaller block size or construction auto")
         opts: dict[str, Any] = {"seed": options.seed, "distribution": dist,
                                 "retry": options.retry}
         if options.shift_mode is not None:

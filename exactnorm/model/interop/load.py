@@ -1,15 +1,17 @@
-"""One loader for every target file the CLI and the API read, whatever its layer kinds.
-
-JSON and ``W1, b1, …`` ``.npz`` files (:mod:`exactnorm.model.targets`), PyTorch ``nn.Sequential``
-state dicts in ``.npz`` or ``.pt``/``.pth`` (:mod:`~exactnorm.model.interop.torch`; ``.pt`` files
-are read with ``torch.load(weights_only=True)``, which only rebuilds tensors and plain
-containers) — or any state dict that declares its ``architecture`` (a string of tokens, ResNet
-``block`` tokens included) and ``input_shape`` (``C, H, W``) beside its parameters — and ONNX
-models of every kind (:mod:`~exactnorm.model.interop.onnx`, the one walker). A pickled
+"""The model files of a target network, whatever its layer kinds: ``W1, b1, …`` ``.npz`` arrays
+(:mod:`exactnorm.model.targets`), PyTorch state dicts in ``.npz`` or ``.pt``/``.pth``
+(:mod:`~exactnorm.model.interop.torch`; ``.pt`` files are read with
+``torch.load(weights_only=True)``, which only rebuilds tensors and plain containers) — an
+``nn.Sequential`` of ``Linear`` layers with declared activations, or any state dict that declares
+its ``architecture`` (a string of tokens, ResNet ``block`` tokens included) and ``input_shape``
+(``C, H, W``) beside its parameters — and ONNX models of every kind
+(:mod:`~exactnorm.model.interop.onnx`, the one walker). JSON target files are documents, read by
+the one reader of documents (:func:`exactnorm.certificate.read_target`); the one loader of every
+target file, which chooses between the two, is :func:`exactnorm.api.load_target`. A pickled
 scikit-learn model is **not** loaded from a file: unpickling runs arbitrary code.
 
-Box precedence: a file that carries its own box (``lower``/``upper`` arrays, a JSON ``domain``)
-together with an explicit ``box=`` (``--box``) is refused rather than one of them being ignored.
+Box precedence: a file that carries its own box (``lower``/``upper`` arrays) together with an
+explicit ``box`` is refused rather than one of them being ignored.
 """
 
 from __future__ import annotations
@@ -18,8 +20,7 @@ import os
 import re
 import zipfile
 import zlib
-from collections.abc import Callable, Mapping, Sequence
-from fractions import Fraction
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,17 +35,21 @@ from exactnorm.exact.files import (
     read_npz_archive,
     require_file,
 )
-from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
-from exactnorm.model.interop.chain import exact_vector
-from exactnorm.model.interop.onnx import target_from_onnx_box
+from exactnorm.model.box import Box
+from exactnorm.model.interop.onnx import target_from_onnx
 from exactnorm.model.interop.torch import (
     state_dict_layers,
     target_from_state_dict,
 )
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
-from exactnorm.model.targets import load_target, npz_activations
+from exactnorm.model.targets import (
+    PICKLE_SUFFIXES,
+    npz_activations,
+    pickle_refusal,
+    target_from_npz,
+)
 
-__all__ = ["STATE_DICT_SUFFIXES", "load_target_any", "load_target_file"]
+__all__ = ["STATE_DICT_SUFFIXES", "MODEL_SUFFIXES", "target_from_file"]
 
 #: File suffixes read with ``torch.load(weights_only=True)``.
 STATE_DICT_SUFFIXES = (".pt", ".pth")
@@ -60,32 +65,31 @@ def _declared(in_file: Sequence[str] | None, option: str | Sequence[str] | None,
     return in_file if in_file is not None else option
 
 
-def _file_box(arrays: Mapping[str, Any], box: tuple[Fraction, Fraction] | None,
-              width: Callable[[], int], path: Path) -> tuple[list[Any], list[Any]]:
+def _file_box(arrays: Mapping[str, Any], box: Box | None, path: Path) -> Box:
     """The box of a state dict file: its own ``lower``/``upper`` arrays (both or neither, and
-    then no ``--box``), or the cube ``box`` over ``width()`` inputs."""
+    then no ``box``), or ``box``."""
     has_lower = "lower" in arrays
     if has_lower != ("upper" in arrays):
         raise InputError(f"{path} has only one of lower/upper; give both or neither")
     if has_lower:
         if box is not None:
-            raise InputError(f"{path} has its own box (lower/upper) and --box was given too; "
-                             f"remove one")
-        return exact_vector(arrays["lower"], "lower"), exact_vector(arrays["upper"], "upper")
+            raise InputError(f"{path} has its own bounds (lower/upper) and box was given too; "
+                             f"remove one", parameter="box")
+        return Box.per_feature(np.asarray(arrays["lower"]).reshape(-1),
+                               np.asarray(arrays["upper"]).reshape(-1), what=str(path),
+                               parameter=None)
     if box is None:
-        raise InputError(f"{path} is a state dict without lower/upper arrays; pass --box LO:HI")
-    d0 = width()
-    return [box[0]] * d0, [box[1]] * d0
+        raise InputError(f"{path} is a state dict without lower/upper arrays; it needs box "
+                         f"LO:HI", parameter="box")
+    return box
 
 
-def _state_dict_target(arrays: Mapping[str, Any], path: Path, *,
-                       box: tuple[Fraction, Fraction] | None,
+def _state_dict_target(arrays: Mapping[str, Any], path: Path, *, box: Box | None,
                        activations: str | Sequence[str] | None,
                        file_acts: Sequence[str] | None, max_width: int) -> TargetNetwork:
-    order = state_dict_layers(list(arrays.keys()))
-    lower, upper = _file_box(arrays, box, lambda: int(np.asarray(arrays[f"{order[0]}.weight"])
-                                                      .shape[-1]), path)
-    return target_from_state_dict(arrays, lower, upper, _declared(file_acts, activations, path),
+    state_dict_layers(list(arrays.keys()))  # names a foreign key first
+    return target_from_state_dict(arrays, _file_box(arrays, box, path),
+                                  activations=_declared(file_acts, activations, path),
                                   max_width=max_width)
 
 
@@ -96,7 +100,7 @@ _MAX_NDIM = 4
 
 
 def _declared_target(arrays: Mapping[str, Any], architecture: str, input_shape: Sequence[int],
-                     path: Path, *, box: tuple[Fraction, Fraction] | None,
+                     path: Path, *, box: Box | None,
                      activations: str | Sequence[str] | None,
                      max_width: int) -> TargetNetwork:
     """A state dict that declares its architecture (:func:`~exactnorm.model.interop.torch.
@@ -105,9 +109,9 @@ def _declared_target(arrays: Mapping[str, Any], architecture: str, input_shape: 
         raise InputError(f"{path} declares its architecture; --activations applies to "
                          f"nn.Sequential state dicts of Linear layers")
     shape = [int(v) for v in input_shape]
-    lower, upper = _file_box(arrays, box, lambda: int(np.prod(shape)) if shape else 0, path)
+    region = _file_box(arrays, box, path)
     params = {k: v for k, v in arrays.items() if k not in ("lower", "upper")}
-    return target_from_state_dict(params, lower, upper, architecture=architecture,
+    return target_from_state_dict(params, region, architecture=architecture,
                                   input_shape=shape, max_width=max_width)
 
 
@@ -204,43 +208,41 @@ def _npz_keys(path: Path) -> list[str]:
         return []
 
 
-def load_target_any(path: str | os.PathLike[str], *,
-                    box: tuple[Fraction, Fraction] | None = None,
-                    activations: str | Sequence[str] | None = None,
-                    max_width: int = DEFAULT_MAX_WIDTH,
-                    max_digits: int = DEFAULT_MAX_DIGITS) -> TargetNetwork:
-    """Load a target from any supported file; the one loader of the API and the CLI.
+#: the model files of a target (JSON documents are read by the one reader of documents)
+MODEL_SUFFIXES = (".onnx", ".npz") + STATE_DICT_SUFFIXES
+
+
+def target_from_file(path: str | os.PathLike[str], *, box: Box | None = None,
+                     activations: str | Sequence[str] | None = None,
+                     max_width: int = DEFAULT_MAX_WIDTH) -> TargetNetwork:
+    """The target of a model file (module docstring): ``.npz`` with ``W1, b1, …``, ``.npz`` or
+    ``.pt``/``.pth`` PyTorch state dict, or ``.onnx`` model of any layer kinds.
 
     Parameters
     ----------
     path
-        ``.json`` (SPEC §3 sections), ``.npz`` with ``W1, b1, …`` (SPEC §7), ``.npz`` or
-        ``.pt``/``.pth`` PyTorch ``nn.Sequential`` state dict, or ``.onnx`` model of any layer
-        kinds (an MLP or a CNN).
+        The model file.
     box
-        ``(lo, hi)`` cube for a file without its own box (``--box``); refused when the file has
-        one.
+        The input box for a file without its own (every ONNX model, a state dict or ``.npz``
+        without ``lower``/``upper``); refused when the file has one.
     activations
-        Declared activations of a state dict (``--activations``); refused for formats that
-        record their activations themselves and when the state dict declares them too.
-    max_width, max_digits
-        Refuse wider layers and longer numbers.
-
-    Returns
-    -------
-    TargetNetwork
-        The exact target (module docstring).
+        Declared activations of a state dict; refused for formats that record their activations
+        themselves and when the state dict declares them too.
+    max_width
+        Refuse wider layers.
 
     Raises
     ------
     InputError
         Missing or unreadable file, unsupported structure or activation, missing or doubly
-        given box or activations; :class:`~exactnorm.errors.MissingExtraError` when reading the
-        format needs ``onnx`` or ``torch``.
+        given box or activations, a pickle; :class:`~exactnorm.errors.MissingExtraError` when
+        reading the format needs ``onnx`` or ``torch``.
     """
     p = require_file(path, "target file")
     kw = {"box": box, "activations": activations, "max_width": max_width}
     suffix = p.suffix.lower()
+    if suffix in PICKLE_SUFFIXES:
+        raise pickle_refusal(p)
     if suffix in STATE_DICT_SUFFIXES:
         return _read_state_dict_pt(p, **kw)
     if suffix == ".npz" and zipfile.is_zipfile(p):
@@ -251,13 +253,13 @@ def load_target_any(path: str | os.PathLike[str], *,
             return read_npz_archive(p, lambda data: _read_state_dict_npz(data, p, **kw))
     if activations is not None:
         raise InputError(f"--activations applies to state dicts (.npz/.pt); {p} records its "
-                         f"activations itself")
+                         f"activations itself", parameter="activations")
     if suffix == ".onnx":
         if box is None:
-            raise InputError(f"an ONNX model has no input box; pass --box LO:HI for {p}")
-        return target_from_onnx_box(p, box, max_width=max_width)
-    return load_target(p, max_digits=max_digits, max_width=max_width, box=box)
-
-
-#: the one loader under the name the API and the CLI use
-load_target_file = load_target_any
+            raise InputError(f"an ONNX model has no input box; pass --box LO:HI for {p}",
+                             parameter="box")
+        return target_from_onnx(p, box, max_width=max_width)
+    if suffix == ".npz":
+        return target_from_npz(p, box=box, max_width=max_width)
+    raise InputError(f"{p}: a model file of a target is .onnx, .npz, .pt or .pth; a JSON "
+                     f"target file is read with exactnorm.load_target")

@@ -35,7 +35,7 @@ would scale the shortcut too), so the target's function is the graph's.
 
 A caller may replace a handler (``hooks``): the given-network reader keeps a
 ``BatchNormalization`` as the tuned normalization of the layer before it instead of folding it
-(:mod:`exactnorm.model.given`), with the same walk.
+(:mod:`exactnorm.model.interop.frozen`), with the same walk.
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ from typing import Any
 import numpy as np
 
 from exactnorm.errors import InputError, ShapeError
+from exactnorm.model.box import Box
 from exactnorm.model.interop.chain import Chain, Constants
 from exactnorm.model.interop.kinds import KIND_ONNX_OPS
 from exactnorm.model.layers import TargetLayer
@@ -65,11 +66,8 @@ from exactnorm.model.onnx_common import (
     node_label,
     refuse,
 )
-from exactnorm.model.targets import box_bounds
-from exactnorm.model.values import as_vector
 
-__all__ = ["ONNX_OPS", "HANDLERS", "OnnxGraph", "read_onnx", "target_from_onnx",
-           "target_from_onnx_box", "Handler"]
+__all__ = ["ONNX_OPS", "HANDLERS", "OnnxGraph", "read_onnx", "target_from_onnx", "Handler"]
 
 Handler = Callable[[Chain, Any, dict[str, Any], Constants], None]
 
@@ -283,18 +281,15 @@ def read_onnx(model: Any, max_width: int = DEFAULT_MAX_WIDTH, *,
     return OnnxGraph(chain, head, face)
 
 
-def _target(layers: Sequence[TargetLayer], lower: Any, upper: Any,
-            source: dict[str, Any] | None,
+def _target(layers: Sequence[TargetLayer], box: Box, source: dict[str, Any] | None,
             wiring: tuple[Wiring, ...] | None = None) -> TargetNetwork:
-    d = layers[0].input_size
-    lo, hi = box_bounds(lower, "lower", d), box_bounds(upper, "upper", d)
-    target = TargetNetwork(tuple(layers), as_vector(lo, len(lo), "domain lower"),
-                           as_vector(hi, len(hi), "domain upper"), wiring=wiring)
+    lower, upper = box.bounds(layers[0].input_size)
+    target = TargetNetwork(tuple(layers), lower, upper, wiring=wiring)
     object.__setattr__(target, "source", source or None)  # metadata, not the function
     return target
 
 
-def target_from_onnx(model: Any, lower: Any, upper: Any, *,
+def target_from_onnx(model: Any, box: Box | Any, upper: Any = None, *,
                      max_width: int = DEFAULT_MAX_WIDTH) -> TargetNetwork:
     """An ONNX model (``ModelProto`` or path) of any layer kinds as an exact target network.
 
@@ -304,8 +299,10 @@ def target_from_onnx(model: Any, lower: Any, upper: Any, *,
         An ``onnx.ModelProto`` or the path of an ``.onnx`` file: a chain of the operators of
         :data:`ONNX_OPS` from one input to the output or to a classifier head (``Softmax``,
         ``LogSoftmax``, ``Sigmoid`` and post-processing), every weight stored.
-    lower, upper
-        The input box ``D``: sequences, or one number each for a cube.
+    box, upper
+        The input box ``D``: a :class:`~exactnorm.model.box.Box`, or (converted by
+        :meth:`Box.of <exactnorm.model.box.Box.of>`) its lower and upper sides: sequences, or
+        one number each for a cube.
     max_width
         Refuse a stored weight with a larger dimension.
 
@@ -324,6 +321,7 @@ def target_from_onnx(model: Any, lower: Any, upper: Any, *,
     MissingExtraError
         Without the ``onnx`` package (``pip install 'exactnorm[onnx]'``).
     """
+    region = Box.of(box, upper)
     walked = read_onnx(model, max_width)
     layers = walked.chain.finish()
     source = walked.source or {}
@@ -334,18 +332,10 @@ def target_from_onnx(model: Any, lower: Any, upper: Any, *,
     if shape is not None and layers[0].input_size != math.prod(shape):
         raise ShapeError(f"the ONNX input has {math.prod(shape)} values per sample, the first "
                          f"layer reads {layers[0].input_size}")
-    return _target(layers, lower, upper, source, walked.chain.wiring())
+    return _target(layers, region, source, walked.chain.wiring())
 
 
 def _sample_shape(source: dict[str, Any]) -> list[int] | None:
     shape = source.get("input", {}).get("shape") or []
     sample = shape[1:]
     return sample if sample and all(isinstance(d, int) and d > 0 for d in sample) else None
-
-
-def target_from_onnx_box(path: Any, box: tuple[Any, Any] | None, *,
-                         max_width: int = DEFAULT_MAX_WIDTH) -> TargetNetwork:
-    """An ``.onnx`` target file on the cube ``box`` (``--box``; required: a model has no box)."""
-    if box is None:
-        raise InputError(f"an ONNX model has no input box; pass --box LO:HI for {path}")
-    return target_from_onnx(path, box[0], box[1], max_width=max_width)

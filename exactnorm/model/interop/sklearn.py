@@ -17,16 +17,15 @@ yourself if you trust it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
 from exactnorm.errors import InputError, ShapeError, require_extra
+from exactnorm.model.box import Box
 from exactnorm.model.interop.chain import exact_matrix, exact_vector
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
-from exactnorm.model.targets import box_bounds
 
 __all__ = ["sklearn_mlp", "target_from_sklearn"]
 
@@ -71,7 +70,7 @@ def _scaler_affine(step: Any, name: str, d: int) -> tuple[list[Fraction], list[F
                      f"and MinMaxScaler steps fold exactly into the first layer")
 
 
-def target_from_sklearn(model: Any, lower: Sequence[Any], upper: Sequence[Any], *,
+def target_from_sklearn(model: Any, box: Box | Any, upper: Any = None, *,
                         box_space: str = "raw",
                         max_width: int = DEFAULT_MAX_WIDTH) -> TargetNetwork:
     """A fitted scikit-learn MLP, or a ``Pipeline`` of scalers and an MLP, as an exact target.
@@ -82,8 +81,10 @@ def target_from_sklearn(model: Any, lower: Sequence[Any], upper: Sequence[Any], 
         A fitted ``MLPRegressor``/``MLPClassifier`` with ``activation="relu"``, or a fitted
         ``Pipeline`` whose steps are ``StandardScaler``/``MinMaxScaler`` (or ``"passthrough"``)
         followed by such an MLP. Loaded by the caller: exactnorm never unpickles a file.
-    lower, upper
-        The input box ``D``: sequences, or one number each for a cube (floats convert exactly).
+    box, upper
+        The input box ``D``: a :class:`~exactnorm.model.box.Box`, or (converted by
+        :meth:`Box.of <exactnorm.model.box.Box.of>`) its lower and upper sides: sequences, or
+        one number each for a cube (floats convert exactly).
     box_space
         ``"raw"``: the box is in the coordinates ``model.predict`` receives (the target's input);
         ``"scaled"``: in the coordinates the MLP sees after the scalers; it is mapped back exactly.
@@ -119,9 +120,7 @@ def target_from_sklearn(model: Any, lower: Sequence[Any], upper: Sequence[Any], 
         affines = [_scaler_affine(step, name, d) for name, step in steps[:-1]
                    if step is not None and step != "passthrough"]
     d = len(weights[0][0])
-    lo, hi = box_bounds(lower, "lower", d), box_bounds(upper, "upper", d)
-    if len(lo) != d or len(hi) != d:
-        raise ShapeError(f"the box has {len(lo)}/{len(hi)} bounds, the model {d} inputs")
+    lo, hi = Box.of(box, upper).fractions(d)
     if box_space == "scaled":
         # x' = D x + c with D > 0, so x = (x' − c)/D maps endpoints to endpoints
         for D, c in reversed(affines):

@@ -30,11 +30,10 @@ import numpy as np
 
 from exactnorm.checker.vocabulary import ACTIVATIONS
 from exactnorm.errors import InputError, ShapeError
+from exactnorm.model.box import Box
 from exactnorm.model.interop.chain import Chain, Entry
 from exactnorm.model.interop.kinds import KIND_TORCH_TOKENS
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
-from exactnorm.model.targets import box_bounds
-from exactnorm.model.values import as_vector
 
 __all__ = ["STATE_DICT_KEY", "STATE_DICT_RESERVED", "TOKENS", "parse_activations",
            "parse_architecture", "is_state_dict_keys", "state_dict_layers", "read_state_dict",
@@ -42,7 +41,8 @@ __all__ = ["STATE_DICT_KEY", "STATE_DICT_RESERVED", "TOKENS", "parse_activations
 
 #: ``"<module index>.weight"`` / ``"<module index>.bias"`` of an ``nn.Sequential`` state dict.
 STATE_DICT_KEY = re.compile(r"^(\d+)\.(weight|bias)$")
-#: Keys of a state dict that are not parameters: the box and the activations (SPEC §7).
+#: Keys of a state dict that are not parameters: the box and the activations
+#: (docs/user-guide.md, target files).
 STATE_DICT_RESERVED = ("lower", "upper", "activations")
 
 DECLARE_HINT = ("declare them with an 'activations' array in the file (one of relu/identity per "
@@ -212,7 +212,7 @@ def read_state_dict(arrays: Mapping[str, Any], spec: Sequence[tuple[str, dict[st
     return chain
 
 
-def target_from_state_dict(arrays: Mapping[str, Any], lower: Any, upper: Any,
+def target_from_state_dict(arrays: Mapping[str, Any], box: Box | Any, upper: Any = None,
                            activations: str | Sequence[str] | None = None, *,
                            architecture: str | Sequence[str] | None = None,
                            input_shape: Sequence[int] | None = None,
@@ -225,8 +225,10 @@ def target_from_state_dict(arrays: Mapping[str, Any], lower: Any, upper: Any,
         Parameter name → array (numpy arrays or anything ``np.asarray`` accepts; the reserved
         keys ``lower``, ``upper``, ``activations`` are ignored here). Every float converts
         exactly.
-    lower, upper
-        The input box ``D``: sequences, or one number each for a cube.
+    box, upper
+        The input box ``D``: a :class:`~exactnorm.model.box.Box`, or (converted by
+        :meth:`Box.of <exactnorm.model.box.Box.of>`) its lower and upper sides: sequences, or
+        one number each for a cube.
     activations
         One of ``relu``/``identity`` per ``Linear`` layer, in module order, for a state dict of
         ``Linear`` layers (keys ``"<index>.weight"``, ``"<index>.bias"``).
@@ -265,6 +267,5 @@ def target_from_state_dict(arrays: Mapping[str, Any], lower: Any, upper: Any,
     if input_shape is not None and int(np.prod(input_shape)) != d:
         raise ShapeError(f"input_shape {list(input_shape)} has {int(np.prod(input_shape))} "
                          f"values, the first layer reads {d}")
-    lo, hi = box_bounds(lower, "lower", d), box_bounds(upper, "upper", d)
-    return TargetNetwork(tuple(layers), as_vector(lo, len(lo), "domain lower"),
-                         as_vector(hi, len(hi), "domain upper"), wiring=chain.wiring())
+    lower, upper_ = Box.of(box, upper).bounds(d)
+    return TargetNetwork(tuple(layers), lower, upper_, wiring=chain.wiring())

@@ -1,4 +1,4 @@
-"""Normalization parameters out: exact JSON, float64 ``.npz``, ONNX and PyTorch (SPEC §1), for
+"""Normalization parameters out: exact JSON, float64 ``.npz``, ONNX and PyTorch (docs/model.md), for
 certificates of every layer kind.
 
 Contract
@@ -29,7 +29,7 @@ Formats (one module each; the dispatch :func:`render_export` is kind-free, each 
 are its exporter in :mod:`exactnorm.outputs.export.kinds`)
 -------
 * ``json`` (:mod:`~exactnorm.outputs.export.json`, format ``exactnorm.batchnorm`` version 1):
-  exact ``"p/q"``; :func:`load_exported_json` recovers the certified network exactly.
+  exact ``"p/q"``; :func:`read_exported_json` recovers the certified network exactly.
 * ``npz`` (:mod:`~exactnorm.outputs.export.npz`): float64 arrays per layer; forward pass
   :func:`evaluate_npz_export`.
 * ``onnx`` (:mod:`~exactnorm.outputs.export.onnx`): one builder; per layer its kind's nodes
@@ -78,7 +78,7 @@ from exactnorm.outputs.export.json import (
     export_bytes,
     export_document,
     export_json,
-    load_exported_json,
+    read_exported_json,
 )
 from exactnorm.outputs.export.npz import evaluate_npz_export, export_npz, npz_bytes_of
 from exactnorm.outputs.export.onnx import INTERFACES, onnx_model, verify_onnx
@@ -109,7 +109,7 @@ __all__ = [
     "export_certificate",
     "export_document",
     "export_json",
-    "load_exported_json",
+    "read_exported_json",
     "evaluate_exported_json",
     "onnx_model",
     "verify_onnx",

@@ -23,12 +23,7 @@ from typing import Any
 import numpy as np
 from flint import fmpq, fmpz
 
-from exactnorm.certificate import (
-    float_network,
-    needs_kind_reader,
-    network_from_dict,
-    read_networks,
-)
+from exactnorm.certificate import float_network, read_frozen
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.rationals import parse_option_number
 from exactnorm.model.network import FloatNetwork, FrozenNetwork
@@ -79,7 +74,8 @@ def _positive(scale: Vector) -> None:
 
 def to_batchnorm(gamma: Sequence[Any], beta: Sequence[Any], mean: Any,
                  scale: Any) -> tuple[Vector, Vector]:
-    """``(Γ, β)`` → BatchNorm affine ``(γ̂, β̂) = (Γ·s, β + Γ·μ)``, exactly (SPEC §1).
+    """``(Γ, β)`` → BatchNorm affine ``(γ̂, β̂) = (Γ·s, β + Γ·μ)``, exactly (docs/model.md,
+    "Normalization layers").
 
     ``mean`` and ``scale`` are scalars or per-neuron sequences; ``scale`` must be positive.
     """
@@ -97,7 +93,8 @@ def to_batchnorm(gamma: Sequence[Any], beta: Sequence[Any], mean: Any,
 
 def from_batchnorm(gamma_hat: Sequence[Any], beta_hat: Sequence[Any], mean: Any,
                    scale: Any) -> tuple[Vector, Vector]:
-    """BatchNorm affine ``(γ̂, β̂)`` → ``(Γ, β) = (γ̂/s, β̂ − γ̂ μ/s)``, exactly (SPEC §1)."""
+    """BatchNorm affine ``(γ̂, β̂)`` → ``(Γ, β) = (γ̂/s, β̂ − γ̂ μ/s)``, exactly (docs/model.md,
+    "Normalization layers")."""
     n = len(gamma_hat)
     if len(beta_hat) != n:
         raise ShapeError(f"gamma_hat has length {n}, beta_hat {len(beta_hat)}")
@@ -114,8 +111,7 @@ def certificate_network(cert_doc: dict[str, Any]) -> FrozenNetwork:
     """The exact frozen network of a certificate document of any kinds (parse only)."""
     if not isinstance(cert_doc, dict):
         raise InputError("expected a certificate document (a JSON object)")
-    return read_networks(cert_doc)[1] if needs_kind_reader(cert_doc) \
-        else network_from_dict(cert_doc)
+    return read_frozen(cert_doc)
 
 
 def float_view(source: Any, progress: ProgressHook | None = None) -> FloatNetwork:

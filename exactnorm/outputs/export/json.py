@@ -12,8 +12,9 @@ as its ``c × C·kh·kw`` matrix) and, where the certificate recorded one, the d
 ``source``; ``gamma`` and ``beta`` become ``gamma_hat``, ``beta_hat``, ``mean`` and ``scale``
 (``γ̂ = Γ s``, ``β̂ = β + Γ μ``, per neuron or per channel); a fixed map (a pooling) is copied as
 it is. A document with layers of other kinds than dense also carries the certificate's
-``target``, so that it is read back by the same reader. :func:`load_exported_json` inverts the
-conversion exactly, so the loaded network is the certified one.
+``target``, so that it is read back by the same reader. :func:`read_exported_json` inverts the
+conversion exactly, so the network read back is the certified one (the one loader of frozen
+networks, :func:`exactnorm.api.load_frozen`, reads an export with it).
 
 How it stays fast at real size
 ------------------------------
@@ -23,7 +24,7 @@ frozen matrix is written from exact NumPy integers (:func:`exactnorm.exact.gener
 record_values`) or from the reader's integer rows over one denominator: no ``fmpq_mat`` is
 built. Writing a 784-128-10 certificate (2,738 layers, 13.6 million frozen entries) through the
 exact network took 200 s and 3.3 GB. A document the reader refuses is read through the exact
-network instead (:func:`~exactnorm.certificate.read_networks`), which names what is wrong. Both
+network instead (:func:`~exactnorm.certificate.read_frozen`), which names what is wrong. Both
 paths write the same document; a test compares them.
 """
 
@@ -39,12 +40,7 @@ from typing import Any
 import numpy as np
 from flint import fmpq
 
-from exactnorm.certificate import (
-    decode_compact,
-    needs_kind_reader,
-    network_from_dict,
-    read_networks,
-)
+from exactnorm.certificate import decode_compact, read_frozen
 from exactnorm.certificate.arrays import kernel_record
 from exactnorm.certificate.compact import compact_skip
 from exactnorm.certificate.kinds import CODECS
@@ -78,7 +74,7 @@ from exactnorm.outputs.export.batchnorm import (
 )
 from exactnorm.outputs.stages import ProgressHook
 
-__all__ = ["export_document", "export_json", "load_exported_json", "evaluate_exported_json"]
+__all__ = ["export_document", "export_json", "read_exported_json", "evaluate_exported_json"]
 
 def _integer_rows(values: np.ndarray, rows: int, cols: int) -> list[list[Any]]:
     """Exact integers → JSON rows as :func:`format_number` writes them (big ones as strings)."""
@@ -110,11 +106,13 @@ def _vector(v: Any) -> tuple[fmpq, ...]:
 
 
 def _record(entry: dict[str, Any], matrix: Any) -> dict[str, Any] | None:
-    """The draw record that made a matrix: by reference, or an explicit matrix's ``source``."""
+    """Where a matrix comes from: its draw record (by reference), or an explicit matrix's
+    ``source`` — a draw record or a ``fixed`` declaration (a given network's matrix), kept so
+    that the export is read back by the checker's rules of provenance."""
     if isinstance(matrix, Draw):
         return matrix.record
     source = entry.get("source")
-    return source if isinstance(source, dict) and source.get("kind") != "fixed" else None
+    return source if isinstance(source, dict) else None
 
 
 def _read_fast(cert_doc: dict[str, Any]) -> tuple[list[FrozenRecord], list[int]] | None:
@@ -139,9 +137,23 @@ def _document(cert_doc: dict[str, Any], layers: list[dict[str, Any]],
     doc = {"format": EXPORT_FORMAT, "version": EXPORT_VERSION, "convention": _CONVENTION,
            "domain": decode_compact(cert_doc.get("domain"), "domain"), "layers": layers,
            "checkpoints": list(checkpoints)}
-    if needs_kind_reader(cert_doc):
+    if _carries_target(cert_doc):
         doc["target"] = decode_compact(cert_doc.get("target"), "target")
     return doc
+
+
+def _carries_target(cert_doc: Any) -> bool:
+    """Whether the export carries the certificate's target: a layer with a ``kind`` field, or a
+    residual network's topology (a target layer's ``input`` or ``skip``, a checkpoint's
+    ``residual``), so that it is read back as the certificate was."""
+    if not isinstance(cert_doc, dict):
+        return False
+    sections = [cert_doc.get("target", {}), cert_doc.get("network", {})]
+    # a frozen layer's "input" is always written; a target layer's only off a chain
+    fields = (("kind", "input", "skip"), ("kind", "residual"))
+    return any(isinstance(s, dict) and isinstance(s.get("layers"), list)
+               and any(isinstance(L, dict) and any(f in L for f in names) for L in s["layers"])
+               for s, names in zip(sections, fields))
 
 
 #: fields of a frozen layer entry that the export rewrites (the rest is copied)
@@ -285,7 +297,7 @@ def _compact_route(skip: Any) -> Any:
     return skip if weight is None else {**skip, "weight": weight}
 
 
-def load_exported_json(path: str | os.PathLike[str], *,
+def read_exported_json(path: str | os.PathLike[str], *,
                        max_digits: int = DEFAULT_MAX_DIGITS) -> FrozenNetwork:
     """Read an :func:`export_json` file back; ``Γ, β`` are recovered exactly by
     :func:`from_batchnorm`, so ``FrozenNetwork.evaluate`` gives the certified ``f`` exactly."""
@@ -320,29 +332,27 @@ def load_exported_json(path: str | os.PathLike[str], *,
             cert_like["target"] = {**doc["target"], "layers": [
                 {**L, "skip": _compact_route(L["skip"])} if isinstance(L, dict) and "skip" in L
                 else L for L in doc["target"].get("layers", [])]}
-            # read as a certificate (the checker's reader): the first version with its fields
-            topology = any(isinstance(L, dict) and ("input" in L or "skip" in L)
-                           for L in doc["target"].get("layers", [])) or \
-                any("residual" in L for L in layers)
-            cert_like.update(format=FORMAT, version=3 if topology else 2)
+        # read as a certificate (the checker's reader): the first version with its fields
+        topology = any(isinstance(L, dict) and ("input" in L or "skip" in L)
+                       for L in cert_like.get("target", {}).get("layers", [])) or \
+            any(isinstance(L, dict) and "residual" in L for L in layers)
+        cert_like.update(format=FORMAT, version=3 if topology else 2)
     except ExactnormError:
         raise
     except (KeyError, TypeError, AttributeError) as exc:
         raise InputError(f"{p}: malformed {EXPORT_FORMAT} document: {exc!r}"[:300]) from None
-    if needs_kind_reader(cert_like):
-        return read_networks(cert_like, max_digits=max_digits)[1]
-    return network_from_dict(cert_like, max_digits=max_digits)
+    return read_frozen(cert_like, max_digits=max_digits)
 
 
 def evaluate_exported_json(path: str | os.PathLike[str], points: Sequence[Sequence[Any]], *,
                            max_digits: int = DEFAULT_MAX_DIGITS) -> list[tuple[fmpq, ...]]:
     """Run an exact JSON export on exact inputs: ``f(x)`` for each ``x`` in ``points``.
 
-    Loads with :func:`load_exported_json` (``Γ = γ̂/s``, ``β = β̂ − γ̂ μ/s``, exact) and evaluates
+    Reads with :func:`read_exported_json` (``Γ = γ̂/s``, ``β = β̂ − γ̂ μ/s``, exact) and evaluates
     with :meth:`~exactnorm.model.network.FrozenNetwork.evaluate`, so the outputs are the certified
     network's, in exact rationals. Inputs are ints, Fractions or ``"p/q"`` strings (no floats).
     The certificate's statement ``f(x) = g(x)`` covers points in the box ``D`` only.
     """
-    net = load_exported_json(path, max_digits=max_digits)
+    net = read_exported_json(path, max_digits=max_digits)
     return [net.evaluate(x) for x in points]
 

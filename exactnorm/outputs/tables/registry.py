@@ -1,4 +1,4 @@
-"""The registry of proof tables (SPEC §6) and the two things done with it: write and compare.
+"""The registry of proof tables (docs/model.md) and the two things done with it: write and compare.
 
 Every table is produced by a function in :data:`TABLES` that returns a
 :class:`~exactnorm.outputs.tables.proof_table.ProofTable` (or a list of them); fixed seeds, no
@@ -26,6 +26,7 @@ from exactnorm.outputs.tables.sparse import table_t4
 from exactnorm.outputs.tables.sparse_chain import table_t8
 from exactnorm.outputs.tables.symbolic import table_t5, table_t6
 from exactnorm.outputs.tables.theorem1 import table_t1
+from exactnorm.outputs.tables.transformer import table_t12
 
 __all__ = ["TABLES", "PLOTTED", "generate_tables", "compare_tables"]
 
@@ -42,6 +43,7 @@ TABLES: dict[str, Callable[[], ProofTable | list[ProofTable]]] = {
     "T9": table_t9,
     "T10": table_t10,
     "T11": table_t11,
+    "T12": table_t12,
 }
 
 #: tables that write a PNG next to their text (need matplotlib, the ``plot`` extra)

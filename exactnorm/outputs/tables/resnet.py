@@ -7,9 +7,10 @@ The target (:func:`resnet8`) is a seeded random ResNet-8 on a small image: a 3×
 activation, its own target layer, added before the block's last ReLU), a global average pooling
 and a dense ``c3 → classes`` head; weights ``k/8`` with ``k ∈ [−8, 8]`` from ``random.Random``,
 box ``[0, 1]^{H·W}``. It is realized by :func:`~exactnorm.constructions.plan.construct` with
-default options: each convolution by one Theorem 1 pair while its Khatri–Rao system
-``c_out·C·kh·kw`` is within ``max_system`` (4,096), by channel blocks otherwise
-(:mod:`~exactnorm.constructions.convblocks`), as the cost model chooses. Each row is one target
+default options: each convolution by one Theorem 1 pair or by channel blocks
+(:mod:`~exactnorm.constructions.convblocks`), whichever the cost model estimates faster among
+those the checker accepts (the pair only while its Khatri–Rao system ``c_out·C·kh·kw`` is within
+``max_system``, 4,096). Each row is one target
 layer: what it reads and adds, channels, the construction, block count, system sizes and exact
 ranks, bit sizes, frozen depth, and the cost model's time estimate for the plain pair and for
 what was built (deterministic, unlike a measured time: measured times, memory and bytes are
@@ -173,8 +174,9 @@ def table_t10() -> ProofTable:
             "shortcut added before the ReLU (identity from the block input or from the "
             "projection's node).",
             "Construction: construct(target, seed=0), default options: a convolution is one "
-            "Theorem 1 pair while its system c_out·C·kh·kw ≤ max_system = 4096, else channel "
-            "blocks of the cost model's size (exactnorm.constructions.convblocks: per block a "
+            "Theorem 1 pair or channel blocks, whichever the cost model estimates faster among "
+            "those the checker accepts (the pair only while c_out·C·kh·kw ≤ max_system = "
+            "4096; exactnorm.constructions.convblocks: per block a "
             "masked k×k convolution and a 1×1 convolution, an identity skip accumulating the "
             "blocks, the final V_F as checkpoint); the checkpoint of a layer with a shortcut "
             "carries it as its residual.",

@@ -1,4 +1,4 @@
-"""Sparse random frozen weights (SPEC §2.4): sweep outputs, presets and proof table T4.
+"""Sparse random frozen weights (docs/sparse.md): sweep outputs, presets and proof table T4.
 
 T4 measures the threshold ``p*(d)`` — the keep probability from which on at least 99 % of
 Bernoulli(p) mask patterns make the Theorem 1 system ``K = V_inᵀ ⊙ V_out`` generically invertible

@@ -1,4 +1,4 @@
-"""Proof tables T5 and T6 (SPEC §4, §6): Schwartz–Zippel and the determinant witnesses.
+"""Proof tables T5 and T6 (docs/model.md): Schwartz–Zippel and the determinant witnesses.
 
 * T5 — exact singularity probability of ``Xᵀ ⊙ Y`` by exhaustive enumeration, beside the
   Schwartz–Zippel bound ``2m/|S|`` (Lemma 5).
