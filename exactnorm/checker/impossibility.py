@@ -85,7 +85,7 @@ from .numbers import (
     show_ratio,
     vector,
 )
-from .verdict import describe_box
+from .verdict import describe_box, provenance_facts, provenance_text
 from .vocabulary import (
     DEFAULT_MAX_DIGITS,
     MIN_WORK,
@@ -541,13 +541,14 @@ def run_impossibility(ar: Any, doc: object, max_digits: int = DEFAULT_MAX_DIGITS
              "fixed_count": len(p.fixed), "seed": min(p.seeds) if p.seeds else None,
              "distributions": sorted(p.distributions), "work": budget.spent,
              "work_budget": budget.max_work}
-    given = f"{p.regenerated} frozen matrices regenerated from seed {facts['seed']}" \
-        if p.regenerated else "no frozen matrix regenerated from a seed"
-    if p.constant:
-        given += f", {p.constant} constant draw(s) (not random)"
-    given += f", {p.explicit} given explicitly"
-    if p.fixed:
-        given += f"; {len(p.fixed)} declared fixed (first: {p.fixed[0]})"
+    # the frozen matrices as every document kind states them (seed rule, min-entropy, what is
+    # not random); an impossibility holds for these matrices however they were chosen, so their
+    # entropy says only whether they stand for a random network of their shape
+    drawn = provenance_facts(p)
+    facts.update(drawn)
+    given = (f"{provenance_text(drawn)}; the impossibility holds for these matrices however they "
+             f"were chosen" if drawn["drawn"] else f"{provenance_text(drawn)}; the impossibility "
+                                                     f"is about these matrices as given")
     message = (f"no γ, β make the frozen network {'-'.join(map(str, frozen_widths))} equal the "
                f"target {'-'.join(map(str, target_widths))} on {box}, {CLASSES[cls]}; {said}; "
                f"{given}")

@@ -397,11 +397,22 @@ def derived_seed(rule: str, lower: IntVector, upper: IntVector, target: list[Tar
 
 def rule_seed(prov: Any, lower: IntVector, upper: IntVector, target: list[TargetRecord],
               budget: Budget) -> None:
-    """Rule ``provenance``, seed rules ``target.v2`` and ``target`` (version 3): every record's
-    seed is the seed the declared rule derives from the target and the box
-    (:func:`derived_seed`), counted first."""
+    """Rule ``provenance``, seed rule ``target.v2`` (version 3): every record's seed is the seed
+    the declared rule derives from the target and the box (:func:`derived_seed`), counted first.
+    The retired first rule ``target`` is refused for a document with draws (its seed moves with
+    function-preserving edits of the target)."""
     if prov.seed_rule not in (SEED_RULE_TARGET, SEED_RULE_TARGET_V1) or not prov.seeds:
         return
+    if prov.seed_rule == SEED_RULE_TARGET_V1:
+        # the first rule hashes the target's weights as written: an edit that keeps the target's
+        # function on the box (a weight on a coordinate the box pins, its bias compensated) moves
+        # the seed, so a writer could grind draws while the document says "derived, verified"
+        raise CertificateError("provenance", "seed_rule target (the target's weights as written) "
+                                             "is retired: edits of the target that keep its "
+                                             "function on the box change that seed, so the "
+                                             "draws could have been chosen; re-certify (seed "
+                                             "rule target.v2, the canonical target) or declare "
+                                             "no seed_rule (the seed is then the writer's)")
     derived = derived_seed(prov.seed_rule, lower, upper, target, budget)
     seed = min(prov.seeds)
     if seed != derived:

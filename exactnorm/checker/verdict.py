@@ -19,7 +19,7 @@ from typing import Any
 from .numbers import CertificateError, IntVector, Verdict, show, show_ratio
 from .provenance import Provenance, role_name
 from .records import TargetRecord
-from .vocabulary import SEED_RULE_CHOSEN, SEED_RULE_TARGET, SEED_RULE_TARGET_V1
+from .vocabulary import SEED_RULE_CHOSEN, SEED_RULE_TARGET
 
 __all__ = ["facts_of", "verdict_of", "describe_box", "progress_step", "provenance_facts",
            "provenance_text", "SEARCH_BITS"]
@@ -60,16 +60,12 @@ SEARCH_BITS = 128
 #: how the verdict names each seed rule's derivation
 _DERIVATION = {
     SEED_RULE_TARGET: "derived from the canonical target and box, verified",
-    SEED_RULE_TARGET_V1: "derived from the target's weights as written and the box by the first "
-                         "rule target, verified; edits that keep the target's function change it",
     SEED_RULE_CHOSEN: "chosen by the writer",
 }
 #: what a writer could have varied to choose among seeds, by seed rule
 _VARIANTS = {
     SEED_RULE_TARGET: "variants of what the rule does not pin (the box, the construction, "
                       "edits outside the canonical form)",
-    SEED_RULE_TARGET_V1: "variants of the target's weights that keep its function, of the box "
-                         "and of the construction",
     SEED_RULE_CHOSEN: "seeds",
 }
 

@@ -40,8 +40,8 @@ RULE_NAMES = ("format", "number", "shape", "domain", "provenance", "redraw", "sk
 #: the seed rule ``certify`` declares: the seed derived from the canonical form of the target on
 #: its box (docs/generator.md §8)
 SEED_RULE_TARGET = "target.v2"
-#: the first seed rule: the target as written (still checked; the verdict says that edits that
-#: keep the target's function change its seed)
+#: the first seed rule: the target as written, retired (a document with draws that declares it is
+#: refused, rule provenance: edits that keep the target's function change its seed)
 SEED_RULE_TARGET_V1 = "target"
 #: the seed is the writer's (what no ``seed_rule`` means)
 SEED_RULE_CHOSEN = "chosen"

@@ -8,7 +8,7 @@ only: the same builders serve the regression tests and ``benchmarks/bench_hostil
   (``n = 8193``: 134 MB of JSON, 152 KB gzipped), and :func:`explicit_given` the same matrix as
   the given frozen layer of an impossibility document;
 * :func:`wide_seeded_domain` — the round-2 compact denominator over a ``10⁶``-wide domain in
-  version 3 with ``"seed_rule": "target"`` (the seed's hashing reads every coordinate first).
+  version 3 with ``"seed_rule": "target.v2"`` (the seed's hashing reads every coordinate first).
 
 The 40-layer pooling chain and the original round-2 document are
 :func:`hostile_round3.pooling_segments` and :func:`hostile_round3.compact_denominator_domain`.
@@ -115,6 +115,6 @@ def wide_seeded_domain(width: int = 10**6, digits: int = 9000) -> dict[str, Any]
     hashing reads every coordinate of the box and of the target)."""
     doc = compact_denominator_domain(width, digits)
     doc["version"] = 3
-    doc["seed_rule"] = "target"
+    doc["seed_rule"] = "target.v2"
     doc["network"]["layers"][0]["weight"]["random"]["key"] = [1, 1, 0, 0]
     return doc

@@ -67,8 +67,8 @@ class Tally:
 # --------------------------------------------------------------------------- judging
 
 
-#: known checker bugs, by (document family, operator): a finding in one of these classes is
-#: expected on a checker that still has the bug (the tests mark them xfail(strict=True))
+#: checker bugs the campaigns found, by (document family, operator): fixed; a finding is named by
+#: its class, and the regression tests demand none
 KNOWN_BUGS: dict[tuple[str, str], str] = {
     ("impossibility", "target input"):
         "the impossibility reader ignores a target layer's input (false UNREACHABLE)",

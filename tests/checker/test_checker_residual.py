@@ -573,7 +573,7 @@ def test_a_huge_identity_skip_costs_nothing_to_read():
         layer["source"] = fixed()
     layers[1]["residual"] = {"from": 1, "kind": "identity", "weight": {"identity": n}}
     doc = document([0], [1], [t1, t2], layers, [1, 2], version=3)
-    doc["seed_rule"] = "target"
+    doc["seed_rule"] = "target.v2"
     refused(doc, "limit")
 
 

@@ -8,10 +8,10 @@ have slots equal to their targets on their boxes and boxes that hold the origina
 The default run keeps to about a minute; ``-m slow`` runs larger campaigns over three more
 seeds. ``python benchmarks/bench_oracle_campaign.py`` prints the counts.
 
-Checker bugs the campaigns find on today's checker are named in
+The checker bugs the first campaigns found are named in
 :data:`tests.checker.oracle_campaign.KNOWN_BUGS` and :data:`~tests.checker.oracle_campaign.
-CONV_SEGMENT_BUG`; each has a test below marked ``xfail(strict=True)`` that fails while the bug is
-there (and must lose its mark when the checker is fixed), and one document of each is checked on
+CONV_SEGMENT_BUG` (so that a finding is reported by its class); all are fixed, and each has a
+regression test below that demands no finding of its class, and one document of each checked on
 its own.
 """
 
@@ -28,16 +28,6 @@ from tests.helpers import both
 
 KINDS = (oracle_documents.CERTIFICATE_KINDS + oracle_documents.IMPOSSIBILITY_KINDS
          + oracle_documents.TRANSFORMER_KINDS)
-
-
-def _bug(reason: str) -> pytest.MarkDecorator:
-    """Fails (an assertion) while the named checker bug is there; any other error fails."""
-    return pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason)
-
-
-INPUT_BUG = _bug(KNOWN_BUGS["impossibility", "target input"])
-SKIP_BUG = _bug(KNOWN_BUGS["impossibility", "target skip"])
-CONV_BUG = _bug(CONV_SEGMENT_BUG)
 
 
 def default_count(kind: str) -> int:
@@ -76,21 +66,18 @@ def _known(bug: str, kinds: list[str]) -> list:
     return [f for k in kinds for f in tally(k, default_count(k)).findings if f.bug == bug]
 
 
-@INPUT_BUG
 def test_no_false_impossibility_for_a_target_layer_reading_another_node():
     found = _known(KNOWN_BUGS["impossibility", "target input"],
                    oracle_documents.IMPOSSIBILITY_KINDS)
     assert not found, _report(found)
 
 
-@SKIP_BUG
 def test_no_false_impossibility_for_a_target_layer_with_a_skip():
     found = _known(KNOWN_BUGS["impossibility", "target skip"],
                    oracle_documents.IMPOSSIBILITY_KINDS)
     assert not found, _report(found)
 
 
-@CONV_BUG
 def test_no_internal_error_on_a_convolution_segment_holding_another_kind():
     kinds = [k for k in oracle_documents.CERTIFICATE_KINDS if not k.startswith("dense")]
     found = _known(CONV_SEGMENT_BUG, kinds)
@@ -107,7 +94,6 @@ def _unreachable_and_reached(doc: dict) -> bool:
     return oracle_search.reaching_tuning(oracle.read_impossibility(doc))[0] is not None
 
 
-@INPUT_BUG
 def test_target_layer_2_reading_x_is_not_called_unreachable():
     """A kink document whose target layer 2 reads ``x``: the target is affine and reached."""
     doc = copy.deepcopy(oracle_documents.documents("impossibility kink")[0])
@@ -115,7 +101,6 @@ def test_target_layer_2_reading_x_is_not_called_unreachable():
     assert not _unreachable_and_reached(doc)
 
 
-@SKIP_BUG
 def test_an_identity_skip_that_cancels_the_kink_is_not_called_unreachable():
     """Target ``−relu(W_1 x + b_1) + b_2`` plus the identity skip of node 1: a constant."""
     doc = copy.deepcopy(oracle_documents.documents("impossibility kink")[1])
@@ -124,7 +109,6 @@ def test_an_identity_skip_that_cancels_the_kink_is_not_called_unreachable():
     assert not _unreachable_and_reached(doc)
 
 
-@CONV_BUG
 def test_a_convolution_segment_ending_in_a_dense_layer_gets_rule_segment():
     doc = copy.deepcopy(oracle_documents.documents("conv v3")[0])
     doc["network"]["checkpoints"][0] += 1  # the dense layer after the convolution joins it

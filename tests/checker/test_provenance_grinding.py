@@ -258,10 +258,13 @@ def test_a_ground_target_seed_is_refused_or_the_same():
     original = pinned_target(0)
     canonical = seed_of_target(original)
     assert seed_of_target(pinned_target(k)) == canonical  # the edit does not move the seed
-    # declared with the first rule: valid, and the verdict says what it is worth
-    v = both(ground)
-    assert v.ok and v.facts["seed_rule"] == "target", v
-    assert "edits that keep the target's function change it" in v.message
+    # declared with the first rule: refused by both arithmetics, the rule retired
+    refused(ground, "provenance", "seed_rule target (the target's weights as written) is retired")
+    # without a seed rule the same draws are the writer's, and the verdict says only that
+    chosen = copy.deepcopy(ground)
+    del chosen["seed_rule"]
+    v = both(chosen)
+    assert v.ok and v.facts["seed_rule"] == "chosen" and "chosen by the writer" in v.message, v
     # declared target.v2: the seed is not the canonical one
     declared = dict(copy.deepcopy(ground), seed_rule="target.v2")
     refused(declared, "provenance", f"the seed derived from the target and box is {canonical}")
@@ -314,15 +317,13 @@ def test_a_fixed_matrix_is_counted_and_named_not_random():
 
 @pytest.mark.parametrize("rule, words", [
     ("chosen", "2^8 seeds"),
-    ("target", "2^8 variants of the target's weights that keep its function"),
     ("target.v2", "2^8 variants of what the rule does not pin"),
 ])
 def test_below_128_bits_the_verdict_says_how_many_variants_a_writer_could_have_tried(rule,
                                                                                        words):
     """A 1-1 target: Theorem 1 draws two 1 x 1 nonzero:8 matrices, 8 bits in all."""
     g = random_target((1, 1), seed=2)
-    doc = _v1_document(g) if rule == "target" else api.certificate_document(
-        api.certify(g, **({"seed": 9} if rule == "chosen" else {})))
+    doc = api.certificate_document(api.certify(g, **({"seed": 9} if rule == "chosen" else {})))
     v = both(doc)
     assert v.ok and v.facts["seed_rule"] == rule, v
     assert v.facts["entropy_bits"] == v.facts["grinding_bits"] == 8, v
@@ -337,8 +338,8 @@ def test_at_least_128_bits_no_search_could_have_chosen_the_draws():
 
 
 def test_every_verdict_states_its_seed_rule():
-    """A chosen seed, the canonical rule, the first rule and an unbound version each say which
-    holds, in both arithmetics."""
+    """A chosen seed, the canonical rule and an unbound version each say which holds, in both
+    arithmetics; the retired first rule is refused."""
     g = random_target((2, 3, 1), seed=3)
     chosen = api.certificate_document(api.certify(g, seed=5))
     canonical = api.certificate_document(api.certify(g))
@@ -346,12 +347,12 @@ def test_every_verdict_states_its_seed_rule():
     unbound = api.certificate_document(api.certify(g, seed=5), version=2)
     said = {"chosen by the writer": chosen,
             "derived from the canonical target and box, verified": canonical,
-            "by the first rule target, verified": first,
             "not bound to positions": unbound}
     for words, doc in said.items():
         v = both(doc)
         assert v.ok and words in v.message, (words, v)
         assert "bits of min-entropy" in v.message and "in total:" in v.message
+    refused(first, "provenance", "is retired")
 
 
 # ------------------------------------------------------------------ one Provenance, every kind

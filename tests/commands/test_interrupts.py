@@ -114,7 +114,9 @@ def test_signal_to_the_main_process_ends_every_worker(tmp_path, sig, case):
     """``certify --jobs 2`` of a 20-20-20 target with 40-bit frozen weights (two Theorem 1
     layers solved at once, each tens of seconds of work), or of an 800-64-10 target (the
     trade-off: hundreds of queued blocks whose results fill the pipes)."""
-    widths, extra = {"theorem1": ((20, 20, 20), ["--distribution", "bits:40"]),
+    # Theorem 1 named: the plan would take the far faster trade-off for this target
+    widths, extra = {"theorem1": ((20, 20, 20), ["--distribution", "bits:40",
+                                                 "--construction", "theorem1"]),
                      "tradeoff": ((800, 64, 10), [])}[case]
     save_target(random_target(widths, seed=3), tmp_path / "t.json")
     code, _, err, elapsed, workers = _interrupt(
@@ -141,9 +143,9 @@ def test_sigint_during_the_784_128_10_mlp_certify(tmp_path):
 def test_timeout_ends_the_workers_with_exit_124(tmp_path):
     save_target(random_target((20, 20, 20), seed=3), tmp_path / "t.json")
     proc = subprocess.run([sys.executable, "-m", "exactnorm", "certify", "t.json", "--out",
-                           "c.json", "--jobs", "2", "--distribution", "bits:40", "--timeout",
-                           "6"], cwd=tmp_path, capture_output=True, text=True,
-                          env=checkout_env(), timeout=300)
+                           "c.json", "--jobs", "2", "--distribution", "bits:40",
+                           "--construction", "theorem1", "--timeout", "6"], cwd=tmp_path,
+                          capture_output=True, text=True, env=checkout_env(), timeout=300)
     lines = [ln for ln in proc.stderr.splitlines() if ln.startswith("exactnorm:")]
     assert proc.returncode == 124, proc.stderr
     assert lines == [lines[0]] and "--timeout 6 s" in lines[0] and "start over" in lines[0]
@@ -199,6 +201,31 @@ def test_a_pool_with_queued_tasks_ends_without_a_traceback_or_a_hang():
     assert out == "stopping\n" and proc.returncode == 0
     assert time.monotonic() - t0 < 10 * WITHIN
     assert err == "", err
+
+
+_COMPLETE_RUN = """
+from exactnorm.exact.parallel import map_tasks
+print(sorted(map_tasks(abs, list(range(-6, 6)), jobs=2, ordered=False)),
+      list(map_tasks(abs, list(range(-6, 6)), jobs=2)), flush=True)
+"""
+
+
+def test_a_pool_run_to_its_end_shuts_down():
+    """Every task done, the pool is shut down and joined: each forked worker leaves its task
+    loop and exits. Its exit runs threading's exit hooks, which it inherited with a copy of the
+    parent's live pools; they are the parent's alone (ending those pools from a worker hung
+    every run of two or more workers)."""
+    proc = subprocess.Popen([sys.executable, "-c", _COMPLETE_RUN], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=checkout_env(),
+                            start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)  # the workers too
+    expected = sorted(abs(x) for x in range(-6, 6))
+    assert proc.returncode == 0 and err == "", err
+    assert out == f"{expected} {[abs(x) for x in range(-6, 6)]}\n", out
 
 
 def test_deadline_and_signals_become_interrupts():
