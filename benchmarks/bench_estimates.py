@@ -163,8 +163,9 @@ def _load(kind: str, arg: Any) -> Any:
             import numpy as np
             from flint import fmpq, fmpq_mat
 
-            from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer
+            from exactnorm.model.layers import TargetLayer
             from exactnorm.model.network import TargetNetwork
+            from exactnorm.model.operators import Conv, ConvGeometry
 
             channels, side = arg
             rng = np.random.default_rng(0)
@@ -177,9 +178,9 @@ def _load(kind: str, arg: Any) -> Any:
             g1 = ConvGeometry((1, side, side), (3, 3), padding=(1, 1))
             g2 = ConvGeometry((channels, side, side), (3, 3), padding=(1, 1))
             zero = (fmpq(0),) * channels
-            return TargetNetwork((ConvTargetLayer(g1, kernel(channels, 9), zero, "relu"),
-                                  ConvTargetLayer(g2, kernel(channels, 9 * channels), zero,
-                                                  "identity")),
+            return TargetNetwork((TargetLayer(Conv(g1, kernel(channels, 9)), zero, "relu"),
+                                  TargetLayer(Conv(g2, kernel(channels, 9 * channels)), zero,
+                                              "identity")),
                                  (fmpq(0),) * side * side, (fmpq(1),) * side * side)
         if kind == "cnn":
             from tests.certificate.test_golden_certificates import cnn_wide_head, lenet_small

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from exactnorm.model.kinds import ConvGeometry
+from exactnorm.model.operators import ConvGeometry
 
 __all__ = ["ARCHITECTURE", "INPUT_SHAPE", "train_lenet", "write_lenet_npz", "lenet_accuracy"]
 
@@ -33,7 +33,8 @@ _P1, _P2 = _pool_index(6, 24), _pool_index(16, 8)
 
 
 def _conv(X: np.ndarray, W: np.ndarray, b: np.ndarray, g: ConvGeometry) -> tuple[Any, Any]:
-    P = g.patches_float(X)
+    padded = np.concatenate([np.asarray(X, dtype=np.float64), np.zeros((len(X), 1))], axis=1)
+    P = padded[:, g.patch_index]  # (n, patch, positions); −1 reads the appended zero
     return (np.einsum("od,ndp->nop", W.reshape(W.shape[0], -1), P) + b[None, :, None]
             ).reshape(len(X), -1), P
 

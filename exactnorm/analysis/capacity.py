@@ -84,8 +84,8 @@ from exactnorm.exact.modular import (
     witness_prime,
 )
 from exactnorm.model.batchnorm import given_chain
-from exactnorm.model.kinds.dense import dense_frozen, dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork
+from exactnorm.model.operators.dense import Dense, dense_frozen, dense_layers
 
 __all__ = ["OUTPUT_SCALES", "VERDICTS", "ProfileRow", "Decision", "capacity_profile", "decide",
            "given_sources", "output_chain", "linked_pairs"]
@@ -256,7 +256,7 @@ def _aligned(net: FrozenNetwork, g: TargetNetwork, output_scale: str) -> Constru
                                         for t in pinned), fmpq(0)) for r in range(len(V))]
         if output_scale == "fixed" and j == len(net.layers) and any(x != 1 for x in gammas):
             return None
-        layers.append(FrozenLayer(j - 1, given.weight, tuple(gammas), tuple(beta),
+        layers.append(FrozenLayer(j - 1, Dense(given.weight), tuple(gammas), tuple(beta),
                                   tl.activation, record=sources[j - 1]))
     return _certificate(net, g, layers, tuple(range(1, g.depth + 1)),
                         "same architecture, one frozen layer per target layer", output_scale, [])

@@ -34,8 +34,8 @@ from exactnorm.exact.modular import common_denominator, solve_consistent, solve_
 from exactnorm.exact.modular import witness_prime as _witness_prime
 from exactnorm.exact.rationals import format_number
 from exactnorm.model.batchnorm import given_chain
-from exactnorm.model.kinds.dense import dense_frozen, dense_layers
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
+from exactnorm.model.operators.dense import dense_frozen, dense_layers
 
 __all__ = ["BestResult", "best_affine", "STATEMENTS"]
 

@@ -48,8 +48,8 @@ from exactnorm.exact.modular import (
     submatrix,
 )
 from exactnorm.exact.rationals import format_number
-from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import TargetNetwork, affine_interval, column
+from exactnorm.model.operators.dense import dense_layers
 
 __all__ = ["interior_point", "preactivations", "local_jacobian", "rank_witness",
            "fredholm_witness", "vanishing_outputs", "kink_witness", "aligned_rows",

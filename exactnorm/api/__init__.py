@@ -75,8 +75,8 @@ from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.model.box import Box
-from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
+from exactnorm.model.operators.dense import dense_layers
 
 if TYPE_CHECKING:
     from exactnorm.analysis.realizability import RealizabilityStudy

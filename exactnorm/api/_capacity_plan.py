@@ -34,8 +34,8 @@ from exactnorm.errors import ExactnormError
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.model.batchnorm import as_target
 from exactnorm.model.box import Box
-from exactnorm.model.kinds.dense import dense_frozen
 from exactnorm.model.network import DEFAULT_MAX_WIDTH
+from exactnorm.model.operators.dense import dense_frozen
 
 __all__ = ["CapacityPlan", "plan_capacity", "rounding_hint", "ROUNDING_BITS",
            "WORD_OPERATIONS_PER_SECOND", "DOCUMENT_BYTES_PER_ENTRY"]

@@ -16,8 +16,9 @@ equal to the certificate's ``γ`` and ``β``, exactly.
 The certificate is read by the checker's own reader (:func:`exactnorm.checker.document.
 read_certificate`, no matrix built as ``fmpq_mat``), so that the read-back of a 784-128-10
 export (138 MB, 13.6 million frozen entries) costs seconds, not the minutes the exact network
-takes; a certificate that reader refuses is compared through the exact networks instead
-(:func:`exactnorm.outputs.export.read_exported_json`).
+takes; a certificate that reader refuses, or one with a grouped convolution (whose record is the
+block-diagonal kernel of the whole patch, not the groups' blocks written), is compared through
+the exact networks instead (:func:`exactnorm.outputs.export.read_exported_json`).
 """
 
 from __future__ import annotations
@@ -141,6 +142,10 @@ def export_difference(cert_doc: dict[str, Any], path: str | os.PathLike[str],
     try:
         _, _, _, records, checkpoints, _ = read_certificate(cert_doc, max_digits)
     except (CertificateError, RecursionError):
+        return _difference_exact(cert_doc, path, max_digits)
+    if any(rec.geom is not None and rec.geom.group > 1 for rec in records):
+        # a grouped convolution's record holds the block-diagonal kernel of the whole patch,
+        # the export its groups' blocks (as the certificate writes them)
         return _difference_exact(cert_doc, path, max_digits)
     if exported.get("domain") != decode_compact(cert_doc.get("domain"), "domain"):
         return "the domain differs from the certificate's"

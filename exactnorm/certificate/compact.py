@@ -28,8 +28,7 @@ from exactnorm.errors import (
 )
 from exactnorm.exact.linalg import clear_denominators, to_fmpq_mat
 from exactnorm.exact.rationals import JSON_INT_LIMIT, format_number, unlimited_int_digits
-from exactnorm.model.kinds.base import Skip
-from exactnorm.model.routes import Route
+from exactnorm.model.routes import Route, Skip
 
 __all__ = ["DEFAULT_MAX_ENTRIES", "json_integers", "plain_matrix", "numbers_json", "weight_json",
            "compact_skip", "expand_skip", "route_of", "is_draw_record", "frozen_matrix_json",
@@ -149,7 +148,7 @@ def _compact_skip(M: Any, route: str) -> dict[str, Any] | None:
 def route_of(entry: Any, what: str) -> Skip:
     """A skip written as a route (``{"from": s, "kind": "identity" | "selection", "weight":
     {"identity": n} | {"selection": [...], "columns": d}}`` or its 0/1 rows: a target layer's
-    ``skip``, a checkpoint's ``residual``) as a :class:`~exactnorm.model.kinds.base.Skip` over a
+    ``skip``, a checkpoint's ``residual``) as a :class:`~exactnorm.model.routes.Skip` over a
     :class:`~exactnorm.model.routes.Route`, without writing out a matrix; a malformed one is
     refused (the checker decides validity; this only parses).
 

@@ -22,10 +22,11 @@ file without a ``domain`` takes the caller's :class:`~exactnorm.model.box.Box`.
 >>> from flint import fmpq, fmpq_mat
 >>> from exactnorm.certificate.write import certificate_document
 >>> from exactnorm.constructions.plan import construct
->>> from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer
+>>> from exactnorm.model.layers import TargetLayer
 >>> from exactnorm.model.network import TargetNetwork
+>>> from exactnorm.model.operators import Conv, ConvGeometry
 >>> g = ConvGeometry((1, 3, 3), (2, 2))
->>> t = TargetNetwork((ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0]]), (fmpq(1),), "relu"),),
+>>> t = TargetNetwork((TargetLayer(Conv(g, fmpq_mat([[1, -1, 2, 0]])), (fmpq(1),), "relu"),),
 ...                   (fmpq(0),) * 9, (fmpq(1),) * 9)
 >>> exact_agreement(certificate_document(construct(t, seed=0)), points=2, seed=0)
 2

@@ -41,8 +41,8 @@ from exactnorm.errors import InputError
 from exactnorm.exact.linalg import compact_when_shorter, to_fmpq_mat
 from exactnorm.exact.parallel import map_tasks
 from exactnorm.exact.rationals import format_number, unlimited_int_digits
-from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
+from exactnorm.model.operators.dense import dense_layers
 from exactnorm.model.transformer import Head, LayerNorm, Node, Slot, Transformer
 
 __all__ = ["architecture_json", "slot_seeds", "build_slots", "transformer_document",

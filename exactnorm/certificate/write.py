@@ -75,8 +75,8 @@ from exactnorm.errors import InputError
 from exactnorm.exact.files import atomic_write_bytes
 from exactnorm.exact.linalg import compact_when_shorter
 from exactnorm.exact.rationals import format_number, unlimited_int_digits
-from exactnorm.model.kinds.base import Skip
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
+from exactnorm.model.routes import Skip
 
 __all__ = [
     "FORMAT",

@@ -24,7 +24,8 @@ __all__ = ["Geometry", "TargetRecord", "FrozenRecord"]
 @dataclass(frozen=True)
 class Geometry:
     """A convolution or pooling window on a (C, H, W) input in C order (docs/certificate-format.md
-    §8): kernel, stride, symmetric zero padding and dilation."""
+    §8): kernel, stride, symmetric zero padding and dilation; ``group`` the groups of a grouped
+    convolution (whose kernel a record holds as the block-diagonal kernel of the whole patch)."""
 
     C: int
     H: int
@@ -37,6 +38,7 @@ class Geometry:
     pw: int
     dh: int
     dw: int
+    group: int = 1
 
     @property
     def Ho(self) -> int:

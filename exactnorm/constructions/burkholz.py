@@ -72,8 +72,8 @@ from exactnorm.exact.modular import (
 )
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
 from exactnorm.exact.streams import WEIGHT, StreamKey
-from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, Vector, column
+from exactnorm.model.operators.dense import Dense, dense_layers
 
 __all__ = ["PairSystem", "PairSolution", "free_coordinates", "live_rows", "pair_system",
            "solve_pair", "realize_given_pair", "certify_burkholz", "burkholz_width"]
@@ -232,8 +232,8 @@ def realize_given_pair(V1: FlintMatrix, V2: FlintMatrix, solution: PairSolution,
         for i in range(V2.nrows()):
             beta_out[i] += sum(((fmpq(Wq[i][t]) - g2[i] * inner[i, c]) * lo[t]
                                 for c, t in enumerate(pinned)), fmpq(0))
-    first = FrozenLayer(input_node, V1, tuple(u), beta_in, "relu", record=records[0])
-    second = FrozenLayer(input_node + 1, V2, tuple(g2), tuple(beta_out), activation,
+    first = FrozenLayer(input_node, Dense(V1), tuple(u), beta_in, "relu", record=records[0])
+    second = FrozenLayer(input_node + 1, Dense(V2), tuple(g2), tuple(beta_out), activation,
                          record=records[1])
     return [first, second]
 

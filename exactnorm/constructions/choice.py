@@ -140,10 +140,10 @@ def _target_numbers(target: TargetNetwork) -> tuple[float, int]:
     """Bits and count of the numbers a certificate writes for the target itself."""
     bits, numbers = 0.0, 0
     for layer in target.layers:
-        weight = getattr(layer, "weight", None)
+        weight = layer.weight  # None for a fixed map (a pooling): nothing written
         if weight is None:
             continue
-        n = weight.nrows() * weight.ncols() + len(getattr(layer, "bias", ()))
+        n = weight.nrows() * weight.ncols() + len(layer.bias)
         numbers += n
         bits += n * (layer_bits(weight).whole + 1)
     d = len(target.lower)
@@ -181,7 +181,7 @@ def theorem1_footprint(target: TargetNetwork, distribution: str | Distribution |
     out = Footprint(other_bits=bits, other_numbers=numbers, tasks=0, largest_task=0.0)
     for tl in target.layers:
         d_out, d_in = tl.shape
-        weight: Any = getattr(tl, "weight")  # noqa: B009 (a dense layer: checked by the plan)
+        weight: Any = tl.weight  # a dense layer: checked by the plan
         out = out.plus(pair_footprint(d_in, d_out, layer_bits(weight).whole, law,
                                       shift_mode=shift_mode))
     return replace(out, other_units=out.other_units + _next_boxes(target))
@@ -253,7 +253,7 @@ def tradeoff_footprint(target: TargetNetwork, block: int,
     for tl in target.layers:
         d_out, d_in = tl.shape
         k = min(block, d_in)
-        lb = layer_bits(getattr(tl, "weight"))  # noqa: B009 (a dense layer)
+        lb = layer_bits(tl.weight)  # a dense layer
         if k >= d_in:
             out = out.plus(pair_footprint(d_in, d_out, lb.whole, law, shift_mode=shift_mode))
             continue

@@ -41,9 +41,10 @@ Reference: Giannou, Rajput, Papailiopoulos, COLT 2023 (Theorem 1, width/depth); 
 ICLR 2024 (BatchNorm in CNNs).
 
 >>> from flint import fmpq, fmpq_mat
->>> from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer
+>>> from exactnorm.model.layers import TargetLayer
+>>> from exactnorm.model.operators import Conv, ConvGeometry
 >>> g = ConvGeometry((2, 3, 3), (2, 2), padding=(1, 1))
->>> layer = ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0, 1, 1, -2, 3]]), (fmpq(1),), "relu")
+>>> layer = TargetLayer(Conv(g, fmpq_mat([[1, -1, 2, 0, 1, 1, -2, 3]])), (fmpq(1),), "relu")
 >>> layers, report = realize_conv_blocks(layer, ((fmpq(0),) * 18, (fmpq(1),) * 18), block=1,
 ...                                      seed=0, index=1, input_node=0)
 >>> [fl.channels for fl in layers], report.systems, report.system_size
@@ -79,11 +80,11 @@ from exactnorm.exact.parallel import (
     unpack_q,
 )
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
-from exactnorm.model.kinds.base import Skip
-from exactnorm.model.kinds.conv import NAME as CONV
-from exactnorm.model.kinds.conv import STABILITY_FAMILIES, ConvTargetLayer, FrozenConvLayer
-from exactnorm.model.kinds.window import ConvGeometry, window_range
-from exactnorm.model.routes import Route
+from exactnorm.model.layers import STABILITY_FAMILIES, FrozenLayer, TargetLayer
+from exactnorm.model.operators.conv import NAME as CONV
+from exactnorm.model.operators.conv import Conv, conv_of
+from exactnorm.model.operators.window import ConvGeometry, window_range
+from exactnorm.model.routes import Route, Skip
 from exactnorm.model.values import Vector
 
 __all__ = ["channel_blocks", "block_columns", "hull_box", "channel_shift", "kernel_record",
@@ -151,21 +152,40 @@ def stability_family(channels: int, geometry: ConvGeometry) -> str:
     return "hull" if geometry.positions > 1 and work > HULL_WORK else "positions"
 
 
+def _group_row_ranges(V: Any, lo: Vector, hi: Vector, groups: int) -> tuple[Vector, Vector]:
+    """:func:`~exactnorm.constructions.common.row_ranges` of a kernel of ``groups`` groups over
+    the whole patch's box: the rows of group ``k`` read the ``k``-th block of ``V.ncols()``
+    patch coordinates (the block-diagonal kernel, :func:`~exactnorm.model.operators.window.
+    block_product`), so each group's rows range over that block of the box only."""
+    if groups == 1:
+        return row_ranges(V, lo, hi)
+    rows, d = V.nrows(), V.ncols()
+    per, entries = rows // groups, V.entries()
+    lows: list[fmpq] = []
+    highs: list[fmpq] = []
+    for k in range(groups):
+        block = type(V)(per, d, entries[k * per * d:(k + 1) * per * d])
+        mn, mx = row_ranges(block, lo[k * d:(k + 1) * d], hi[k * d:(k + 1) * d])
+        lows.extend(mn)
+        highs.extend(mx)
+    return tuple(lows), tuple(highs)
+
+
 def channel_shift(gamma: Vector, V: Any, geometry: ConvGeometry, lo: Vector, hi: Vector,
                   mode: str, stability: str = "positions",
-                  hull: tuple[Vector, Vector] | None = None) -> Vector:
+                  hull: tuple[Vector, Vector] | None = None, groups: int = 1) -> Vector:
     """Per-channel shift β making ``γ_j (V_j·patch) + β_j ≥ 0`` on every box of the family
     ``stability`` (module doc): ``β_j = −γ_j·min`` (``γ_j ≥ 0``) or ``−γ_j·max`` of the exact
     ranges; ``mode`` as in :func:`~exactnorm.constructions.common.activating_shift`. ``hull``
     is :func:`hull_box` of the geometry and box when the caller has it already (it is the same
-    for every block of a layer)."""
+    for every block of a layer). ``V`` is the kernel of a convolution with ``groups`` groups."""
     if stability == "hull":
         hlo, hhi = hull if hull is not None else hull_box(geometry, lo, hi)
-        lows, highs = row_ranges(V, hlo, hhi)
+        lows, highs = _group_row_ranges(V, hlo, hhi, groups)
         return apply_shift_mode(tuple(-(g * (lows[j] if g >= 0 else highs[j]))
                                       for j, g in enumerate(gamma)), mode)
     if stability == "positions":
-        mn, mx = window_range(V, geometry, lo, hi)
+        mn, mx = window_range(V, geometry, lo, hi, groups)
     else:
         raise InputError(f"stability must be one of {', '.join(STABILITY_FAMILIES)}, got "
                          f"{stability!r}")
@@ -178,13 +198,13 @@ def channel_shift(gamma: Vector, V: Any, geometry: ConvGeometry, lo: Vector, hi:
     return apply_shift_mode(tuple(out), mode)
 
 
-def realize_conv_blocks(layer: ConvTargetLayer, box: tuple[Vector, Vector], *, block: int,
+def realize_conv_blocks(layer: TargetLayer, box: tuple[Vector, Vector], *, block: int,
                         seed: int, index: int, input_node: int,
                         distribution: str | Distribution = DEFAULT_DISTRIBUTION,
                         retry: int = DEFAULT_RETRY, shift_mode: str = DEFAULT_CONV_SHIFT_MODE,
                         solver: str = "auto", solve_jobs: int = 1,
                         stability: str | None = None, jobs: int = 1, scheduler: Any = None
-                        ) -> tuple[list[FrozenConvLayer], LayerReport]:
+                        ) -> tuple[list[FrozenLayer], LayerReport]:
     """The ``2T + 1`` frozen convolutions of target layer ``index`` with blocks of ``block``
     input channels, the first reading node ``input_node`` (module doc). Block ``t`` stands at
     layers ``2t − 1, 2t`` of segment ``index`` and ``V_F`` last, so their matrices draw from the
@@ -206,7 +226,10 @@ def realize_conv_blocks(layer: ConvTargetLayer, box: tuple[Vector, Vector], *, b
     if stability is not None and stability not in STABILITY_FAMILIES:
         raise InputError(f"stability must be one of {', '.join(STABILITY_FAMILIES)}, got "
                          f"{stability!r}", parameter="stability")
-    W, g = layer.weight, layer.geometry
+    op = conv_of(layer, "the channel-block construction")
+    if op.groups != 1:
+        raise InputError("channel blocks realize an ungrouped convolution")
+    W, g = op.weight, op.geometry
     c_out, patch = W.nrows(), W.ncols()
     C, (kh, kw) = g.input_shape[0], g.kernel_shape
     blocks = channel_blocks(C, block)
@@ -232,7 +255,7 @@ def realize_conv_blocks(layer: ConvTargetLayer, box: tuple[Vector, Vector], *, b
                       "seed": seed, "index": index, "distribution": dist.spec, "retry": retry,
                       "solver": solver, "solve_jobs": solve_jobs if jobs == 1 else 1,
                       "shift_mode": shift_mode, "stability": stability, "hull": hull})
-    layers: list[FrozenConvLayer] = []
+    layers: list[FrozenLayer] = []
     shifts = [fmpq(0)] * c_out
     ranks: list[tuple[int, int]] = []
     witnesses: list[dict[str, Any]] = []
@@ -243,19 +266,19 @@ def realize_conv_blocks(layer: ConvTargetLayer, box: tuple[Vector, Vector], *, b
         m = done["m"]
         gamma = _vector(done["gamma"])
         beta_in = _vector(done["beta_in"])
-        hidden = FrozenConvLayer(input_node, g, unpack_matrix(done["stored_in"]), gamma,
-                                 beta_in, "relu", record=done["record_in"],
-                                 drawn_columns=tuple(done["cols"]), stability=done["family"])
+        hidden = FrozenLayer(input_node, Conv(g, unpack_matrix(done["stored_in"])), gamma,
+                             beta_in, "relu", record=done["record_in"],
+                             drawn_columns=tuple(done["cols"]), stability=done["family"])
         hidden_node = input_node + len(layers) + 1
         skips = () if previous is None else (
             Skip(previous, Route.identity(c_out * Ho * Wo), "identity"),)
         V_out = unpack_matrix(done["V_out"])
         c_t = _vector(done["c_t"])
         beta_out = cancelling_bias(V_out, beta_in, c_t)
-        output = FrozenConvLayer(hidden_node, ConvGeometry(hidden.output_shape, (1, 1)), V_out,
-                                 ones, beta_out, "relu",
-                                 record=kernel_record(done["record_out"], (c_out, m, 1, 1)),
-                                 skips=skips, stability=done["out_family"])
+        output = FrozenLayer(hidden_node, Conv(ConvGeometry(g.output_shape(m), (1, 1)), V_out),
+                             ones, beta_out, "relu", skips,
+                             kernel_record(done["record_out"], (c_out, m, 1, 1)),
+                             stability=done["out_family"])
         layers.extend([hidden, output])
         previous = hidden_node + 1
         shifts = [s + c for s, c in zip(shifts, c_t)]
@@ -267,8 +290,8 @@ def realize_conv_blocks(layer: ConvTargetLayer, box: tuple[Vector, Vector], *, b
         witnesses.append(done["witness"])
     assert previous is not None  # at least one block
     beta_F = cancelling_bias(V_F, shifts, layer.bias)
-    final = FrozenConvLayer(previous, ConvGeometry((c_out, Ho, Wo), (1, 1)), V_F, ones, beta_F,
-                            layer.activation, record=kernel_record(record_F, (c_out, c_out, 1, 1)))
+    final = FrozenLayer(previous, Conv(ConvGeometry((c_out, Ho, Wo), (1, 1)), V_F), ones, beta_F,
+                        layer.activation, record=kernel_record(record_F, (c_out, c_out, 1, 1)))
     layers.append(final)
     beta_bits = max(beta_bits, max_bits(fmpq_mat([list(beta_F)])))
     witness = {"layer": index, "kind": CONV, "construction": "channel blocks",

@@ -50,8 +50,8 @@ from exactnorm.errors import InputError, ShapeError, require_integer
 from exactnorm.exact.linalg import exact_rank, to_fmpq_mat
 from exactnorm.exact.rationals import parse_number, strict_json_loads
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
-from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, affine_interval
+from exactnorm.model.operators.dense import dense_layers
 
 __all__ = ["rank_factorization", "certify_lowrank", "factors_from_target_file",
            "factors_from_dict"]

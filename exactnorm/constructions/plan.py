@@ -44,8 +44,8 @@ from exactnorm.constructions.kinds.base import Options, RunPlan
 from exactnorm.errors import InputError, require_integer
 from exactnorm.exact.parallel import auto_jobs
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, parse_distribution
-from exactnorm.model.kinds.base import Skip
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
+from exactnorm.model.routes import Skip
 
 __all__ = ["CONSTRUCTIONS", "CertifyPlan", "plan_certify", "certify_target", "construct",
            "ProgressHook"]

@@ -63,8 +63,8 @@ from exactnorm.exact.sampling import (
     parse_distribution,
 )
 from exactnorm.exact.streams import WEIGHT, StreamKey
-from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, TargetNetwork, Vector
+from exactnorm.model.operators.dense import Dense, dense_layers
 
 __all__ = ["certify_theorem1", "realize_layer_theorem1", "draw_pair", "draw_frozen_pair",
            "FrozenPair", "SolvedPair", "solve_pair"]
@@ -277,9 +277,9 @@ def realize_layer_theorem1(
     beta_in = scaled_activating_shift(gamma, V_in, *box, mode=shift_mode)
     beta_out = cancelling_bias(V_out, beta_in, b)
     ones = tuple(fmpq(1) for _ in range(d_out))
-    first = FrozenLayer(input_node, pair.stored_in, gamma, beta_in, "relu",
+    first = FrozenLayer(input_node, Dense(pair.stored_in), gamma, beta_in, "relu",
                         record=pair.record_in)
-    second = FrozenLayer(input_node + 1, V_out, ones, beta_out, activation,
+    second = FrozenLayer(input_node + 1, Dense(V_out), ones, beta_out, activation,
                          record=pair.record_out)
     witness = {
         "layer": layer,

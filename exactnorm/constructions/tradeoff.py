@@ -82,8 +82,8 @@ from exactnorm.exact.sampling import (
     parse_distribution,
 )
 from exactnorm.exact.streams import WEIGHT, StreamKey
-from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import FrozenLayer, FrozenNetwork, Skip, TargetNetwork
+from exactnorm.model.operators.dense import Dense, dense_layers
 
 __all__ = ["input_blocks", "certify_tradeoff", "final_matrix", "left_divide", "ROUTINGS",
            "DEFAULT_SHIFT_MODE"]
@@ -281,7 +281,7 @@ def certify_tradeoff(target: TargetNetwork, *, block: int, seed: int = 0,
         ones = tuple(fmpq(1) for _ in range(d_out))
         # at least two blocks ran (one block is the whole-layer case), so the accumulator exists
         assert accumulator is not None
-        layers.append(FrozenLayer(accumulator, V_F, ones, beta_F, tl.activation,
+        layers.append(FrozenLayer(accumulator, Dense(V_F), ones, beta_F, tl.activation,
                                   record=final_record))
         checkpoints.append(len(layers))
         widths = tuple(layer.width for layer in layers[start:])
@@ -371,7 +371,7 @@ def _realize_block(task: dict[str, Any]) -> dict[str, Any]:
         routing_V, routing_record = draw(task["seed"], StreamKey(i, offset).key, len(S), d_in,
                                          dist)
         offset += 1
-        out.append(FrozenLayer(0, routing_V, zeros, zeros, "relu",
+        out.append(FrozenLayer(0, Dense(routing_V), zeros, zeros, "relu",
                                (Skip(0, _selection(S, d_in), "selection"),),
                                record=routing_record))
     pair, rep = realize_layer_theorem1(

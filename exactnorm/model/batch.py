@@ -38,11 +38,12 @@ import numpy as np
 from flint import fmpq, fmpq_mat, fmpz, fmpz_mat
 
 from exactnorm.checker.vocabulary import ACTIVATIONS
-from exactnorm.errors import InputError
+from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix, clear_denominators
 from exactnorm.model.values import Scaled
 
-__all__ = ["from_columns", "to_columns", "gather", "window_sums", "add_row_bias", "add",
+__all__ = ["from_columns", "to_columns", "as_columns", "gather", "window_sums", "add_row_bias",
+           "add",
            "activate_batch", "integer_matrix"]
 
 
@@ -57,6 +58,18 @@ def to_columns(S: Scaled) -> fmpq_mat:
     if S.num.nrows() == 0 or S.num.ncols() == 0:
         return fmpq_mat(S.num.nrows(), S.num.ncols())
     return fmpq_mat(S.num) / S.den
+
+
+def as_columns(S: Scaled, rows: int) -> Scaled:
+    """``S`` as ``rows × m`` (one sample per column): a single sample held in another layout (a
+    node as a convolution leaves it, channels × positions: the same entries in C order) becomes
+    its one column; a batch is returned as it is."""
+    if S.num.nrows() == rows:
+        return S
+    if S.num.nrows() * S.num.ncols() != rows:
+        raise ShapeError(f"a value of {S.num.nrows()}×{S.num.ncols()} entries where {rows} "
+                         f"rows are read")
+    return Scaled(fmpz_mat(rows, 1, S.num.entries()), S.den)
 
 
 def integer_matrix(M: FlintMatrix) -> tuple[fmpz_mat, fmpz]:

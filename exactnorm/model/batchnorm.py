@@ -45,8 +45,9 @@ from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import to_fmpq_mat
 from exactnorm.exact.rationals import format_number
 from exactnorm.model.box import Box
-from exactnorm.model.kinds.dense import FrozenLayer, dense_frozen
+from exactnorm.model.layers import FrozenLayer
 from exactnorm.model.network import FrozenNetwork, TargetNetwork, Wiring
+from exactnorm.model.operators.dense import dense_frozen
 
 __all__ = ["BatchNorm", "REPARAMETRIZATION", "retuned", "as_target", "batchnorm_parameters",
            "given_chain", "with_tuning"]

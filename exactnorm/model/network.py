@@ -1,8 +1,8 @@
 """Target and frozen networks of every layer kind: exact and float64 evaluation, exact boxes.
 
-One :class:`TargetNetwork` and one :class:`FrozenNetwork` hold layers of any registered kind
-(:mod:`exactnorm.model.kinds`); their loops use only the declared protocols
-(:mod:`exactnorm.model.kinds.base`) and never name a kind. Ground types: matrices are ``fmpq_mat``
+One :class:`TargetNetwork` and one :class:`FrozenNetwork` hold layers of any registered kind: the
+roles of :mod:`exactnorm.model.layers` around the operators of :mod:`exactnorm.model.operators`;
+their loops use only the roles and never name a kind. Ground types: matrices are ``fmpq_mat``
 (frozen weights may be ``fmpz_mat``), vectors are tuples of ``fmpq``. Nothing here solves a system.
 
 Target ``g``: ``a_i = σ_i(A_i(a_{p(i)}) + S_i a_{q(i)})``, ``a_0 = x ∈ D = [lower, upper]``, where
@@ -40,10 +40,11 @@ from exactnorm.checker.vocabulary import ACTIVATIONS, SKIP_KINDS
 from exactnorm.errors import InputError, LimitExceededError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix, to_fmpq_mat
 from exactnorm.model.batch import activate_batch, add, from_columns, to_columns
-from exactnorm.model.kinds.base import FloatKind, FrozenKind, Skip, TargetKind
-from exactnorm.model.kinds.dense import FrozenLayer, TargetLayer
+from exactnorm.model.layers import FloatLayer, FrozenLayer, TargetLayer
+from exactnorm.model.operators.dense import Dense
 from exactnorm.model.routes import (
     Route,
+    Skip,
     apply_linear,
     apply_linear_columns,
     apply_linear_float,
@@ -68,6 +69,7 @@ __all__ = [
     "Skip",
     "Wiring",
     "FrozenLayer",
+    "FloatLayer",
     "FrozenNetwork",
     "FloatNetwork",
     "Vector",
@@ -104,7 +106,7 @@ class TargetNetwork:
     certificate records it in its provenance and an ONNX export reuses the names and shape.
     """
 
-    layers: tuple[TargetKind, ...]
+    layers: tuple[TargetLayer, ...]
     lower: Vector
     upper: Vector
     source: dict[str, Any] | None = field(default=None, compare=False, repr=False)
@@ -180,7 +182,7 @@ class TargetNetwork:
             dims.append(layer.width)
 
     @staticmethod
-    def _check_skip(i: int, layer: TargetKind, skip: Skip, dims: list[int]) -> None:
+    def _check_skip(i: int, layer: TargetLayer, skip: Skip, dims: list[int]) -> None:
         if not 0 <= skip.source < i:
             raise ShapeError(f"target layer {i}: skip from node {skip.source}, not an earlier "
                              f"node")
@@ -221,8 +223,8 @@ class TargetNetwork:
                                  f"of {ACTIVATIONS}")
             if Wm.nrows() == 0:
                 raise ShapeError(f"target layer {i} has width 0")
-            layers.append(TargetLayer(Wm, as_vector(b, Wm.nrows(), f"target layer {i} bias"),
-                                      act))
+            layers.append(TargetLayer(Dense(Wm), as_vector(b, Wm.nrows(),
+                                                           f"target layer {i} bias"), act))
         d0 = len(lower)
         return cls(tuple(layers), as_vector(lower, d0, "domain lower"),
                    as_vector(upper, len(upper), "domain upper"))
@@ -338,7 +340,7 @@ class FrozenNetwork:
     """A frozen random network with tuned normalization parameters and its checkpoints."""
 
     input_dim: int
-    layers: tuple[FrozenKind, ...]
+    layers: tuple[FrozenLayer, ...]
     checkpoints: tuple[int, ...]
     #: ``(j, R)``: checkpoint layer ``j`` adds ``R.weight · h_{R.source}`` before its activation
     residuals: tuple[tuple[int, Skip], ...] = ()
@@ -419,12 +421,12 @@ class FrozenNetwork:
         return sum(layer.frozen_parameters for layer in self.layers)
 
     @staticmethod
-    def _add_skips(layer: FrozenKind, h: Vector, nodes: Sequence[Node]) -> Vector:
+    def _add_skips(layer: FrozenLayer, h: Vector, nodes: Sequence[Node]) -> Vector:
         for s in layer.skips:
             h = _add(h, apply_linear(s.weight, node_values(nodes[s.source])))
         return h
 
-    def _activated(self, j: int, layer: FrozenKind, nodes: Sequence[Node]) -> Vector:
+    def _activated(self, j: int, layer: FrozenLayer, nodes: Sequence[Node]) -> Vector:
         """``σ_j(u_j + R_j h_r)``: the residual added before the activation."""
         u = layer.pre_activation(node_values(nodes[layer.input]))
         r = self.residual(j)
@@ -458,35 +460,25 @@ class FrozenNetwork:
         return [node_values(nodes[c]) for c in self.checkpoints]
 
     def evaluate_float(self, X: np.ndarray) -> np.ndarray:
-        """float64 ``f`` on a batch ``X`` (n × d_0); for comparison only."""
-        nodes = [np.asarray(X, dtype=np.float64)]
-        residuals = dict(self.residuals)
-        for j, layer in enumerate(self.layers, 1):
-            u = layer.pre_activation_float(nodes[layer.input])
-            if j in residuals:
-                u = u + apply_linear_float(residuals[j].weight, nodes[residuals[j].source])
-            h = np.maximum(u, 0.0) if layer.activation == "relu" else u
-            for s in layer.skips:
-                h = h + apply_linear_float(s.weight, nodes[s.source])
-            nodes.append(h)
-        return nodes[-1]
+        """float64 ``f`` on a batch ``X`` (n × d_0), by the float copy; for comparison only."""
+        return self.float_copy().forward(X, np.float64)
 
     def float_copy(self) -> FloatNetwork:
-        """The network with every frozen entry rounded once to float64 (each kind's
-        :meth:`float_layer`), γ and β kept exact."""
+        """The network with every frozen entry rounded once to float64 (each layer's
+        :meth:`~exactnorm.model.layers.FrozenLayer.float_layer`), γ and β kept exact."""
         return FloatNetwork(self.input_dim, tuple(layer.float_layer() for layer in self.layers),
                             self.checkpoints, self.residuals)
 
 
 @dataclass(frozen=True)
 class FloatNetwork:
-    """A frozen network as a float copy (layers of any kind, :class:`~exactnorm.model.kinds.
-    base.FloatKind`): what an export computes, evaluated by :meth:`forward` in any float dtype.
+    """A frozen network as a float copy (:class:`~exactnorm.model.layers.FloatLayer` of any
+    kind): what an export computes, evaluated by :meth:`forward` in any float dtype.
     Read from a certificate by :func:`exactnorm.certificate.float_network` without building an
     exact matrix, or from an exact network by :meth:`FrozenNetwork.float_copy`."""
 
     input_dim: int
-    layers: tuple[FloatKind, ...]
+    layers: tuple[FloatLayer, ...]
     checkpoints: tuple[int, ...]
     #: ``(j, skip)``: checkpoint ``j`` adds the route ``skip`` before its activation (the
     #: target layer's skip; :class:`FrozenNetwork`)

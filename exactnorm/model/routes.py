@@ -3,9 +3,10 @@
 Identity and selection skips (docs/certificate-format.md §1.5) are such matrices. Written out they
 cost ``rows × columns`` numbers — 39 million for the identity on the ``8 × 28 × 28`` feature map
 of a residual block — so the model keeps them as :class:`Route`: row ``r`` of the ``n × d``
-matrix has its one 1 in column ``picks[r]``, or no 1 at all when ``picks[r]`` is ``None``. A skip's
-weight (:class:`~exactnorm.model.kinds.base.Skip`) is a Route or a FLINT matrix; the functions
-:func:`apply_linear`, :func:`apply_linear_float` and :func:`linear_interval` apply either.
+matrix has its one 1 in column ``picks[r]``, or no 1 at all when ``picks[r]`` is ``None``. A
+:class:`Skip` (topology: a skip connection of any layer kind) has a Route or a FLINT matrix as
+its weight; the functions :func:`apply_linear`, :func:`apply_linear_float` and
+:func:`linear_interval` apply either.
 
 Correctness: ``apply`` is the matrix–vector product of the matrix the route denotes (each output
 is one input coordinate or 0), and ``interval`` is its exact range over a box (a coordinate's
@@ -23,18 +24,19 @@ True
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from flint import fmpq, fmpz_mat
 
-from exactnorm.errors import ShapeError
+from exactnorm.checker.vocabulary import SKIP_KINDS
+from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix, clear_denominators, to_numpy
 from exactnorm.model.batch import gather
 from exactnorm.model.values import Scaled, Vector, affine_interval, column
 
-__all__ = ["Route", "matrix_of", "apply_linear", "apply_linear_float", "linear_interval",
+__all__ = ["Route", "Skip", "matrix_of", "apply_linear", "apply_linear_float", "linear_interval",
            "linear_shape", "FloatIdentity", "apply_linear_columns"]
 
 
@@ -103,6 +105,45 @@ class Route:
             if c is not None:
                 M[r, c] = 1
         return M
+
+
+@dataclass(frozen=True)
+class Skip:
+    """A skip connection ``P h_source`` (topology, any kind): after the activation as a frozen
+    layer's ``skips``, before it as a network's residual (a target layer's skip, a checkpoint's
+    residual).
+
+    ``weight`` is a FLINT matrix or, for the 0/1 kinds, a :class:`Route` (a row's one column).
+    ``record`` is the draw record of a ``random`` skip (docs/certificate-format.md §2), so a
+    certificate can prove it is the seeded draw; ``identity`` and ``selection`` skips need none.
+    """
+
+    source: int
+    weight: FlintMatrix | Route
+    kind: str  # identity | selection | random
+    # where the matrix came from, not what it is: two layers with equal matrices are equal
+    record: dict[str, Any] | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in SKIP_KINDS:
+            raise InputError(f"unknown skip kind {self.kind!r}; expected one of {SKIP_KINDS}")
+        if isinstance(self.weight, Route):
+            if self.kind == "random":
+                raise InputError("a random skip is a drawn matrix, not a 0/1 route")
+            if self.kind == "identity" and not self.weight.is_identity:
+                raise InputError("a skip of kind identity has the identity as its route")
+
+    @property
+    def parameters(self) -> int:
+        """Frozen entries: a random skip's drawn matrix; a 0/1 route is layout, not drawn."""
+        return self.weight.nrows() * self.weight.ncols() if self.kind == "random" else 0
+
+    def float_weight(self) -> Any:
+        """The skip's matrix for a float copy: float64 entries, an identity never written out
+        (:class:`FloatIdentity`)."""
+        if self.kind == "identity":
+            return FloatIdentity(self.weight.nrows())
+        return to_numpy(matrix_of(self.weight))
 
 
 class FloatIdentity:

@@ -35,7 +35,7 @@ import numpy as np
 from flint import fmpq
 
 from exactnorm.errors import InputError, ShapeError
-from exactnorm.model.kinds.dense import TargetLayer
+from exactnorm.model.layers import TargetLayer
 from exactnorm.model.network import TargetNetwork
 
 __all__ = ["Slot", "LayerNorm", "Head", "Node", "Transformer", "layernorm_radius",

@@ -3,7 +3,7 @@ held as integers over one denominator.
 
 Every value between layers is a vector (a ``(C, H, W)`` tensor is its C-order vector), so the
 network's loops need nothing but these helpers; what a layer *does* with a vector is its kind's
-(:mod:`exactnorm.model.kinds`).
+(its operator, :mod:`exactnorm.model.operators`).
 
 Correctness: :func:`affine_interval` is the exact range of ``W a + b`` over a box, because a box
 is a product of intervals and each row is separable (``min Σ w_k a_k = Σ min w_k a_k``); a
@@ -125,21 +125,24 @@ def node_values(node: Node) -> Vector:
 
 def scaled_affine(Z: fmpz_mat, den: Any, gamma: Vector, beta: Vector,
                   activation: str) -> Scaled:
-    """``σ(γ_r·Z[r, :]/den + β_r)`` per row ``r``, as integers over one denominator."""
+    """``σ(γ_k·z/den + β_k)`` for the entries ``z`` of ``Z`` in C order, consecutive runs of
+    equal length sharing ``γ_k`` and ``β_k`` (a node: a row per neuron, or a row per channel
+    at every position, or its one column), as integers over one denominator; the layout of
+    ``Z`` is kept."""
     g_num, g_den = clear_denominators(fmpq_mat([list(gamma)]))
     b_num, b_den = clear_denominators(fmpq_mat([list(beta)]))
     gn, bn = g_num.entries(), b_num.entries()
-    cols = Z.ncols()
+    run = Z.nrows() * Z.ncols() // len(gn) if gn else 0  # one γ group, consecutive
     shift = g_den * fmpz(den)
     flat = Z.entries()
     out: list[Any] = []
-    for r in range(Z.nrows()):
-        a, c = gn[r] * b_den, bn[r] * shift
-        out.extend(a * z + c for z in flat[r * cols:(r + 1) * cols])
+    for k in range(len(gn)):
+        a, c = gn[k] * b_den, bn[k] * shift
+        out.extend(a * z + c for z in flat[k * run:(k + 1) * run])
     if activation == "relu":
         zero = fmpz(0)
         out = [v if v > 0 else zero for v in out]
     elif activation not in ACTIVATIONS:
         raise InputError(f"unknown activation {activation!r}; expected one of {ACTIVATIONS}")
-    return Scaled(fmpz_mat(Z.nrows(), cols, out) if out else fmpz_mat(Z.nrows(), cols),
+    return Scaled(fmpz_mat(Z.nrows(), Z.ncols(), out) if out else fmpz_mat(Z.nrows(), Z.ncols()),
                   shift * b_den)

@@ -4,8 +4,8 @@ such a copy makes against the exact target at points of the box.
 The float copy is read by :func:`exactnorm.certificate.float_network` (every kind's codec reads
 its layers straight into float64 arrays, γ and β exact; no exact matrix is built) into a
 :class:`~exactnorm.model.network.FloatNetwork`, whose kind-free :meth:`~exactnorm.model.network.
-FloatNetwork.forward` evaluates each kind's float pre-activation
-(:class:`~exactnorm.model.kinds.base.FloatKind`) in the requested dtype: what an export computes,
+FloatNetwork.forward` evaluates each layer's float pre-activation
+(:class:`~exactnorm.model.layers.FloatLayer`) in the requested dtype: what an export computes,
 without a framework. The export formats, the report and the data study all use it.
 
 >>> import numpy as np
@@ -25,10 +25,10 @@ from flint import fmpq
 from exactnorm.certificate import float_network
 from exactnorm.certificate.arrays import matrix_array, skip_array
 from exactnorm.exact.linalg import to_numpy
-from exactnorm.model.kinds.base import FloatKind
+from exactnorm.model.layers import FloatLayer
 from exactnorm.model.network import FloatNetwork
 
-__all__ = ["FloatKind", "FloatNetwork", "float_network", "matrix_array", "skip_array",
+__all__ = ["FloatLayer", "FloatNetwork", "float_network", "matrix_array", "skip_array",
            "flint_array", "float_forward", "box_points", "float_errors"]
 
 

@@ -58,6 +58,7 @@ from exactnorm.exact.generator import draw as draw_frozen
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_distribution
 from exactnorm.exact.streams import StreamKey, skip_role
 from exactnorm.model.network import ACTIVATIONS, FrozenLayer, FrozenNetwork, Skip, TargetNetwork
+from exactnorm.model.operators.dense import Dense
 from exactnorm.strategies.layered import conv_geometries, conv_targets, kind_targets
 
 __all__ = [
@@ -631,7 +632,7 @@ def frozen_networks(*, input_dim: Dimension = None, min_width: int = 1, max_widt
                 P, skip_record = draw_frozen(seed, StreamKey(1, j, skip_role(0)).key, w, d0,
                                              dist)
                 layer_skips = (Skip(0, P, "random", record=skip_record),)
-            layers.append(FrozenLayer(j - 1, V, gamma, beta, draw(act), layer_skips,
+            layers.append(FrozenLayer(j - 1, Dense(V), gamma, beta, draw(act), layer_skips,
                                       record=record))
             dims.append(w)
         return FrozenNetwork(d0, tuple(layers), (depth,))

@@ -9,7 +9,7 @@ defaults.
 
 >>> from hypothesis import find
 >>> t = find(conv_targets(), lambda t: True)
->>> t.depth, t.layers[0].geometry.input_shape
+>>> t.depth, t.layers[0].operator.geometry.input_shape
 (1, (1, 1, 1))
 >>> find(kind_targets("avgpool"), lambda t: True).layers[0].kind
 'avgpool'
@@ -22,10 +22,11 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from exactnorm.model.kinds.window import ConvGeometry
+from exactnorm.model.layers import TargetLayer
 from exactnorm.model.network import TargetNetwork
+from exactnorm.model.operators.avgpool import AvgPool
+from exactnorm.model.operators.window import ConvGeometry
 from exactnorm.strategies.kinds import LAYERS
-from exactnorm.strategies.kinds.avgpool import PoolTargetLayer
 from exactnorm.strategies.kinds.base import small_rationals
 from exactnorm.strategies.kinds.conv import conv_geometries
 from exactnorm.strategies.kinds.conv import layers as conv_layers
@@ -70,7 +71,7 @@ def conv_targets(draw: Any, max_side: int = 5, max_channels: int = 2,
     layers: list[Any] = [first]
     shape = first.output_shape
     if shape[1] >= 2 and shape[2] >= 2 and draw(st.booleans()):
-        pool = PoolTargetLayer(ConvGeometry(shape, (2, 2), (draw(st.integers(1, 2)),) * 2))
+        pool = TargetLayer(AvgPool(ConvGeometry(shape, (2, 2), (draw(st.integers(1, 2)),) * 2)))
         layers.append(pool)
         shape = pool.output_shape
     if draw(st.booleans()):

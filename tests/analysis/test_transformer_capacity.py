@@ -17,7 +17,7 @@ from exactnorm.commands._json import SCHEMA
 from exactnorm.errors import InputError
 from exactnorm.model.interop.transformer import transformer_from_onnx
 from exactnorm.model.interop.transformer_build import onnx_transformer
-from exactnorm.model.kinds.dense import TargetLayer
+from exactnorm.model.layers import TargetLayer
 from exactnorm.model.transformer import Slot, Transformer
 from tests.commands.test_json_output import errors
 from tests.helpers import run_cli

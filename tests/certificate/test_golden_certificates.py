@@ -37,15 +37,22 @@ import pytest
 from flint import fmpq, fmpq_mat
 
 from exactnorm import api, checker, checker_flint
-from exactnorm.model.kinds import ConvGeometry
-from exactnorm.model.kinds import ConvTargetLayer as Conv
-from exactnorm.model.kinds import PoolTargetLayer as Pool
 from exactnorm.model.network import TargetLayer as Dense
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.network import TargetNetwork as Network
+from exactnorm.model.operators import AvgPool, ConvGeometry
+from exactnorm.model.operators import Conv as ConvMap
 from exactnorm.model.targets import demo_target, random_target
 
 # --------------------------------------------------------------------------- targets
+
+
+def Conv(g: ConvGeometry, W: fmpq_mat, b: tuple, act: str) -> Dense:  # noqa: N802
+    return Dense(ConvMap(g, W), b, act)
+
+
+def Pool(g: ConvGeometry) -> Dense:  # noqa: N802
+    return Dense(AvgPool(g))
 
 
 def _rng_rationals(seed: int) -> tuple[Callable[[int, int], fmpq_mat], Callable[[int], tuple]]:

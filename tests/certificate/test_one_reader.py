@@ -151,12 +151,10 @@ def _kind_targets() -> dict[str, TargetNetwork]:
     an identity skip)."""
     from flint import fmpq_mat
 
-    from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer, PoolTargetLayer
-    from exactnorm.model.kinds.base import Skip
-    from exactnorm.model.kinds.dense import TargetLayer
-    from exactnorm.model.kinds.globalavgpool import GlobalPoolTargetLayer
+    from exactnorm.model.layers import TargetLayer
     from exactnorm.model.network import Wiring
-    from exactnorm.model.routes import Route
+    from exactnorm.model.operators import AvgPool, Conv, ConvGeometry, GlobalAvgPool
+    from exactnorm.model.routes import Route, Skip
 
     q = fmpq
 
@@ -165,12 +163,12 @@ def _kind_targets() -> dict[str, TargetNetwork]:
                                      for row in W]), tuple(q(x) for x in b), act)
 
     image = ((q(0),) * 8, (q(1),) * 4 + (q(1, 2),) * 4)  # a (2, 2, 2) image
-    conv = ConvTargetLayer(ConvGeometry((2, 2, 2), (2, 1)),
-                           fmpq_mat([[1, -2, q(1, 3), 0], [0, 1, 1, q(-1, 2)]]),
-                           (q(1, 4), q(-1)), "relu")
+    conv = TargetLayer(Conv(ConvGeometry((2, 2, 2), (2, 1)),
+                            fmpq_mat([[1, -2, q(1, 3), 0], [0, 1, 1, q(-1, 2)]])),
+                       (q(1, 4), q(-1)), "relu")
     head = dense([[1, -1, 2, 0], [q(1, 2), 1, 0, -1]], [0, q(1, 3)], "identity")
-    pool = PoolTargetLayer(ConvGeometry((2, 2, 2), (2, 2), stride=(2, 2)))
-    gap = GlobalPoolTargetLayer((2, 2, 2))
+    pool = TargetLayer(AvgPool(ConvGeometry((2, 2, 2), (2, 2), stride=(2, 2))))
+    gap = TargetLayer(GlobalAvgPool((2, 2, 2)))
     gap_head = dense([[1, -1], [2, q(1, 5)]], [0, 1], "identity")
     first = dense([[1, -1], [1, 1]], [0, q(1, 2)], "relu")
     second = dense([[-1, 0], [0, 2]], [1, -2], "relu")

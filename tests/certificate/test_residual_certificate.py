@@ -83,7 +83,7 @@ def test_residual_networks_need_version_3(built, version):
 
 def test_a_skip_that_is_not_its_kind_is_refused():
     from exactnorm.certificate.write import route_json
-    from exactnorm.model.kinds.base import Skip
+    from exactnorm.model.routes import Skip
 
     bad = Skip(0, Route((1, 0), 2), "selection")
     assert route_json(bad)["weight"] == {"selection": [1, 0], "columns": 2}
@@ -95,9 +95,9 @@ def test_a_skip_that_is_not_its_kind_is_refused():
 def test_a_dense_residual_target_needs_version_3():
     from flint import fmpq_mat
 
-    from exactnorm.model.kinds import TargetLayer
-    from exactnorm.model.kinds.base import Skip
+    from exactnorm.model.layers import TargetLayer
     from exactnorm.model.network import TargetNetwork, Wiring
+    from exactnorm.model.routes import Skip
 
     W = fmpq_mat([[1, -1], [2, 1]])
     g = TargetNetwork((TargetLayer(W, (fmpq(0),) * 2, "relu"), TargetLayer(W, (fmpq(1),) * 2,

@@ -43,8 +43,10 @@ def _rows(m: Any) -> list[list[Fraction]]:
 
 def _unfold(layer: dict, K: list[list[Fraction]]) -> list[list[Fraction]]:
     """The dense matrix of a convolution (or of an average pooling when K is None) on the C order
-    vector of its input: row (o, y, x), column (c, row, col)."""
+    vector of its input: row (o, y, x), column (c, row, col); with ``"group"`` G, output ``o``
+    reads the C/G channels of its group, its row of K over their patch coordinates."""
     C, H, W = layer["input_shape"]
+    G = layer.get("group", 1)
     kh, kw = layer["kernel_shape"]
     sh, sw = layer["stride"]
     ph, pw = layer["padding"]
@@ -54,16 +56,17 @@ def _unfold(layer: dict, K: list[list[Fraction]]) -> list[list[Fraction]]:
     out = []
     channels = len(K) if K is not None else C
     for o in range(channels):
+        first = o // (channels // G) * (C // G)  # the group's first input channel
         for y in range(Ho):
             for x in range(Wo):
                 row = [Fraction(0)] * (C * H * W)
-                for c in range(C) if K is not None else [o]:
+                for c in range(first, first + C // G) if K is not None else [o]:
                     for u in range(kh):
                         for v in range(kw):
                             r, s = y * sh - ph + u * dh, x * sw - pw + v * dw
                             if 0 <= r < H and 0 <= s < W:
                                 w = Fraction(1, kh * kw) if K is None else \
-                                    K[o][(c * kh + u) * kw + v]
+                                    K[o][((c - first) * kh + u) * kw + v]
                                 row[(c * H + r) * W + s] += w
                 out.append(row)
     return out

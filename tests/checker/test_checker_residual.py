@@ -126,10 +126,9 @@ def resnet_doc() -> dict:
 def dense_residual_doc() -> dict:
     """A dense target whose layers 2 and 3 read earlier nodes: layer 2 adds an identity skip
     from x, layer 3 reads x and adds a square selection of node 1 (a zero row included)."""
-    from exactnorm.model.kinds import TargetLayer
-    from exactnorm.model.kinds.base import Skip
+    from exactnorm.model.layers import TargetLayer
     from exactnorm.model.network import TargetNetwork, Wiring
-    from exactnorm.model.routes import Route
+    from exactnorm.model.routes import Route, Skip
 
     rng = random.Random(3)
 
@@ -491,20 +490,16 @@ def test_the_target_seed_of_a_global_pooling_target():
     """``certify`` derives the seed from the target by default; a global pooling layer has no
     weight, and its input shape enters the seed's text (it crashed the derivation before)."""
     from exactnorm import api
-    from exactnorm.model.kinds import (
-        ConvGeometry,
-        ConvTargetLayer,
-        GlobalPoolTargetLayer,
-        TargetLayer,
-    )
+    from exactnorm.model.layers import TargetLayer
     from exactnorm.model.network import TargetNetwork
+    from exactnorm.model.operators import Conv, ConvGeometry, GlobalAvgPool
 
-    conv = ConvTargetLayer(ConvGeometry((1, 4, 4), (2, 2)),
-                           fmpq_mat([[1, -1, 2, 0], [0, 1, 1, -1]]), (fmpq(1), fmpq(-1)), "relu")
+    conv = TargetLayer(Conv(ConvGeometry((1, 4, 4), (2, 2)),
+                            fmpq_mat([[1, -1, 2, 0], [0, 1, 1, -1]])), (fmpq(1), fmpq(-1)), "relu")
     head = TargetLayer(fmpq_mat([[1, 2], [-1, fmpq(1, 2)]]), (fmpq(0), fmpq(1)), "identity")
     seeds = set()
     for shape in [(2, 3, 3), (2, 9, 1)]:  # the same widths, two different global poolings
-        t = TargetNetwork((conv, GlobalPoolTargetLayer(shape), head), (fmpq(0),) * 16,
+        t = TargetNetwork((conv, TargetLayer(GlobalAvgPool(shape)), head), (fmpq(0),) * 16,
                           (fmpq(1),) * 16)
         doc = api.certificate_document(api.certify(t, jobs=1))
         assert doc["seed_rule"] == "target.v2"

@@ -12,6 +12,7 @@ construction (the lead runs the checker on merged documents).
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from fractions import Fraction
 from typing import Any
@@ -36,9 +37,9 @@ from exactnorm.constructions.kinds.base import Options
 from exactnorm.constructions.kinds.conv import conv_choice
 from exactnorm.constructions.plan import construct, plan_certify
 from exactnorm.errors import InputError, LimitExceededError
-from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer, PoolTargetLayer, TargetLayer
-from exactnorm.model.kinds.conv import FrozenConvLayer
+from exactnorm.model.layers import FrozenLayer, TargetLayer
 from exactnorm.model.network import FrozenNetwork, TargetNetwork
+from exactnorm.model.operators import AvgPool, Conv, ConvGeometry
 from tests.kinds.test_kind_contract import _act, _affine, _frozen_ref
 from tests.model.test_residual_model import _frac, reference_nodes, small_resnet
 
@@ -48,10 +49,10 @@ def _q(rng: random.Random, den: int = 4) -> fmpq:
 
 
 def _conv(rng: random.Random, shape: tuple[int, int, int], cout: int, k: int, *,
-          stride: int = 1, pad: int = 0, act: str = "relu") -> ConvTargetLayer:
+          stride: int = 1, pad: int = 0, act: str = "relu") -> TargetLayer:
     g = ConvGeometry(shape, (k, k), stride=(stride, stride), padding=(pad, pad))
     W = fmpq_mat([[_q(rng) for _ in range(g.patch_size)] for _ in range(cout)])
-    return ConvTargetLayer(g, W, tuple(_q(rng) for _ in range(cout)), act)
+    return TargetLayer(Conv(g, W), tuple(_q(rng) for _ in range(cout)), act)
 
 
 def _box(n: int) -> tuple[tuple[fmpq, ...], tuple[fmpq, ...]]:
@@ -85,7 +86,7 @@ def frozen_reference(net: FrozenNetwork, x: list[Fraction]) -> list[list[Fractio
     return nodes
 
 
-def _network(layer: ConvTargetLayer, frozen: list[FrozenConvLayer]) -> FrozenNetwork:
+def _network(layer: TargetLayer, frozen: list[FrozenLayer]) -> FrozenNetwork:
     return FrozenNetwork(layer.input_size, tuple(frozen), (len(frozen),))
 
 
@@ -139,7 +140,7 @@ def test_every_relu_channel_is_stable_on_the_box():
 def test_hull_shifts_are_looser_and_hull_box_is_the_hull():
     rng = random.Random(2)
     layer = _conv(rng, (2, 4, 4), 2, 3, stride=1, pad=1)
-    g = layer.geometry
+    g = layer.operator.geometry
     lo = tuple(fmpq(rng.randint(-4, 0), 2) for _ in range(g.input_size))
     hi = tuple(v + fmpq(rng.randint(0, 4), 2) for v in lo)
     hlo, hhi = hull_box(g, lo, hi)
@@ -172,7 +173,7 @@ def test_keys_masks_and_skips_are_where_the_format_says():
     for t in range(1, T + 1):
         hidden, out = frozen[2 * t - 2], frozen[2 * t - 1]
         cols = block_columns([t - 1], 3, 3)
-        assert hidden.input == 6 and hidden.geometry == layer.geometry
+        assert hidden.input == 6 and hidden.operator.geometry == layer.operator.geometry
         assert hidden.record["key"][:3] == [4, 2 * t - 1, 0]
         assert hidden.record["shape"] == [2 * 9, 27]
         assert hidden.record["mask"] == {"columns": cols}
@@ -180,7 +181,7 @@ def test_keys_masks_and_skips_are_where_the_format_says():
         assert hidden.frozen_parameters == 18 * 9
         assert all(hidden.weight[r, c] == 0 for r in range(18) for c in range(27)
                    if c not in cols)
-        assert out.input == 6 + 2 * t - 1 and out.geometry.pointwise
+        assert out.input == 6 + 2 * t - 1 and out.operator.geometry.pointwise
         assert out.record["key"][:3] == [4, 2 * t, 0] and out.record["shape"] == [2, 18, 1, 1]
         assert "mask" not in out.record
         if t == 1:
@@ -203,9 +204,7 @@ def test_the_accumulator_skip_matters():
     layer = _conv(rng, (2, 4, 4), 2, 3, pad=1, act="identity")
     frozen, _ = realize_conv_blocks(layer, _box(layer.input_size), block=1, seed=0, index=1,
                                     input_node=0)
-    cut = [fl if not fl.skips else FrozenConvLayer(
-        fl.input, fl.geometry, fl.weight, fl.gamma, fl.beta, fl.activation, record=fl.record)
-        for fl in frozen]
+    cut = [dataclasses.replace(fl, skips=()) for fl in frozen]
     x = _points(layer.input_size, 1, 1)[0]
     target = _frac(layer.evaluate(tuple(fmpq(v.numerator, v.denominator) for v in x)))
     assert _frac(_network(layer, frozen).evaluate(x)) == target
@@ -218,7 +217,7 @@ def _chain_cnn(seed: int) -> TargetNetwork:
     rng = random.Random(seed)
     L1 = _conv(rng, (2, 6, 6), 3, 3, stride=2, pad=1)            # → (3, 3, 3)
     L2 = _conv(rng, (3, 3, 3), 4, 3, pad=1)                       # → (4, 3, 3)
-    L3 = PoolTargetLayer(ConvGeometry((4, 3, 3), (3, 3)))        # → (4, 1, 1)
+    L3 = TargetLayer(AvgPool(ConvGeometry((4, 3, 3), (3, 3))))  # → (4, 1, 1)
     L4 = TargetLayer(fmpq_mat([[_q(rng) for _ in range(4)] for _ in range(2)]),
                      tuple(_q(rng) for _ in range(2)), "identity")
     return TargetNetwork((L1, L2, L3, L4), *_box(72))
@@ -228,7 +227,7 @@ def _chain_cnn(seed: int) -> TargetNetwork:
 def test_chain_cnn_with_blocks_equals_the_target(block):
     g = _chain_cnn(0)
     c = construct(g, block=block, seed=1)
-    convs = [fl for fl in c.network.layers if isinstance(fl, FrozenConvLayer)]
+    convs = [fl for fl in c.network.layers if fl.kind == "conv"]
     assert any(fl.skips for fl in convs) and any(fl.drawn_columns for fl in convs)
     for x in _points(72, 3, 2):
         ref = frozen_reference(c.network, x)
@@ -257,9 +256,9 @@ def test_small_resnet_with_blocks_equals_the_dense_reference(block):
 
 # ------------------------------------------------------------------ the plan and the cost model
 
-def _wide(C: int, cout: int, side: int = 4) -> ConvTargetLayer:
+def _wide(C: int, cout: int, side: int = 4) -> TargetLayer:
     g = ConvGeometry((C, side, side), (3, 3), padding=(1, 1))
-    return ConvTargetLayer(g, fmpq_mat(cout, g.patch_size), (fmpq(0),) * cout, "relu")
+    return TargetLayer(Conv(g, fmpq_mat(cout, g.patch_size)), (fmpq(0),) * cout, "relu")
 
 
 def test_cost_model_picks_blocks_for_a_wide_layer_and_plain_for_a_tiny_one():
@@ -324,8 +323,8 @@ def test_hull_is_written_and_read_back():
     entries = [CODEC.frozen_json(fl, j, 3, "reference") for j, fl in enumerate(frozen, 1)]
     assert [e.get("stability") for e in entries] == ["hull"] * 4 + [None]
     with pytest.raises(InputError):
-        FrozenConvLayer(0, layer.geometry, layer.weight, (fmpq(1),) * 2, (fmpq(0),) * 2,
-                        "relu", stability="sometimes")
+        FrozenLayer(0, Conv(layer.operator.geometry, layer.weight), (fmpq(1),) * 2,
+                    (fmpq(0),) * 2, "relu", stability="sometimes")
 
 
 def test_onnx_export_of_blocked_convolutions_agrees_with_the_exact_network(tmp_path):

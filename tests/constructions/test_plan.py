@@ -12,8 +12,8 @@ from exactnorm import api
 from exactnorm.constructions.choice import choose_construction
 from exactnorm.constructions.plan import certify_target, construct, plan_certify
 from exactnorm.errors import InputError
-from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer, PoolTargetLayer
 from exactnorm.model.network import TargetLayer, TargetNetwork
+from exactnorm.model.operators import AvgPool, Conv, ConvGeometry
 from tests.certificate.test_golden_certificates import cnn_wide_head, lenet_small
 
 
@@ -29,7 +29,7 @@ def _wide_head_cnn() -> TargetNetwork:
         return tuple(fmpq(rng.randint(-4, 4), 4) for _ in range(n))
 
     g = ConvGeometry((1, 10, 10), (3, 3))
-    return TargetNetwork((ConvTargetLayer(g, mat(4, 9), vec(4), "relu"),
+    return TargetNetwork((TargetLayer(Conv(g, mat(4, 9)), vec(4), "relu"),
                           TargetLayer(mat(120, 256), vec(120), "relu"),
                           TargetLayer(mat(10, 120), vec(10), "identity")),
                          (fmpq(0),) * 100, (fmpq(1),) * 100)
@@ -126,7 +126,7 @@ def test_a_plan_is_applied_as_planned():
     assert c.provenance["dense_runs"] == [{"layers": [4, 4], "construction": "theorem1",
                                            "block": None,
                                            "reason": plan.runs[-1].choice["reason"]}]
-    pool = PoolTargetLayer(ConvGeometry((1, 4, 4), (2, 2), stride=(2, 2)))
+    pool = TargetLayer(AvgPool(ConvGeometry((1, 4, 4), (2, 2), stride=(2, 2))))
     only_pool = TargetNetwork((pool,), (fmpq(0),) * 16, (fmpq(1),) * 16)
     c = construct(only_pool)
     assert c.provenance["dense_runs"] == [] and c.network.tuned_parameters == 0

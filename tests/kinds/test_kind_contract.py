@@ -3,10 +3,13 @@ to be interchangeable, so the same tests run on each).
 
 For every kind of the format's ``LAYER_KINDS``:
 
-* every registry (model, readers, construction, certificate codec, exporters, strategies) has
-  it, under its word;
-* the model's exact evaluation equals a dense unfolded reference built here from the kind's
-  definition alone (plain ``Fraction`` arithmetic, no model code), target and frozen layers;
+* every registry (operators, readers, construction, certificate codec, exporters, strategies)
+  has it, under its word; the kind is one operator class with the protocol's members, and the
+  three roles around it are the same classes for every kind;
+* the operator's exact map (one vector, a batch of columns) equals a dense unfolded reference
+  built here from the kind's definition alone (plain ``Fraction`` arithmetic, no model code),
+  and its interval image of a box is the exact range of that matrix; the target and frozen
+  layers around it equal the reference with the roles' bias, γ and β per group;
 * ``interval`` contains ``evaluate`` at the box's points (and is ``evaluate`` on a point box);
   ``evaluate_float`` agrees with ``evaluate`` up to rounding;
 * construction → certificate → both checkers (``exactnorm.checker`` and the FLINT one) VALID
@@ -36,8 +39,10 @@ from exactnorm.certificate import read_networks
 from exactnorm.certificate.kinds import CODECS
 from exactnorm.checker.vocabulary import LAYER_KINDS
 from exactnorm.constructions.kinds import REALIZERS
+from exactnorm.model import layers as roles
 from exactnorm.model.interop.kinds import READERS
-from exactnorm.model.kinds import KINDS
+from exactnorm.model.operators import OPERATORS
+from exactnorm.model.operators.base import Operator
 from exactnorm.outputs.export.kinds import EXPORTERS
 from exactnorm.strategies import kind_targets
 from exactnorm.strategies.kinds import LAYERS
@@ -47,7 +52,7 @@ ALL = sorted(LAYER_KINDS)
 # --------------------------------------------------------------------------- registries
 
 REGISTRIES: dict[str, dict[str, Any]] = {
-    "exactnorm.model.kinds.KINDS": KINDS,
+    "exactnorm.model.operators.OPERATORS": OPERATORS,
     "exactnorm.model.interop.kinds.READERS": READERS,
     "exactnorm.constructions.kinds.REALIZERS": REALIZERS,
     "exactnorm.certificate.kinds.CODECS": CODECS,
@@ -63,11 +68,40 @@ def test_every_registry_has_exactly_the_formats_kinds(name):
 
 @pytest.mark.parametrize("kind", ALL)
 def test_each_registry_entry_names_its_own_kind(kind):
-    entry = KINDS[kind]
-    assert entry.name == entry.target.kind == entry.frozen.kind == kind
+    assert OPERATORS[kind].kind == kind
     assert REALIZERS[kind].kind == CODECS[kind].kind == EXPORTERS[kind].kind == kind
     assert kind == READERS[kind].NAME
     assert CODECS[kind].since_version in (1, 2)
+
+
+def _protocol_members(protocol: type) -> set[str]:
+    """The members a protocol class declares: annotations, methods and properties."""
+    own = {name for name in vars(protocol) if not name.startswith("_")}
+    return own | set(getattr(protocol, "__annotations__", {}))
+
+
+def test_the_operator_protocol_has_at_most_ten_members():
+    members = _protocol_members(Operator)
+    assert "apply" in members and "kind" in members  # the count sees what it should
+    assert len(members) <= 10, sorted(members)
+
+
+@pytest.mark.parametrize("kind", ALL)
+def test_a_kind_is_one_operator_class_with_the_protocol(kind):
+    cls = OPERATORS[kind]
+    module = __import__(cls.__module__, fromlist=["*"])
+    defined = [v for v in vars(module).values()
+               if isinstance(v, type) and v.__module__ == module.__name__]
+    assert defined == [cls], f"{module.__name__} defines {defined}: one class per kind"
+    for name in _protocol_members(Operator):
+        assert hasattr(cls, name) or name in getattr(cls, "__dataclass_fields__", {}), name
+
+
+def test_the_roles_are_three_classes_for_every_kind():
+    defined = {name for name, v in vars(roles).items()
+               if isinstance(v, type) and v.__module__ == roles.__name__
+               and not name.startswith("_")}  # their shared base is private
+    assert defined == {"TargetLayer", "FrozenLayer", "FloatLayer"}
 
 
 # --------------------------------------------------------------------------- references
@@ -83,48 +117,33 @@ def _rows(M: Any) -> list[list[Fraction]]:
     return [[_q(x) for x in row] for row in M.tolist()]
 
 
-def _window_matrix(g: Any, K: list[list[Fraction]] | None) -> list[list[Fraction]]:
+def _window_matrix(g: Any, K: list[list[Fraction]] | None,
+                   groups: int = 1) -> list[list[Fraction]]:
     """The dense matrix of a window map from its definition: output (o, y, x) reads input
-    (c, y·s − p + u·d, x·s − p + v·d), zero outside; ``K`` None is the mean of one channel."""
+    (c, y·s − p + u·d, x·s − p + v·d), zero outside, for the channels ``c`` of its group (a
+    group's kernel row holds ``C/groups`` channels); ``K`` None is the mean of one channel."""
     C, H, W = g.input_shape
     (kh, kw), (sh, sw) = g.kernel_shape, g.stride
     (ph, pw), (dh, dw) = g.padding, g.dilation
     Ho = (H + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     Wo = (W + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     out = []
-    for o in range(len(K) if K is not None else C):
+    outputs = len(K) if K is not None else C
+    for o in range(outputs):
+        first = o // (outputs // groups) * (C // groups)
         for y in range(Ho):
             for x in range(Wo):
                 row = [Fraction(0)] * (C * H * W)
-                for c in (range(C) if K is not None else [o]):
+                for c in (range(first, first + C // groups) if K is not None else [o]):
                     for u in range(kh):
                         for v in range(kw):
                             r, s = y * sh - ph + u * dh, x * sw - pw + v * dw
                             if 0 <= r < H and 0 <= s < W:
                                 row[(c * H + r) * W + s] += (
                                     Fraction(1, kh * kw) if K is None
-                                    else K[o][(c * kh + u) * kw + v])
+                                    else K[o][((c - first) * kh + u) * kw + v])
                 out.append(row)
     return out
-
-
-def _per_position(values: Any, n: int) -> list[Fraction]:
-    per = n // len(values)
-    return [_q(v) for v in values for _ in range(per)]
-
-
-def _dense_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
-    return _rows(layer.weight), [_q(b) for b in layer.bias]
-
-
-def _conv_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
-    M = _window_matrix(layer.geometry, _rows(layer.weight))
-    return M, _per_position(layer.bias, len(M))
-
-
-def _pool_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
-    M = _window_matrix(layer.geometry, None)
-    return M, [Fraction(0)] * len(M)
 
 
 def _channel_means(shape: tuple[int, int, int]) -> list[list[Fraction]]:
@@ -135,26 +154,34 @@ def _channel_means(shape: tuple[int, int, int]) -> list[list[Fraction]]:
             for c in range(C)]
 
 
-def _global_pool_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
-    M = _channel_means(layer.input_shape)
-    return M, [Fraction(0)] * len(M)
+#: kind → the dense matrix ``A`` of its operator, from the kind's definition
+UNFOLD: dict[str, Callable[[Any], list[list[Fraction]]]] = {
+    "dense": lambda op: _rows(op.weight),
+    "conv": lambda op: _window_matrix(op.geometry, _rows(op.weight), op.groups),
+    "avgpool": lambda op: _window_matrix(op.geometry, None),
+    "globalavgpool": lambda op: _channel_means(op.input_shape)}
 
 
-#: kind → (M, b) with the target layer ``σ(M a + b)``, from the kind's definition
-UNFOLD: dict[str, Callable[[Any], tuple[list[list[Fraction]], list[Fraction]]]] = {
-    "dense": _dense_ref, "conv": _conv_ref, "avgpool": _pool_ref,
-    "globalavgpool": _global_pool_ref}
+def _per_group(values: Any, n: int, empty: Fraction) -> list[Fraction]:
+    """One entry per output: a group's value over its consecutive outputs (``empty`` when the
+    layer has no groups: a fixed map)."""
+    if not len(values):
+        return [empty] * n
+    per = n // len(values)
+    return [_q(v) for v in values for _ in range(per)]
+
+
+def _target_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction]]:
+    """``(M, b)`` with the target layer ``σ(M a + b)``."""
+    M = UNFOLD[layer.kind](layer.operator)
+    return M, _per_group(layer.bias, len(M), Fraction(0))
 
 
 def _frozen_ref(layer: Any) -> tuple[list[list[Fraction]], list[Fraction], list[Fraction]]:
     """``(M, γ, β)`` of a frozen layer, per output entry: ``u = γ ⊙ (M a) + β``."""
-    if hasattr(layer, "gamma"):
-        M = (_rows(layer.weight) if not hasattr(layer, "geometry")
-             else _window_matrix(layer.geometry, _rows(layer.weight)))
-        return M, _per_position(layer.gamma, len(M)), _per_position(layer.beta, len(M))
-    M = (_window_matrix(layer.geometry, None) if hasattr(layer, "geometry")
-         else _channel_means(layer.input_shape))
-    return M, [Fraction(1)] * len(M), [Fraction(0)] * len(M)
+    M = UNFOLD[layer.kind](layer.operator)
+    return M, _per_group(layer.gamma, len(M), Fraction(1)), \
+        _per_group(layer.beta, len(M), Fraction(0))
 
 
 def _affine(M: list[list[Fraction]], a: list[Fraction]) -> list[Fraction]:
@@ -196,11 +223,37 @@ def test_exact_evaluation_equals_the_unfolded_reference(kind):
         for x in _points(t, 2, seed):
             a = x
             for layer in t.layers:
-                M, b = UNFOLD[layer.kind](layer)
+                M, b = _target_ref(layer)
                 ref = _act(layer.activation, [m + c for m, c in zip(_affine(M, a), b)])
                 assert _values(layer.evaluate(tuple(api_q(v) for v in a))) == ref
                 a = ref
             assert _values(t.evaluate(x)) == a
+
+    check()
+
+
+@pytest.mark.parametrize("kind", ALL)
+def test_the_operator_on_columns_and_its_interval_are_the_references(kind):
+    from flint import fmpq_mat
+
+    from exactnorm.model.batch import from_columns, to_columns
+
+    @SETTINGS
+    @given(kind_targets(kind, dense_head=False), st.integers(0, 3))
+    def check(t, seed):
+        op = t.layers[0].operator
+        M = UNFOLD[kind](op)
+        pts = _points(t, 2, seed)
+        X = fmpq_mat([[api_q(x[r]) for x in pts] for r in range(len(pts[0]))])
+        got = [[_q(v) for v in row] for row in to_columns(op.apply_columns(from_columns(X)))
+               .tolist()]
+        assert got == [list(col) for col in zip(*(_affine(M, x) for x in pts))]
+        lo, hi = [_q(v) for v in t.lower], [_q(v) for v in t.upper]
+        mn = [sum((w * (a if w > 0 else b) for w, a, b in zip(row, lo, hi)), Fraction(0))
+              for row in M]
+        mx = [sum((w * (b if w > 0 else a) for w, a, b in zip(row, lo, hi)), Fraction(0))
+              for row in M]
+        assert [_values(v) for v in op.interval(t.lower, t.upper)] == [mn, mx]
 
     check()
 
@@ -333,7 +386,8 @@ HOSTILE: dict[str, dict[str, Callable[[dict], None]]] = {
     "conv": {"gamma": lambda L: _bump(L, "gamma"), "beta": lambda L: _bump(L, "beta"),
              "weight": _edit_key, "stride": _grow("stride"), "padding": _grow("padding"),
              "dilation": _grow("dilation"), "kernel_shape": _grow("kernel_shape"),
-             "input_shape": _grow("input_shape")},
+             "input_shape": _grow("input_shape"),
+             "group": lambda L: L.update(group=L.get("group", 1) + 1)},
     "avgpool": {"kernel_shape": _set("kernel_shape", [1, 1]), "stride": _grow("stride"),
                 "padding": _set("padding", [1, 1]), "activation": _set("activation", "relu"),
                 "input": _set("input", 99)},
@@ -351,12 +405,12 @@ def _open_box(t: Any) -> bool:
 #: with interior)
 INTERESTING: dict[str, Callable[[Any], bool]] = {
     "dense": lambda t: _open_box(t) and t.layers[0].width >= 2 and t.layers[0].input_size >= 2,
-    "conv": lambda t: _open_box(t) and t.layers[0].geometry.kernel_shape != (1, 1)
-    and t.layers[0].geometry.positions >= 2,
-    "avgpool": lambda t: _open_box(t) and t.layers[0].geometry.kernel_shape == (2, 2),
+    "conv": lambda t: _open_box(t) and t.layers[0].operator.geometry.kernel_shape != (1, 1)
+    and t.layers[0].operator.geometry.positions >= 2,
+    "avgpool": lambda t: _open_box(t) and t.layers[0].operator.geometry.kernel_shape == (2, 2),
     # a reshaped input_shape is another map only when the channels change
-    "globalavgpool": lambda t: _open_box(t) and t.layers[0].input_shape[0] >= 2
-    and t.layers[0].input_shape[0] != t.layers[0].input_shape[2],
+    "globalavgpool": lambda t: _open_box(t) and t.layers[0].operator.input_shape[0] >= 2
+    and t.layers[0].operator.input_shape[0] != t.layers[0].operator.input_shape[2],
 }
 
 

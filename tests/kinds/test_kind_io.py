@@ -55,17 +55,18 @@ def _dense(layer: Any, k: int, src: str, inits: list) -> tuple[list, str]:
 
 
 def _conv(layer: Any, k: int, src: str, inits: list) -> tuple[list, str]:
-    g = layer.geometry
-    K = _floats(layer.weight).reshape(layer.channels, g.input_shape[0], *g.kernel_shape)
+    g, G = layer.operator.geometry, layer.operator.groups
+    K = _floats(layer.weight).reshape(layer.channels, g.input_shape[0] // G, *g.kernel_shape)
     inits += [numpy_helper.from_array(K, f"K{k}"),
               numpy_helper.from_array(_vector(layer.bias), f"c{k}")]
     return [helper.make_node("Conv", [src, f"K{k}", f"c{k}"], [f"z{k}"],
                              kernel_shape=list(g.kernel_shape), strides=list(g.stride),
-                             pads=[*g.padding, *g.padding], dilations=list(g.dilation))], f"z{k}"
+                             pads=[*g.padding, *g.padding], dilations=list(g.dilation),
+                             group=G)], f"z{k}"
 
 
 def _avgpool(layer: Any, k: int, src: str, inits: list) -> tuple[list, str]:
-    g = layer.geometry
+    g = layer.operator.geometry
     return [helper.make_node("AveragePool", [src], [f"z{k}"], kernel_shape=list(g.kernel_shape),
                              strides=list(g.stride))], f"z{k}"
 
@@ -81,8 +82,9 @@ TO_ONNX = {"dense": _dense, "conv": _conv, "avgpool": _avgpool, "globalavgpool":
 
 
 def _image(layer: Any) -> tuple[int, ...] | None:
-    g = getattr(layer, "geometry", None)
-    return g.input_shape if g is not None else getattr(layer, "input_shape", None)
+    """The image a layer reads (None for a dense layer, which reads a flat value)."""
+    g = getattr(layer.operator, "geometry", None)
+    return g.input_shape if g is not None else getattr(layer.operator, "input_shape", None)
 
 
 def _as_onnx(t: Any) -> Any:
@@ -123,11 +125,12 @@ def _rounded(t: Any) -> Any:
 
     layers = []
     for layer in t.layers:
-        if hasattr(layer, "weight"):
+        if layer.weight is not None:
             W = _floats(layer.weight).astype(np.float64)
-            layer = dataclasses.replace(
-                layer, weight=fmpq_mat([[q(x) for x in row] for row in W]),
-                bias=tuple(q(float(x)) for x in _vector(layer.bias)))
+            op = dataclasses.replace(layer.operator,
+                                     weight=fmpq_mat([[q(x) for x in row] for row in W]))
+            layer = dataclasses.replace(layer, operator=op,
+                                        bias=tuple(q(float(x)) for x in _vector(layer.bias)))
         layers.append(layer)
     return type(t)(tuple(layers), t.lower, t.upper)
 

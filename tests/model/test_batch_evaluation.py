@@ -17,16 +17,10 @@ from hypothesis import strategies as st
 
 from exactnorm.errors import ShapeError
 from exactnorm.model.batch import from_columns, to_columns
-from exactnorm.model.kinds import (
-    ConvGeometry,
-    ConvTargetLayer,
-    GlobalPoolTargetLayer,
-    PoolTargetLayer,
-    TargetLayer,
-)
-from exactnorm.model.kinds.base import Skip
+from exactnorm.model.layers import TargetLayer
 from exactnorm.model.network import TargetNetwork, Wiring
-from exactnorm.model.routes import Route, apply_linear, apply_linear_columns
+from exactnorm.model.operators import AvgPool, Conv, ConvGeometry, GlobalAvgPool
+from exactnorm.model.routes import Route, Skip, apply_linear, apply_linear_columns
 from exactnorm.outputs.data_eval import exact_outputs
 from tests.model.test_residual_model import option_a, reference_nodes, small_resnet
 
@@ -56,10 +50,10 @@ def _columns(B: fmpq_mat) -> list[tuple]:
 
 
 def _conv(rng: random.Random, shape, cout, k, *, stride=(1, 1), pad=(0, 0), dil=(1, 1),
-          act="relu") -> ConvTargetLayer:
+          act="relu") -> TargetLayer:
     g = ConvGeometry(shape, k, stride=stride, padding=pad, dilation=dil)
     W = fmpq_mat(cout, g.patch_size, [_q(rng) for _ in range(cout * g.patch_size)])
-    return ConvTargetLayer(g, W, tuple(_q(rng) for _ in range(cout)), act)
+    return TargetLayer(Conv(g, W), tuple(_q(rng) for _ in range(cout)), act)
 
 
 def _chain(seed: int) -> TargetNetwork:
@@ -69,8 +63,8 @@ def _chain(seed: int) -> TargetNetwork:
     c, h, w = L1.output_shape
     L2 = _conv(rng, (c, h, w), 2, (2, 2), pad=(1, 0), act="identity")
     c, h, w = L2.output_shape
-    L3 = PoolTargetLayer(ConvGeometry((c, h, w), (2, 2), stride=(1, 2)))
-    L4 = GlobalPoolTargetLayer(L3.output_shape)
+    L3 = TargetLayer(AvgPool(ConvGeometry((c, h, w), (2, 2), stride=(1, 2))))
+    L4 = TargetLayer(GlobalAvgPool(L3.output_shape))
     L5 = TargetLayer(fmpq_mat(3, L4.width, [_q(rng) for _ in range(3 * L4.width)]),
                      tuple(_q(rng) for _ in range(3)), "relu")
     d0 = L1.input_size

@@ -26,14 +26,6 @@ from exactnorm.certificate.read_kinds import read_networks as conv_networks_from
 from exactnorm.constructions.plan import construct
 from exactnorm.errors import InputError, InvariantError, ShapeError
 from exactnorm.exact.linalg import to_fmpq_mat
-from exactnorm.model.kinds import (
-    ConvGeometry,
-    ConvTargetLayer,
-    FrozenConvLayer,
-    FrozenPoolLayer,
-    PoolTargetLayer,
-)
-from exactnorm.model.kinds.window import unfolded_matrix
 from exactnorm.model.network import (
     FrozenLayer,
     FrozenNetwork,
@@ -41,7 +33,9 @@ from exactnorm.model.network import (
     TargetNetwork,
     affine_interval,
 )
+from exactnorm.model.operators import AvgPool, Conv, ConvGeometry
 from exactnorm.strategies import conv_targets
+from tests.kinds.test_kind_contract import _q, _window_matrix
 
 # ----------------------------------------------------------------- dense unfolded references
 
@@ -62,17 +56,24 @@ def _pool_matrix(g: ConvGeometry) -> fmpq_mat:
     return M
 
 
+def unfolded_matrix(g: ConvGeometry, K: fmpq_mat, groups: int = 1) -> fmpq_mat:
+    """The dense matrix of a convolution, from its definition (tests/kinds)."""
+    M = _window_matrix(g, [[_q(x) for x in row] for row in K.tolist()], groups)
+    return fmpq_mat([[fmpq(x.numerator, x.denominator) for x in row] for row in M])
+
+
 def dense_target(t: TargetNetwork) -> TargetNetwork:
     """The target with every convolution and pooling unfolded into a dense layer."""
     layers = []
     for layer in t.layers:
-        if isinstance(layer, ConvTargetLayer):
-            P = layer.geometry.positions
-            layers.append(TargetLayer(unfolded_matrix(layer.geometry, layer.weight),
+        op = layer.operator
+        if isinstance(op, Conv):
+            P = op.geometry.positions
+            layers.append(TargetLayer(unfolded_matrix(op.geometry, op.weight, op.groups),
                                       tuple(b for b in layer.bias for _ in range(P)),
                                       layer.activation))
-        elif isinstance(layer, PoolTargetLayer):
-            M = _pool_matrix(layer.geometry)
+        elif isinstance(op, AvgPool):
+            M = _pool_matrix(op.geometry)
             layers.append(TargetLayer(M, (fmpq(0),) * M.nrows(), "identity"))
         else:
             layers.append(layer)
@@ -87,13 +88,15 @@ def dense_frozen(net) -> FrozenNetwork:
     """The frozen network unfolded: per-channel γ, β repeated at every position."""
     layers = []
     for layer in net.layers:
-        if isinstance(layer, FrozenConvLayer):
-            P = layer.geometry.positions
-            layers.append(FrozenLayer(layer.input, unfolded_matrix(layer.geometry, layer.weight),
+        op = layer.operator
+        if isinstance(op, Conv):
+            P = op.geometry.positions
+            layers.append(FrozenLayer(layer.input, unfolded_matrix(op.geometry, op.weight,
+                                                                   op.groups),
                                       _repeat(layer.gamma, P), _repeat(layer.beta, P),
                                       layer.activation))
-        elif isinstance(layer, FrozenPoolLayer):
-            M = _pool_matrix(layer.geometry)
+        elif isinstance(op, AvgPool):
+            M = _pool_matrix(op.geometry)
             zeros = (fmpq(0),) * M.nrows()
             layers.append(FrozenLayer(layer.input, M, (fmpq(1),) * M.nrows(), zeros, "identity"))
         else:
@@ -121,9 +124,9 @@ def lenet_like(seed: int = 1) -> TargetNetwork:
     g1 = ConvGeometry((1, 8, 8), (3, 3), padding=(1, 1))
     g2 = ConvGeometry((2, 4, 4), (3, 3), stride=(1, 1), dilation=(1, 1))
     return TargetNetwork(
-        (ConvTargetLayer(g1, mat(2, 9), vec(2), "relu"),
-         PoolTargetLayer(ConvGeometry((2, 8, 8), (2, 2), stride=(2, 2))),
-         ConvTargetLayer(g2, mat(3, 18), vec(3), "relu"),
+        (TargetLayer(Conv(g1, mat(2, 9)), vec(2), "relu"),
+         TargetLayer(AvgPool(ConvGeometry((2, 8, 8), (2, 2), stride=(2, 2)))),
+         TargetLayer(Conv(g2, mat(3, 18)), vec(3), "relu"),
          TargetLayer(mat(2, 12), vec(2), "identity")),
         (fmpq(0),) * 64, (fmpq(1),) * 64)
 
@@ -135,7 +138,7 @@ def test_conv_layer_equals_unfolded_reference_with_stride_padding_dilation():
     rng = random.Random(0)
     g = ConvGeometry((2, 5, 4), (3, 2), stride=(2, 1), padding=(1, 2), dilation=(1, 2))
     K = fmpq_mat(3, g.patch_size, [rng.randint(-3, 3) for _ in range(3 * g.patch_size)])
-    layer = ConvTargetLayer(g, K, (fmpq(1), fmpq(-1), fmpq(0)), "identity")
+    layer = TargetLayer(Conv(g, K), (fmpq(1), fmpq(-1), fmpq(0)), "identity")
     U = unfolded_matrix(g, K)
     for _ in range(3):
         a = [fmpq(rng.randint(-5, 5), rng.randint(1, 4)) for _ in range(g.input_size)]
@@ -183,10 +186,11 @@ def test_kernel_identity_and_stability_at_every_position():
         for j, gj in enumerate(first.gamma):
             G[j, j] = gj
         assert fmpq_mat(second.weight) * G * fmpq_mat(first.weight) == t.layers[i - 1].weight
-        assert second.geometry.pointwise and first.geometry == t.layers[i - 1].geometry
+        assert second.operator.geometry.pointwise
+        assert first.operator.geometry == t.layers[i - 1].operator.geometry
         dense = dense_frozen(c.network).layers[cp - 2]
         lo, hi = affine_interval(dense.weight, (fmpq(0),) * dense.width, *boxes[i - 1])
-        P = first.geometry.positions
+        P = first.operator.geometry.positions
         lowest = [dense.gamma[r] * (lo[r] if dense.gamma[r] >= 0 else hi[r]) + dense.beta[r]
                   for r in range(dense.width)]
         assert all(m >= 0 for m in lowest)
@@ -329,8 +333,8 @@ def test_onnx_cnn_import_certifies_and_export_reproduces_it(tmp_path, bn):
     out = tmp_path / "cert.json.gz"
     c = api.certify(path, box=(0, 1), seed=0)
     api.write_certificate(c, out)
-    assert [type(layer).__name__ for layer in c.target.layers] == \
-        ["ConvTargetLayer", "PoolTargetLayer", "ConvTargetLayer", "TargetLayer"]
+    assert [type(layer.operator).__name__ for layer in c.target.layers] == \
+        ["Conv", "AvgPool", "Conv", "Dense"]
     assert exact_agreement(load_certificate(out), points=4) == 4
     for x in _points(c.target, 2, 1):
         assert c.network.evaluate(x) == dense_target(c.target).evaluate(x)
@@ -487,7 +491,7 @@ def test_every_frozen_matrix_draws_from_its_own_stream():
 def test_old_network_names_are_deprecated_aliases_of_the_one_network():
     import exactnorm.model.conv as old
 
-    with pytest.warns(DeprecationWarning, match="holds layers of every kind"):
+    with pytest.warns(DeprecationWarning, match="deprecated"):
         assert old.ConvTargetNetwork is TargetNetwork
     with pytest.warns(DeprecationWarning):
         assert old.ConvFrozenNetwork is FrozenNetwork

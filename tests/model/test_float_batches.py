@@ -8,20 +8,22 @@ import numpy as np
 import pytest
 from flint import fmpq
 
-from exactnorm.model.kinds import ConvGeometry
-from exactnorm.model.kinds.conv import FloatConvLayer
+from exactnorm.model.layers import FloatLayer
+from exactnorm.model.operators import Conv, ConvGeometry
 from exactnorm.outputs import data_eval
 
 
-def _layer(weight: np.ndarray) -> FloatConvLayer:
+def _layer(weight: np.ndarray) -> FloatLayer:
     g = ConvGeometry((3, 5, 5), (3, 3), stride=(1, 1), padding=(1, 1))
     c = weight.shape[0]
-    return FloatConvLayer(0, g, weight, tuple(fmpq(k + 1, 3) for k in range(c)),
-                          tuple(fmpq(-k, 7) for k in range(c)), "relu")
+    return FloatLayer(0, Conv(g, weight), tuple(fmpq(k + 1, 3) for k in range(c)),
+                      tuple(fmpq(-k, 7) for k in range(c)), "relu")
 
 
-def _dense_reference(layer: FloatConvLayer, A: np.ndarray) -> np.ndarray:
-    P = layer.geometry.patches_float(A)  # every column, the zero ones included
+def _dense_reference(layer: FloatLayer, A: np.ndarray) -> np.ndarray:
+    idx = layer.operator.geometry.patch_index
+    padded = np.concatenate([A, np.zeros((len(A), 1))], axis=1)
+    P = padded[:, np.where(idx >= 0, idx, A.shape[1])]  # every column, the zero ones included
     g = np.array([float(x) for x in layer.gamma])
     b = np.array([float(x) for x in layer.beta])
     return (np.einsum("od,ndp->nop", layer.weight, P) * g[:, None] + b[:, None]).reshape(

@@ -24,7 +24,8 @@ import pytest
 from exactnorm import api, checker, checker_flint
 from exactnorm.errors import InputError
 from exactnorm.model.interop import target_from_onnx, target_from_state_dict
-from exactnorm.model.kinds import GlobalPoolTargetLayer
+from exactnorm.model.layers import TargetLayer
+from exactnorm.model.operators import GlobalAvgPool
 
 onnx = pytest.importorskip("onnx")
 ort = pytest.importorskip("onnxruntime")
@@ -63,7 +64,7 @@ def test_the_real_classifier_tails_read_certify_and_export(name, tmp_path):
         warnings.simplefilter("error")  # no classifier head here: no note
         t = target_from_onnx(path, 0, 1)
     assert [layer.kind for layer in t.layers] == ["globalavgpool", "dense"]
-    assert t.layers[0].input_shape == (32, 7, 7)
+    assert t.layers[0].operator.input_shape == (32, 7, 7)
     X = np.random.default_rng(0).random((3, 32 * 7 * 7)).astype(np.float32)
     session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
     theirs = np.concatenate([session.run(None, {session.get_inputs()[0].name:
@@ -92,7 +93,7 @@ def _pool_graph(op_nodes: list, inits: list, shape: tuple[int, ...], opset: int)
 def test_reducemean_variants_and_refusals():
     """Axes as an attribute (before opset 18) or an input, positive or negative, keepdims 0 or
     1, all read as the same global pooling; any other reduction is refused by name."""
-    reference = GlobalPoolTargetLayer((2, 3, 3))
+    reference = TargetLayer(GlobalAvgPool((2, 3, 3)))
     variants = [
         ([helper.make_node("ReduceMean", ["x"], ["y"], name="m", axes=[2, 3])], [], 13),
         ([helper.make_node("ReduceMean", ["x"], ["y"], name="m", axes=[-1, -2], keepdims=0)],
@@ -135,14 +136,14 @@ def test_the_state_dict_token_reads_the_same_target(tmp_path):
 def gap_doc() -> dict:
     from flint import fmpq, fmpq_mat
 
-    from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer, TargetLayer
     from exactnorm.model.network import TargetNetwork
+    from exactnorm.model.operators import Conv, ConvGeometry
 
     g = ConvGeometry((1, 4, 4), (2, 2))
-    conv = ConvTargetLayer(g, fmpq_mat([[1, -1, 2, 0], [0, 1, 1, -1]]), (fmpq(1), fmpq(-1)),
-                           "relu")
+    conv = TargetLayer(Conv(g, fmpq_mat([[1, -1, 2, 0], [0, 1, 1, -1]])), (fmpq(1), fmpq(-1)),
+                       "relu")
     head = TargetLayer(fmpq_mat([[1, 2], [-1, fmpq(1, 2)]]), (fmpq(0), fmpq(1)), "identity")
-    t = TargetNetwork((conv, GlobalPoolTargetLayer((2, 3, 3)), head), (fmpq(0),) * 16,
+    t = TargetNetwork((conv, TargetLayer(GlobalAvgPool((2, 3, 3))), head), (fmpq(0),) * 16,
                       (fmpq(1),) * 16)
     return api.certificate_document(api.certify(t, seed=0, jobs=1))
 
@@ -207,7 +208,7 @@ def test_the_next_box_is_the_channel_mean_of_the_bounds(gap_doc):
     from exactnorm.checker.records import TargetRecord
     from exactnorm.checker.walk import next_box
 
-    layer = GlobalPoolTargetLayer((2, 2, 3))
+    layer = TargetLayer(GlobalAvgPool((2, 2, 3)))
     lo = [Fraction(k, 7) - 1 for k in range(12)]
     hi = [x + Fraction(k % 3, 5) for k, x in enumerate(lo)]
     Q = 35
@@ -217,7 +218,7 @@ def test_the_next_box_is_the_channel_mean_of_the_bounds(gap_doc):
     mn, mx = layer.interval(tuple(api_q(x) for x in lo), tuple(api_q(x) for x in hi))
     assert [Fraction(x, D) for x in out_lo] == [Fraction(int(v.p), int(v.q)) for v in mn]
     assert [Fraction(x, D) for x in out_hi] == [Fraction(int(v.p), int(v.q)) for v in mx]
-    assert read_target(gap_doc).layers[1] == GlobalPoolTargetLayer((2, 3, 3))
+    assert read_target(gap_doc).layers[1] == TargetLayer(GlobalAvgPool((2, 3, 3)))
 
 
 def api_q(x: Fraction):

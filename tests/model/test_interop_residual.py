@@ -59,8 +59,8 @@ def test_the_shipped_resnets_read_as_the_exporter_wrote_them(name, digits):
                             (4, (5, "identity")), (6, None), (6, None), (7, (8, "identity")),
                             (9, None), (10, None)]
     projections = [t.layers[4], t.layers[7]]
-    assert all(p.activation == "identity" and p.geometry.kernel_shape == (1, 1)
-               and p.geometry.stride == (2, 2) for p in projections)
+    assert all(p.activation == "identity" and p.operator.geometry.kernel_shape == (1, 1)
+               and p.operator.geometry.stride == (2, 2) for p in projections)
     assert [t.layers[i].activation for i in (2, 5, 8)] == ["relu"] * 3
     X, y = digits
     theirs = reference_forward(onnx.load(BENCH / name), X)

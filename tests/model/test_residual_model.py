@@ -19,12 +19,11 @@ import pytest
 from flint import fmpq, fmpq_mat
 
 from exactnorm.errors import InputError, ShapeError
-from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer, PoolTargetLayer, TargetLayer
-from exactnorm.model.kinds.base import Skip
-from exactnorm.model.kinds.dense import FrozenLayer
+from exactnorm.model.layers import FrozenLayer, TargetLayer
 from exactnorm.model.network import FrozenNetwork, TargetNetwork, Wiring
-from exactnorm.model.routes import Route, apply_linear, linear_interval
-from tests.kinds.test_kind_contract import _act, _affine, _conv_ref, _dense_ref, _pool_ref
+from exactnorm.model.operators import AvgPool, Conv, ConvGeometry
+from exactnorm.model.routes import Route, Skip, apply_linear, linear_interval
+from tests.kinds.test_kind_contract import _act, _affine, _target_ref
 
 
 def _q(rng: random.Random, den: int = 4) -> fmpq:
@@ -32,10 +31,10 @@ def _q(rng: random.Random, den: int = 4) -> fmpq:
 
 
 def _conv(rng: random.Random, shape: tuple[int, int, int], cout: int, k: int, *, stride: int = 1,
-          pad: int = 0, act: str = "relu") -> ConvTargetLayer:
+          pad: int = 0, act: str = "relu") -> TargetLayer:
     g = ConvGeometry(shape, (k, k), stride=(stride, stride), padding=(pad, pad))
     W = fmpq_mat([[_q(rng) for _ in range(g.patch_size)] for _ in range(cout)])
-    return ConvTargetLayer(g, W, tuple(_q(rng) for _ in range(cout)), act)
+    return TargetLayer(Conv(g, W), tuple(_q(rng) for _ in range(cout)), act)
 
 
 def option_a(c_in: int, side: int, c_out: int) -> Route:
@@ -56,7 +55,7 @@ def small_resnet(seed: int = 0) -> TargetNetwork:
     L6 = _conv(rng, (4, 3, 3), 4, 1, stride=2, act="identity")    # projection      → (4,2,2)
     L7 = _conv(rng, (4, 3, 3), 4, 3, stride=2, pad=1)             # block 3, conv 1 → (4,2,2)
     L8 = _conv(rng, (4, 2, 2), 4, 3, pad=1)                       # block 3, conv 2 + a_6
-    L9 = PoolTargetLayer(ConvGeometry((4, 2, 2), (2, 2), stride=(2, 2)))
+    L9 = TargetLayer(AvgPool(ConvGeometry((4, 2, 2), (2, 2), stride=(2, 2))))
     L10 = TargetLayer(fmpq_mat([[_q(rng) for _ in range(4)] for _ in range(3)]),
                       tuple(_q(rng) for _ in range(3)), "identity")
     wiring = (Wiring(0), Wiring(1), Wiring(2, Skip(1, Route.identity(72), "identity")),
@@ -67,15 +66,11 @@ def small_resnet(seed: int = 0) -> TargetNetwork:
     return TargetNetwork((L1, L2, L3, L4, L5, L6, L7, L8, L9, L10), lo, hi, wiring=wiring)
 
 
-def _ref(layer):
-    return {"dense": _dense_ref, "conv": _conv_ref, "avgpool": _pool_ref}[layer.kind](layer)
-
-
 def reference_nodes(g: TargetNetwork, x: list[Fraction]) -> list[list[Fraction]]:
     nodes = [list(x)]
     for i, layer in enumerate(g.layers, 1):
         w = g.wire(i)
-        M, b = _ref(layer)
+        M, b = _target_ref(layer)
         u = [z + c for z, c in zip(_affine(M, nodes[w.input]), b)]
         if w.skip is not None:
             src = nodes[w.skip.source]
@@ -126,7 +121,7 @@ def test_boxes_are_the_sum_of_the_exact_ranges_and_contain_every_value():
     ref = [([Fraction(0)] * 36, [Fraction(1)] * 36)]
     for i, layer in enumerate(g.layers, 1):
         w = g.wire(i)
-        M, b = _ref(layer)
+        M, b = _target_ref(layer)
         lo_p, hi_p = ref[w.input]
         lo = [c + sum(m * (lo_p[t] if m > 0 else hi_p[t]) for t, m in enumerate(row))
               for row, c in zip(M, b)]

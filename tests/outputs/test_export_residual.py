@@ -271,10 +271,9 @@ def test_a_dense_residual_document_reads_back_with_its_topology():
     from flint import fmpq, fmpq_mat
 
     from exactnorm.constructions.plan import construct
-    from exactnorm.model.kinds import TargetLayer
-    from exactnorm.model.kinds.base import Skip
+    from exactnorm.model.layers import TargetLayer
     from exactnorm.model.network import TargetNetwork, Wiring
-    from exactnorm.model.routes import Route
+    from exactnorm.model.routes import Route, Skip
 
     rng = random.Random(0)
 

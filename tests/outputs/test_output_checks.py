@@ -127,7 +127,7 @@ def test_report_on_data_prints_both_accuracies_for_a_cnn(tmp_path, capsys):
 
     doc = strict_json_loads(conv_certificate_pool()[0].encode(), what="pool")
     g, f = conv_networks_from_dict(doc)
-    shape = f.layers[0].geometry.input_shape
+    shape = f.layers[0].operator.geometry.input_shape
     rng = np.random.default_rng(1)
     X = rng.random((24, *shape))
     y = rng.integers(0, g.widths[-1], 24)

@@ -54,8 +54,10 @@ TRUSTED = (
 #: targets, witness budgets and the hostile-document fixes included); 7,333 with the transformer
 #: document kind (checker/transformer.py) and the provenance rules of version 3 (redraws by
 #: structural rank, the canonical seed rule); 7,612 with the closed schema (checker/schema.py, the
-#: key tables of every object of both document kinds, applied first as rule format): 7,950
-CEILING = 8_000
+#: key tables of every object of both document kinds, applied first as rule format): 7,950;
+#: 8,018 with grouped convolutions (checker/kinds/window.py: a conv layer's ``group`` and its
+#: kernel read as the block-diagonal kernel of the whole patch)
+CEILING = 8_100
 
 
 def _lines(path: str) -> int:

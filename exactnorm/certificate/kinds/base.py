@@ -6,7 +6,7 @@ kind-free and asks the codec of each layer's ``kind``. ``since_version`` is the 
 version with the kind; the frame refuses an older version before writing anything.
 
 ``float_layer`` reads one frozen layer of the ``network`` section as the kind's float copy
-(:class:`~exactnorm.model.kinds.base.FloatKind`: frozen entries float64, γ and β exact) for the
+(:class:`~exactnorm.model.layers.FloatLayer`: frozen entries float64, γ and β exact) for the
 float view (:func:`~exactnorm.certificate.float_read.float_network`) that the exports, the report
 and the data study use; it builds no exact matrix (:mod:`~exactnorm.certificate.arrays`).
 
@@ -23,6 +23,7 @@ from typing import Any, Protocol
 
 from exactnorm.certificate.kinds.records import Sources
 from exactnorm.checker.records import FrozenRecord, TargetRecord
+from exactnorm.model.layers import FloatLayer, FrozenLayer, TargetLayer
 
 __all__ = ["Codec"]
 
@@ -38,15 +39,16 @@ class Codec(Protocol):
 
     # plain exact numbers, or (``compact``) each vector and matrix over one denominator when
     # that is shorter (:func:`~exactnorm.exact.linalg.compact_when_shorter`)
-    def target_json(self, layer: Any, compact: bool = False) -> dict[str, Any]: ...
+    def target_json(self, layer: TargetLayer, compact: bool = False) -> dict[str, Any]: ...
 
-    def frozen_json(self, layer: Any, j: int, version: int,
+    def frozen_json(self, layer: FrozenLayer, j: int, version: int,
                     frozen_weights: str) -> dict[str, Any]: ...
 
-    def float_layer(self, entry: dict[str, Any], j: int) -> Any: ...   # a FloatKind
+    # the float copy around the kind's operator (the frame: records.float_frozen)
+    def float_layer(self, entry: dict[str, Any], j: int) -> FloatLayer: ...
 
-    # the exact layers of the checker's records (a TargetKind, a FrozenKind); ``source(j, role)``
-    # is the draw record or fixed declaration of an explicit matrix
-    def target_from_record(self, rec: TargetRecord) -> Any: ...
+    # the exact layers of the checker's records; ``source(j, role)`` is the draw record or
+    # fixed declaration of an explicit matrix
+    def target_from_record(self, rec: TargetRecord) -> TargetLayer: ...
 
-    def frozen_from_record(self, rec: FrozenRecord, j: int, source: Sources) -> Any: ...
+    def frozen_from_record(self, rec: FrozenRecord, j: int, source: Sources) -> FrozenLayer: ...

@@ -14,7 +14,7 @@ from typing import Any
 
 from flint import fmpq_mat
 
-from exactnorm.certificate.arrays import exact_numbers, frozen_array
+from exactnorm.certificate.arrays import frozen_array
 from exactnorm.certificate.compact import (
     compact_skip,
     frozen_matrix_json,
@@ -25,6 +25,7 @@ from exactnorm.certificate.kinds.records import (
     Sources,
     flint_matrix,
     flint_numbers,
+    float_frozen,
     frozen_matrix,
     picks_matrix,
 )
@@ -33,9 +34,10 @@ from exactnorm.checker.records import FrozenRecord, TargetRecord
 from exactnorm.checker.topology import Picks
 from exactnorm.exact.linalg import compact_when_shorter, to_fractions
 from exactnorm.exact.rationals import format_number
-from exactnorm.model.kinds import dense
-from exactnorm.model.kinds.base import Skip
-from exactnorm.model.kinds.dense import FloatLayer, FrozenLayer, TargetLayer
+from exactnorm.model.layers import FloatLayer, FrozenLayer, TargetLayer
+from exactnorm.model.operators import dense
+from exactnorm.model.operators.dense import Dense
+from exactnorm.model.routes import Skip
 
 __all__ = ["DenseCodec", "CODEC"]
 
@@ -86,17 +88,11 @@ class DenseCodec:
         return entry
 
     def float_layer(self, entry: dict[str, Any], j: int) -> FloatLayer:
-        skips = entry.get("skip", [])
-        return FloatLayer(int(entry["input"]), frozen_array(entry, f"layer {j} weight"),
-                          exact_numbers(entry["gamma"], f"layer {j} gamma"),
-                          exact_numbers(entry["beta"], f"layer {j} beta"),
-                          str(entry["activation"]),
-                          tuple((int(s["from"]), frozen_array(s, f"layer {j} skip weight"))
-                                for s in skips), tuple(str(s["kind"]) for s in skips))
+        return float_frozen(entry, j, Dense(frozen_array(entry, f"layer {j} weight")))
 
     def target_from_record(self, rec: TargetRecord) -> TargetLayer:
         assert rec.W is not None and rec.b is not None  # a weighted kind's record
-        return TargetLayer(fmpq_mat(flint_matrix(rec.W)), flint_numbers(rec.b), rec.act)
+        return TargetLayer(Dense(fmpq_mat(flint_matrix(rec.W))), flint_numbers(rec.b), rec.act)
 
     def frozen_from_record(self, rec: FrozenRecord, j: int, source: Sources) -> FrozenLayer:
         assert rec.gamma is not None and rec.beta is not None  # a tuned kind's record
@@ -108,8 +104,8 @@ class DenseCodec:
                 M, record = frozen_matrix(P, source(j, skip_role(t)))
                 skips.append(Skip(frm, M, "random", record=record))
         V, record = frozen_matrix(rec.V, source(j, ROLE_WEIGHT))
-        return FrozenLayer(rec.input, V, flint_numbers(rec.gamma), flint_numbers(rec.beta),
-                           rec.act, tuple(skips), record=record)
+        return FrozenLayer(rec.input, Dense(V), flint_numbers(rec.gamma),
+                           flint_numbers(rec.beta), rec.act, tuple(skips), record=record)
 
 
 CODEC = DenseCodec()

@@ -8,7 +8,9 @@ integers over one denominator become FLINT matrices and vectors, a weight given 
 is drawn by the fast generator (:func:`~exactnorm.exact.generator.matrix_from_record`, the same
 matrix: ``tests/certificate/test_golden_certificates.py``), 0/1 skips kept as picks become
 routes, and a
-window becomes a :class:`~exactnorm.model.kinds.window.ConvGeometry`.
+window becomes a :class:`~exactnorm.model.operators.window.ConvGeometry`. The float view's
+frame of a frozen layer (:func:`float_frozen`: γ, β, activation, skips) is here too: a codec
+reads only its operator.
 
 >>> from exactnorm.checker.numbers import IntMatrix
 >>> flint_matrix(IntMatrix([[1, 2], [3, 4]], 2))
@@ -23,17 +25,19 @@ from typing import Any
 
 from flint import fmpq, fmpq_mat, fmpz_mat
 
+from exactnorm.certificate.arrays import exact_numbers, frozen_array
 from exactnorm.checker.numbers import IntMatrix, IntVector
 from exactnorm.checker.provenance import Draw
 from exactnorm.checker.records import Geometry
 from exactnorm.checker.topology import Picks
 from exactnorm.exact.generator import matrix_from_record
-from exactnorm.model.kinds.base import Skip
-from exactnorm.model.kinds.window import ConvGeometry
-from exactnorm.model.routes import Route
+from exactnorm.model.layers import FloatLayer
+from exactnorm.model.operators import Operator
+from exactnorm.model.operators.window import ConvGeometry
+from exactnorm.model.routes import FloatIdentity, Route, Skip
 
 __all__ = ["Sources", "flint_matrix", "flint_numbers", "frozen_matrix", "geometry", "route",
-           "route_skip", "picks_matrix"]
+           "route_skip", "picks_matrix", "float_frozen"]
 
 #: ``source(j, role)``: the draw record or fixed declaration of frozen layer ``j``'s matrix of
 #: that role (:func:`exactnorm.checker.provenance.skip_role`), None for a matrix without one
@@ -89,3 +93,27 @@ def picks_matrix(p: Picks) -> fmpz_mat:
         if t is not None:
             M[r, t] = 1
     return M
+
+
+def float_frozen(entry: dict[str, Any], j: int, operator: Operator) -> FloatLayer:
+    """Frozen layer ``j`` of the ``network`` section as a float copy around ``operator`` (read
+    by its kind's codec): γ and β exact (none for a fixed map), its skips' matrices in float64
+    (an identity in its compact form never written out)."""
+    skips = entry.get("skip", [])
+    tuned = "gamma" in entry
+    return FloatLayer(int(entry["input"]), operator,
+                      exact_numbers(entry["gamma"], f"layer {j} gamma") if tuned else (),
+                      exact_numbers(entry["beta"], f"layer {j} beta") if tuned else (),
+                      str(entry["activation"]),
+                      tuple((int(s["from"]), _float_skip(s, f"layer {j} skip weight"))
+                            for s in skips), tuple(str(s["kind"]) for s in skips))
+
+
+def _float_skip(skip: dict[str, Any], what: str) -> Any:
+    """A skip's float matrix; an identity is not written out (:class:`FloatIdentity`)."""
+    weight = skip.get("weight")
+    if skip.get("kind") == "identity" and isinstance(weight, dict) \
+            and set(weight) == {"identity"} and type(weight["identity"]) is int \
+            and weight["identity"] >= 1:
+        return FloatIdentity(weight["identity"])
+    return frozen_array(skip, what)

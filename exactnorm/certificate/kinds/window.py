@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from exactnorm.model.kinds.window import ConvGeometry
+from exactnorm.model.operators.window import ConvGeometry
 
 __all__ = ["geometry_json", "geometry_of"]
 

@@ -3,9 +3,12 @@
 matrix over the patch coordinates. Standard library only.
 
 Layer fields: target ``{"kind": "conv", "input_shape", "kernel_shape", "stride", "padding",
-"dilation", "weight", "bias", "activation"[, "input", "skip"]}``; frozen the same window with
-``"input", "weight"[, "source"], "gamma", "beta", "activation"[, "skip", "residual",
-"stability"]}``, a skip a list of identity skips (:func:`..topology.conv_skips`).
+"dilation"[, "group"], "weight", "bias", "activation"[, "input", "skip"]}``; frozen the same
+window with ``"input", "weight"[, "source"], "gamma", "beta", "activation"[, "skip", "residual",
+"stability"]}``, a skip a list of identity skips (:func:`..topology.conv_skips`). A grouped
+convolution's kernel (``"group"`` G > 1: rows over one group's patch) is read as the
+block-diagonal kernel of the whole patch (:func:`.window.whole_patch`), the record every later
+rule reads; its frozen draw is regenerated while reading.
 
 Rules. ``segment``: the first layer is a conv reading the segment input; a later conv reading
 the segment input has the target's window (the segment input holds pixels, which only the
@@ -22,6 +25,7 @@ position, borders included, because padding pixels are 0 on both sides.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..boxes import Box, affine_box, patch_family
@@ -33,7 +37,7 @@ from ..schema import CONV_SKIP, LAYER_WEIGHT, NUMBERS, RESIDUAL, SOURCE, TARGET_
 from ..topology import conv_skips
 from .affine import read_tuned, read_weighted_target, rule_checkpoint
 from .base import Family, Kind
-from .window import WINDOW_KEYS, read_geometry, same_window
+from .window import WINDOW_KEYS, read_geometry, read_group, same_window, whole_patch
 
 __all__ = ["NAME", "Conv"]
 
@@ -42,14 +46,14 @@ NAME = "conv"
 
 #: the keys of a conv target layer and of a conv frozen layer (Appendix A)
 TARGET_SCHEMA = Schema("target layer (conv)", Key("kind", "string", True), *WINDOW_KEYS,
-                       Key("dilation", "array", True),
+                       Key("dilation", "array", True), Key("group", "integer", False),
                        Key("weight", "array or object", True, child=NUMBERS),
                        Key("bias", "array or object", True, child=NUMBERS),
                        Key("activation", "string", True), Key("input", "integer", False, 3),
                        Key("skip", "object", False, 3, child=TARGET_SKIP))
 FROZEN_SCHEMA = Schema("frozen layer (conv)", Key("kind", "string", True),
                        Key("input", "integer", True), *WINDOW_KEYS,
-                       Key("dilation", "array", True),
+                       Key("dilation", "array", True), Key("group", "integer", False),
                        Key("weight", "array or object", True, child=LAYER_WEIGHT),
                        Key("source", "object", False, child=SOURCE),
                        Key("gamma", "array or object", True, child=NUMBERS),
@@ -107,14 +111,22 @@ class Conv(Kind):
     def read_target(self, layer: dict, where: str, width: int,
                     max_digits: int) -> TargetRecord:
         geom = read_geometry(layer, where, width, False)
-        return read_weighted_target(NAME, layer, where, geom.patch, geom.Ho * geom.Wo, geom,
-                                    max_digits)
+        one = read_group(layer, where, geom)
+        rec = read_weighted_target(NAME, layer, where, one.patch, geom.Ho * geom.Wo,
+                                   dataclasses.replace(geom, group=one.group), max_digits)
+        assert rec.W is not None  # a weighted record
+        return rec if one.group == 1 else rec._replace(W=whole_patch(rec.W, one, where))
 
     def read_frozen(self, layer: dict, where: str, j: int, src: int, dims: list[int],
                     prov: Provenance, max_digits: int) -> tuple[FrozenRecord, int]:
         geom = read_geometry(layer, where, dims[src], False)
-        return read_tuned(NAME, layer, where, j, src, dims, prov, max_digits, geom,
-                          lambda n, full: conv_skips(layer, where, j, n, full, dims))
+        one = read_group(layer, where, geom)
+        rec, full = read_tuned(NAME, layer, where, j, src, dims, prov, max_digits, one,
+                               lambda n, full: conv_skips(layer, where, j, n, full, dims))
+        if one.group == 1:
+            return rec, full
+        return rec._replace(V=whole_patch(rec.V, one, where, j, prov),
+                            geom=dataclasses.replace(geom, group=one.group)), full
 
     def segment(self, layers: list[FrozenRecord], j: int, start: int, end: int, seg_in: int,
                 tl: TargetRecord, i: int) -> None:

@@ -1,16 +1,30 @@
 """The window of a convolution or pooling layer (docs/certificate-format.md §8), shared by the
 ``conv`` and ``avgpool`` kinds: its reading (rule ``shape``, rule ``limit``) and its comparison
-with the target's (rule ``identity``). Standard library only.
+with the target's (rule ``identity``); a grouped convolution's ``group`` and its kernel read as
+the block-diagonal kernel of the whole patch (:func:`read_group`, :func:`whole_patch`). Standard
+library only.
+
+Correctness argument (groups). With ``G`` groups, output channel ``o`` of group
+``k = o // (c_out/G)`` reads the patch coordinates of input channels ``k·C/G … (k+1)·C/G − 1``
+only, which are the consecutive coordinates ``k·d … (k+1)·d − 1`` of the whole patch
+(``d = (C/G)·kh·kw``, patch order ``c·kh·kw + u·kw + v``). The written row ``o`` (``d``
+entries) placed at those columns, zeros elsewhere, is therefore the row of the ungrouped kernel
+with the same map; every later rule reads that kernel.
 """
 
 from __future__ import annotations
 
-from ..numbers import CertificateError, field, show
+import dataclasses
+from typing import Any
+
+from ..numbers import CertificateError, IntMatrix, field, over_one_denominator, show
+from ..provenance import Draw
 from ..records import FrozenRecord, Geometry, TargetRecord
 from ..schema import Key
 from ..vocabulary import MAX_MAP_ENTRIES
 
-__all__ = ["Geometry", "read_geometry", "same_window", "WINDOW_KEYS"]
+__all__ = ["Geometry", "read_geometry", "same_window", "read_group", "whole_patch",
+           "WINDOW_KEYS"]
 
 #: the keys of a window every conv and avgpool layer has (its ``dilation`` is the kind's row)
 WINDOW_KEYS = (Key("input_shape", "array", True), Key("kernel_shape", "array", True),
@@ -70,3 +84,43 @@ def same_window(layer: FrozenRecord, tl: TargetRecord, j: int, i: int, what: str
         raise CertificateError("identity", f"{what} {j}: {g.describe()}, target layer {i} "
                                            f"has {tg.describe()}", layer=j)
     return g
+
+
+def read_group(layer: dict, where: str, g: Geometry) -> Geometry:
+    """Rule ``shape``: a conv layer's ``"group"``, absent (1) or an integer ``G ≥ 1`` dividing
+    the input channels; the window of one group (``C/G`` input channels), whose patch is what
+    each output row of the layer's kernel is written over."""
+    G = layer.get("group", 1)
+    if type(G) is not int or not 1 <= G <= g.C or g.C % G:
+        raise CertificateError("shape", f"{where}: group {show(G)} must be an integer from 1 "
+                                        f"that divides the {g.C} input channels")
+    return dataclasses.replace(g, C=g.C // G, group=G)
+
+
+def whole_patch(M: IntMatrix | Draw, one: Geometry, where: str, j: int | None = None,
+                prov: Any = None) -> IntMatrix:
+    """The kernel ``M`` of ``one.group`` groups (rows over one group's patch, ``one`` the window of
+    one group, :func:`read_group`) as the block-diagonal kernel of the whole patch (module doc):
+    its rows must split into the groups (rule ``shape``) and the whole kernel fit this
+    checker's limit before anything is built (rule ``limit``). A draw is regenerated here (its
+    cost counted in ``prov``'s budget), so that every later rule reads one matrix. For
+    ``one.group`` > 1 only: an ungrouped kernel is its own."""
+    G, rows, d = one.group, M.nrows, M.ncols
+    if rows % G:
+        raise CertificateError("shape", f"{where}: {rows} output channels do not split into "
+                                        f"{G} groups", layer=j)
+    if rows * d * G > MAX_MAP_ENTRIES:
+        raise CertificateError("limit", f"{where}: the kernel of {rows} channels over the whole "
+                                        f"patch of {d * G} coordinates exceeds this checker's "
+                                        f"limit {MAX_MAP_ENTRIES}", layer=j)
+    if isinstance(M, Draw):
+        prov.charge_regeneration(M, j)
+        if M.integral:
+            M = IntMatrix(M.integers(), 1)
+        else:
+            flat, den = over_one_denominator([(x.numerator, x.denominator)
+                                              for row in M.fractions() for x in row], where)
+            M = IntMatrix([flat[r * d:(r + 1) * d] for r in range(rows)], den)
+    per = rows // G
+    return IntMatrix([[0] * ((r // per) * d) + row + [0] * ((G - 1 - r // per) * d)
+                      for r, row in enumerate(M.rows)], M.den)

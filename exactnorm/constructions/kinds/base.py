@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 from exactnorm.constructions.choice import Estimate
 from exactnorm.constructions.common import Construction, LayerReport
-from exactnorm.model.kinds.base import FrozenKind, TargetKind
+from exactnorm.model.layers import FrozenLayer, TargetLayer
 from exactnorm.model.network import TargetNetwork
 from exactnorm.model.values import Vector
 
@@ -92,7 +92,7 @@ class WholePlan:
 class Realized:
     """What a realizer built for one run, positioned in the whole frozen network."""
 
-    layers: list[FrozenKind]
+    layers: list[FrozenLayer]
     checkpoints: list[int]
     reports: list[LayerReport]
     witnesses: list[Any]
@@ -119,12 +119,12 @@ class Realizer(Protocol):
     @property
     def constructions(self) -> dict[str, Callable[..., Construction]]: ...
 
-    def claim(self, layers: Sequence[TargetKind], i: int) -> int: ...   # layers from index i
+    def claim(self, layers: Sequence[TargetLayer], i: int) -> int: ...   # layers from index i
 
-    def plan(self, run: Sequence[TargetKind], box: Box, first: int, options: Options,
+    def plan(self, run: Sequence[TargetLayer], box: Box, first: int, options: Options,
              distribution: str) -> RunPlan: ...
 
-    def realize(self, run: Sequence[TargetKind], box: Box, plan: RunPlan, *, start: int,
+    def realize(self, run: Sequence[TargetLayer], box: Box, plan: RunPlan, *, start: int,
                 options: dict[str, Any]) -> Realized: ...
 
     def provenance_defaults(self) -> dict[str, Any]: ...   # keys of a plan of several runs

@@ -39,10 +39,11 @@ from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.constructions.tradeoff import certify_tradeoff
 from exactnorm.errors import InputError, LimitExceededError
 from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION
-from exactnorm.model.kinds import dense
-from exactnorm.model.kinds.base import Skip, TargetKind
-from exactnorm.model.kinds.dense import FrozenLayer, dense_frozen, dense_layers
+from exactnorm.model.layers import FrozenLayer, TargetLayer
 from exactnorm.model.network import TargetNetwork
+from exactnorm.model.operators import dense
+from exactnorm.model.operators.dense import dense_frozen, dense_layers
+from exactnorm.model.routes import Skip
 
 __all__ = ["DenseRealizer", "REALIZER", "CONSTRUCTIONS", "WIDE_DISTRIBUTION"]
 
@@ -80,14 +81,14 @@ class DenseRealizer:
     whole_options = ("block", "routing", "rank", "factors", "sparsity")
     constructions = CONSTRUCTIONS
 
-    def claim(self, layers: Sequence[TargetKind], i: int) -> int:
+    def claim(self, layers: Sequence[TargetLayer], i: int) -> int:
         """Every dense layer from ``i`` up to the next layer of another kind."""
         n = 0
         while i + n < len(layers) and layers[i + n].kind == self.kind:
             n += 1
         return n
 
-    def plan(self, run: Sequence[TargetKind], box: Box, first: int, options: Options,
+    def plan(self, run: Sequence[TargetLayer], box: Box, first: int, options: Options,
              distribution: str) -> RunPlan:
         head = TargetNetwork(dense_layers(run), *box)
         # one process: the recorded reason must not depend on the machine (jobs)
@@ -99,7 +100,7 @@ class DenseRealizer:
                        f"{where} {self.kind}: {choice.name}{block}",
                        {"block": choice.block, "reason": choice.reason})
 
-    def realize(self, run: Sequence[TargetKind], box: Box, plan: RunPlan, *, start: int,
+    def realize(self, run: Sequence[TargetLayer], box: Box, plan: RunPlan, *, start: int,
                 options: dict[str, Any]) -> Realized:
         head = TargetNetwork(dense_layers(run), *box)
         common = {k: options[k] for k in ("seed", "distribution", "retry", "shift_mode", "jobs")}

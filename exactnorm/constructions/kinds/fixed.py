@@ -1,66 +1,60 @@
-"""Realizers of fixed-map kinds (average and global average pooling): the target's own map is
-copied as a declared frozen layer.
+"""The realizer of every fixed-map kind (average and global average pooling): the target's own
+map is copied as a declared frozen layer.
 
-Nothing is solved: the frozen layer is the target's map (no γ, β), reading the node where the run
-starts, and it is its own checkpoint. Its report says so (no system, no bits). A kind module
-names its target class, its frozen class and how a frozen layer is made from a target layer.
+Nothing is solved: the frozen layer is the target layer's operator itself (a fixed map has no
+bias, γ or β), reading the node where the run starts, and it is its own checkpoint. Its report
+says so (no system, no bits). Nothing here depends on the kind: a kind module makes one
+:class:`FixedMapRealizer` with its word.
 """
 
 from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import Any
 
 from exactnorm.constructions.choice import combined_estimate
 from exactnorm.constructions.common import LayerReport
 from exactnorm.constructions.kinds.base import Box, Options, Realized, RunPlan
 from exactnorm.errors import InputError
-from exactnorm.model.kinds.base import FrozenKind, TargetKind
+from exactnorm.model.layers import FrozenLayer, TargetLayer
 
 __all__ = ["FixedMapRealizer"]
 
 
 class FixedMapRealizer:
-    """A run of one fixed-map layer, copied (module doc). Subclasses set ``kind`` and
-    ``target_type`` and implement :meth:`frozen`."""
+    """A run of one fixed-map layer of kind ``kind``, copied (module doc)."""
 
-    kind: ClassVar[str]
-    target_type: ClassVar[type]
     whole_options: tuple[str, ...] = ()
     constructions: dict[str, Any] = {}
 
-    def frozen(self, layer: Any, start: int) -> FrozenKind:
-        """The frozen copy of ``layer`` reading node ``start``."""
-        raise NotImplementedError
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
 
-    def channels(self, layer: Any) -> int:
-        """The channels ``layer`` reads (and writes)."""
-        raise NotImplementedError
-
-    def _layer(self, run: Sequence[TargetKind]) -> Any:
+    def _layer(self, run: Sequence[TargetLayer]) -> TargetLayer:
         (layer,) = run
-        if not isinstance(layer, self.target_type):
+        if layer.kind != self.kind or layer.channels:
             raise InputError(f"the {self.kind} realizer got a {layer.kind} layer")
         return layer
 
-    def claim(self, layers: Sequence[TargetKind], i: int) -> int:
+    def claim(self, layers: Sequence[TargetLayer], i: int) -> int:
         return 1
 
-    def plan(self, run: Sequence[TargetKind], box: Box, first: int, options: Options | None,
+    def plan(self, run: Sequence[TargetLayer], box: Box, first: int, options: Options | None,
              distribution: str) -> RunPlan:
         self._layer(run)
         nothing = dataclasses.replace(combined_estimate([]), depth=1)
         return RunPlan(self.kind, first, 1, "fixed map", nothing,
                        f"target layer {first} {self.kind}: a fixed map")
 
-    def realize(self, run: Sequence[TargetKind], box: Box, plan: RunPlan, *, start: int,
+    def realize(self, run: Sequence[TargetLayer], box: Box, plan: RunPlan, *, start: int,
                 options: dict[str, Any]) -> Realized:
         layer = self._layer(run)
-        C = self.channels(layer)
+        C = layer.output_shape[0]
         report = LayerReport(plan.first, C, C, (C,), 0, 0, 0, 0, 0, 0,
                              witness={"layer": plan.first, "kind": self.kind})
-        return Realized([self.frozen(layer, start)], [start + 1], [report], [report.witness])
+        return Realized([FrozenLayer(start, layer.operator)], [start + 1], [report],
+                        [report.witness])
 
     def provenance_defaults(self) -> dict[str, Any]:
         return {}

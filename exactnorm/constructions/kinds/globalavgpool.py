@@ -1,8 +1,9 @@
 """The ``globalavgpool`` kind's realizer: a global average pooling is copied as a declared fixed
 layer (:mod:`exactnorm.constructions.kinds.fixed`).
 
->>> from exactnorm.model.kinds import GlobalPoolTargetLayer
->>> pool = GlobalPoolTargetLayer((2, 3, 3))
+>>> from exactnorm.model.layers import TargetLayer
+>>> from exactnorm.model.operators import GlobalAvgPool
+>>> pool = TargetLayer(GlobalAvgPool((2, 3, 3)))
 >>> done = REALIZER.realize([pool], ((), ()), REALIZER.plan([pool], ((), ()), 2, None, ""),
 ...                         start=4, options={})
 >>> done.layers[0].input, done.checkpoints, done.witnesses
@@ -12,23 +13,8 @@ layer (:mod:`exactnorm.constructions.kinds.fixed`).
 from __future__ import annotations
 
 from exactnorm.constructions.kinds.fixed import FixedMapRealizer
-from exactnorm.model.kinds import globalavgpool
-from exactnorm.model.kinds.globalavgpool import FrozenGlobalPoolLayer, GlobalPoolTargetLayer
+from exactnorm.model.operators import globalavgpool
 
-__all__ = ["GlobalPoolRealizer", "REALIZER"]
+__all__ = ["REALIZER"]
 
-
-class GlobalPoolRealizer(FixedMapRealizer):
-    """Realizer of the ``globalavgpool`` kind (module doc)."""
-
-    kind = globalavgpool.NAME
-    target_type = GlobalPoolTargetLayer
-
-    def frozen(self, layer: GlobalPoolTargetLayer, start: int) -> FrozenGlobalPoolLayer:
-        return FrozenGlobalPoolLayer(start, layer.input_shape)
-
-    def channels(self, layer: GlobalPoolTargetLayer) -> int:
-        return layer.input_shape[0]
-
-
-REALIZER = GlobalPoolRealizer()
+REALIZER = FixedMapRealizer(globalavgpool.NAME)

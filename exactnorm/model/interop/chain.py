@@ -42,7 +42,7 @@ from flint import fmpq, fmpq_mat
 
 from exactnorm.errors import InputError, LimitExceededError, NumberFormatError, ShapeError
 from exactnorm.exact.linalg import from_numpy_exact, to_fmpq_mat, to_fractions
-from exactnorm.model.kinds.base import Skip, TargetKind
+from exactnorm.model.layers import TargetLayer
 from exactnorm.model.network import Wiring
 from exactnorm.model.onnx_common import (
     DTYPES,
@@ -55,7 +55,7 @@ from exactnorm.model.onnx_common import (
     fold_before,
     node_label,
 )
-from exactnorm.model.routes import Route
+from exactnorm.model.routes import Route, Skip
 
 __all__ = ["Raw", "State", "Chain", "Constants", "Entry", "rational_row", "rational_matrix",
            "exact_matrix", "exact_vector"]
@@ -93,7 +93,7 @@ class Raw:
     normalization kept apart instead of folded (the given-network reader's hook)."""
 
     kind: str
-    build: Callable[[Raw], TargetKind]
+    build: Callable[[Raw], TargetLayer]
     label: str
     weight: list[list[Fraction]] | None = None
     bias: list[Fraction] | None = None
@@ -370,7 +370,7 @@ class Chain:
                              f"network from the input to the output")
         return order
 
-    def finish(self, what: str = "the ONNX graph") -> list[TargetKind]:
+    def finish(self, what: str = "the ONNX graph") -> list[TargetLayer]:
         """The target layers, once nothing is pending, each after what it reads (a chain keeps
         its order); :meth:`wiring` gives their topology."""
         if self.pending is not None:

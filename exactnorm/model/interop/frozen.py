@@ -52,9 +52,10 @@ from exactnorm.model.interop.chain import Chain, Constants, exact_matrix, exact_
 from exactnorm.model.interop.onnx import read_onnx
 from exactnorm.model.interop.sklearn import target_from_sklearn
 from exactnorm.model.interop.torch import parse_activations
-from exactnorm.model.kinds.dense import FrozenLayer, dense_layers
+from exactnorm.model.layers import FrozenLayer
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, FrozenNetwork, TargetNetwork
 from exactnorm.model.onnx_common import attributes, node_label
+from exactnorm.model.operators.dense import Dense, dense_layers
 from exactnorm.model.targets import npz_activations
 
 __all__ = ["fixed", "frozen_from_onnx", "frozen_from_state_dict", "frozen_from_sklearn",
@@ -91,7 +92,7 @@ def _layer(j: int, W: list[list[Fraction]], c: list[Fraction], activation: str,
             raise ShapeError(f"{where}: a BatchNormalization of {norm.width} channels after "
                              f"{len(W)} rows")
         gamma, beta = norm.own_tuning()
-    return FrozenLayer(j - 1, to_fmpq_mat(W, where), _q(gamma), _q(beta), activation,
+    return FrozenLayer(j - 1, Dense(to_fmpq_mat(W, where)), _q(gamma), _q(beta), activation,
                        record=fixed(name, where))
 
 

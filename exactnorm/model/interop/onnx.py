@@ -52,7 +52,7 @@ from exactnorm.errors import InputError, ShapeError
 from exactnorm.model.box import Box
 from exactnorm.model.interop.chain import Chain, Constants
 from exactnorm.model.interop.kinds import KIND_ONNX_OPS
-from exactnorm.model.kinds.base import TargetKind
+from exactnorm.model.layers import TargetLayer
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork, Wiring
 from exactnorm.model.onnx_common import (
     HEAD_OPS,
@@ -281,7 +281,7 @@ def read_onnx(model: Any, max_width: int = DEFAULT_MAX_WIDTH, *,
     return OnnxGraph(chain, head, face)
 
 
-def _target(layers: Sequence[TargetKind], box: Box, source: dict[str, Any] | None,
+def _target(layers: Sequence[TargetLayer], box: Box, source: dict[str, Any] | None,
             wiring: tuple[Wiring, ...] | None = None) -> TargetNetwork:
     lower, upper = box.bounds(layers[0].input_size)
     target = TargetNetwork(tuple(layers), lower, upper, wiring=wiring)

@@ -39,8 +39,9 @@ from exactnorm.model.interop.transformer_values import (
     exact_scalar,
     index_op,
 )
-from exactnorm.model.kinds.dense import TargetLayer
+from exactnorm.model.layers import TargetLayer
 from exactnorm.model.onnx_common import array, attributes, load_model, node_label
+from exactnorm.model.operators.dense import Dense
 from exactnorm.model.transformer import (
     Head,
     Node,
@@ -164,7 +165,7 @@ class _Reader(LayerNormOps, AttentionOps):
             if key not in self.slot_cache:
                 A, c = e.rows(p)
                 name = f"slot{len(self.slots)}"
-                layers = e.layers + (TargetLayer(A, c, "identity"),)
+                layers = e.layers + (TargetLayer(Dense(A), c, "identity"),)
                 self.slots[name] = Slot(name, layers, source={"tensor": tensor, "rows": p})
                 self.nodes.append(Node("slot", (e.base,), slot=name))
                 self.tensor_of[len(self.nodes) - 1] = tensor

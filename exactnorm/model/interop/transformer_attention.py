@@ -20,7 +20,7 @@ from flint import fmpq
 
 from exactnorm.errors import InputError
 from exactnorm.model.interop.transformer_values import Expr, Value, exact_scalar
-from exactnorm.model.kinds.dense import TargetLayer
+from exactnorm.model.layers import TargetLayer
 from exactnorm.model.onnx_common import attributes, node_label
 from exactnorm.model.transformer import Head, Node, Slot
 

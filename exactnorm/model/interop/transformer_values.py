@@ -31,7 +31,8 @@ import numpy as np
 from flint import fmpq, fmpq_mat
 
 from exactnorm.errors import InputError
-from exactnorm.model.kinds.dense import TargetLayer
+from exactnorm.model.layers import TargetLayer
+from exactnorm.model.operators.dense import Dense
 
 __all__ = ["Expr", "Value", "exact_scalar", "index_op", "INDEX_OPS"]
 
@@ -93,7 +94,8 @@ class Expr:
     def relu(self, p: list[int]) -> Expr:
         """The ReLU of the features ``p``: a completed layer; the new map is the identity."""
         A, c = self.rows(p)
-        return replace(self, layers=self.layers + (TargetLayer(A, c, "relu"),), A=None, c=None)
+        return replace(self, layers=self.layers + (TargetLayer(Dense(A), c, "relu"),), A=None,
+                       c=None)
 
     def shifted(self, shifts: dict[int, fmpq]) -> Expr:
         """``c[f] += shifts[f]``."""

@@ -26,8 +26,8 @@ from flint import fmpq, fmpz
 from exactnorm.certificate import float_network, read_frozen
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.rationals import parse_option_number
-from exactnorm.model.kinds.base import rounded
 from exactnorm.model.network import FloatNetwork, FrozenNetwork
+from exactnorm.model.operators.base import rounded
 from exactnorm.outputs.stages import ProgressHook
 
 __all__ = ["EXPORT_FORMAT", "EXPORT_VERSION", "DEFAULT_EPS", "FLOAT_WARNING", "ONNX_OPSET",
@@ -141,7 +141,7 @@ def layer_stats(mean: Any, scale: Any, net: Any) -> list[tuple[Vector, Vector]]:
     out = []
     layers: Sequence[Any] = net.layers
     for j, (layer, m, s) in enumerate(zip(layers, means, scales), 1):
-        n = len(getattr(layer, "gamma", ()))  # a fixed map (a pooling) tunes nothing
+        n = len(layer.gamma)  # a fixed map (a pooling) tunes nothing
         mu = _per_neuron(m, n, f"layer {j} mean") if n else ()
         sc = _per_neuron(s, n, f"layer {j} scale") if n else ()
         _positive(sc)

@@ -175,7 +175,9 @@ def export_document(cert_doc: dict[str, Any], mean: Any = 0, scale: Any = 1, *,
     if not isinstance(cert_doc, dict):
         raise InputError("expected a certificate document (a JSON object)")
     fast = _read_fast(cert_doc)
-    if fast is None:
+    # a grouped convolution's record holds the block-diagonal kernel of the whole patch, the
+    # document its groups' blocks: written from the exact network, by its kind's codec
+    if fast is None or any(L.geom is not None and L.geom.group > 1 for L in fast[0]):
         return _export_document_exact(cert_doc, mean, scale)
     layers_in, checkpoints = fast
     entries = cert_doc["network"]["layers"]
@@ -219,7 +221,7 @@ def _export_document_exact(cert_doc: dict[str, Any], mean: Any, scale: Any) -> d
     net = certificate_network(cert_doc)
     layers = []
     for j, (layer, (mu, s)) in enumerate(zip(net.layers, layer_stats(mean, scale, net)), 1):
-        if getattr(layer, "record", True) is None:  # a matrix without provenance: version 1
+        if layer.weight is not None and layer.record is None:  # no provenance: version 1
             entry = CODECS[layer.kind].frozen_json(layer, j, 1, "explicit")
         else:
             entry = CODECS[layer.kind].frozen_json(layer, j, 2, "explicit")
@@ -232,7 +234,7 @@ def _export_document_exact(cert_doc: dict[str, Any], mean: Any, scale: Any) -> d
         if r is not None:  # the checkpoint's skip before its activation, as written
             out["residual"] = route_json(r)
         if layer.tuned_parameters:
-            out.update(_batchnorm_fields(layer.gamma, layer.beta, mu, s))  # type: ignore[attr-defined]
+            out.update(_batchnorm_fields(layer.gamma, layer.beta, mu, s))
         layers.append(out)
     return _document(cert_doc, layers, list(net.checkpoints))
 

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from exactnorm.exact.files import atomic_write_bytes, npz_bytes
-from exactnorm.model.kinds import dense
+from exactnorm.model.operators import dense
 from exactnorm.model.routes import Route
 from exactnorm.outputs.export.batchnorm import DEFAULT_EPS, FLOAT_WARNING, float_layers
 from exactnorm.outputs.export.kinds import EXPORTERS

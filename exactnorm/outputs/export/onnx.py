@@ -24,8 +24,7 @@ from typing import Any
 import numpy as np
 
 from exactnorm.errors import InputError, require_extra
-from exactnorm.model.kinds.base import Skip
-from exactnorm.model.routes import Route
+from exactnorm.model.routes import Route, Skip
 from exactnorm.outputs.export.batchnorm import (
     DEFAULT_EPS,
     FLOAT_DTYPES,

@@ -37,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from exactnorm.errors import InputError, require_extra
-from exactnorm.model.kinds import dense
+from exactnorm.model.operators import dense
 from exactnorm.outputs.export.batchnorm import DEFAULT_EPS, FLOAT_DTYPES, float_layers
 from exactnorm.outputs.export.kinds import EXPORTERS
 from exactnorm.outputs.stages import ProgressHook

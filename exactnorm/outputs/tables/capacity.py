@@ -36,8 +36,8 @@ from exactnorm.constructions.burkholz import burkholz_width, certify_burkholz, f
 from exactnorm.exact.generator import draw
 from exactnorm.exact.modular import witness_prime
 from exactnorm.exact.streams import WEIGHT, StreamKey
-from exactnorm.model.kinds.dense import dense_frozen, dense_layers
 from exactnorm.model.network import TargetNetwork
+from exactnorm.model.operators.dense import dense_frozen, dense_layers
 from exactnorm.outputs.tables.proof_table import ProofTable
 
 __all__ = ["table_t11", "t11_target", "T11_SIZES", "below_threshold_document"]

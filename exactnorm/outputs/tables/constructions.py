@@ -12,8 +12,8 @@ from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.constructions.tradeoff import certify_tradeoff
 from exactnorm.exact.linalg import FlintMatrix, exact_rank, to_fractions
 from exactnorm.exact.sampling import layer_rng, sample_matrix
-from exactnorm.model.kinds.dense import dense_layers
 from exactnorm.model.network import TargetNetwork
+from exactnorm.model.operators.dense import dense_layers
 from exactnorm.model.targets import random_target
 from exactnorm.outputs.tables.proof_table import ProofTable
 

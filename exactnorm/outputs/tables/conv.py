@@ -19,8 +19,8 @@ from flint import fmpq, fmpq_mat
 
 from exactnorm.certificate import certificate_document, exact_agreement
 from exactnorm.constructions.plan import construct
-from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer, PoolTargetLayer
 from exactnorm.model.network import TargetLayer, TargetNetwork
+from exactnorm.model.operators import AvgPool, Conv, ConvGeometry
 from exactnorm.outputs.tables.proof_table import ProofTable
 
 __all__ = ["table_t9", "t9_targets"]
@@ -32,16 +32,16 @@ Builder = Callable[[tuple[int, ...], Callable[[int, int], fmpq_mat],
 
 def _conv(c: int, k: int, s: int = 1, p: int = 0, d: int = 1) -> Builder:
     """A ReLU convolution of ``c`` channels, square ``k×k`` kernel, stride, padding, dilation."""
-    def build(shape: tuple[int, ...], mat: Any, vec: Any) -> ConvTargetLayer:
+    def build(shape: tuple[int, ...], mat: Any, vec: Any) -> TargetLayer:
         g = ConvGeometry(shape, (k, k), (s, s), (p, p), (d, d))  # type: ignore[arg-type]
-        return ConvTargetLayer(g, mat(c, g.patch_size), vec(c), "relu")
+        return TargetLayer(Conv(g, mat(c, g.patch_size)), vec(c), "relu")
     return build
 
 
 def _pool() -> Builder:
     """A 2×2 average pooling of stride 2."""
-    def build(shape: tuple[int, ...], mat: Any, vec: Any) -> PoolTargetLayer:
-        return PoolTargetLayer(ConvGeometry(shape, (2, 2), (2, 2)))  # type: ignore[arg-type]
+    def build(shape: tuple[int, ...], mat: Any, vec: Any) -> TargetLayer:
+        return TargetLayer(AvgPool(ConvGeometry(shape, (2, 2), (2, 2))))  # type: ignore[arg-type]
     return build
 
 
@@ -70,48 +70,52 @@ def _cnn(name: str, seed: int, input_shape: tuple[int, int, int],
     for build in spec:
         layer = build(shape, mat, vec)
         layers.append(layer)
-        shape = getattr(layer, "output_shape", (layer.width,))
+        shape = layer.output_shape
     n = input_shape[0] * input_shape[1] * input_shape[2]
     return name, TargetNetwork(tuple(layers), (fmpq(0),) * n, (fmpq(1),) * n)
+
+
+#: the two CNNs of T9: name, seed, input image, layers
+_T9: tuple[tuple[str, int, tuple[int, int, int], list[Builder]], ...] = (
+    ("cnn-8", 9, (1, 8, 8), [_conv(c=2, k=3, p=1), _pool(), _conv(c=3, k=3), _linear(out=2)]),
+    ("cnn-12", 12, (1, 12, 12), [_conv(c=3, k=5, s=1), _pool(), _conv(c=4, k=2, d=2),
+                                 _linear(out=4), _linear(out=2)]),
+)
 
 
 def t9_targets() -> list[tuple[str, TargetNetwork]]:
     """The two CNNs of T9: 1×8×8 (padding, pooling, a dense head) and 1×12×12 (stride,
     dilation, two pointwise-head layers)."""
-    return [
-        _cnn("cnn-8", 9, (1, 8, 8), [_conv(c=2, k=3, p=1), _pool(), _conv(c=3, k=3),
-                                     _linear(out=2)]),
-        _cnn("cnn-12", 12, (1, 12, 12), [_conv(c=3, k=5, s=1), _pool(), _conv(c=4, k=2, d=2),
-                                         _linear(out=4), _linear(out=2)]),
-    ]
+    return [_cnn(*spec) for spec in _T9]
 
 
-def _row_labels(layer: Any, widths: Sequence[int]) -> tuple[str, str, str, str]:
-    """The kind, input, channels and frozen-width columns of one target layer, from what the
-    layer has (a window, tuned parameters), not from its kind's name."""
-    g = getattr(layer, "geometry", None)
-    if g is None:  # a matrix on the flattened value
+def _row_labels(layer: TargetLayer, shape: Sequence[int], widths: Sequence[int]
+                ) -> tuple[str, str, str, str]:
+    """The kind, input, channels and frozen-width columns of one target layer reading a value
+    of tensor shape ``shape``, from what the layer has (its map's description, an image out,
+    tuned parameters), not from its kind's name."""
+    words = layer.operator.describe().split(",")[0].split(" ")  # kind, window, s, p, d
+    if len(layer.output_shape) == 1:  # a matrix on the flattened value
         return (layer.kind, str(layer.input_size), f"{layer.input_size}→{layer.width}",
                 ", ".join(map(str, widths[:3])) + (" …" if len(widths) > 3 else ""))
-    shape = "×".join(map(str, g.input_shape))
-    if not layer.parameters:  # a fixed map: nothing is solved
-        (kh, kw), (sh, _) = g.kernel_shape, g.stride
-        return f"{layer.kind} {kh}×{kw} s{sh}", shape, f"{layer.output_shape[0]}", "fixed map"
-    return (f"{layer.kind} {g.kernel_shape[0]}×{g.kernel_shape[1]} s{g.stride[0]} "
-            f"p{g.padding[0]} d{g.dilation[0]}", shape, f"{g.input_shape[0]}→{layer.channels}",
-            f"{widths[0]}, {widths[1]}")
+    image = "×".join(map(str, shape))
+    if not layer.channels:  # a fixed map: nothing is solved
+        return " ".join(words[:3]), image, f"{layer.output_shape[0]}", "fixed map"
+    return " ".join(words), image, f"{shape[0]}→{layer.channels}", f"{widths[0]}, {widths[1]}"
 
 
 def table_t9() -> ProofTable:
     """T9: per target layer of two small CNNs certified by Theorem 1 over channels."""
     rows = []
-    for name, target in t9_targets():
+    for (name, target), (_, _, image, _) in zip(t9_targets(), _T9):
         c = construct(target, seed=0)
         doc = certificate_document(c)
         points = exact_agreement(doc, points=4, seed=0)
+        shape: Sequence[int] = image
         for r, layer in zip(c.reports, target.layers):
-            kind, shape, channels, frozen = _row_labels(layer, r.widths)
-            rows.append([name, r.layer, kind, shape, channels, frozen, r.systems,
+            kind, reads, channels, frozen = _row_labels(layer, shape, r.widths)
+            shape = layer.output_shape
+            rows.append([name, r.layer, kind, reads, channels, frozen, r.systems,
                          r.system_size or "–", r.rank_text() if r.systems else "–",
                          r.gamma_bits or "–", r.beta_bits or "–",
                          f"equal at {points} points"])

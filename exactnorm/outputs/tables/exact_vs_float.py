@@ -20,7 +20,7 @@ from exactnorm.analysis import float64
 from exactnorm.certificate import certificate_bytes, certificate_document
 from exactnorm.constructions.theorem1 import certify_theorem1
 from exactnorm.exact.linalg import khatri_rao_system
-from exactnorm.model.kinds.dense import dense_frozen, dense_layers
+from exactnorm.model.operators.dense import dense_frozen, dense_layers
 from exactnorm.model.targets import random_target
 from exactnorm.outputs.tables.proof_table import ProofTable
 

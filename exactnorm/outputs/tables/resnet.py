@@ -29,10 +29,9 @@ from flint import fmpq, fmpq_mat
 
 from exactnorm.constructions.choice import estimate_pair
 from exactnorm.constructions.plan import construct
-from exactnorm.model.kinds import ConvGeometry, ConvTargetLayer, GlobalPoolTargetLayer
-from exactnorm.model.kinds.base import Skip
 from exactnorm.model.network import TargetLayer, TargetNetwork, Wiring
-from exactnorm.model.routes import Route
+from exactnorm.model.operators import Conv, ConvGeometry, GlobalAvgPool
+from exactnorm.model.routes import Route, Skip
 from exactnorm.outputs.tables.proof_table import ProofTable
 
 __all__ = ["table_t10", "resnet8", "T10_SIDE"]
@@ -59,7 +58,7 @@ def resnet8(side: int, widths: Sequence[int] = (8, 16, 32), *, classes: int = 10
     given = weights or {}
 
     def conv(name: str, shape: tuple[int, int, int], c: int, k: int, s: int,
-             act: str) -> ConvTargetLayer:
+             act: str) -> TargetLayer:
         p = k // 2
         g = ConvGeometry(shape, (k, k), (s, s), (p, p))
         if name in given:
@@ -68,7 +67,7 @@ def resnet8(side: int, widths: Sequence[int] = (8, 16, 32), *, classes: int = 10
             W = fmpq_mat(c, g.patch_size, [fmpq(rng.randint(-8, 8), 8)
                                            for _ in range(c * g.patch_size)])
             b = tuple(fmpq(rng.randint(-8, 8), 8) for _ in range(c))
-        return ConvTargetLayer(g, W, tuple(b), act)
+        return TargetLayer(Conv(g, W), tuple(b), act)
 
     c1, c2, c3 = widths
     h2, h3 = (side + 1) // 2, ((side + 1) // 2 + 1) // 2
@@ -81,7 +80,7 @@ def resnet8(side: int, widths: Sequence[int] = (8, 16, 32), *, classes: int = 10
          conv("b3c1", (c2, h2, h2), c3, 3, 2, "relu"),
          conv("b3p", (c2, h2, h2), c3, 1, 2, "identity"),
          conv("b3c2", (c3, h3, h3), c3, 3, 1, "relu")]
-    pool = GlobalPoolTargetLayer((c3, h3, h3))
+    pool = TargetLayer(GlobalAvgPool((c3, h3, h3)))
     if "fc" in given:
         W, b = given["fc"]
     else:
@@ -89,7 +88,7 @@ def resnet8(side: int, widths: Sequence[int] = (8, 16, 32), *, classes: int = 10
         b = tuple(fmpq(rng.randint(-8, 8), 8) for _ in range(classes))
     head = TargetLayer(W, tuple(b), "identity")
 
-    def identity(node: int, layer: ConvTargetLayer) -> Skip:
+    def identity(node: int, layer: TargetLayer) -> Skip:
         return Skip(node, Route.identity(layer.width), "identity")
 
     wiring = (Wiring(0), Wiring(1), Wiring(2, identity(1, L[2])), Wiring(3), Wiring(3),
@@ -137,19 +136,18 @@ def table_t10() -> ProofTable:
         agree += c.network.evaluate_checkpoints(x) == list(want)
     rows = []
     start = 0
+    shapes = [(1, T10_SIDE, T10_SIDE)] + [layer.output_shape for layer in target.layers]
     for i, (layer, r, cp) in enumerate(zip(target.layers, c.reports, c.network.checkpoints), 1):
         depth = cp - start
         start = cp
-        g = getattr(layer, "geometry", None)
         kind, plain = layer.kind, r.system_size
         if not r.systems:  # a fixed map: nothing is solved
             channels, built = f"{layer.input_size}→{layer.width}", "fixed map"
-        elif g is None:  # a matrix on the flattened value
+        elif len(layer.output_shape) == 1:  # a matrix on the flattened value
             channels, built = f"{layer.input_size}→{layer.width}", "Theorem 1"
         else:
-            (kh, kw), (s, _) = g.kernel_shape, g.stride
-            kind = f"conv {kh}×{kw} s{s}"
-            channels = f"{g.input_shape[0]}→{r.d_out}"
+            kind = " ".join(layer.operator.describe().split(" ")[:3])  # conv k×k sS
+            channels = f"{shapes[target.wire(i).input][0]}→{r.d_out}"
             built = (f"{r.systems} blocks of {r.witness['block']}" if r.systems > 1
                      else "Theorem 1 pair")
             plain = r.d_out * r.d_in  # Theorem 1's one system: c_out·C·kh·kw

@@ -6,9 +6,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from exactnorm.model.kinds import avgpool
-from exactnorm.model.kinds.avgpool import PoolTargetLayer
-from exactnorm.model.kinds.window import ConvGeometry
+from exactnorm.model.layers import TargetLayer
+from exactnorm.model.operators import avgpool
+from exactnorm.model.operators.avgpool import AvgPool
+from exactnorm.model.operators.window import ConvGeometry
 
 __all__ = ["KIND", "layers"]
 
@@ -16,7 +17,7 @@ KIND = avgpool.NAME
 
 
 @st.composite
-def layers(draw: Any, shape: tuple[int, int, int]) -> PoolTargetLayer:
+def layers(draw: Any, shape: tuple[int, int, int]) -> TargetLayer:
     """An average pooling of ``shape``: kernel ≤ 2 per side that fits (larger than 1×1 unless
     the image is one pixel), stride 1 up to the kernel."""
     _, H, W = shape
@@ -24,4 +25,4 @@ def layers(draw: Any, shape: tuple[int, int, int]) -> PoolTargetLayer:
     if kh * kw == 1 and H * W > 1:
         kh, kw = min(2, H), min(2, W)  # a 1×1 pooling is the identity: pool something
     stride = (draw(st.integers(1, max(1, kh))), draw(st.integers(1, max(1, kw))))
-    return PoolTargetLayer(ConvGeometry(shape, (kh, kw), stride))
+    return TargetLayer(AvgPool(ConvGeometry(shape, (kh, kw), stride)))

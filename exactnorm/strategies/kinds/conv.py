@@ -1,4 +1,5 @@
-"""Hypothesis strategies of the ``conv`` kind: geometries that fit, convolutions on them."""
+"""Hypothesis strategies of the ``conv`` kind: geometries that fit, convolutions on them, grouped
+or not."""
 
 from __future__ import annotations
 
@@ -6,9 +7,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from exactnorm.model.kinds import conv
-from exactnorm.model.kinds.conv import ConvTargetLayer
-from exactnorm.model.kinds.window import ConvGeometry
+from exactnorm.model.layers import TargetLayer
+from exactnorm.model.operators import conv
+from exactnorm.model.operators.conv import Conv
+from exactnorm.model.operators.window import ConvGeometry
 from exactnorm.strategies.kinds.base import ACTIVATION, rational_matrix, rational_vector
 
 __all__ = ["KIND", "layers", "conv_geometries"]
@@ -37,9 +39,13 @@ def conv_geometries(draw: Any, input_shape: tuple[int, int, int] | None = None,
 
 
 @st.composite
-def layers(draw: Any, shape: tuple[int, int, int], max_channels: int = 2) -> ConvTargetLayer:
-    """A convolution reading ``shape`` with a geometry of :func:`conv_geometries`."""
+def layers(draw: Any, shape: tuple[int, int, int], max_channels: int = 2) -> TargetLayer:
+    """A convolution reading ``shape`` with a geometry of :func:`conv_geometries` and a number
+    of groups dividing its input channels (shrinks towards one group; with several, the output
+    channels are a multiple of the groups, a depthwise convolution when equal)."""
     g = draw(conv_geometries(shape))
-    c = draw(st.integers(1, max_channels))
-    return ConvTargetLayer(g, rational_matrix(draw, c, g.patch_size), rational_vector(draw, c),
-                           draw(ACTIVATION))
+    C = shape[0]
+    groups = draw(st.sampled_from([G for G in range(1, C + 1) if C % G == 0]))
+    c = groups * draw(st.integers(1, max(1, max_channels // groups)))
+    return TargetLayer(Conv(g, rational_matrix(draw, c, g.patch_size // groups), groups),
+                       rational_vector(draw, c), draw(ACTIVATION))

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from exactnorm.model.kinds import globalavgpool
-from exactnorm.model.kinds.globalavgpool import GlobalPoolTargetLayer
+from exactnorm.model.layers import TargetLayer
+from exactnorm.model.operators import globalavgpool
+from exactnorm.model.operators.globalavgpool import GlobalAvgPool
 
 __all__ = ["KIND", "layers"]
 
 KIND = globalavgpool.NAME
 
 
-def layers(shape: tuple[int, int, int]) -> st.SearchStrategy[GlobalPoolTargetLayer]:
+def layers(shape: tuple[int, int, int]) -> st.SearchStrategy[TargetLayer]:
     """A global average pooling of ``shape`` (nothing to draw: the shape defines the map)."""
-    return st.just(GlobalPoolTargetLayer(shape))
+    return st.just(TargetLayer(GlobalAvgPool(shape)))

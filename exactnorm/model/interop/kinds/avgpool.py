@@ -9,18 +9,19 @@ from typing import Any
 
 from exactnorm.errors import InputError
 from exactnorm.model.interop.chain import Chain, Constants, Entry, Raw
-from exactnorm.model.kinds import avgpool
-from exactnorm.model.kinds.avgpool import PoolTargetLayer
-from exactnorm.model.kinds.window import ConvGeometry
+from exactnorm.model.layers import TargetLayer
 from exactnorm.model.onnx_common import node_label
+from exactnorm.model.operators import avgpool
+from exactnorm.model.operators.avgpool import AvgPool
+from exactnorm.model.operators.window import ConvGeometry
 
 __all__ = ["NAME", "ONNX_OPS", "TORCH_TOKENS"]
 
 NAME = avgpool.NAME
 
 
-def _build(raw: Raw) -> PoolTargetLayer:
-    return PoolTargetLayer(raw.spec)
+def _build(raw: Raw) -> TargetLayer:
+    return TargetLayer(AvgPool(raw.spec))
 
 
 def _pool(chain: Chain, kernel: Any, stride: Any, what: str) -> None:

@@ -1,14 +1,15 @@
-"""Reading the ``conv`` kind: ONNX ``Conv`` and the state-dict tokens ``conv(stride=, padding=,
-dilation=)`` (a ``Conv2d``) and ``block(c[, stride=s][, proj])`` (a residual ``BasicBlock`` of two
-convolutions with their BatchNorms and a shortcut: the identity, or ``proj`` a 1×1 convolution
-with the stride and its BatchNorm; the block's sum is :meth:`Chain.residual
+"""Reading the ``conv`` kind: ONNX ``Conv`` (``group`` ≥ 1: grouped and depthwise convolutions
+too) and the state-dict tokens ``conv(stride=, padding=, dilation=, groups=)`` (a ``Conv2d``)
+and ``block(c[, stride=s][, proj])`` (a residual ``BasicBlock`` of two convolutions with their
+BatchNorms and a shortcut: the identity, or ``proj`` a 1×1 convolution with the stride and its
+BatchNorm; the block's sum is :meth:`Chain.residual
 <exactnorm.model.interop.chain.Chain.residual>`).
 
-A convolution with kernel ``K`` of shape ``[c, C, kh, kw]`` is the kernel matrix whose row ``o``
-is ``K[o]`` in C order (patch entry ``t = c·kh·kw + u·kw + v``), with symmetric zero padding,
-``group = 1`` (:mod:`exactnorm.model.kinds.window`); its bias is ``b`` (0 without one). It reads
-an image of known shape; a per-channel affine map after it (a ``BatchNormalization`` of the
-target, an ``Add``…) folds into its rows.
+A convolution with ``G`` groups and kernel ``K`` of shape ``[c, C/G, kh, kw]`` is the kernel
+matrix whose row ``o`` is ``K[o]`` in C order (patch entry ``t = c·kh·kw + u·kw + v`` of its
+group's ``C/G`` channels), with symmetric zero padding (:mod:`exactnorm.model.operators.conv`);
+its bias is ``b`` (0 without one). It reads an image of known shape; a per-channel affine map
+after it (a ``BatchNormalization`` of the target, an ``Add``…) folds into its rows.
 """
 
 from __future__ import annotations
@@ -30,28 +31,33 @@ from exactnorm.model.interop.chain import (
     rational_matrix,
     rational_row,
 )
-from exactnorm.model.kinds import conv
-from exactnorm.model.kinds.conv import ConvTargetLayer
-from exactnorm.model.kinds.window import ConvGeometry
+from exactnorm.model.layers import TargetLayer
 from exactnorm.model.onnx_common import node_label
+from exactnorm.model.operators import conv
+from exactnorm.model.operators.conv import Conv
+from exactnorm.model.operators.window import ConvGeometry
 
 __all__ = ["NAME", "ONNX_OPS", "TORCH_TOKENS"]
 
 NAME = conv.NAME
 
 
-def _build(raw: Raw) -> ConvTargetLayer:
+def _build(raw: Raw) -> TargetLayer:
     assert raw.weight is not None and raw.bias is not None
-    return ConvTargetLayer(raw.spec, rational_matrix(raw.weight, f"{raw.label} weight"),
-                           rational_row(raw.bias), raw.activation)
+    g, groups = raw.spec
+    return TargetLayer(Conv(g, rational_matrix(raw.weight, f"{raw.label} weight"), groups),
+                       rational_row(raw.bias), raw.activation)
 
 
 def _convolution(chain: Chain, W4: np.ndarray, b: list[Fraction] | None,
                  kernel: Sequence[int], stride: Sequence[int], padding: Sequence[int],
-                 dilation: Sequence[int], what: str) -> None:
+                 dilation: Sequence[int], what: str, groups: int = 1) -> None:
     shape = chain.image(what)
-    if W4.ndim != 4 or W4.shape[1] != shape[0]:
-        raise ShapeError(f"{what}: kernel of shape {W4.shape} does not read {shape[0]} channels")
+    if type(groups) is not int or groups < 1 or shape[0] % groups:
+        raise ShapeError(f"{what}: group = {groups} does not divide the {shape[0]} channels")
+    if W4.ndim != 4 or W4.shape[1] * groups != shape[0] or W4.shape[0] % groups:
+        raise ShapeError(f"{what}: kernel of shape {W4.shape} does not read {shape[0]} channels "
+                         f"in {groups} group(s)")
     g = ConvGeometry(shape, tuple(kernel), tuple(stride), tuple(padding),  # type: ignore[arg-type]
                      tuple(dilation))  # type: ignore[arg-type]
     c = W4.shape[0]
@@ -59,13 +65,11 @@ def _convolution(chain: Chain, W4: np.ndarray, b: list[Fraction] | None,
     bias = b if b is not None else [Fraction(0)] * c
     if len(bias) != c:
         raise ShapeError(f"{what}: bias has {len(bias)} entries for {c} channels")
-    chain.add(Raw(NAME, _build, what, rows, bias, spec=g), g.output_shape(c))
+    chain.add(Raw(NAME, _build, what, rows, bias, spec=(g, groups)), g.output_shape(c))
 
 
 def _conv(chain: Chain, node: Any, attrs: dict[str, Any], consts: Constants) -> None:
     what = node_label(node)
-    if attrs.get("group", 1) != 1:
-        raise InputError(f"{what}: group = {attrs['group']}; only group = 1")
     if attrs.get("auto_pad", b"NOTSET") not in (b"NOTSET", "NOTSET"):
         raise InputError(f"{what}: auto_pad is not supported; give explicit pads")
     chain.image(what)
@@ -76,7 +80,8 @@ def _conv(chain: Chain, node: Any, attrs: dict[str, Any], consts: Constants) -> 
     b = exact_vector(consts.get(node, 2), f"{what} bias") \
         if len(node.input) > 2 and node.input[2] else None
     _convolution(chain, W4, b, attrs.get("kernel_shape", list(W4.shape[2:])),
-                 attrs.get("strides", [1, 1]), pads[:2], attrs.get("dilations", [1, 1]), what)
+                 attrs.get("strides", [1, 1]), pads[:2], attrs.get("dilations", [1, 1]), what,
+                 int(attrs.get("group", 1)))
 
 
 def _conv_token(chain: Chain, entry: Entry) -> None:
@@ -84,7 +89,8 @@ def _conv_token(chain: Chain, entry: Entry) -> None:
     b = exact_vector(entry.get("bias"), f"{entry.prefix}.bias") if entry.has("bias") else None
     o = entry.options
     s, p, d = o.get("stride", 1), o.get("padding", 0), o.get("dilation", 1)
-    _convolution(chain, W4, b, W4.shape[2:], (s, s), (p, p), (d, d), entry.label)
+    _convolution(chain, W4, b, W4.shape[2:], (s, s), (p, p), (d, d), entry.label,
+                 o.get("groups", 1))
 
 
 def _block_modules(options: dict[str, int]) -> int:

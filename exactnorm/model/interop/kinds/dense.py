@@ -26,9 +26,10 @@ from exactnorm.model.interop.chain import (
     rational_matrix,
     rational_row,
 )
-from exactnorm.model.kinds import dense
-from exactnorm.model.kinds.dense import TargetLayer
+from exactnorm.model.layers import TargetLayer
 from exactnorm.model.onnx_common import exact_values, node_label
+from exactnorm.model.operators import dense
+from exactnorm.model.operators.dense import Dense
 
 __all__ = ["NAME", "ONNX_OPS", "TORCH_TOKENS", "linear"]
 
@@ -37,7 +38,7 @@ NAME = dense.NAME
 
 def _build(raw: Raw) -> TargetLayer:
     assert raw.weight is not None and raw.bias is not None
-    return TargetLayer(rational_matrix(raw.weight, f"{raw.label} weight"),
+    return TargetLayer(Dense(rational_matrix(raw.weight, f"{raw.label} weight")),
                        rational_row(raw.bias), raw.activation)
 
 

@@ -16,17 +16,18 @@ import numpy as np
 
 from exactnorm.errors import InputError
 from exactnorm.model.interop.chain import Chain, Constants, Entry, Raw
-from exactnorm.model.kinds import globalavgpool
-from exactnorm.model.kinds.globalavgpool import GlobalPoolTargetLayer
+from exactnorm.model.layers import TargetLayer
 from exactnorm.model.onnx_common import node_label
+from exactnorm.model.operators import globalavgpool
+from exactnorm.model.operators.globalavgpool import GlobalAvgPool
 
 __all__ = ["NAME", "ONNX_OPS", "TORCH_TOKENS"]
 
 NAME = globalavgpool.NAME
 
 
-def _build(raw: Raw) -> GlobalPoolTargetLayer:
-    return GlobalPoolTargetLayer(raw.spec)
+def _build(raw: Raw) -> TargetLayer:
+    return TargetLayer(GlobalAvgPool(raw.spec))
 
 
 def _global_pool(chain: Chain, what: str, keepdims: bool = True) -> None:

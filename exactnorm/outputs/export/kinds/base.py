@@ -31,6 +31,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from exactnorm.model.layers import FloatLayer
+
 __all__ = ["Exporter", "OnnxBuilder", "batchnorm_eval", "NORM_TORCH_KEYS"]
 
 #: npz names of a normalization → the keys of a PyTorch ``BatchNorm`` module named ``norm``
@@ -83,14 +85,14 @@ class Exporter(Protocol):
     @property
     def torch_keys(self) -> dict[str, str]: ...
 
-    def input_image(self, layer: Any) -> tuple[int, int, int] | None: ...
+    def input_image(self, layer: FloatLayer) -> tuple[int, int, int] | None: ...
 
-    def onnx(self, layer: Any, j: int, stats: Any,
+    def onnx(self, layer: FloatLayer, j: int, stats: Any,
              g: OnnxBuilder) -> tuple[str, tuple[int, int, int] | None]: ...
 
-    def arrays(self, layer: Any, stats: Any) -> dict[str, np.ndarray]: ...
+    def arrays(self, layer: FloatLayer, stats: Any) -> dict[str, np.ndarray]: ...
 
     def forward(self, arrays: dict[str, np.ndarray], A: np.ndarray, eps: float) -> np.ndarray: ...
 
-    def torch_parts(self, layer: Any, torch: Any, eps: float
+    def torch_parts(self, layer: FloatLayer, torch: Any, eps: float
                     ) -> tuple[dict[str, Any], dict[str, Any], Callable[[Any, Any], Any]]: ...

@@ -1,9 +1,11 @@
-"""The ``conv`` kind's exporter: in ONNX ``Conv`` (kernel ``[c, C, kh, kw]``, no bias) on NCHW
-and the normalization per channel (float32), or the im2col form — ``Gather`` of the patches
-(padding pixels read an appended zero), ``MatMul`` with the kernel matrix and the normalization
-on ``(N, c, positions)`` (float64: onnxruntime has no double ``Conv``); in PyTorch a ``Conv2d``
-without bias and a ``BatchNorm2d``; in npz ``V{j}`` (the 4-d kernel), the normalization's arrays
-and ``geometry{j}`` = ``[C, H, W, sh, sw, ph, pw, dh, dw]``."""
+"""The ``conv`` kind's exporter: in ONNX ``Conv`` (kernel ``[c, C/G, kh, kw]``, ``group`` G, no
+bias) on NCHW and the normalization per channel (float32), or the im2col form — ``Gather`` of
+the patches (padding pixels read an appended zero), ``MatMul`` with the kernel matrix of the
+whole patch (a grouped kernel block-diagonal, zeros between its groups) and the normalization on
+``(N, c, positions)`` (float64: onnxruntime has no double ``Conv``); in PyTorch a ``Conv2d``
+with ``groups`` and without bias and a ``BatchNorm2d``; in npz ``V{j}`` (the 4-d kernel, whose
+second axis ``C/G`` gives the groups), the normalization's arrays and ``geometry{j}`` = ``[C, H,
+W, sh, sw, ph, pw, dh, dw]``."""
 
 from __future__ import annotations
 
@@ -12,9 +14,10 @@ from typing import Any
 
 import numpy as np
 
-from exactnorm.model.kinds import conv
-from exactnorm.model.kinds.conv import FloatConvLayer
-from exactnorm.model.kinds.window import ConvGeometry
+from exactnorm.model.layers import FloatLayer
+from exactnorm.model.operators import conv
+from exactnorm.model.operators.conv import Conv
+from exactnorm.model.operators.window import ConvGeometry
 from exactnorm.outputs.export.kinds.base import (
     NORM_TORCH_KEYS,
     OnnxBuilder,
@@ -25,10 +28,26 @@ from exactnorm.outputs.export.kinds.base import (
 __all__ = ["ConvExporter", "EXPORTER"]
 
 
-def _geometry(arrays: dict[str, np.ndarray]) -> ConvGeometry:
-    C, H, W, sh, sw, ph, pw, dh, dw = (int(v) for v in np.asarray(arrays["geometry"]))
-    kh, kw = np.asarray(arrays["V"]).shape[2:]
-    return ConvGeometry((C, H, W), (int(kh), int(kw)), (sh, sw), (ph, pw), (dh, dw))
+def _op(layer: FloatLayer) -> Conv:
+    assert isinstance(layer.operator, Conv)
+    return layer.operator
+
+
+def _kernel(op: Conv) -> np.ndarray:
+    """The float kernel as ``[c, C/G, kh, kw]`` (a framework's layout)."""
+    return np.asarray(op.weight).reshape(op.channels, -1, *op.geometry.kernel_shape)
+
+
+def _whole_patch(op: Conv) -> np.ndarray:
+    """The float kernel over the whole patch: a grouped kernel's blocks on the diagonal."""
+    W, G = np.asarray(op.weight, dtype=np.float64), op.groups
+    if G == 1:
+        return W
+    per, d = W.shape[0] // G, W.shape[1]
+    out = np.zeros((W.shape[0], d * G))
+    for k in range(G):
+        out[k * per:(k + 1) * per, k * d:(k + 1) * d] = W[k * per:(k + 1) * per]
+    return out
 
 
 class ConvExporter:
@@ -37,48 +56,53 @@ class ConvExporter:
     kind = conv.NAME
     torch_keys = {"V": "conv.weight", **NORM_TORCH_KEYS, "geometry": "geometry"}
 
-    def input_image(self, layer: FloatConvLayer) -> tuple[int, int, int]:
-        return layer.geometry.input_shape
+    def input_image(self, layer: FloatLayer) -> tuple[int, int, int]:
+        return _op(layer).geometry.input_shape
 
-    def onnx(self, layer: FloatConvLayer, j: int, stats: Any,
+    def onnx(self, layer: FloatLayer, j: int, stats: Any,
              g: OnnxBuilder) -> tuple[str, tuple[int, int, int] | None]:
-        geo = layer.geometry
+        op = _op(layer)
+        geo = op.geometry
         if g.spatial_ops:
             v = g.node("Conv", [g.image(layer.input, geo.input_shape),
-                                g.const(f"V{j}", layer.kernel)], f"v{j}", f"layer{j}_conv",
+                                g.const(f"V{j}", _kernel(op))], f"v{j}", f"layer{j}_conv",
                        kernel_shape=list(geo.kernel_shape), strides=list(geo.stride),
                        pads=[geo.padding[0], geo.padding[1], geo.padding[0], geo.padding[1]],
-                       dilations=list(geo.dilation), group=1)
-            return g.normalization(j, v, stats, trailing=2), layer.output_shape
+                       dilations=list(geo.dilation), group=op.groups)
+            return g.normalization(j, v, stats, trailing=2), op.output_shape
         pad = g.node("Pad", [g.flat(layer.input), g.const(f"pads{j}", [0, 0, 0, 1], True)],
                      f"pad{j}", f"layer{j}_pad", mode="constant")
         idx = np.where(geo.patch_index >= 0, geo.patch_index, geo.input_size)
         patches = g.node("Gather", [pad, g.const(f"idx{j}", idx, True)], f"patch{j}",
                          f"layer{j}_patches", axis=1)
-        v = g.node("MatMul", [g.const(f"V{j}", layer.weight), patches], f"v{j}",
+        v = g.node("MatMul", [g.const(f"V{j}", _whole_patch(op)), patches], f"v{j}",
                    f"layer{j}_matmul")
         u = g.normalization(j, v, stats, trailing=1)
         return g.node("Flatten", [u], f"flat_out{j}", f"layer{j}_flatten", axis=1), None
 
-    def arrays(self, layer: FloatConvLayer, stats: Any) -> dict[str, np.ndarray]:
-        geo = layer.geometry
-        return {"V": layer.kernel, **norm_arrays(stats),
+    def arrays(self, layer: FloatLayer, stats: Any) -> dict[str, np.ndarray]:
+        op = _op(layer)
+        geo = op.geometry
+        return {"V": _kernel(op), **norm_arrays(stats),
                 "geometry": np.array([*geo.input_shape, *geo.stride, *geo.padding,
                                       *geo.dilation], dtype=np.int64)}
 
     def forward(self, arrays: dict[str, np.ndarray], A: np.ndarray, eps: float) -> np.ndarray:
-        geo = _geometry(arrays)
+        C, H, W, sh, sw, ph, pw, dh, dw = (int(v) for v in np.asarray(arrays["geometry"]))
         K = np.asarray(arrays["V"], dtype=np.float64)
-        v = np.einsum("od,ndp->nop", K.reshape(K.shape[0], -1), geo.patches_float(A))
-        return batchnorm_eval(v.reshape(len(A), -1), arrays, eps, per=geo.positions)
+        geo = ConvGeometry((C, H, W), K.shape[2:], (sh, sw), (ph, pw), (dh, dw))
+        op = Conv(geo, K.reshape(K.shape[0], -1), C // K.shape[1])
+        return batchnorm_eval(op.apply_float(A), arrays, eps, per=geo.positions)
 
-    def torch_parts(self, layer: FloatConvLayer, torch: Any, eps: float
+    def torch_parts(self, layer: FloatLayer, torch: Any, eps: float
                     ) -> tuple[dict[str, Any], dict[str, Any], Callable[[Any, Any], Any]]:
-        nn, geo = torch.nn, layer.geometry
+        nn, op = torch.nn, _op(layer)
+        geo = op.geometry
         C, H, W = geo.input_shape
-        modules = {"conv": nn.Conv2d(C, layer.channels, geo.kernel_shape, stride=geo.stride,
-                                     padding=geo.padding, dilation=geo.dilation, bias=False),
-                   "norm": nn.BatchNorm2d(layer.channels, eps=eps)}
+        modules = {"conv": nn.Conv2d(C, op.channels, geo.kernel_shape, stride=geo.stride,
+                                     padding=geo.padding, dilation=geo.dilation,
+                                     groups=op.groups, bias=False),
+                   "norm": nn.BatchNorm2d(op.channels, eps=eps)}
         buffers = {"geometry": torch.tensor([C, H, W, *geo.stride, *geo.padding,
                                              *geo.dilation], dtype=torch.int64)}
         return modules, buffers, \

@@ -9,8 +9,8 @@ from typing import Any
 
 import numpy as np
 
-from exactnorm.model.kinds import dense
-from exactnorm.model.kinds.dense import FloatLayer
+from exactnorm.model.layers import FloatLayer
+from exactnorm.model.operators import dense
 from exactnorm.outputs.export.kinds.base import (
     NORM_TORCH_KEYS,
     OnnxBuilder,

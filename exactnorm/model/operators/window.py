@@ -6,8 +6,13 @@ Every value between layers is a vector; a tensor of shape ``(C, H, W)`` is the v
 output position ``(y, x)``, the patch whose entry ``t = c·kh·kw + u·kw + v`` is
 ``a[c, y·sh − ph + u·dh, x·sw − pw + v·dw]``, or 0 when that pixel lies in the zero padding.
 
-Nothing here materializes a window map as a dense matrix except :func:`unfolded_matrix`, the
-reference that tests compare against.
+A kernel matrix ``K`` maps each patch to its outputs. With ``G`` groups, output group ``k`` reads
+input group ``k`` only: ``K`` is the ``G`` blocks of ``c_out/G`` rows and ``(C/G)·kh·kw``
+columns, one under the other, and the map is their block-diagonal matrix times the patch
+(:func:`block_product`), whose rows ``k·(C/G)·kh·kw …`` are group ``k``'s coordinates.
+
+Nothing here materializes a window map as a dense matrix (the tests' references do:
+``tests/kinds/test_kind_contract.py``).
 
 >>> g = ConvGeometry((1, 3, 3), (2, 2), padding=(1, 1), stride=(2, 2))
 >>> g.output_shape(1)
@@ -22,7 +27,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from flint import fmpq, fmpq_mat
@@ -30,10 +35,11 @@ from flint import fmpq, fmpq_mat
 from exactnorm.checker.vocabulary import MAX_MAP_ENTRIES as MAX_PATCH_ENTRIES
 from exactnorm.errors import LimitExceededError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix
-from exactnorm.model.values import Vector
+from exactnorm.model.batch import as_columns, from_columns, to_columns, window_sums
+from exactnorm.model.values import Scaled, Vector, column
 
-__all__ = ["ConvGeometry", "MAX_PATCH_ENTRIES", "window_range", "add_channel_bias",
-           "unfolded_matrix"]
+__all__ = ["ConvGeometry", "MAX_PATCH_ENTRIES", "window_range", "block_product",
+           "WindowMeans"]
 
 
 def _pair(x: Sequence[int], what: str, minimum: int) -> tuple[int, int]:
@@ -45,7 +51,7 @@ def _pair(x: Sequence[int], what: str, minimum: int) -> tuple[int, int]:
 
 @dataclass(frozen=True)
 class ConvGeometry:
-    """Input shape and window of a convolution or pooling (zero padding, groups = 1)."""
+    """Input shape and window of a convolution or pooling (zero padding)."""
 
     input_shape: tuple[int, int, int]
     kernel_shape: tuple[int, int]
@@ -103,12 +109,9 @@ class ConvGeometry:
 
     def describe(self) -> str:
         """``"3×3 s1 p1 d1"`` (square parameters written once)."""
-        (kh, kw), s, p, d = self.kernel_shape, self.stride, self.padding, self.dilation
-
-        def one(v: tuple[int, int]) -> str:
-            return str(v[0]) if v[0] == v[1] else f"{v[0]},{v[1]}"
-
-        return f"{kh}×{kw} s{one(s)} p{one(p)} d{one(d)}"
+        s, p, d = (str(v[0]) if v[0] == v[1] else f"{v[0]},{v[1]}"
+                   for v in (self.stride, self.padding, self.dilation))
+        return f"{self.kernel_shape[0]}×{self.kernel_shape[1]} s{s} p{p} d{d}"
 
     @cached_property
     def patch_index(self) -> np.ndarray:
@@ -139,12 +142,29 @@ class ConvGeometry:
         flat = [vals[i] if i >= 0 else zero for i in self.patch_index.ravel().tolist()]
         return fmpq_mat(self.patch_size, self.positions, flat)
 
-    def patches_float(self, X: np.ndarray) -> np.ndarray:
-        """float64 patches of a batch ``X`` (n × input_size) → (n, patch_size, positions)."""
-        idx = self.patch_index
-        padded = np.concatenate([np.asarray(X, dtype=np.float64),
-                                 np.zeros((len(X), 1))], axis=1)
-        return padded[:, np.where(idx >= 0, idx, padded.shape[1] - 1)]
+
+def block_product(K: FlintMatrix, P: FlintMatrix, groups: int = 1) -> FlintMatrix:
+    """``diag(K_1, …, K_G)·P`` for ``K`` the ``G`` blocks of ``rows/G`` rows one under the other
+    and ``P`` split into ``G`` row blocks alike (module doc): ``K·P`` for one group. Exact; each
+    block is one FLINT product.
+
+    >>> from flint import fmpz_mat
+    >>> block_product(fmpz_mat([[1], [2]]), fmpz_mat([[3, 4], [5, 6]]), 2).tolist()
+    [[3, 4], [10, 12]]
+    """
+    if groups == 1:
+        return K * P
+    rows, d, cols = K.nrows(), K.ncols(), P.ncols()
+    if rows % groups or P.nrows() != groups * d:
+        raise ShapeError(f"{groups} groups of a {rows}×{d} kernel do not read {P.nrows()} rows")
+    kf: list[Any] = K.entries()
+    pf: list[Any] = P.entries()
+    per = rows // groups
+    kinds: Any = (type(K), type(P))
+    blocks = [kinds[0](per, d, kf[k * per * d:(k + 1) * per * d])
+              * kinds[1](d, cols, pf[k * d * cols:(k + 1) * d * cols]) for k in range(groups)]
+    out: Any = type(blocks[0])
+    return out(rows, cols, [x for B in blocks for x in B.entries()])
 
 
 def _split_signs(K: FlintMatrix) -> tuple[fmpq_mat, fmpq_mat]:
@@ -153,50 +173,51 @@ def _split_signs(K: FlintMatrix) -> tuple[fmpq_mat, fmpq_mat]:
     zero = fmpq(0)
     r, c = K.nrows(), K.ncols()
     pos = fmpq_mat(r, c, [x if x > 0 else zero for x in entries])
-    neg = fmpq_mat(r, c, [x if x < 0 else zero for x in entries])
-    return pos, neg
+    return pos, fmpq_mat(K) - pos
 
 
-def window_range(K: FlintMatrix, g: ConvGeometry, lo: Sequence[fmpq],
-                 hi: Sequence[fmpq]) -> tuple[fmpq_mat, fmpq_mat]:
+def window_range(K: FlintMatrix, g: ConvGeometry, lo: Sequence[fmpq], hi: Sequence[fmpq],
+                 groups: int = 1) -> tuple[fmpq_mat, fmpq_mat]:
     """Exact minimum and maximum of ``K·patch_{y,x}(a)`` over the box ``lo ≤ a ≤ hi``, per row
     and position (``rows × positions``): the dense interval rule on each patch, padding pixels
     the point 0. Exact, since each patch ranges over a product of intervals."""
     plo, phi = g.patches(lo), g.patches(hi)
     pos, neg = _split_signs(K)
-    return pos * plo + neg * phi, pos * phi + neg * plo
+    mn: Any = block_product(pos, plo, groups)
+    mx: Any = block_product(pos, phi, groups)
+    return mn + block_product(neg, phi, groups), mx + block_product(neg, plo, groups)
 
 
-def add_channel_bias(M: fmpq_mat, bias: Sequence[fmpq]) -> Vector:
-    """Row ``o`` of ``M`` (one channel at every position) plus ``bias[o]``, in C order."""
-    P = M.ncols()
-    flat = M.entries()
-    return tuple(flat[o * P + p] + bias[o] for o in range(M.nrows()) for p in range(P))
+class WindowMeans:
+    """The operator members of the pooling kinds: output ``(c, p)`` is the mean of the inputs
+    ``windows[c, :, p]``. Nothing is tuned (``channels`` 0, no weight); the map is monotone in
+    every input (coefficients ``1/k > 0``), so the exact image of a box is that of its corners."""
 
+    channels: ClassVar[int] = 0
+    weight: ClassVar[None] = None
+    #: the input and output tensor shapes (C order)
+    input_shape: tuple[int, int, int]
+    output_shape: tuple[int, int, int]
+    #: ``(C, k, positions)`` input indices of each channel's windows of ``k`` entries
+    windows: np.ndarray
 
-def unfolded_matrix(g: ConvGeometry, K: FlintMatrix) -> fmpq_mat:
-    """The dense ``(c·Ho·Wo) × (C·H·W)`` matrix of the window map ``a ↦ K·patch(a)``.
+    @property
+    def shape(self) -> tuple[int, int]:
+        return math.prod(self.output_shape), math.prod(self.input_shape)
 
-    A reference for tests on small images only (it is what the certificate never contains):
-    row ``o·Ho·Wo + p`` has ``K[o, t]`` in the column of patch entry ``t`` of position ``p``.
+    def apply(self, a: Vector) -> Vector:
+        return tuple(to_columns(self.apply_columns(from_columns(column(a)))).entries())
 
-    >>> from flint import fmpz_mat
-    >>> g = ConvGeometry((1, 2, 2), (1, 1))
-    >>> unfolded_matrix(g, fmpz_mat([[3]])) == 3 * fmpq_mat([[1, 0, 0, 0], [0, 1, 0, 0],
-    ...                                                    [0, 0, 1, 0], [0, 0, 0, 1]])
-    True
-    """
-    c, d = K.nrows(), K.ncols()
-    P = g.positions
-    idx = g.patch_index
-    M = fmpq_mat(c * P, g.input_size)
-    for o in range(c):
-        for t in range(d):
-            w = K[o, t]
-            if w == 0:
-                continue
-            for p in range(P):
-                i = int(idx[t, p])
-                if i >= 0:
-                    M[o * P + p, i] += w
-    return M
+    def apply_columns(self, S: Scaled) -> Scaled:
+        """The sum of each window's rows over ``k`` times the denominator."""
+        S = as_columns(S, self.shape[1])
+        k = self.windows.shape[1]
+        return Scaled(window_sums(S.num, self.windows.transpose(1, 0, 2).reshape(k, -1)),
+                      S.den * k)
+
+    def apply_float(self, A: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
+        A = np.asarray(A)
+        return A[:, self.windows].mean(axis=2, dtype=dtype).reshape(len(A), -1)
+
+    def interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
+        return self.apply(lo), self.apply(hi)
