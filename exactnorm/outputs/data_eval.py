@@ -6,11 +6,11 @@ Contract
 * :func:`load_data` reads an ``.npy`` sample array of shape ``(n, d_0)`` or ``(n, …)`` with
   ``d_0`` entries per sample (an image batch) and optional integer labels; pickles are refused.
 * :func:`exact_outputs` evaluates the **exact** target at every sample (each float sample is the
-  dyadic rational it denotes): a batch of samples at a time through the target's graph
-  (:meth:`~exactnorm.model.network.TargetNetwork.evaluate_columns`: integers over one
-  denominator, one integer product per dense layer and per convolution). It returns
-  the outputs rounded once to float64 and the index of the largest output decided **exactly**
-  (ties: the lowest index).
+  dyadic rational it denotes): a batch of samples at a time through the target's graph, by
+  residues modulo many primes with exact signs (:mod:`exactnorm.model.residues`, tested
+  against :meth:`~exactnorm.model.network.TargetNetwork.evaluate_columns`, which multiplies the
+  integers themselves). It returns the outputs rounded once to float64 and the index of the
+  largest output decided **exactly** (ties: the lowest index).
 * :func:`float_copy` is the certified frozen network with every parameter rounded to a float
   dtype (:class:`~exactnorm.model.network.FloatNetwork`, every kind's float copy), evaluated in
   that dtype — what an export computes (the same rounding as the ONNX export's im2col form),
@@ -30,14 +30,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from flint import fmpq, fmpq_mat
+from flint import fmpq
 
 from exactnorm.certificate import float_network
 from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.files import require_file
-from exactnorm.exact.linalg import from_numpy_exact, to_numpy
 from exactnorm.model.network import FloatNetwork
+from exactnorm.model.residues import ResiduePlan, exact_batch
 
 __all__ = ["load_data", "exact_outputs", "float_copy", "compare", "inside_box",
            "MAX_DATA_BYTES", "CHUNK", "EXACT_CHUNK"]
@@ -46,9 +46,9 @@ __all__ = ["load_data", "exact_outputs", "float_copy", "compare", "inside_box",
 MAX_DATA_BYTES = DEFAULT_MAX_BYTES
 #: samples per batch of a float evaluation (bounds the memory of a wide frozen network)
 CHUNK = 256
-#: samples per batch of the exact evaluation (one integer product per layer for the whole batch;
-#: progress comes every few seconds on a ResNet-8)
-EXACT_CHUNK = 32
+#: samples per batch of the exact evaluation (residues of every node of the batch for every
+#: prime: about 100 MB a node on a ResNet-8; progress every few seconds)
+EXACT_CHUNK = 64
 #: bytes of one float batch of the widest layer (:func:`float_chunk`)
 FLOAT_BATCH_BYTES = 1 << 29
 
@@ -139,41 +139,33 @@ def inside_box(X: np.ndarray, lower: Sequence[Any], upper: Sequence[Any]) -> np.
     return out
 
 
-def _argmax_exact(columns: list[list[fmpq]]) -> list[int]:
-    best = []
-    for col in columns:
-        k = 0
-        for i in range(1, len(col)):
-            if col[i] > col[k]:
-                k = i
-        best.append(k)
-    return best
-
-
-def _target_columns(target: Any, A: fmpq_mat) -> fmpq_mat:
-    """The exact target on each column of ``A``: the whole batch through the target's graph
-    (:meth:`~exactnorm.model.network.TargetNetwork.evaluate_columns`)."""
-    return target.evaluate_columns(A)
+def _argmax(row: list[int]) -> int:
+    """The index of the largest entry, the lowest on ties (exact integers)."""
+    k = 0
+    for i in range(1, len(row)):
+        if row[i] > row[k]:
+            k = i
+    return k
 
 
 def exact_outputs(target: Any, X: np.ndarray, progress: Hook = None
                   ) -> tuple[np.ndarray, np.ndarray]:
-    """The exact target at every row of ``X``: outputs rounded to float64 and the exact argmax
-    (module doc), a batch of :data:`EXACT_CHUNK` samples at a time through each kind's
-    :meth:`evaluate_columns`. ``progress(done, n)`` counts samples."""
+    """The exact target at every row of ``X``: outputs rounded to float64 (each correctly:
+    ``int / int``) and the exact argmax (module doc), :data:`EXACT_CHUNK` samples at a time by
+    residues (:func:`~exactnorm.model.residues.exact_batch`). ``progress(done, n)`` counts
+    samples."""
     n = len(X)
     values = np.zeros((n, target.widths[-1]))
     best = np.zeros(n, dtype=np.int64)
+    plan = ResiduePlan(target)
     for start in range(0, n, EXACT_CHUNK):
-        A = from_numpy_exact(np.asarray(X[start:start + EXACT_CHUNK], dtype=np.float64)
-                             ).transpose()
-        A = _target_columns(target, A)
-        m = A.ncols()
-        values[start:start + m] = to_numpy(A).T
-        flat = A.entries()
-        best[start:start + m] = _argmax_exact([list(flat[c::m]) for c in range(m)])
+        N, D = exact_batch(target, np.asarray(X[start:start + EXACT_CHUNK], dtype=np.float64),
+                           plan)
+        for s, row in enumerate(N, start):
+            values[s] = [v / D for v in row]
+            best[s] = _argmax(row)
         if progress is not None:
-            progress(start + m, n)
+            progress(start + len(N), n)
     return values, best
 
 
