@@ -102,9 +102,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         for name, path in corpus(folder, args.quick).items():
-            runs = [("certify", ["certify", str(path), "--box", "0:1", "--out", "c.json"])]
-            if name.startswith(("mlp", "pipeline")):
-                runs.append(("capacity", ["capacity", str(path), "--box", "0:1", "--target",
+            # an .npz target carries its own box; an ONNX model is given one
+            box = [] if path.suffix == ".npz" else ["--box", "0:1"]
+            runs = [("certify", ["certify", str(path), *box, "--out", "c.json"])]
+            if name.startswith(("mlp", "pipeline")) and path.suffix != ".npz":
+                runs.append(("capacity", ["capacity", str(path), *box, "--target",
                                           str(path)]))
             for verb, argv in runs:
                 wall, cpu, obj = dry_run(argv, folder)
