@@ -100,7 +100,8 @@ def read_impossibility(doc: dict, max_digits: int, budget: Budget,
         raise CertificateError("format", f"format must be \"{IMPOSSIBILITY_FORMAT}\"")
     version = doc.get("version")
     if type(version) is not int or version not in IMPOSSIBILITY_VERSIONS:
-        raise CertificateError("format", f"unsupported impossibility version {show(version)} "
+        raise CertificateError("format", f"\"version\": unsupported impossibility version "
+                                         f"{show(version)} "
                                          f"(this checker reads version 1)")
     rule_schema_impossibility(doc)  # every key of every object (Appendix A)
     for key in DOCUMENT_KEYS[:-1]:
