@@ -325,21 +325,6 @@ def _seconds(text: str) -> float:
     return value
 
 
-def human_duration(s: float) -> str:
-    """A duration for a line of text.
-
-    >>> human_duration(42.4), human_duration(3000), human_duration(4 * 86400)
-    ('42 s', '50 min', '4 days')
-    """
-    if s < 120:
-        return f"{s:.0f} s"
-    if s < 7200:
-        return f"{s / 60:.0f} min"
-    if s < 2 * 86400:
-        return f"{s / 3600:.0f} h"
-    return f"{s / 86400:.0f} days"
-
-
 def progress_enabled() -> bool:
     return sys.stderr.isatty()
 
@@ -420,3 +405,12 @@ def write_checked_document(doc: dict[str, Any], out: str, *, check: bool, pure: 
                                         on_checking=_checking_note("pure" if pure else "flint"))
     set_interrupt_note(None)
     return written
+
+
+def human_duration(s: float) -> str:
+    """A duration for a line of text, worded as the plan words its estimates
+    (:func:`exactnorm.constructions.costs.human_seconds`; imported on use: ``--help`` loads no
+    exact arithmetic)."""
+    from exactnorm.constructions.costs import human_seconds
+
+    return human_seconds(s)
