@@ -169,8 +169,9 @@ def write_certificate(c: Any, path: str | os.PathLike[str], *, version: int = DE
 
     Parameters
     ----------
-    c : Construction or CertifyResult
-        What :func:`exactnorm.api.certify` returned.
+    c : Construction, CertifyResult or TransformerResult
+        What :func:`exactnorm.api.certify` returned (a transformer's document is written as
+        it is; ``version`` and ``frozen_weights`` were its construction's).
     path : path-like
     version : {1, 2, 3}
         Certificate format version (3 by default).
@@ -202,6 +203,10 @@ def write_certificate(c: Any, path: str | os.PathLike[str], *, version: int = DE
     >>> write_certificate(certify(demo_target(), seed=0), path) == os.path.getsize(path)
     True
     """
+    from exactnorm.api._transformer import TransformerResult
+
+    if isinstance(c, TransformerResult):  # its document is built: written as `certify` writes it
+        return save_certificate(c.document, path, check=check, pure=pure, progress=progress)
     written = write_certificate_checked(c, path, version=version,
                                         frozen_weights=frozen_weights, check=check, pure=pure,
                                         progress=progress)

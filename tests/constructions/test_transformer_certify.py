@@ -9,7 +9,7 @@ import json
 import pytest
 
 from exactnorm import checker, checker_flint
-from exactnorm.api import certify, check_file
+from exactnorm.api import certify, check_file, write_certificate
 from exactnorm.api._transformer import certify_transformer, plan_transformer
 from exactnorm.certificate.transformer import read_transformer
 from exactnorm.model.interop.transformer_build import onnx_transformer
@@ -28,6 +28,14 @@ def test_cli_certifies_the_small_exported_model(tmp_path) -> None:
         assert v.ok and v.facts["blocks"] == 1 and len(v.facts["slots"]) == 10, v
     done = run_cli("check", str(out), "--pure", timeout=600)
     assert done.returncode == 0 and "TRANSFORMER VALID" in done.stdout
+
+
+def test_api_and_cli_give_identical_certificates_for_a_transformer(tmp_path) -> None:
+    done = run_cli("certify", str(DATA / "tiny_preln.onnx"), "--out", str(tmp_path / "cli.json"),
+                   timeout=900)
+    assert done.returncode == 0, done.stderr
+    write_certificate(certify(str(DATA / "tiny_preln.onnx")), tmp_path / "api.json")
+    assert (tmp_path / "cli.json").read_bytes() == (tmp_path / "api.json").read_bytes()
 
 
 def test_api_and_processes_give_one_document() -> None:
