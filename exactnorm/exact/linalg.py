@@ -62,6 +62,7 @@ __all__ = [
     "to_sympy",
     "from_sympy",
     "from_numpy_exact",
+    "dyadic_numerators",
     "to_numpy",
 ]
 
@@ -516,34 +517,70 @@ def from_sympy(M: Any) -> fmpq_mat:
     return to_fmpq_mat(M.tolist(), "sympy matrix")
 
 
+def dyadic_numerators(a: np.ndarray) -> tuple[list[int], int]:
+    """The finite IEEE floats of ``a`` (half, single or double; any shape, C order) as integers
+    ``N`` over one power of two: ``a = N / 2**k``, each entry exactly, with ``k ≥ 0`` the least
+    such exponent (0 when every entry is an integer).
+
+    Every finite float is ``m·2**e`` with an integer ``m`` of at most 53 bits: ``frexp`` gives
+    ``a = f·2**E`` with ``f`` in ``[0.5, 1)`` (subnormals normalised, ±0 giving 0), and ``f·2**53``
+    is an integer, exactly, in float64. Trailing zero bits are moved into the exponent (so ``k``
+    is least), and each ``m`` is shifted onto the common exponent, in int64 when every shifted
+    value fits, else as a Python integer (a wild spread of exponents). Nothing is rounded.
+
+    >>> dyadic_numerators(np.array([0.75, -2.0, 0.0], dtype=np.float32))
+    ([3, -8, 0], 2)
+    """
+    flat = np.asarray(a).astype(np.float64).reshape(-1)  # exact for half, single, double
+    fraction, exponent = np.frexp(flat)
+    mantissa = (fraction * 2.0**53).astype(np.int64)  # exact: |f| < 1 has ≤ 53 bits
+    nonzero = mantissa != 0
+    if not nonzero.any():
+        return [0] * len(flat), 0
+    # trailing zeros of m into the exponent: the lowest set bit 2**t is a float exactly
+    lowest = (mantissa & -mantissa).astype(np.float64)
+    trailing = np.where(nonzero, np.frexp(lowest)[1] - 1, 0)
+    mantissa = mantissa >> trailing
+    power = exponent.astype(np.int64) - 53 + trailing  # a = mantissa · 2**power
+    k = max(0, -int(power[nonzero].min()))
+    shift = np.where(nonzero, power + k, 0)  # ≥ 0 at every nonzero entry
+    if int(shift.max()) <= 62 - 53:  # |m| < 2**53: the shifted value stays below 2**62
+        return (mantissa << shift).tolist(), k
+    return [m << t for m, t in zip(mantissa.tolist(), shift.tolist())], k
+
+
 def from_numpy_exact(a: np.ndarray, what: str = "array") -> fmpq_mat:
     """numpy array (integer or float, 1-D or 2-D) → ``fmpq_mat``, each float converted exactly.
 
-    A float64 is a dyadic rational; this returns that rational, not a nearby "nice" one. A 1-D
-    array becomes a column.
+    A float is a dyadic rational; this returns that rational, not a nearby "nice" one. A 1-D
+    array becomes a column. The floats are converted all at once (:func:`dyadic_numerators`:
+    integers over one power of two, then one division in FLINT, which reduces each entry), never
+    one Python number per entry. A long double is refused: its extra bits are not IEEE double
+    (``float`` of one would round it).
     """
     arr = np.asarray(a)
     if arr.ndim == 1:
         arr = arr.reshape(-1, 1)
     if arr.ndim != 2:
         raise ShapeError(f"{what} must be 1-D or 2-D, got {arr.ndim}-D")
+    rows, cols = arr.shape
     if arr.dtype.kind in "iu":
-        rows = [[fmpq(int(x)) for x in row] for row in arr]
+        num, k = arr.reshape(-1).tolist(), 0
     elif np.issubdtype(arr.dtype, np.floating):
+        if arr.dtype.itemsize > 8:
+            raise NumberFormatError(f"{what} has dtype {arr.dtype}; save it as float64 or "
+                                    f"integers")
         if not np.all(np.isfinite(arr)):
             raise NumberFormatError(f"{what} contains NaN or infinity")
-        rows = []
-        for row in arr:
-            r = []
-            for x in row:
-                num, den = float(x).as_integer_ratio()
-                r.append(fmpq(num, den))
-            rows.append(r)
+        num, k = dyadic_numerators(arr)
     elif np.issubdtype(arr.dtype, np.bool_):
         raise NumberFormatError(f"{what} is boolean, not numeric")
     else:
         raise NumberFormatError(f"{what} has unsupported dtype {arr.dtype}")
-    return _build(fmpq_mat, arr.shape[0], arr.shape[1], rows)
+    if rows == 0 or cols == 0:
+        return fmpq_mat(rows, cols)
+    M = fmpq_mat(fmpz_mat(rows, cols, num))
+    return M / fmpz(2) ** k if k else M
 
 
 def to_numpy(M: FlintMatrix) -> np.ndarray:

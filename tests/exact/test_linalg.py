@@ -186,6 +186,74 @@ def test_from_numpy_exact_is_dyadic():
         linalg.to_fmpq_mat([[0.5]])
 
 
+def _per_entry(a: np.ndarray) -> list[fmpq]:
+    """The independent path: one ``fmpq`` per float, from Python's exact ``as_integer_ratio``."""
+    return [fmpq(*float(x).as_integer_ratio()) for x in np.asarray(a).reshape(-1)]
+
+
+def _awkward_floats(rng: np.random.Generator, dtype: type, n: int) -> np.ndarray:
+    """Ordinary values mixed with zeros of both signs, integers, the largest and the smallest
+    normal and subnormal numbers of ``dtype``, and powers of two far apart."""
+    info = np.finfo(dtype)
+    special = np.array([0.0, -0.0, 1.0, -3.0, 2.0**10, info.max, -info.max, info.tiny,
+                        -info.tiny, info.smallest_subnormal, -info.smallest_subnormal,
+                        info.tiny / 3, 0.5, -0.25], dtype=dtype)
+    scale = 2.0 ** rng.integers(info.minexp - info.nmant, info.maxexp - 3, size=n)
+    ordinary = (rng.uniform(-1, 1, n) * scale).astype(dtype)  # |x| < max: finite
+    picks = rng.integers(0, 3, size=n)
+    out = np.where(picks == 0, special[rng.integers(0, len(special), size=n)], ordinary)
+    out[picks == 1] = rng.standard_normal(int((picks == 1).sum())).astype(dtype)
+    return out.astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float32, np.float64])
+@pytest.mark.parametrize("seed", range(6))
+def test_floats_convert_at_once_to_the_rationals_one_by_one_gives(dtype, seed):
+    rng = np.random.default_rng(seed)
+    rows, cols = int(rng.integers(1, 7)), int(rng.integers(1, 9))
+    a = _awkward_floats(rng, dtype, rows * cols).reshape(rows, cols)
+    if seed == 0:
+        a[:] = a.dtype.type(0)  # every entry zero: one denominator 1
+    M = linalg.from_numpy_exact(a)
+    assert (M.nrows(), M.ncols()) == (rows, cols)
+    assert M.entries() == _per_entry(a)
+    num, k = linalg.dyadic_numerators(a)
+    assert [fmpq(n, 2**k) for n in num] == _per_entry(a)
+    # the power of two is the least one: some numerator is odd unless every entry is an integer
+    assert k == 0 or any(n % 2 for n in num)
+    assert np.array_equal(linalg.to_numpy(M), a.astype(np.float64))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("spread", [0, 4, 9, 10, 40])
+def test_weights_of_nearby_exponents_convert_exactly(dtype, spread):
+    """Trained weights: full mantissas whose exponents differ by a few bits (shifted in int64
+    when the result fits, as Python integers from one bit beyond)."""
+    rng = np.random.default_rng(spread)
+    a = (1 + rng.uniform(0, 1, (6, 9))) * 2.0 ** rng.integers(0, spread + 1, (6, 9))
+    a[0, 0], a[0, 1] = 1 + 2.0**-52, 2.0**spread * (1 + 2.0**-52)  # both ends of the spread
+    a = (a * rng.choice([-1, 1], a.shape) * 2.0**-30).astype(dtype)
+    assert linalg.from_numpy_exact(a).entries() == _per_entry(a)
+
+
+def test_float_conversion_of_vectors_integers_and_exponents_far_apart():
+    column = linalg.from_numpy_exact(np.array([1.5, -2.0**-1074, 2.0**1023]))
+    assert (column.nrows(), column.ncols()) == (3, 1)
+    assert column.entries() == _per_entry(np.array([1.5, -2.0**-1074, 2.0**1023]))
+    big = np.array([[2**62 + 1, -(2**63)]], dtype=np.int64)
+    assert linalg.from_numpy_exact(big).entries() == [fmpq(2**62 + 1), fmpq(-(2**63))]
+    assert linalg.from_numpy_exact(np.array([[2**64 - 1]], dtype=np.uint64)).entries() == \
+        [fmpq(2**64 - 1)]
+    assert linalg.from_numpy_exact(np.zeros((0, 3))).nrows() == 0
+    for bad in (np.array([[np.inf]]), np.array([[1.0, np.nan]], dtype=np.float32),
+                np.array([[True]]), np.array([["1"]])):
+        with pytest.raises(NumberFormatError):
+            linalg.from_numpy_exact(bad)
+    if np.finfo(np.longdouble).nmant > 52:  # a long double wider than a double is refused
+        with pytest.raises(NumberFormatError, match="longdouble|float128|float96"):
+            linalg.from_numpy_exact(np.array([[1]], dtype=np.longdouble) / 3)
+
+
 def test_max_bits_and_clear_denominators():
     M = fmpq_mat([[fmpq(3, 4), fmpq(-1000, 3)]])
     N, den = linalg.clear_denominators(M)
