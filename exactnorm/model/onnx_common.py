@@ -50,9 +50,11 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from flint import fmpq, fmpq_mat
 
 from exactnorm.errors import InputError, ShapeError, require_extra
 from exactnorm.exact.files import require_file
+from exactnorm.exact.linalg import to_fmpq_mat
 
 __all__ = ["external_data_files", "exact_values", "ONNX_ML", "HEAD_OPS", "POST_OPS",
            "AFFINE_OPS", "HINTS", "load_model",
@@ -355,55 +357,72 @@ def compose(first: Affine, second: Affine) -> Affine:
     return [b * a for a, b in zip(d1, d2)], [b * x + y for x, b, y in zip(c1, d2, c2)]
 
 
-def fold_after(weight: list[list[Fraction]], bias: list[Fraction],
-               affine: Affine) -> tuple[list[list[Fraction]], list[Fraction]]:
-    """``D ⊙ (W a + b) + c`` as one layer: ``(diag(D) W, D ⊙ b + c)`` (module doc).
+def _q(x: Fraction) -> fmpq:
+    return fmpq(x.numerator, x.denominator)
+
+
+def fold_after(weight: fmpq_mat | Sequence[Sequence[Any]], bias: list[Fraction],
+               affine: Affine) -> tuple[fmpq_mat, list[Fraction]]:
+    """``D ⊙ (W a + b) + c`` as one layer: ``(diag(D) W, D ⊙ b + c)`` (module doc); ``W`` an
+    exact matrix (or its rows), each row scaled in FLINT.
 
     >>> F = Fraction
-    >>> fold_after([[F(1), F(2)]], [F(1)], ([F(3)], [F(-1)]))
-    ([[Fraction(3, 1), Fraction(6, 1)]], [Fraction(2, 1)])
+    >>> W, b = fold_after([[F(1), F(2)]], [F(1)], ([F(3)], [F(-1)]))
+    >>> W.tolist(), b
+    ([[3, 6]], [Fraction(2, 1)])
     """
-    D, c = (_broadcast(v, len(weight), "affine map") for v in affine)
-    return ([[d * w for w in row] for d, row in zip(D, weight)],
+    W = to_fmpq_mat(weight, "weight")
+    D, c = (_broadcast(v, W.nrows(), "affine map") for v in affine)
+    cols, entries = W.ncols(), W.entries()
+    scaled: list[fmpq] = []
+    for r, d in enumerate(D):
+        dq = _q(d)
+        scaled.extend(w * dq for w in entries[r * cols:(r + 1) * cols])
+    return (fmpq_mat(W.nrows(), cols, scaled) if scaled else W,
             [d * b + x for d, b, x in zip(D, bias, c)])
 
 
-def fold_before(weight: list[list[Fraction]], bias: list[Fraction],
-                affine: Affine) -> tuple[list[list[Fraction]], list[Fraction]]:
-    """``W (D ⊙ v + c) + b`` as one layer: ``(W diag(D), W c + b)`` (module doc).
+def fold_before(weight: fmpq_mat | Sequence[Sequence[Any]], bias: list[Fraction],
+                affine: Affine) -> tuple[fmpq_mat, list[Fraction]]:
+    """``W (D ⊙ v + c) + b`` as one layer: ``(W diag(D), W c + b)`` (module doc); ``W`` an exact
+    matrix (or its rows), its columns scaled and ``W c`` one product in FLINT.
 
     >>> F = Fraction
-    >>> fold_before([[F(1), F(2)]], [F(1)], ([F(3), F(1)], [F(-1), F(0)]))
-    ([[Fraction(3, 1), Fraction(2, 1)]], [Fraction(0, 1)])
+    >>> W, b = fold_before([[F(1), F(2)]], [F(1)], ([F(3), F(1)], [F(-1), F(0)]))
+    >>> W.tolist(), b
+    ([[3, 2]], [Fraction(0, 1)])
     """
-    n = len(weight[0]) if weight else 0
-    D, c = (_broadcast(v, n, "affine map") for v in affine)
-    return ([[w * d for w, d in zip(row, D)] for row in weight],
-            [b + sum((w * x for w, x in zip(row, c)), Fraction(0))
-             for row, b in zip(weight, bias)])
+    W = to_fmpq_mat(weight, "weight")
+    D, c = (_broadcast(v, W.ncols(), "affine map") for v in affine)
+    if W.nrows() == 0 or W.ncols() == 0:
+        return W, list(bias)
+    dq = [_q(d) for d in D] * W.nrows()
+    shifted = (W * fmpq_mat(W.ncols(), 1, [_q(x) for x in c])).entries()
+    return (fmpq_mat(W.nrows(), W.ncols(), [w * d for w, d in zip(W.entries(), dq)]),
+            [b + Fraction(int(x.p), int(x.q)) for b, x in zip(bias, shifted)])
 
 
-def fold_batchnorm(weight: Sequence[Sequence[Fraction]], bias: Sequence[Fraction],
+def fold_batchnorm(weight: fmpq_mat | Sequence[Sequence[Any]], bias: Sequence[Fraction],
                    gamma: Any, beta: Any, mean: Any, var: Any, eps: float
-                   ) -> tuple[list[list[Fraction]], list[Fraction]]:
+                   ) -> tuple[fmpq_mat, list[Fraction]]:
     """Fold an eval-mode batch normalization into the rows of ``weight``: ``W' = s·W``,
     ``b' = s·(b − μ) + β`` with ``s = γ/√(var + ε)`` rounded once to float64 (module doc).
 
     >>> W, b = fold_batchnorm([[Fraction(1), Fraction(2)]], [Fraction(1)], [2.0], [0.5], [1.0],
     ...                       [3.0], 1.0)
-    >>> W, b
-    ([[Fraction(1, 1), Fraction(2, 1)]], [Fraction(1, 2)])
+    >>> W.tolist(), b
+    ([[1, 2]], [Fraction(1, 2)])
     """
     g = np.asarray(gamma, dtype=np.float64).reshape(-1)
     v = np.asarray(var, dtype=np.float64).reshape(-1)
+    W = to_fmpq_mat(weight, "weight")
     scale = exact_values(g / np.sqrt(v + np.float64(eps)), "batch-normalization scale")
     mu = exact_values(np.asarray(mean, dtype=np.float64), "batch-normalization mean")
     be = exact_values(np.asarray(beta, dtype=np.float64), "batch-normalization shift")
-    if not len(scale) == len(mu) == len(be) == len(weight):
+    if not len(scale) == len(mu) == len(be) == W.nrows():
         raise ShapeError(f"batch normalization has {len(scale)} channels, the layer before it "
-                         f"{len(weight)}")
-    return fold_after([list(r) for r in weight], list(bias),
-                      (scale, [t - s * m for s, m, t in zip(scale, mu, be)]))
+                         f"{W.nrows()}")
+    return fold_after(W, list(bias), (scale, [t - s * m for s, m, t in zip(scale, mu, be)]))
 
 
 # --------------------------------------------------------------------------- the head

@@ -123,11 +123,11 @@ def _read_npz(data: Any, path: Path, *, max_width: int, box: Box | None) -> Targ
         if f"b{i}" not in keys:
             raise InputError(f"{path} has W{i} but no b{i}")
         W = npz_array(data, f"W{i}", max_width, matrix=True)
-        weights.append(to_fractions(from_numpy_exact(W, f"W{i}")))
+        weights.append(from_numpy_exact(W, f"W{i}"))  # exact, converted at once
         b = npz_array(data, f"b{i}", max_width, matrix=False)
-        biases.append([row[0] for row in to_fractions(from_numpy_exact(b, f"b{i}"))])
+        biases.append(from_numpy_exact(b, f"b{i}").entries())
     acts = npz_activations(data, path, L)
-    lower, upper = npz_box(data, path, len(weights[0][0]), box, max_width=max_width)
+    lower, upper = npz_box(data, path, weights[0].ncols(), box, max_width=max_width)
     return TargetNetwork.from_lists(weights, biases, acts, lower=lower, upper=upper,
                                     max_width=max_width)
 

@@ -6,7 +6,8 @@ kind-free state shared by the ONNX walker
 
 Contract
 --------
-A :class:`Chain` holds the layers read so far as :class:`Raw` records (rows of exact
+A :class:`Chain` holds the layers read so far as :class:`Raw` records (an exact ``fmpq_mat``
+weight, read from the stored floats at once by :func:`exact_weight`, and a bias of exact
 :class:`~fractions.Fraction` numbers, so that later operators fold into them exactly), the tensor
 shape of the current value (``(C, H, W)``, ``(d,)``, or ``None`` for a flat value whose size the
 next layer tells) and an element-wise affine map still to be folded into the next layer. A kind's
@@ -40,7 +41,7 @@ from typing import Any
 import numpy as np
 from flint import fmpq, fmpq_mat
 
-from exactnorm.errors import InputError, LimitExceededError, NumberFormatError, ShapeError
+from exactnorm.errors import InputError, LimitExceededError, ShapeError
 from exactnorm.exact.linalg import from_numpy_exact, to_fmpq_mat, to_fractions
 from exactnorm.model.layers import TargetLayer
 from exactnorm.model.network import Wiring
@@ -58,16 +59,18 @@ from exactnorm.model.onnx_common import (
 from exactnorm.model.routes import Route, Skip
 
 __all__ = ["Raw", "State", "Chain", "Constants", "Entry", "rational_row", "rational_matrix",
-           "exact_matrix", "exact_vector"]
+           "exact_matrix", "exact_vector", "exact_weight"]
+
+
+def exact_weight(a: Any, what: str) -> fmpq_mat:
+    """An array of stored numbers as the exact matrix they denote (1-D: a column), converted at
+    once (:func:`~exactnorm.exact.linalg.from_numpy_exact`: floats are dyadic rationals)."""
+    return from_numpy_exact(np.asarray(a), what)
 
 
 def exact_matrix(a: Any, what: str) -> list[list[Fraction]]:
     """An array of stored numbers as rows of the exact rationals they denote (1-D: a column)."""
-    arr = np.asarray(a)
-    if np.issubdtype(arr.dtype, np.floating) and arr.dtype.itemsize > 8:
-        # float(x) would round a long double; only IEEE half/single/double convert exactly here
-        raise NumberFormatError(f"{what} has dtype {arr.dtype}; save it as float64 or integers")
-    return to_fractions(from_numpy_exact(arr, what))
+    return to_fractions(exact_weight(a, what))
 
 
 def exact_vector(a: Any, what: str) -> list[Fraction]:
@@ -87,15 +90,16 @@ def rational_matrix(rows: list[list[Fraction]], what: str) -> fmpq_mat:
 class Raw:
     """A target layer while the file is read: its rows may still take folds.
 
-    ``weight`` has one row per output neuron (dense) or output channel (a convolution's kernel
-    matrix), ``None`` for a fixed map (a pooling); ``spec`` is the kind's own data (a window's
-    geometry, a pooled shape); ``build`` makes the model's target layer of the kind; ``norm`` is a
-    normalization kept apart instead of folded (the given-network reader's hook)."""
+    ``weight`` (exact) has one row per output neuron (dense) or output channel (a convolution's
+    kernel matrix), ``None`` for a fixed map (a pooling); ``spec`` is the kind's own data (a
+    window's geometry, a pooled shape); ``build`` makes the model's target layer of the kind;
+    ``norm`` is a normalization kept apart instead of folded (the given-network reader's
+    hook)."""
 
     kind: str
     build: Callable[[Raw], TargetLayer]
     label: str
-    weight: list[list[Fraction]] | None = None
+    weight: fmpq_mat | None = None
     bias: list[Fraction] | None = None
     activation: str = "identity"
     spec: Any = None
@@ -234,7 +238,7 @@ class Chain:
         if last is not None and last.linear and last.norm is None and self.pending is None:
             assert last.weight is not None and last.bias is not None
             self._shared(what)
-            a = affine(len(last.weight), self.spatial)
+            a = affine(last.weight.nrows(), self.spatial)
             if a is None:
                 raise InputError(f"{what} does not continue the chain with one stored constant")
             last.weight, last.bias = fold_after(last.weight, last.bias, a)

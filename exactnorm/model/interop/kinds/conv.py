@@ -26,9 +26,8 @@ from exactnorm.model.interop.chain import (
     Constants,
     Entry,
     Raw,
-    exact_matrix,
     exact_vector,
-    rational_matrix,
+    exact_weight,
     rational_row,
 )
 from exactnorm.model.layers import TargetLayer
@@ -45,8 +44,7 @@ NAME = conv.NAME
 def _build(raw: Raw) -> TargetLayer:
     assert raw.weight is not None and raw.bias is not None
     g, groups = raw.spec
-    return TargetLayer(Conv(g, rational_matrix(raw.weight, f"{raw.label} weight"), groups),
-                       rational_row(raw.bias), raw.activation)
+    return TargetLayer(Conv(g, raw.weight, groups), rational_row(raw.bias), raw.activation)
 
 
 def _convolution(chain: Chain, W4: np.ndarray, b: list[Fraction] | None,
@@ -61,7 +59,7 @@ def _convolution(chain: Chain, W4: np.ndarray, b: list[Fraction] | None,
     g = ConvGeometry(shape, tuple(kernel), tuple(stride), tuple(padding),  # type: ignore[arg-type]
                      tuple(dilation))  # type: ignore[arg-type]
     c = W4.shape[0]
-    rows = exact_matrix(W4.reshape(c, -1), f"{what} weight")
+    rows = exact_weight(W4.reshape(c, -1), f"{what} weight")
     bias = b if b is not None else [Fraction(0)] * c
     if len(bias) != c:
         raise ShapeError(f"{what}: bias has {len(bias)} entries for {c} channels")

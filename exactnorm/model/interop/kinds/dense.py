@@ -14,6 +14,7 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+from flint import fmpq, fmpq_mat
 
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.model.interop.chain import (
@@ -21,9 +22,8 @@ from exactnorm.model.interop.chain import (
     Constants,
     Entry,
     Raw,
-    exact_matrix,
     exact_vector,
-    rational_matrix,
+    exact_weight,
     rational_row,
 )
 from exactnorm.model.layers import TargetLayer
@@ -38,26 +38,29 @@ NAME = dense.NAME
 
 def _build(raw: Raw) -> TargetLayer:
     assert raw.weight is not None and raw.bias is not None
-    return TargetLayer(Dense(rational_matrix(raw.weight, f"{raw.label} weight")),
-                       rational_row(raw.bias), raw.activation)
+    return TargetLayer(Dense(raw.weight), rational_row(raw.bias), raw.activation)
 
 
-def _rows(B: np.ndarray, what: str) -> list[list[Fraction]]:
+def _rows(B: np.ndarray, what: str) -> fmpq_mat:
     if B.ndim != 2:
         raise ShapeError(f"{what}: weight has shape {B.shape}, expected 2-D")
-    cols = B.shape[1]
-    flat = exact_values(B, f"{what} weight")
-    return [flat[r * cols:(r + 1) * cols] for r in range(B.shape[0])]
+    if B.dtype.kind == "f" and B.dtype.itemsize > 8:
+        raise InputError(f"{what} weight has dtype {B.dtype}; save it as float64 or integers")
+    if B.dtype.kind not in "iuf":
+        raise InputError(f"{what} weight has dtype {B.dtype}, not a number type")
+    if B.dtype.kind == "f" and not np.all(np.isfinite(B)):
+        raise InputError(f"{what} weight has a NaN or infinite entry")
+    return exact_weight(B, f"{what} weight")
 
 
-def linear(chain: Chain, W: list[list[Fraction]], b: list[Fraction], what: str) -> None:
-    """Append ``W a + b`` (rows of exact numbers) reading the current flat value."""
-    if not W or not W[0]:
+def linear(chain: Chain, W: fmpq_mat, b: list[Fraction], what: str) -> None:
+    """Append ``W a + b`` (an exact matrix) reading the current flat value."""
+    if W.nrows() == 0 or W.ncols() == 0:
         raise ShapeError(f"{what}: an empty weight matrix")
-    if len(b) != len(W):
-        raise ShapeError(f"{what}: bias has {len(b)} entries for {len(W)} outputs")
-    chain.flat(what, len(W[0]))
-    chain.add(Raw(NAME, _build, what, W, b, fold_before=True), (len(W),))
+    if len(b) != W.nrows():
+        raise ShapeError(f"{what}: bias has {len(b)} entries for {W.nrows()} outputs")
+    chain.flat(what, W.ncols())
+    chain.add(Raw(NAME, _build, what, W, b, fold_before=True), (W.nrows(),))
 
 
 def _gemm(chain: Chain, node: Any, attrs: dict[str, Any], consts: Constants) -> None:
@@ -67,28 +70,30 @@ def _gemm(chain: Chain, node: Any, attrs: dict[str, Any], consts: Constants) -> 
     B = consts.get(node, 1)
     alpha = Fraction(float(np.float32(attrs.get("alpha", 1.0))))
     beta = Fraction(float(np.float32(attrs.get("beta", 1.0))))
-    W = [[alpha * x for x in row] for row in _rows(B if attrs.get("transB", 0) else B.T, what)]
+    W = _rows(B if attrs.get("transB", 0) else B.T, what)
+    if alpha != 1:
+        W = W * fmpq(alpha.numerator, alpha.denominator)
     if len(node.input) > 2 and node.input[2]:
         c = exact_values(consts.get(node, 2), f"{what} bias")
-        c = c * len(W) if len(c) == 1 else c  # ONNX broadcasts a scalar C
+        c = c * W.nrows() if len(c) == 1 else c  # ONNX broadcasts a scalar C
         b = [beta * x for x in c]
     else:
-        b = [Fraction(0)] * len(W)
+        b = [Fraction(0)] * W.nrows()
     linear(chain, W, b, what)
 
 
 def _matmul(chain: Chain, node: Any, attrs: dict[str, Any], consts: Constants) -> None:
     W = _rows(consts.get(node, 1).T, node_label(node))
-    linear(chain, W, [Fraction(0)] * len(W), node_label(node))
+    linear(chain, W, [Fraction(0)] * W.nrows(), node_label(node))
 
 
 def _linear_token(chain: Chain, entry: Entry) -> None:
     W = entry.get("weight")
     if W.ndim != 2:
         raise ShapeError(f"state dict {entry.prefix}.weight must be 2-D, got shape {W.shape}")
-    rows = exact_matrix(W, f"{entry.prefix}.weight")
+    rows = exact_weight(W, f"{entry.prefix}.weight")
     b = exact_vector(entry.get("bias"), f"{entry.prefix}.bias") if entry.has("bias") \
-        else [Fraction(0)] * len(rows)
+        else [Fraction(0)] * rows.nrows()
     linear(chain, rows, b, entry.label)
 
 
