@@ -187,13 +187,15 @@ MAX_INTEGER_CONSTANT = 4096
 def _integer_constant(node: Any, consts: dict[str, Any]) -> Any | None:
     """The output of ``node`` computed from stored integer constants (a shape computation),
     exactly (integers), or ``None`` when it is not one."""
-    from onnx import numpy_helper
-    from onnx.reference import ReferenceEvaluator
-
     ins = [i for i in node.input if i]
     if node.op_type not in INTEGER_CONSTANT_OPS or node.domain not in ("", "ai.onnx") \
             or not ins or any(i not in consts for i in ins) or len(node.output) != 1:
         return None
+    # imported only for such a node: the reference evaluator takes longer to import than a
+    # model without one takes to read
+    from onnx import numpy_helper
+    from onnx.reference import ReferenceEvaluator
+
     values = {i: array(consts[i]) for i in ins}
     if any(v.dtype.kind not in "iu" or v.size > MAX_INTEGER_CONSTANT for v in values.values()):
         return None
