@@ -83,7 +83,7 @@ from exactnorm.exact.sampling import DEFAULT_DISTRIBUTION, Distribution, parse_d
 from exactnorm.model.layers import STABILITY_FAMILIES, FrozenLayer, TargetLayer
 from exactnorm.model.operators.conv import NAME as CONV
 from exactnorm.model.operators.conv import Conv, conv_of
-from exactnorm.model.operators.window import ConvGeometry, window_range
+from exactnorm.model.operators.window import ConvGeometry
 from exactnorm.model.routes import Route, Skip
 from exactnorm.model.values import Vector
 
@@ -185,12 +185,11 @@ def channel_shift(gamma: Vector, V: Any, geometry: ConvGeometry, lo: Vector, hi:
         return apply_shift_mode(tuple(-(g * (lows[j] if g >= 0 else highs[j]))
                                       for j, g in enumerate(gamma)), mode)
     if stability == "positions":
-        mn, mx = window_range(V, geometry, lo, hi, groups)
+        fmin, fmax = Conv(geometry, V, groups).interval(lo, hi)  # C order: row j·P + p
     else:
         raise InputError(f"stability must be one of {', '.join(STABILITY_FAMILIES)}, got "
                          f"{stability!r}")
-    P = mn.ncols()
-    fmin, fmax = mn.entries(), mx.entries()
+    P = geometry.positions
     out = []
     for j, g in enumerate(gamma):
         row = fmin[j * P:(j + 1) * P] if g >= 0 else fmax[j * P:(j + 1) * P]

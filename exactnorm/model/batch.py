@@ -42,8 +42,8 @@ from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix, clear_denominators
 from exactnorm.model.values import Scaled
 
-__all__ = ["from_columns", "to_columns", "as_columns", "gather", "window_sums", "add_row_bias",
-           "add",
+__all__ = ["from_columns", "to_columns", "as_columns", "gather", "gather_entries", "window_sums",
+           "add_row_bias", "add",
            "activate_batch", "integer_matrix"]
 
 
@@ -117,6 +117,23 @@ def _gather(num: fmpz_mat, flat: np.ndarray, rows: np.ndarray) -> fmpz_mat:
     return fmpz_mat(shape[0], shape[1], picked.tolist())
 
 
+def gather_entries(num: fmpz_mat, index: np.ndarray) -> fmpz_mat:
+    """The matrix of ``index``'s 2-d shape whose entry is entry ``index[...]`` of ``num`` in C
+    order, 0 for ``-1``: one sample's patches read from its entries in whatever layout the
+    sample is held (a convolution's channels × positions is its vector in C order).
+
+    >>> gather_entries(fmpz_mat([[1, 2], [3, 4]]), np.array([[3, -1], [0, 2]]))
+    [4, 0]
+    [1, 3]
+    """
+    index = np.asarray(index, dtype=np.int64)
+    if index.size == 0:
+        return fmpz_mat(*index.shape)
+    flat = _entries(num)
+    picked = flat[np.where(index >= 0, index, len(flat) - 1).ravel()]
+    return fmpz_mat(index.shape[0], index.shape[1], picked.tolist())
+
+
 def window_sums(num: fmpz_mat, windows: np.ndarray) -> fmpz_mat:
     """``Σ_t gather(num, windows[t])``: row ``r`` of the result is the sum of the rows
     ``windows[:, r]`` (a pooling's windows, ``k × outputs``)."""
@@ -130,7 +147,8 @@ def window_sums(num: fmpz_mat, windows: np.ndarray) -> fmpz_mat:
 
 def add_row_bias(Z: fmpz_mat, den: Any, bias: Sequence[fmpq], group: int) -> Scaled:
     """``Z/den + b`` where row ``r`` of ``Z`` gets ``bias[r // group]`` (a convolution's rows are
-    ``channel·positions + position``: ``group = positions``)."""
+    ``channel·positions + position``: ``group = positions``; held as channels × positions, its
+    rows are the channels: ``group = 1``)."""
     den = fmpz(den)
     if not bias or Z.ncols() == 0:
         return Scaled(Z, den)
@@ -143,10 +161,12 @@ def add_row_bias(Z: fmpz_mat, den: Any, bias: Sequence[fmpq], group: int) -> Sca
     values = bn.entries()
     if all(b == 0 for b in values):
         return Scaled(Z, L)
-    flat: list[Any] = []
+    rows: list[Any] = []
     for b in values:
-        flat.extend([b * scale] * (group * m))
-    return Scaled(Z + fmpz_mat(Z.nrows(), m, flat), L)
+        rows.extend([b * scale] * group)
+    shift = fmpz_mat(Z.nrows(), 1, rows)
+    # the same value along each row: one product with a row of ones, not a list of every entry
+    return Scaled(Z + (shift if m == 1 else shift * fmpz_mat(1, m, [1] * m)), L)
 
 
 def add(S: Scaled, T: Scaled) -> Scaled:

@@ -34,6 +34,7 @@ from exactnorm.checker.vocabulary import ACTIVATIONS
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.model.batch import activate_batch, add_row_bias, as_columns, from_columns, to_columns
 from exactnorm.model.operators import Operator, as_operator, float_copy, matrix_shape, rounded
+from exactnorm.model.operators.base import box_image_columns
 from exactnorm.model.routes import Skip
 from exactnorm.model.values import Node, Scaled, Vector, activate, scaled_affine
 
@@ -48,6 +49,13 @@ def _grouped(v: Vector, scale: Vector | None, shift: Vector, per: int) -> Vector
     if not shift:
         return tuple(v)
     return tuple((scale[r // per] * x if scale else x) + shift[r // per] for r, x in enumerate(v))
+
+
+def _box_columns(lo: Vector, hi: Vector, n: int) -> tuple[Scaled, Scaled]:
+    """The ends of a box of ``n`` coordinates as columns of integers over a denominator."""
+    if len(lo) != n or len(hi) != n:
+        raise ShapeError(f"a box of {len(lo)} and {len(hi)} entries for a layer of {n} inputs")
+    return Scaled.of(lo, n, 1), Scaled.of(hi, n, 1)
 
 
 class _Role:
@@ -142,8 +150,26 @@ class TargetLayer(_Role):
         return _grouped(self.operator.apply(a), None, self.bias, self._per)
 
     def affine_interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
-        mn, mx = self.operator.interval(lo, hi)
-        return _grouped(mn, None, self.bias, self._per), _grouped(mx, None, self.bias, self._per)
+        mn, mx = self.affine_interval_columns(*_box_columns(lo, hi, self.input_size))
+        return mn.values(), mx.values()
+
+    def affine_interval_columns(self, lo: Scaled, hi: Scaled) -> tuple[Scaled, Scaled]:
+        """The exact range of ``A a + b`` over the box ``lo ≤ a ≤ hi`` (one sample each,
+        integers over a denominator): the operator's exact image, plus the bias, in the layout
+        the operator gives (a column, or a convolution's channels × positions: C order, so
+        its rows split evenly into the γ groups either way)."""
+        mn, mx = box_image_columns(self.operator, lo, hi)
+        if mn.num.nrows() % max(len(self.bias), 1):
+            mn, mx = as_columns(mn, self.width), as_columns(mx, self.width)
+        group = mn.num.nrows() // max(len(self.bias), 1)
+        return (add_row_bias(mn.num, mn.den, self.bias, group),
+                add_row_bias(mx.num, mx.den, self.bias, group))
+
+    def interval_columns(self, lo: Scaled, hi: Scaled) -> tuple[Scaled, Scaled]:
+        """:meth:`interval` on integers over a denominator (σ is monotone: the ends map to
+        the ends)."""
+        mn, mx = self.affine_interval_columns(lo, hi)
+        return activate_batch(self.activation, mn), activate_batch(self.activation, mx)
 
     def affine_float(self, A: np.ndarray) -> np.ndarray:
         out = self.operator.apply_float(np.asarray(A, dtype=np.float64))
@@ -158,8 +184,8 @@ class TargetLayer(_Role):
         return activate(self.activation, self.affine(a))
 
     def interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
-        mn, mx = self.affine_interval(lo, hi)
-        return activate(self.activation, mn), activate(self.activation, mx)
+        mn, mx = self.interval_columns(*_box_columns(lo, hi, self.input_size))
+        return mn.values(), mx.values()
 
     def evaluate_float(self, A: np.ndarray) -> np.ndarray:
         out = self.affine_float(A)

@@ -39,7 +39,7 @@ from flint import fmpq_mat
 from exactnorm.checker.vocabulary import ACTIVATIONS, SKIP_KINDS
 from exactnorm.errors import InputError, LimitExceededError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix, to_fmpq_mat
-from exactnorm.model.batch import activate_batch, add, from_columns, to_columns
+from exactnorm.model.batch import activate_batch, add, as_columns, from_columns, to_columns
 from exactnorm.model.layers import FloatLayer, FrozenLayer, TargetLayer
 from exactnorm.model.operators.dense import Dense
 from exactnorm.model.routes import (
@@ -48,10 +48,10 @@ from exactnorm.model.routes import (
     apply_linear,
     apply_linear_columns,
     apply_linear_float,
-    linear_interval,
 )
 from exactnorm.model.values import (
     Node,
+    Scaled,
     Vector,
     activate,
     affine_interval,
@@ -313,17 +313,21 @@ class TargetNetwork:
         """Exact boxes ``B_0 = D, B_1, …, B_L`` with ``a_i ∈ B_i``: each kind's exact interval
         rule on the box of the node it reads; with a skip, the sum of the two terms' exact
         ranges (sound, and loose when the terms are correlated: that only enlarges shifts)."""
-        boxes = [(self.lower, self.upper)]
+        d = len(self.lower)
+        nodes = [(Scaled.of(self.lower, d, 1), Scaled.of(self.upper, d, 1))]
         for i, layer in enumerate(self.layers, 1):
             w = self.wire(i)
             if w.skip is None:
-                boxes.append(layer.interval(*boxes[w.input]))
+                nodes.append(layer.interval_columns(*nodes[w.input]))
                 continue
-            lo, hi = layer.affine_interval(*boxes[w.input])
-            slo, shi = linear_interval(w.skip.weight, *boxes[w.skip.source])
-            boxes.append((activate(layer.activation, _add(lo, slo)),
-                          activate(layer.activation, _add(hi, shi))))
-        return boxes
+            # a route selects coordinates (entries 0 or 1): monotone, the ends map to the ends
+            lo, hi = (as_columns(v, layer.width) for v in layer.affine_interval_columns(
+                *nodes[w.input]))
+            slo, shi = (apply_linear_columns(w.skip.weight, as_columns(v, w.skip.weight.ncols()))
+                        for v in nodes[w.skip.source])
+            nodes.append((activate_batch(layer.activation, add(lo, slo)),
+                          activate_batch(layer.activation, add(hi, shi))))
+        return [(self.lower, self.upper)] + [(lo.values(), hi.values()) for lo, hi in nodes[1:]]
 
     def corners(self, limit: int = 64) -> list[Vector]:
         """Up to ``limit`` corners of the box ``D`` (all of them when there are few)."""

@@ -258,6 +258,22 @@ def test_the_operator_on_columns_and_its_interval_are_the_references(kind):
     check()
 
 
+@pytest.mark.parametrize("kind", ALL)
+def test_the_magnitude_of_an_operator_is_its_matrix_in_absolute_value(kind):
+    """The interval rule of every kind reads ``|A|`` from :func:`~exactnorm.model.operators.base.
+    magnitude`: each entry of the kind's matrix is one weight entry or 0, a fixed map's are
+    ``≥ 0``."""
+    from exactnorm.model.operators.base import magnitude
+
+    @SETTINGS
+    @given(kind_targets(kind, dense_head=False))
+    def check(t):
+        op = t.layers[0].operator
+        assert UNFOLD[kind](magnitude(op)) == [[abs(x) for x in row] for row in UNFOLD[kind](op)]
+
+    check()
+
+
 def api_q(x: Fraction) -> Any:
     from flint import fmpq
 

@@ -176,7 +176,8 @@ def test_construction_equals_dense_reference_on_a_lenet_shaped_target():
 
 def test_kernel_identity_and_stability_at_every_position():
     """V2·diag(γ1)·V1 = W exactly, and every first-layer channel is ≥ 0 on the box at every
-    position (checked on the unfolded dense matrix, an independent path from window_range)."""
+    position (checked on the unfolded dense matrix, an independent path from the convolution's
+    interval)."""
     t = lenet_like()
     c = construct(t, seed=0)
     boxes = t.interval_boxes()

@@ -17,21 +17,36 @@ float copy, which applies only in floats), so the roles round it without knowing
 Correctness contract of every operator (``tests/kinds/test_kind_contract.py``, for every
 registered kind): ``apply`` equals the kind's dense unfolded reference exactly, and
 ``apply_columns`` equals it column by column; ``interval(lo, hi)`` is the exact range of ``A a``
-over the box; ``apply_float`` agrees with ``apply`` up to rounding.
+over the box; ``apply_float`` agrees with ``apply`` up to rounding. Every entry of ``A`` is 0 or
+one entry of the weight (a convolution's taps read distinct pixels), and a fixed map's entries
+are ``≥ 0`` (means), so :func:`magnitude` (``|A|`` entry-wise) is the operator with its weight's
+entries in absolute value, and a fixed map its own.
+
+The exact image of a box (:func:`box_image`, every kind's ``interval``) is computed on integers,
+kind-free, from ``apply_columns``: with the centre ``c = (lo + hi)/2`` and the radius ``r =
+(hi − lo)/2 ≥ 0`` of the box, row ``i``'s minimum and maximum are ``(A c)_i ∓ (|A| r)_i``, since
+each term ``w·a_k`` ranges over the interval with ends ``w c_k ∓ |w| r_k`` and a box is a product
+of intervals (so the row's range is the sum of its terms' ranges). A fixed map, monotone, maps
+``lo`` and ``hi`` to its ends. Two integer products over one denominator replace four rational
+products (a gcd per entry each); the ends are the same rationals.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import math
 from typing import Any, ClassVar, Protocol
 
 import numpy as np
+from flint import fmpz
 
 from exactnorm.errors import ShapeError
 from exactnorm.exact.linalg import to_numpy
+from exactnorm.model.batch import add, as_columns
 from exactnorm.model.values import Scaled, Vector
 
-__all__ = ["Operator", "float_copy", "rounded", "matrix_shape"]
+__all__ = ["Operator", "float_copy", "rounded", "matrix_shape", "magnitude", "box_image",
+           "box_image_columns"]
 
 
 class Operator(Protocol):
@@ -91,3 +106,42 @@ def rounded(v: Any) -> np.ndarray:
     [0.3333333333333333, -2.0]
     """
     return np.array([int(x.p) / int(x.q) for x in v], dtype=np.float64)
+
+
+def magnitude(op: Operator) -> Operator:
+    """The operator of ``|A|`` (module doc): each weight entry in absolute value; a fixed map is
+    its own (its entries are ``≥ 0``)."""
+    W = op.weight
+    if W is None:
+        return op
+    if isinstance(W, np.ndarray):
+        return dataclasses.replace(op, weight=np.abs(W))  # type: ignore[type-var]
+    rows, cols = matrix_shape(W)
+    return dataclasses.replace(op, weight=type(W)(  # type: ignore[type-var]
+        rows, cols, [abs(x) for x in W.entries()]))
+
+
+def box_image_columns(op: Operator, lo: Scaled, hi: Scaled) -> tuple[Scaled, Scaled]:
+    """The exact range of ``A a`` over the box ``lo ≤ a ≤ hi`` (one column each, integers over
+    a denominator), by the centre and the radius of the box (module doc)."""
+    n = op.shape[1]
+    shape = (lo.num.nrows(), lo.num.ncols())
+    if shape != (hi.num.nrows(), hi.num.ncols()) or shape[0] * shape[1] != n:
+        lo, hi = as_columns(lo, n), as_columns(hi, n)  # else one sample, held alike: as it is
+    if op.weight is None:  # a fixed map: monotone
+        return op.apply_columns(lo), op.apply_columns(hi)
+    L = fmpz(math.lcm(int(lo.den), int(hi.den)))
+    a = lo.num if lo.den == L else lo.num * (L // lo.den)
+    b = hi.num if hi.den == L else hi.num * (L // hi.den)
+    centre = op.apply_columns(Scaled(a + b, 2 * L))
+    radius = magnitude(op).apply_columns(Scaled(b - a, 2 * L))
+    return add(centre, Scaled(-radius.num, radius.den)), add(centre, radius)
+
+
+def box_image(op: Operator, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
+    """:func:`box_image_columns` on vectors: every kind's ``interval``."""
+    n = op.shape[1]
+    if len(lo) != n or len(hi) != n:
+        raise ShapeError(f"a box of {len(lo)} and {len(hi)} entries for a map of {n} inputs")
+    mn, mx = box_image_columns(op, Scaled.of(lo, n, 1), Scaled.of(hi, n, 1))
+    return mn.values(), mx.values()

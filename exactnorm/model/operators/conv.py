@@ -4,7 +4,10 @@ or not, with one γ group per output channel (BatchNorm2d in eval mode).
 ``K`` is the ``c_out × (C/G)·kh·kw`` kernel matrix of ``G = groups`` groups
 (:mod:`~exactnorm.model.operators.window`; depthwise: ``G = C``); output ``(o, y, x)`` is entry
 ``o·Ho·Wo + y·Wo + x``. The interval rule is the dense rule on each patch (padding pixels the
-point 0), exact because each patch ranges over a product of intervals.
+point 0), exact because each patch ranges over a product of intervals; it is computed kind-free
+from :meth:`Conv.apply_columns` on the centre and the radius of the box
+(:func:`~exactnorm.model.operators.base.box_image`): two integer products of the kernel and of
+its absolute value with the patches.
 
 >>> from flint import fmpq, fmpq_mat
 >>> from exactnorm.model.operators.window import ConvGeometry
@@ -29,9 +32,9 @@ from flint import fmpz_mat
 
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import clear_denominators, to_numpy
-from exactnorm.model.batch import as_columns, gather
-from exactnorm.model.operators.base import matrix_shape
-from exactnorm.model.operators.window import ConvGeometry, block_product, window_range
+from exactnorm.model.batch import as_columns, gather, gather_entries
+from exactnorm.model.operators.base import box_image, matrix_shape
+from exactnorm.model.operators.window import ConvGeometry, block_product
 from exactnorm.model.values import Scaled, Vector
 
 __all__ = ["NAME", "Conv", "conv_of"]
@@ -86,9 +89,14 @@ class Conv:
         reads it: a node goes through a segment without a copy."""
         K, kd = clear_denominators(self.weight)
         g, C = self.geometry, self.geometry.input_shape[0]
-        if g.pointwise and (S.num.nrows(), S.num.ncols()) == (C, g.positions) \
+        shape = (S.num.nrows(), S.num.ncols())
+        if g.pointwise and shape == (C, g.positions) \
                 and g.input_size != C:  # one sample, channels × positions: its own patches
             return Scaled(block_product(K, S.num, self.groups), kd * S.den)  # type: ignore[arg-type]
+        if shape[0] != g.input_size and shape[0] * shape[1] == g.input_size:
+            # one sample in another layout: its patches read from its entries, no reshape
+            P = gather_entries(S.num, g.patch_index)
+            return Scaled(block_product(K, P, self.groups), kd * S.den)  # type: ignore[arg-type]
         S = as_columns(S, g.input_size)
         m = S.num.ncols()
         P = fmpz_mat(C, g.positions * m, S.num.entries()) \
@@ -125,8 +133,7 @@ class Conv:
         return np.matmul(W, patches).reshape(len(A), -1)
 
     def interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
-        mn, mx = window_range(self.weight, self.geometry, lo, hi, self.groups)
-        return tuple(mn.entries()), tuple(mx.entries())
+        return box_image(self, lo, hi)
 
     def describe(self) -> str:
         g = self.geometry

@@ -1,6 +1,8 @@
 """The ``dense`` kind: ``x ↦ W x`` with ``W`` a ``rows × cols`` matrix, one γ group per row.
 
-The interval rule is :func:`~exactnorm.model.values.affine_interval` (exact on a box). A bare
+The interval rule is the exact range on a box, on integers
+(:func:`~exactnorm.model.operators.base.box_image`; the same numbers as
+:func:`~exactnorm.model.values.affine_interval`, entry by entry). A bare
 matrix given to a role is this operator: ``TargetLayer(W, b, "relu")`` is ``σ(W a + b)``.
 
 >>> from flint import fmpq_mat, fmpq
@@ -16,13 +18,12 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import numpy as np
-from flint import fmpq
 
 from exactnorm.errors import InputError, ShapeError
 from exactnorm.exact.linalg import clear_denominators, to_numpy
 from exactnorm.model.batch import as_columns
-from exactnorm.model.operators.base import matrix_shape
-from exactnorm.model.values import Scaled, Vector, affine_interval, column
+from exactnorm.model.operators.base import box_image, matrix_shape
+from exactnorm.model.values import Scaled, Vector, column
 
 __all__ = ["NAME", "Dense", "dense_layers", "dense_frozen"]
 
@@ -69,8 +70,7 @@ class Dense:
         return np.asarray(A) @ W.astype(dtype).T
 
     def interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
-        zero = (fmpq(0),) * self.shape[0]
-        return affine_interval(self.weight, zero, lo, hi)
+        return box_image(self, lo, hi)
 
     def describe(self) -> str:
         rows, cols = self.shape

@@ -38,8 +38,7 @@ from exactnorm.exact.linalg import FlintMatrix
 from exactnorm.model.batch import as_columns, from_columns, to_columns, window_sums
 from exactnorm.model.values import Scaled, Vector, column
 
-__all__ = ["ConvGeometry", "MAX_PATCH_ENTRIES", "window_range", "block_product",
-           "WindowMeans"]
+__all__ = ["ConvGeometry", "MAX_PATCH_ENTRIES", "block_product", "WindowMeans"]
 
 
 def _pair(x: Sequence[int], what: str, minimum: int) -> tuple[int, int]:
@@ -165,27 +164,6 @@ def block_product(K: FlintMatrix, P: FlintMatrix, groups: int = 1) -> FlintMatri
               * kinds[1](d, cols, pf[k * d * cols:(k + 1) * d * cols]) for k in range(groups)]
     out: Any = type(blocks[0])
     return out(rows, cols, [x for B in blocks for x in B.entries()])
-
-
-def _split_signs(K: FlintMatrix) -> tuple[fmpq_mat, fmpq_mat]:
-    """``K = K⁺ + K⁻`` with ``K⁺ ≥ 0 ≥ K⁻`` entry-wise."""
-    entries = [fmpq(x) for x in K.entries()]
-    zero = fmpq(0)
-    r, c = K.nrows(), K.ncols()
-    pos = fmpq_mat(r, c, [x if x > 0 else zero for x in entries])
-    return pos, fmpq_mat(K) - pos
-
-
-def window_range(K: FlintMatrix, g: ConvGeometry, lo: Sequence[fmpq], hi: Sequence[fmpq],
-                 groups: int = 1) -> tuple[fmpq_mat, fmpq_mat]:
-    """Exact minimum and maximum of ``K·patch_{y,x}(a)`` over the box ``lo ≤ a ≤ hi``, per row
-    and position (``rows × positions``): the dense interval rule on each patch, padding pixels
-    the point 0. Exact, since each patch ranges over a product of intervals."""
-    plo, phi = g.patches(lo), g.patches(hi)
-    pos, neg = _split_signs(K)
-    mn: Any = block_product(pos, plo, groups)
-    mx: Any = block_product(pos, phi, groups)
-    return mn + block_product(neg, phi, groups), mx + block_product(neg, plo, groups)
 
 
 class WindowMeans:
