@@ -39,47 +39,88 @@ True
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from exactnorm.api._certify import (
-    CONSTRUCTIONS,
-    CertifyPlan,
-    CertifyResult,
-    certify_target,
-    factors_of,
-    plan_certify,
-)
-from exactnorm.api._check import check_bytes, check_document, check_file
-from exactnorm.api._detpoly import DetpolyResult, check_detpoly, detpoly
-from exactnorm.api._progress import Progress, progress_bar, progress_context
-from exactnorm.api._results import ExportResult, ReportResult, Verdict
-from exactnorm.api._targets import demo_target, frozen_of, load_frozen, load_target, target_of
-from exactnorm.api._transformer import (
-    TransformerResult,
-    certify_transformer,
-    is_transformer_file,
-    plan_transformer,
-)
-from exactnorm.api._written import save_certificate, write_certificate
-from exactnorm.certificate import (
-    certificate_document,
-    load_certificate,
-    require_version,
-)
 from exactnorm.constructions.choice import THEOREM1_MAX_SYSTEM
 from exactnorm.constructions.common import DEFAULT_RETRY
 from exactnorm.errors import InputError
 from exactnorm.exact.rationals import DEFAULT_MAX_DIGITS
 from exactnorm.model.box import Box
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, TargetNetwork
-from exactnorm.model.operators.dense import dense_layers
 
 if TYPE_CHECKING:
     from exactnorm.analysis.realizability import RealizabilityStudy
+    from exactnorm.api._capacity import CapacityResult, capacity
+    from exactnorm.api._capacity_plan import CapacityPlan, plan_capacity
+    from exactnorm.api._certify import (
+        CONSTRUCTIONS,
+        CertifyPlan,
+        CertifyResult,
+        certify_target,
+        factors_of,
+        plan_certify,
+    )
+    from exactnorm.api._check import check_bytes, check_file
+    from exactnorm.api._detpoly import DetpolyResult, check_detpoly, detpoly
+    from exactnorm.api._outputs import export, report
+    from exactnorm.api._progress import Progress, progress_bar
+    from exactnorm.api._results import ExportResult, ReportResult, Verdict
+    from exactnorm.api._targets import (
+        demo_target,
+        frozen_of,
+        is_transformer_file,
+        load_frozen,
+        load_target,
+        target_of,
+    )
+    from exactnorm.api._transformer import (
+        TransformerResult,
+        certify_transformer,
+        plan_transformer,
+    )
+    from exactnorm.api._written import save_certificate, write_certificate
+    from exactnorm.certificate import certificate_document, load_certificate, require_version
+
+#: where each name defined in a submodule lives: imported on first access (PEP 562), so that a
+#: verb imports what it uses — ``certify --dry-run`` neither the checker's verbs, nor the
+#: exports, the reports, capacity or the transformer constructions (a third of the package)
+_LAZY: dict[str, str] = {
+    **dict.fromkeys(("CONSTRUCTIONS", "CertifyPlan", "CertifyResult", "certify_target",
+                     "factors_of", "plan_certify"), "exactnorm.api._certify"),
+    **dict.fromkeys(("check_bytes", "check_document", "check_file"), "exactnorm.api._check"),
+    **dict.fromkeys(("DetpolyResult", "check_detpoly", "detpoly"), "exactnorm.api._detpoly"),
+    **dict.fromkeys(("Progress", "progress_bar", "progress_context"), "exactnorm.api._progress"),
+    **dict.fromkeys(("ExportResult", "ReportResult", "Verdict"), "exactnorm.api._results"),
+    **dict.fromkeys(("demo_target", "frozen_of", "is_transformer_file", "load_frozen",
+                     "load_target", "target_of"), "exactnorm.api._targets"),
+    **dict.fromkeys(("TransformerResult", "certify_transformer", "plan_transformer"),
+                    "exactnorm.api._transformer"),
+    **dict.fromkeys(("save_certificate", "write_certificate"), "exactnorm.api._written"),
+    **dict.fromkeys(("certificate_document", "load_certificate", "require_version"),
+                    "exactnorm.certificate"),
+    **dict.fromkeys(("CapacityResult", "capacity"), "exactnorm.api._capacity"),
+    **dict.fromkeys(("CapacityPlan", "plan_capacity"), "exactnorm.api._capacity_plan"),
+    **dict.fromkeys(("export", "report"), "exactnorm.api._outputs"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'exactnorm.api' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once: the next access is a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "CONSTRUCTIONS",
@@ -236,6 +277,11 @@ def certify(target: Any, construction: str = "auto", *,
     >>> c.name, c.network.depth
     ('theorem1', 6)
     """
+    from exactnorm.api._certify import certify_target, factors_of, plan_certify
+    from exactnorm.api._progress import progress_context
+    from exactnorm.api._targets import is_transformer_file, target_of
+    from exactnorm.api._transformer import certify_transformer, plan_transformer
+
     if is_transformer_file(target):  # token ids in: one document of slots (docs §11)
         if any(x is not None for x in (box, box_file, box_from_data, activations, rank,
                                        sparsity, factors)) or construction != "auto":
@@ -299,6 +345,8 @@ def check(doc: dict[str, Any] | str | os.PathLike[str], *, pure: bool = False,
     >>> check(doc).ok == check(doc, pure=True).ok == True
     True
     """
+    from exactnorm.api._check import check_document, check_file
+
     if isinstance(doc, (str, os.PathLike)):
         return check_file(doc, pure=pure, progress=progress)
     if not isinstance(doc, dict):
@@ -494,6 +542,8 @@ def realizable(width: int, *, d_in: int | None = None, d_out: int | None = None,
     (True, 2)
     """
     from exactnorm.analysis.realizability import realizability_study
+    from exactnorm.api._targets import load_target
+    from exactnorm.model.operators.dense import dense_layers
 
     W = None
     if target is not None:
@@ -507,7 +557,3 @@ def realizable(width: int, *, d_in: int | None = None, d_out: int | None = None,
     return realizability_study(W, width=width, seed=seed, d_in=d_in, d_out=d_out, w=w,
                                **options)
 
-
-from exactnorm.api._capacity import CapacityResult, capacity  # noqa: E402  (the capacity verb)
-from exactnorm.api._capacity_plan import CapacityPlan, plan_capacity  # noqa: E402
-from exactnorm.api._outputs import export, report  # noqa: E402  (the output verbs)

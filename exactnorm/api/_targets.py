@@ -45,10 +45,19 @@ from exactnorm.model.interop import (
     target_from_state_dict,
 )
 from exactnorm.model.network import DEFAULT_MAX_WIDTH, FrozenNetwork, TargetNetwork
+from exactnorm.model.onnx_common import is_token_model
 from exactnorm.model.targets import demo_target
-from exactnorm.outputs.export import EXPORT_FORMAT, read_exported_json
 
-__all__ = ["load_target", "load_frozen", "target_of", "frozen_of", "demo_target", "Box"]
+__all__ = ["load_target", "load_frozen", "target_of", "frozen_of", "demo_target", "Box",
+           "is_transformer_file"]
+
+
+def is_transformer_file(path: Any) -> bool:
+    """Whether ``path`` is an ONNX model that reads token ids (read as a transformer): asked of
+    every model file before it is read, so answered from the graph's input alone, without the
+    transformer reader (:mod:`exactnorm.api._transformer` imports it when it is one)."""
+    return isinstance(path, (str, os.PathLike)) and str(path).endswith(".onnx") \
+        and is_token_model(path)
 
 
 def _box(box: Any, box_file: Any, box_from_data: Any, max_digits: int) -> Box | None:
@@ -177,6 +186,10 @@ def load_frozen(path: str | os.PathLike[str], *,
     if activations is not None:
         raise InputError(f"--activations applies to state dicts (.npz/.pt); {p} records its "
                          f"activations itself", parameter="activations")
+    # the exports (every format's writer) are imported by the verbs that read one, not by
+    # every loader of a target
+    from exactnorm.outputs.export import EXPORT_FORMAT, read_exported_json
+
     doc = read_document(p, "network file", max_digits=max_digits)
     declared = doc.get("format") if isinstance(doc, dict) else None
     if declared == EXPORT_FORMAT:

@@ -9,7 +9,6 @@ core when the slots' estimated work is 5 s or more), so both write the same byte
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -19,11 +18,10 @@ from exactnorm.constructions.choice import Estimate
 from exactnorm.constructions.transformer import SlotPlan, plan_slots, slots_estimate
 from exactnorm.errors import InputError, require_integer
 from exactnorm.exact.parallel import auto_jobs
-from exactnorm.model.interop.transformer import is_token_model, transformer_from_onnx
+from exactnorm.model.interop.transformer import transformer_from_onnx
 from exactnorm.model.transformer import Transformer
 
-__all__ = ["TransformerResult", "TransformerPlan", "plan_transformer", "certify_transformer",
-           "is_transformer_file"]
+__all__ = ["TransformerResult", "TransformerPlan", "plan_transformer", "certify_transformer"]
 
 
 @dataclass
@@ -50,12 +48,6 @@ class TransformerResult:
     plan: TransformerPlan
     seconds: float = 0.0
     reports: dict[str, Any] = field(default_factory=dict)
-
-
-def is_transformer_file(path: Any) -> bool:
-    """Whether ``path`` is an ONNX model that reads token ids (read as a transformer)."""
-    return isinstance(path, (str, os.PathLike)) and str(path).endswith(".onnx") \
-        and is_token_model(path)
 
 
 def plan_transformer(model: Any, *, seed: int | str = "slot", jobs: int | str = "auto",

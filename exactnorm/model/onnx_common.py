@@ -57,7 +57,7 @@ from exactnorm.exact.files import require_file
 from exactnorm.exact.linalg import to_fmpq_mat
 
 __all__ = ["external_data_files", "exact_values", "ONNX_ML", "HEAD_OPS", "POST_OPS",
-           "AFFINE_OPS", "HINTS", "load_model",
+           "AFFINE_OPS", "HINTS", "load_model", "is_token_model",
            "constants", "attributes", "node_label", "refuse", "affine_of", "compose",
            "fold_after", "fold_before", "fold_batchnorm", "classifier_head", "interface",
            "head_note", "DTYPES"]
@@ -130,6 +130,15 @@ def load_model(model: Any) -> Any:
                          f"protobuf file)")
     _load_external_data(onnx, proto, path)
     return proto
+
+
+def is_token_model(model: Any) -> bool:
+    """Whether the ONNX model reads integer token ids (the transformer reader's input): its one
+    graph input that is not an initializer has an integer element type."""
+    graph = load_model(model).graph
+    inits = {t.name for t in graph.initializer}
+    inputs = [i for i in graph.input if i.name not in inits]
+    return len(inputs) == 1 and inputs[0].type.tensor_type.elem_type in (6, 7)
 
 
 def external_data_files(proto: Any) -> list[str]:

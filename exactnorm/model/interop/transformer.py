@@ -40,7 +40,7 @@ from exactnorm.model.interop.transformer_values import (
     index_op,
 )
 from exactnorm.model.layers import TargetLayer
-from exactnorm.model.onnx_common import array, attributes, load_model, node_label
+from exactnorm.model.onnx_common import array, attributes, is_token_model, load_model, node_label
 from exactnorm.model.operators.dense import Dense
 from exactnorm.model.transformer import (
     Head,
@@ -59,15 +59,6 @@ _PL_HINT = ("not piecewise linear: exact reproduction by a ReLU network is impos
             "exactnorm certifies transformers whose MLPs use ReLU (train with a ReLU MLP)")
 #: the largest tensor (entries) the reader follows symbolically
 MAX_ENTRIES = 1 << 22
-
-
-def is_token_model(model: Any) -> bool:
-    """Whether the ONNX model reads integer token ids (the transformer reader's input): its one
-    graph input that is not an initializer has an integer element type."""
-    graph = load_model(model).graph
-    inits = {t.name for t in graph.initializer}
-    inputs = [i for i in graph.input if i.name not in inits]
-    return len(inputs) == 1 and inputs[0].type.tensor_type.elem_type in (6, 7)
 
 
 class _Reader(LayerNormOps, AttentionOps):
