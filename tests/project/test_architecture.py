@@ -192,6 +192,28 @@ def test_realizable_does_not_import_sympy():
     assert not any(m.split(".")[0] == "sympy" for m in mods)
 
 
+def test_a_dry_run_imports_what_the_plan_uses(tmp_path):
+    """``certify --dry-run`` of a model file reads it and plans (exactnorm.api resolves its names
+    on first use): the checker's verbs, the exports, reports, capacity and the transformer
+    reader are not imported."""
+    pytest.importorskip("onnx")
+    import onnx
+
+    from tests.model.resnet_onnx import small_resnet_onnx
+
+    path = tmp_path / "resnet.onnx"
+    onnx.save(small_resnet_onnx(seed=0), str(path))
+    mods = _imported_after("from exactnorm.cli import main\n"
+                           f"assert main(['certify', {str(path)!r}, '--box', '0:1', "
+                           "'--dry-run']) == 0")
+    assert {"exactnorm.constructions.plan", "exactnorm.model.interop.onnx"} <= mods
+    unused = {m for m in mods if m.startswith((
+        "exactnorm.api._check", "exactnorm.api._capacity", "exactnorm.api._outputs",
+        "exactnorm.api._transformer", "exactnorm.outputs", "exactnorm.analysis",
+        "exactnorm.model.interop.transformer", "exactnorm.constructions.transformer"))}
+    assert not unused, sorted(unused)
+
+
 def test_package_api_names_are_the_api_module_names():
     import exactnorm
     from exactnorm import api
