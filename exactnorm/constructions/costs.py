@@ -232,7 +232,9 @@ class LayerBits:
             self.whole = 1
             return
         N, D = clear_denominators(weight)
-        top = max((abs(int(x)) for x in N.entries()), default=0)
+        entries = N.entries()
+        # the largest |numerator| from the two ends (FLINT comparisons, no int per entry)
+        top = max(int(max(entries)), -int(min(entries)))
         self.whole = max(int(D).bit_length(), top.bit_length(), 1)
         if int(D).bit_length() >= self.PER_COLUMN_FROM:
             self._columns = []
