@@ -30,12 +30,18 @@ from functools import cached_property
 from typing import Any, ClassVar
 
 import numpy as np
-from flint import fmpq, fmpq_mat
+from flint import fmpq, fmpq_mat, fmpz_mat
 
 from exactnorm.checker.vocabulary import MAX_MAP_ENTRIES as MAX_PATCH_ENTRIES
 from exactnorm.errors import LimitExceededError, ShapeError
 from exactnorm.exact.linalg import FlintMatrix
-from exactnorm.model.batch import as_columns, from_columns, to_columns, window_sums
+from exactnorm.model.batch import (
+    as_columns,
+    from_columns,
+    gather_entries,
+    to_columns,
+    window_sums,
+)
 from exactnorm.model.values import Scaled, Vector, column
 
 __all__ = ["ConvGeometry", "MAX_PATCH_ENTRIES", "block_product", "WindowMeans"]
@@ -187,9 +193,14 @@ class WindowMeans:
         return tuple(to_columns(self.apply_columns(from_columns(column(a)))).entries())
 
     def apply_columns(self, S: Scaled) -> Scaled:
-        """The sum of each window's rows over ``k`` times the denominator."""
-        S = as_columns(S, self.shape[1])
-        k = self.windows.shape[1]
+        """The sum of each window's rows over ``k`` times the denominator; one sample (in any
+        layout) as one gather of its windows' entries times a column of ones."""
+        n, (C, k, P) = self.shape[1], self.windows.shape
+        rows, cols = S.num.nrows(), S.num.ncols()
+        if rows * cols == n and (cols == 1 or rows != n):
+            G = gather_entries(S.num, self.windows.transpose(0, 2, 1).reshape(C * P, k))
+            return Scaled(G * fmpz_mat(k, 1, [1] * k), S.den * k)
+        S = as_columns(S, n)
         return Scaled(window_sums(S.num, self.windows.transpose(1, 0, 2).reshape(k, -1)),
                       S.den * k)
 
