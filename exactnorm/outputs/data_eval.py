@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from flint import fmpq
+from threadpoolctl import threadpool_limits
 
 from exactnorm.certificate import float_network
 from exactnorm.checker.vocabulary import DEFAULT_MAX_BYTES
@@ -49,6 +51,8 @@ CHUNK = 256
 #: samples per batch of the exact evaluation (residues of every node of the batch for every
 #: prime: about 100 MB a node on a ResNet-8; progress every few seconds)
 EXACT_CHUNK = 64
+#: threads evaluating batches side by side (:func:`exact_outputs`)
+EXACT_THREADS = max(1, min(2, os.cpu_count() or 1))
 #: bytes of one float batch of the widest layer (:func:`float_chunk`)
 FLOAT_BATCH_BYTES = 1 << 29
 
@@ -153,20 +157,57 @@ def exact_outputs(target: Any, X: np.ndarray, progress: Hook = None
     """The exact target at every row of ``X``: outputs rounded to float64 (each correctly:
     ``int / int``) and the exact argmax (module doc), :data:`EXACT_CHUNK` samples at a time by
     residues (:func:`~exactnorm.model.residues.exact_batch`). ``progress(done, n)`` counts
-    samples."""
+    samples.
+
+    The batches run on :data:`EXACT_THREADS` threads, each with one BLAS thread: their
+    products are small (a kernel of a few rows times many patches), the residue arithmetic
+    releases the interpreter lock, and a threaded BLAS under them ran three times slower on a
+    busy machine. The results are exact, so neither the order of the batches nor the threads
+    change a bit of them."""
     n = len(X)
     values = np.zeros((n, target.widths[-1]))
     best = np.zeros(n, dtype=np.int64)
-    plan = ResiduePlan(target)
-    for start in range(0, n, EXACT_CHUNK):
-        N, D = exact_batch(target, np.asarray(X[start:start + EXACT_CHUNK], dtype=np.float64),
-                           plan)
+    if n == 0:
+        return values, best
+    plan = residue_plan(target)
+    X = np.asarray(X, dtype=np.float64)
+    starts = list(range(0, n, EXACT_CHUNK))
+
+    def one(start: int) -> tuple[list[list[int]], int]:
+        return exact_batch(target, X[start:start + EXACT_CHUNK], plan)
+
+    def keep(start: int, batch: tuple[list[list[int]], int]) -> None:
+        N, D = batch
         for s, row in enumerate(N, start):
             values[s] = [v / D for v in row]
             best[s] = _argmax(row)
         if progress is not None:
             progress(start + len(N), n)
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        keep(0, one(0))  # alone: it fills the plan's caches that the others read
+        if len(starts) > 1:
+            pool = ThreadPoolExecutor(max_workers=EXACT_THREADS,
+                                      thread_name_prefix="exactnorm-residues")
+            try:
+                for start, batch in zip(starts[1:], pool.map(one, starts[1:])):
+                    keep(start, batch)
+            finally:  # on an interrupt: no batch is started after the current ones
+                pool.shutdown(wait=False, cancel_futures=True)
     return values, best
+
+
+def residue_plan(target: Any) -> ResiduePlan:
+    """The :class:`~exactnorm.model.residues.ResiduePlan` of ``target``, made once per target
+    object (its exact bounds cost about a second on a ResNet; an export measures the box, the
+    data and the source with the same target)."""
+    if _PLAN and _PLAN[0].target is target:
+        return _PLAN[0]
+    _PLAN[:] = [ResiduePlan(target)]  # one plan kept: the last target's
+    return _PLAN[0]
+
+
+_PLAN: list[ResiduePlan] = []
 
 
 def float_copy(doc: dict[str, Any], progress: Hook = None) -> FloatNetwork:
