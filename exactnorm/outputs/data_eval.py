@@ -41,8 +41,8 @@ from exactnorm.exact.files import require_file
 from exactnorm.model.network import FloatNetwork
 from exactnorm.model.residues import ResiduePlan, exact_batch
 
-__all__ = ["load_data", "exact_outputs", "float_copy", "compare", "inside_box",
-           "MAX_DATA_BYTES", "CHUNK", "EXACT_CHUNK"]
+__all__ = ["load_data", "exact_outputs", "float_copy", "compare", "inside_box", "on_threads",
+           "residue_plan", "MAX_DATA_BYTES", "CHUNK", "EXACT_CHUNK", "EXACT_THREADS"]
 
 #: the largest data file read (the checker's default certificate limit)
 MAX_DATA_BYTES = DEFAULT_MAX_BYTES
@@ -184,17 +184,25 @@ def exact_outputs(target: Any, X: np.ndarray, progress: Hook = None
         if progress is not None:
             progress(start + len(N), n)
 
-    with threadpool_limits(limits=1, user_api="blas"):
-        keep(0, one(0))  # alone: it fills the plan's caches that the others read
-        if len(starts) > 1:
-            pool = ThreadPoolExecutor(max_workers=EXACT_THREADS,
-                                      thread_name_prefix="exactnorm-residues")
-            try:
-                for start, batch in zip(starts[1:], pool.map(one, starts[1:])):
-                    keep(start, batch)
-            finally:  # on an interrupt: no batch is started after the current ones
-                pool.shutdown(wait=False, cancel_futures=True)
+    on_threads(one, starts[:1], keep)  # alone: it fills the plan's caches the others read
+    on_threads(one, starts[1:], keep)
     return values, best
+
+
+def on_threads(work: Callable[[int], Any], starts: Sequence[int],
+               keep: Callable[[int, Any], None]) -> None:
+    """``keep(start, work(start))`` for every start, in order, the works running on
+    :data:`EXACT_THREADS` threads with one BLAS thread each (:func:`exact_outputs` says why);
+    on an interrupt no work is started after the running ones."""
+    if not starts:
+        return
+    with threadpool_limits(limits=1, user_api="blas"):
+        pool = ThreadPoolExecutor(max_workers=EXACT_THREADS, thread_name_prefix="exactnorm")
+        try:
+            for start, result in zip(starts, pool.map(work, starts)):
+                keep(start, result)
+        finally:
+            pool.shutdown(wait=False, cancel_futures=True)
 
 
 def residue_plan(target: Any) -> ResiduePlan:
@@ -226,15 +234,22 @@ def float_chunk(copy: Any) -> int:
 
 
 def run_float(copy: Any, X: np.ndarray, dtype: Any, progress: Hook = None) -> np.ndarray:
-    """``copy.forward`` in batches of :func:`float_chunk` samples, as float64 results."""
-    out = []
-    chunk = float_chunk(copy)
-    with np.errstate(all="ignore"):
-        for start in range(0, len(X), chunk):
-            out.append(np.asarray(copy.forward(X[start:start + chunk], dtype), dtype=np.float64))
-            if progress is not None:
-                progress(min(start + chunk, len(X)), len(X))
-    return np.concatenate(out) if out else np.zeros((0, 0))
+    """``copy.forward`` in batches of half :func:`float_chunk` samples, two at a time
+    (:func:`on_threads`: the same memory as one whole batch), as float64 results."""
+    chunk = max(1, float_chunk(copy) // EXACT_THREADS)
+    out: dict[int, np.ndarray] = {}
+
+    def one(start: int) -> np.ndarray:
+        with np.errstate(all="ignore"):  # per thread: float32 copies overflow by design
+            return np.asarray(copy.forward(X[start:start + chunk], dtype), dtype=np.float64)
+
+    def keep(start: int, Y: np.ndarray) -> None:
+        out[start] = Y
+        if progress is not None:
+            progress(min(start + chunk, len(X)), len(X))
+
+    on_threads(one, range(0, len(X), chunk), keep)
+    return np.concatenate([out[s] for s in sorted(out)]) if out else np.zeros((0, 0))
 
 
 def compare(Y: np.ndarray, exact: np.ndarray, best: np.ndarray,
