@@ -25,8 +25,8 @@ there the exact frozen network may differ from the target (nothing is claimed).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -192,17 +192,54 @@ def exact_outputs(target: Any, X: np.ndarray, progress: Hook = None
 def on_threads(work: Callable[[int], Any], starts: Sequence[int],
                keep: Callable[[int, Any], None]) -> None:
     """``keep(start, work(start))`` for every start, in order, the works running on
-    :data:`EXACT_THREADS` threads with one BLAS thread each (:func:`exact_outputs` says why);
-    on an interrupt no work is started after the running ones."""
-    if not starts:
+    :data:`EXACT_THREADS` threads with one BLAS thread each (:func:`exact_outputs` says why).
+
+    The threads are daemons and the caller waits a quarter second at a time: on an interrupt
+    (or an error of a work, raised here at its turn) no work is started after the running ones
+    and the command exits without waiting for them (a batch can take seconds)."""
+    order = list(starts)
+    if not order:
         return
+    results: dict[int, Any] = {}
+    pending = iter(order)
+    ready = threading.Condition()
+    stop = threading.Event()
+
+    def worker() -> None:
+        while not stop.is_set():
+            with ready:
+                start = next(pending, None)
+            if start is None:
+                return
+            try:
+                result: Any = work(start)
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller at its turn
+                result = _Failed(exc)
+            with ready:
+                results[start] = result
+                ready.notify_all()
+
     with threadpool_limits(limits=1, user_api="blas"):
-        pool = ThreadPoolExecutor(max_workers=EXACT_THREADS, thread_name_prefix="exactnorm")
+        for k in range(min(EXACT_THREADS, len(order))):
+            threading.Thread(target=worker, daemon=True, name=f"exactnorm-batch{k}").start()
         try:
-            for start, result in zip(starts, pool.map(work, starts)):
+            for start in order:
+                with ready:
+                    while start not in results:
+                        ready.wait(0.25)
+                    result = results.pop(start)
+                if isinstance(result, _Failed):
+                    raise result.error
                 keep(start, result)
         finally:
-            pool.shutdown(wait=False, cancel_futures=True)
+            stop.set()
+
+
+class _Failed:
+    """A work's exception, carried to the caller's thread."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
 
 
 def residue_plan(target: Any) -> ResiduePlan:
