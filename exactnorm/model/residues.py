@@ -19,34 +19,43 @@ every kind and layout is the operator's and this module names none.
 
 Correctness
 -----------
-1. *Exact float products.* Residues lie in ``(−p, p)``; a weighted map's output entry is a sum of
-   at most ``fan_in`` products, so every partial sum is an integer below ``fan_in·p² ≤ 2^53``
-   (``b`` is chosen so, :func:`prime_bits`): each float operation is exact whatever the order,
-   BLAS or thread count, and reducing modulo ``p`` is exact (:func:`_mod`). Products by constants
-   are taken of reduced values (``< p² < 2^53``).
+1. *Exact float products.* Residues lie in ``(−p, p)``. A weighted layer's output entry is a
+   sum of at most ``fan_in`` products of a residue and a weight residue, one bias residue and
+   one skip term (a residue times a constant below ``p``): every partial sum is an integer
+   below ``(fan_in + 2)·p² ≤ 2^53`` (``b`` is chosen so, :func:`prime_bits`), each float
+   operation is exact whatever the order, BLAS or thread count, and reducing modulo ``p`` is
+   exact (:func:`_mod`). The batch's denominators enter as constants folded into the small
+   maps (:meth:`ResiduePlan.scaled`: the weight's and the bias's residues times the factors
+   of item 2), so a layer's values are reduced once.
 2. *Denominators and bounds.* Node ``i`` holds ``a_i = N_i / D_i`` with ``D_i`` an exact Python
    integer: the input's common power of two; a weighted layer ``A = A_n/D_A`` with bias
    ``b = b_n/D_b`` gives ``D = lcm(D_A·D_in, D_b)``; a fixed map (a pooling, ``A = S/k``) gives
    ``k·D_in``; a skip (a route, which copies rows) adds over the lcm. An exact bound
    ``|a_i| ≤ V_i`` follows from the exact row sums of ``|A|`` (the operator's exact
    :meth:`interval` on ``[−1, 1]``), ``max |b|`` and the largest sample entry, so
-   ``|N_i| ≤ V_i·D_i``; the primes are as many as make their product at least
-   ``2^9 · max_i V_i·D_i``, and node ``i``'s sign test uses the first ``K_i`` of them, the
-   fewest whose product ``M`` is at least ``2^9 · V_i·D_i``.
+   ``|N_i| ≤ V_i·D_i``. Node ``i`` is held modulo the first ``K_i`` primes, the fewest whose
+   product ``M`` is at least ``2^9 · V_i·D_i`` (its *basis*): an early layer's values are
+   short, and its maps run for few primes.
 3. *Signs (ReLU) without the integers.* With ``t_k = r_k·(M/p_k)^{-1} mod p_k`` (``k ≤ K_i``)
    the Chinese remainder theorem gives ``N/M ≡ Σ_k t_k/p_k (mod 1)``. In fixed point,
-   ``F = Σ_k t_k·⌊2^93/p_k⌋ mod 2^93`` is computed exactly in int64 limbs (:meth:`_Signs.
-   fraction`; ``t_k < 2^24`` times a 31-bit limb, 64 of them: below ``2^61``) and lies below
-   ``F* = 2^93·frac(N/M)`` by at most ``K·2^24 ≤ 2^30`` (modulo ``2^93``). As ``|N| ≤
-   M·2^-9``, ``F*`` lies in ``[0, 2^84]`` for ``N ≥ 0`` and in ``[2^93 − 2^84, 2^93)`` for
-   ``N < 0``; so ``2^31 ≤ F < 2^92`` proves ``N > 0`` and ``2^92 ≤ F < 2^93 − 2^31`` proves
-   ``N < 0``. The other entries (``|N| < 2^-61·M``) are
+   ``F = Σ_k t_k·⌊2^110/p_k⌋ mod 2^110`` is computed exactly in five 22-bit limbs
+   (:meth:`_Basis.fraction`: per limb a float64 matrix product whose sums of at most 64
+   products of 24 and 22 bits stay below ``2^52``, then the carries in int64) and lies below
+   ``F* = 2^110·frac(N/M)`` by at most ``K·2^24 ≤ 2^30`` (modulo ``2^110``). As ``|N| ≤
+   M·2^-9``, ``F*`` lies in ``[0, 2^101]`` for ``N ≥ 0`` and in ``[2^110 − 2^101, 2^110)`` for
+   ``N < 0``; so ``2^44 ≤ F < 2^109`` proves ``N > 0`` and ``2^109 ≤ F < 2^110 − 2^44`` proves
+   ``N < 0``. The other entries (``|N| < 2^-65·M``) are
    decided exactly: ``N = 0`` iff every residue is 0, else ``N`` is rebuilt by the CRT in
    Python integers.
 4. *A fixed map* (no weight) is ``S/k`` with ``S`` integer (a pooling's window sums):
    ``apply_float`` gives the window means of the residues, within ``k·p·(k + 2)·2^-53`` of
    ``S r / k``, so ``rint(k · mean)`` is ``S r`` exactly while ``k²·p ≤ 2^48``; larger windows
    use the operator's exact integer map on the residues (:meth:`apply_columns`).
+5. *Base extension.* A layer that needs more primes than its input's basis holds extends the
+   input exactly: with the digits ``t`` of item 3 in the basis ``M``, ``N = Σ_k t_k·M/p_k −
+   α·M`` where ``α = rint(Σ_k t_k/p_k)`` (``Σ_k t_k/p_k`` lies within ``2^-9`` of the integer
+   ``α``, far more than its float error ``K²·2^-53``), so ``N mod q = Σ_k t_k·(M/p_k mod q) −
+   α·(M mod q)``, a float64 matrix product of sums below ``2^50`` (:meth:`_Basis.extend`).
 
 The outputs are rebuilt once, by the CRT, as Python integers.
 
@@ -76,15 +85,18 @@ from flint import fmpq, fmpz, fmpz_mat
 
 from exactnorm.exact.linalg import clear_denominators
 from exactnorm.model.batch import as_columns
+from exactnorm.model.operators.base import matrix_shape
 from exactnorm.model.values import Scaled
 
 __all__ = ["exact_batch", "ResiduePlan", "prime_bits", "primes_below", "SIGN_MARGIN_BITS"]
 
 #: ``M ≥ 2^SIGN_MARGIN_BITS · |N|`` for every node (correctness, item 3)
 SIGN_MARGIN_BITS = 8
-#: the fixed-point fraction of item 3: three limbs of 31 bits (93 bits); its truncation error
-#: is at most K·2^24 ≤ 2^30 (primes below 2^24, at most 64 of them), below one lowest limb
-_LIMB = 31
+#: the fixed-point fraction of item 3: five limbs of 22 bits (110 bits); its truncation error
+#: is at most K·2^24 ≤ 2^30 (primes below 2^24, at most 64 of them)
+_LIMB = 22
+_LIMBS = 5
+_FRACTION_BITS = _LIMB * _LIMBS
 _MASK = (1 << _LIMB) - 1
 #: a fixed map's window ``k`` goes through floats while ``k²·p`` is at most this (item 4)
 FLOAT_WINDOW_LIMIT = 1 << 48
@@ -111,15 +123,6 @@ def primes_below(bits: int, count: int) -> list[int]:
     return out
 
 
-@dataclasses.dataclass
-class _Node:
-    """A node of the batch: residues ``(K, n, width)`` in ``[0, p)``, denominator, value bound."""
-
-    res: np.ndarray
-    den: int
-    bound: Fraction
-
-
 def _exact_input(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
     """``X = m · 2^s / 2^e``: odd integer mantissas ``m`` (float64, ``< 2^53``), shifts
     ``s ≥ 0`` (int64) and the common exponent ``e`` (so ``D_0 = 2^e``)."""
@@ -140,25 +143,11 @@ def _exact_input(X: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 def _pow2_mod(shifts: np.ndarray, p: int) -> np.ndarray:
-    """``2^s mod p`` entrywise, by squaring (float64 values below ``p² < 2^53``)."""
-    out = np.ones(shifts.shape, dtype=np.float64)
-    base = np.full(shifts.shape, 2.0)
-    s = shifts.copy()
-    while s.any():
-        odd = (s & 1).astype(bool)
-        out = np.where(odd, np.fmod(out * base, p), out)
-        base = np.fmod(base * base, p)
-        s >>= 1
-    return out
-
-
-def _matrix_residues(M: Any, primes: Sequence[int]) -> tuple[list[np.ndarray], int]:
-    """An exact matrix ``M = M_n / D``: the residues of ``M_n`` per prime (float64) and ``D``."""
-    num, den = clear_denominators(M)
-    rows, cols = num.nrows(), num.ncols()
-    flat = [int(v) for v in num.entries()]
-    return ([np.array([v % p for v in flat], dtype=np.float64).reshape(rows, cols)
-             for p in primes], int(den))
+    """``2^s mod p`` entrywise: Python's ``pow`` on each distinct shift (the floats of a batch
+    have few distinct exponents)."""
+    values, inverse = np.unique(shifts, return_inverse=True)
+    table = np.array([pow(2, int(v), p) for v in values], dtype=np.float64)
+    return table[inverse].reshape(shifts.shape)
 
 
 def _vector_residues(v: Sequence[Any], primes: Sequence[int]) -> tuple[np.ndarray, int]:
@@ -175,7 +164,7 @@ def _mod(u: np.ndarray, P: np.ndarray) -> np.ndarray:
     of the nearest quotient (the float quotient's error is below ``2^53/p · 2^-52``), and
     ``q·p`` and ``u − q·p`` are integers below ``2^53``. Residues are kept in this symmetric
     range (item 1's bound ``fan_in·p² ≤ 2^53`` holds for them); only the sign test needs
-    ``[0, p)`` (:meth:`_Signs.digits`)."""
+    ``[0, p)`` (:meth:`_Basis.digits`)."""
     q = u * (1.0 / P)
     np.rint(q, out=q)
     q *= P
@@ -183,16 +172,17 @@ def _mod(u: np.ndarray, P: np.ndarray) -> np.ndarray:
     return q
 
 
-def _scale(res: np.ndarray, factor: int, P: np.ndarray) -> np.ndarray:
-    """``res · factor`` modulo each prime (``P`` of shape ``(K, 1, 1)``)."""
+def _times(res: np.ndarray, factor: int, P: np.ndarray) -> np.ndarray:
+    """``res · factor`` modulo each prime of ``P`` (``(K, 1, …)``), symmetric residues."""
     if factor == 1:
         return res
     c = np.array([factor % int(p) for p in P.ravel()], dtype=np.float64).reshape(P.shape)
     return _mod(res * c, P)
 
 
-class _Signs:
-    """The CRT constants of item 3 for primes ``P`` and the exact rebuild of chosen entries."""
+class _Basis:
+    """The first ``K`` primes: the CRT constants of item 3 (signs), the exact rebuild of
+    chosen entries, and the base extension of item 5 to more primes."""
 
     def __init__(self, primes: Sequence[int]) -> None:
         self.primes = list(primes)
@@ -201,12 +191,14 @@ class _Signs:
         inv = [pow(c % p, -1, p) for c, p in zip(self.cofactors, self.primes)]
         self.inv = np.array(inv, dtype=np.float64).reshape(-1, 1, 1)
         self.P = np.array(self.primes, dtype=np.float64).reshape(-1, 1, 1)
-        scaled = [(1 << 3 * _LIMB) // p for p in self.primes]  # ⌊2^93/p_k⌋, below 2^72
-        self.limbs = [np.array([(c >> (_LIMB * j)) & _MASK for c in scaled], dtype=np.int64)
-                      for j in range(3)]
+        self.reciprocal = 1.0 / np.array(self.primes, dtype=np.float64)
+        scaled = [(1 << _FRACTION_BITS) // p for p in self.primes]  # ⌊2^110/p_k⌋
+        self.limbs = np.array([[(c >> (_LIMB * j)) & _MASK for c in scaled]
+                               for j in range(_LIMBS)], dtype=np.float64)
+        self._extension: dict[tuple[int, ...], tuple[np.ndarray, np.ndarray]] = {}
 
     def digits(self, res: np.ndarray) -> np.ndarray:
-        """``t_k`` of item 3 for the first ``K`` primes' residues (each below ``p_k``)."""
+        """``t_k`` of item 3 for the first ``K`` primes' residues (each in ``[0, p_k)``)."""
         t = _mod(res[:len(self.primes)] * self.inv, self.P)
         t += np.where(t < 0, self.P, 0.0)
         return t
@@ -219,30 +211,43 @@ class _Signs:
             out.append(x - self.M if 2 * x > self.M else x)
         return out
 
-    def fraction(self, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """``F = Σ_k t_k·⌊2^93/p_k⌋ mod 2^93`` in three 31-bit limbs ``(F_2, F_1, F_0)``
-        (item 3): int64 sums of at most 64 products of 22 and 31 bits, then the carries."""
-        t = t.astype(np.int64)
-        s = [np.tensordot(self.limbs[j], t, axes=(0, 0)) for j in range(3)]
-        s[1] += s[0] >> _LIMB
-        s[2] += s[1] >> _LIMB
-        return s[2] & _MASK, s[1] & _MASK, s[0] & _MASK
+    def fraction(self, t: np.ndarray) -> list[np.ndarray]:
+        """``F = Σ_k t_k·⌊2^110/p_k⌋ mod 2^110`` as five 22-bit limbs ``[F_0, …, F_4]``
+        (item 3): per limb a float64 product of sums of at most 64 products of 24 and 22 bits
+        (below ``2^52``: exact in any order), then the carries in int64."""
+        s = np.tensordot(self.limbs, t, axes=(1, 0)).astype(np.int64)
+        for j in range(1, _LIMBS):
+            s[j] += s[j - 1] >> _LIMB
+        return [s[j] & _MASK for j in range(_LIMBS)]
 
-    def positive(self, res: np.ndarray) -> np.ndarray:
-        """``N > 0`` entrywise (item 3)."""
+    def positive(self, res: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``N > 0`` entrywise (item 3), and the digits ``t`` it was decided from."""
         t = self.digits(res)
-        f2, f1, f0 = self.fraction(t)
-        low = (f2 == 0) & (f1 == 0)            # F < 2^31
-        high = (f2 == _MASK) & (f1 == _MASK)   # F ≥ 2^93 − 2^31
-        pos = (f2 < 1 << (_LIMB - 1)) & ~low
+        F = self.fraction(t)
+        low = (F[4] == 0) & (F[3] == 0) & (F[2] == 0)                  # F < 2^44
+        high = (F[4] == _MASK) & (F[3] == _MASK) & (F[2] == _MASK)     # F ≥ 2^110 − 2^44
+        pos = (F[4] < 1 << (_LIMB - 1)) & ~low
         # near a multiple of M: 0 when every residue is (padding, dead patches), else a small
-        # nonzero N (|N| < 2^-61·M) rebuilt exactly
+        # nonzero N (|N| < 2^-65·M) rebuilt exactly
         unsure = (low | high) & np.any(res[:len(self.primes)] != 0, axis=0)
         if unsure.any():
             idx = np.nonzero(unsure)
             exact = self.integers(t[:, idx[0], idx[1]])
             pos[idx] = np.array(exact, dtype=object) > 0
-        return pos
+        return pos, t
+
+    def extend(self, t: np.ndarray, more: Sequence[int]) -> np.ndarray:
+        """The residues modulo the primes ``more`` of the integer ``N`` with digits ``t``
+        (item 5): ``N = Σ_k t_k·M/p_k − α·M`` with ``α = rint(Σ_k t_k/p_k)``."""
+        key = tuple(more)
+        if key not in self._extension:
+            self._extension[key] = (
+                np.array([[c % q for q in more] for c in self.cofactors], dtype=np.float64),
+                np.array([self.M % q for q in more], dtype=np.float64).reshape(-1, 1, 1))
+        C, m = self._extension[key]
+        alpha = np.rint(np.tensordot(self.reciprocal, t, axes=(0, 0)))
+        Q = np.array(more, dtype=np.float64).reshape(-1, 1, 1)
+        return _mod(np.tensordot(C, t, axes=(0, 0)) - alpha[None] * m, Q)
 
 
 def _bound_of(op: Any) -> Fraction:
@@ -255,7 +260,8 @@ def _bound_of(op: Any) -> Fraction:
 
 class ResiduePlan:
     """Per layer: the exact denominators and bounds of the maps (once per network), their
-    residues (once per set of primes). A target's skips are routes (0/1 rows)."""
+    residues (once per prime), scaled by a batch's factors (cached: the factors depend on the
+    input grid only). A target's skips are routes (0/1 rows)."""
 
     def __init__(self, target: Any) -> None:
         self.target = target
@@ -265,7 +271,8 @@ class ResiduePlan:
             if op.weight is not None:
                 fan = max(fan, op.weight.ncols() if hasattr(op.weight, "ncols")
                           else op.weight.shape[1])
-        self.bits = prime_bits(fan)
+        # a weighted layer's sum has fan products, a bias and a skip term (item 1)
+        self.bits = prime_bits(fan + 2)
         self.norms = [_bound_of(layer.operator) for layer in target.layers]
         self.bias_bound = [max((abs(Fraction(int(fmpq(b).p), int(fmpq(b).q)))
                                 for b in layer.bias), default=Fraction(0))
@@ -280,7 +287,10 @@ class ResiduePlan:
                            else int(clear_denominators(layer.operator.weight)[1])
                            for layer in target.layers]
         self.bias_den = [_vector_residues(layer.bias, [2])[1] for layer in target.layers]
-        self._residues: dict[tuple[int, ...], Any] = {}
+        self._numerators: dict[int, Any] = {}
+        self._residues: dict[tuple[int, int], tuple[np.ndarray | None, np.ndarray]] = {}
+        self._scaled: dict[tuple[int, tuple[int, ...], int, int], Any] = {}
+        self._bases: dict[tuple[int, ...], _Basis] = {}
 
     def bounds(self, x_bound: Fraction, e: int) -> tuple[list[int], list[Fraction]]:
         """Exact denominators and value bounds of every node for an input ``2^-e`` grid."""
@@ -301,22 +311,64 @@ class ResiduePlan:
             vals.append(v)
         return dens, vals
 
-    def residues(self, primes: tuple[int, ...]) -> Any:
-        """Weights, biases and skip matrices modulo ``primes`` (cached)."""
-        if primes not in self._residues:
-            g = self.target
-            ops: list[Any] = []
-            biases: list[Any] = []
-            for layer in g.layers:
+    def basis(self, primes: Sequence[int]) -> _Basis:
+        """The :class:`_Basis` of ``primes`` (cached)."""
+        key = tuple(primes)
+        if key not in self._bases:
+            self._bases[key] = _Basis(key)
+        return self._bases[key]
+
+    def _prime_residues(self, i: int, p: int) -> tuple[np.ndarray | None, np.ndarray]:
+        """Layer ``i``'s (0-based) weight numerator (``None`` for a fixed map) and bias
+        numerator modulo ``p``."""
+        if (i, p) not in self._residues:
+            layer = self.target.layers[i]
+            if i not in self._numerators:
                 op = layer.operator
-                if op.weight is None:
-                    ops.append(None)
-                else:
-                    mats, _ = _matrix_residues(op.weight, primes)
-                    ops.append([dataclasses.replace(op, weight=W) for W in mats])
-                biases.append(_vector_residues(layer.bias, primes)[0] if layer.bias else None)
-            self._residues = {primes: (ops, biases)}
-        return self._residues[primes]
+                num = None if op.weight is None else \
+                    [int(v) for v in clear_denominators(op.weight)[0].entries()]
+                fr = [Fraction(int(fmpq(x).p), int(fmpq(x).q)) for x in layer.bias]
+                self._numerators[i] = (num, [int(x * self.bias_den[i]) for x in fr])
+            num, bias = self._numerators[i]
+            W = None if num is None else np.array([v % p for v in num], dtype=np.float64) \
+                .reshape(matrix_shape(layer.operator.weight)[0], -1)
+            self._residues[(i, p)] = (W, np.array([v % p for v in bias], dtype=np.float64))
+        return self._residues[(i, p)]
+
+    def scaled(self, i: int, primes: tuple[int, ...], weight_factor: int,
+               bias_factor: int) -> tuple[list[Any], np.ndarray | None]:
+        """Layer ``i``'s operator per prime with its weight residues times ``weight_factor``,
+        and its bias residues times ``bias_factor`` (``(K, width)``, ``None`` without a
+        bias): the denominators of a batch folded into the small maps, so that the batch's
+        values are reduced once per layer (item 1)."""
+        key = (i, primes, weight_factor, bias_factor)
+        value = self._scaled.get(key)
+        if value is None:  # batches on two threads may both build it: the same value
+            op = self.target.layers[i].operator
+            ops, biases = [], []
+            for p in primes:
+                W, b = self._prime_residues(i, p)
+                assert W is not None  # a weighted layer (a fixed map has no factors)
+                P = np.float64(p)
+                ops.append(dataclasses.replace(op, weight=_mod(W * (weight_factor % p), P)))
+                biases.append(_mod(b * (bias_factor % p), P))
+            value = (ops, np.stack(biases) if self.target.layers[i].bias else None)
+            if len(self._scaled) > 64:  # another input grid: the old factors are not reused
+                self._scaled.clear()
+            self._scaled[key] = value
+        return value
+
+
+@dataclasses.dataclass
+class _Node:
+    """A node of the batch: symmetric residues ``(K', n, width)`` for the first ``K'`` primes,
+    its denominator, its own basis (the fewest primes that hold it, item 3) and, once known,
+    its digits in that basis."""
+
+    res: np.ndarray
+    den: int
+    basis: _Basis
+    digits: np.ndarray | None = None
 
 
 def exact_batch(target: Any, X: np.ndarray, plan: ResiduePlan | None = None
@@ -328,73 +380,82 @@ def exact_batch(target: Any, X: np.ndarray, plan: ResiduePlan | None = None
     m_odd, shifts, e = _exact_input(X)
     top = float(np.max(np.abs(X))) if X.size else 0.0
     dens, vals = plan.bounds(Fraction(top), e)
-    need = max(v * d for v, d in zip(vals, dens)) * (1 << SIGN_MARGIN_BITS) * 2
     pool = primes_below(plan.bits, MAX_PRIMES)
-    primes, M = [], 1
-    for prime in pool:
-        if need <= M:
-            break
-        primes.append(prime)
-        M *= prime
-    if need > M:
-        raise ValueError(f"the exact batch needs more than {MAX_PRIMES} primes of "
-                         f"{plan.bits} bits")
-    key = tuple(primes)
-    ops, biases = plan.residues(key)
-    P = np.array(primes, dtype=np.float64).reshape(-1, 1, 1)
-    # the sign test of node i runs on the fewest primes whose product passes its own bound
-    # (item 3): with the whole product, small early values would all look like zero
-    signs: dict[int, _Signs] = {}
 
-    def signs_for(i: int) -> _Signs:
-        bound, M, count = vals[i] * dens[i] * (2 << SIGN_MARGIN_BITS), 1, 0
+    def count(i: int) -> int:
+        """The fewest primes whose product is at least ``2^9·V_i·D_i`` (item 3)."""
+        bound, M, k = vals[i] * dens[i] * (2 << SIGN_MARGIN_BITS), 1, 0
         while bound > M:
-            M *= primes[count]
-            count += 1
-        count = max(count, 1)
-        if count not in signs:
-            signs[count] = _Signs(primes[:count])
-        return signs[count]
+            if k == len(pool):
+                raise ValueError(f"the exact batch needs more than {MAX_PRIMES} primes of "
+                                 f"{plan.bits} bits")
+            M *= pool[k]
+            k += 1
+        return max(k, 1)
 
+    counts = [count(i) for i in range(len(dens))]
+    primes = pool[:max(counts)]
     x_res = np.stack([_mod(_mod(m_odd, np.float64(p)) * _pow2_mod(shifts, p), np.float64(p))
                       for p in primes])
-    nodes = {0: _Node(x_res, dens[0], vals[0])}
+    nodes = {0: _Node(x_res, dens[0], plan.basis(primes[:counts[0]]))}
+
+    def read(k: int, K: int) -> np.ndarray:
+        """Node ``k``'s residues for the first ``K`` primes, extended from its own basis when
+        it holds fewer (item 5)."""
+        node = nodes[k]
+        have = node.res.shape[0]
+        if have < K:
+            if node.digits is None:
+                node.digits = node.basis.digits(node.res)
+            node.res = np.concatenate([node.res, node.basis.extend(node.digits,
+                                                                   primes[have:K])])
+        return node.res[:K]
+
     last = target.last_readers()
     g = target
     for i, layer in enumerate(g.layers, 1):
         w = g.wire(i)
-        a = nodes[w.input]
+        K = counts[i]
+        P = np.array(primes[:K], dtype=np.float64).reshape(-1, 1, 1)
+        a = read(w.input, K)
+        a_den = nodes[w.input].den
         op = layer.operator
         d = dens[i]
         if op.weight is None:
             k = plan.window[i - 1]
             if k * k * max(primes) <= FLOAT_WINDOW_LIMIT:
-                u = np.stack([np.rint(op.apply_float(a.res[j]) * k) for j in range(len(primes))])
+                u = np.stack([np.rint(op.apply_float(a[j]) * k) for j in range(K)])
             else:
-                u = _fixed_exact(op, a.res, primes)
-            u = _scale(_mod(u, P), d // (k * a.den), P)
+                u = _fixed_exact(op, a, primes[:K])
+            u = _times(_mod(u, P), d // (k * a_den), P)
         else:
-            u = _mod(np.stack([ops[i - 1][j].apply_float(a.res[j]) for j in range(len(primes))]),
-                     P)
-            u = _scale(u, d // (plan.weight_den[i - 1] * a.den), P)
-            if biases[i - 1] is not None:
-                per = u.shape[2] // biases[i - 1].shape[1]
-                b = np.repeat(biases[i - 1], per, axis=1)[:, None, :]
-                u = _mod(u + _scale(b, d // plan.bias_den[i - 1], P), P)
+            ops, bias = plan.scaled(i - 1, tuple(primes[:K]),
+                                    d // (plan.weight_den[i - 1] * a_den),
+                                    d // plan.bias_den[i - 1])
+            u = np.stack([ops[j].apply_float(a[j]) for j in range(K)])
+            if bias is not None:
+                per = u.shape[2] // bias.shape[1]
+                u += np.repeat(bias, per, axis=1)[:, None, :]
         if w.skip is not None:
-            src = nodes[w.skip.source]  # a route (a target's skips are): rows copied
+            src = w.skip.source  # a route (a target's skips are): rows copied
+            s = read(src, K)
             picks = np.array([-1 if c is None else c for c in w.skip.weight.picks])
-            padded = np.concatenate([src.res, np.zeros(src.res.shape[:2] + (1,))], axis=2)
-            u = _mod(u + _scale(padded[:, :, picks], d // src.den, P), P)
+            padded = np.concatenate([s, np.zeros(s.shape[:2] + (1,))], axis=2)
+            c = np.array([(d // nodes[src].den) % p for p in primes[:K]],
+                         dtype=np.float64).reshape(-1, 1, 1)
+            u += padded[:, :, picks] * c
+        u = _mod(u, P)  # |u| < fan·p² + p² + p ≤ 2^53 (item 1)
+        node = _Node(u, d, plan.basis(primes[:K]))
         if layer.activation == "relu":
-            u = u * signs_for(i).positive(u)[None]
-        nodes[i] = _Node(u, d, vals[i])
+            pos, t = node.basis.positive(u)
+            u *= pos[None]
+            node.digits = t * pos[None]
+        nodes[i] = node
         for q in [q for q in nodes if last[q] <= i and q != i]:
             del nodes[q]
     out = nodes[g.depth]
-    last_signs = signs_for(g.depth)
-    t = last_signs.digits(out.res)
-    flat = last_signs.integers(t.reshape(len(last_signs.primes), -1))
+    t = out.basis.digits(out.res) if out.digits is None else out.digits
+    flat = out.basis.integers(t.reshape(len(out.basis.primes), -1))
     width = out.res.shape[2]
     return [flat[s * width:(s + 1) * width] for s in range(n)], out.den
 

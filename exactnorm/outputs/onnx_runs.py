@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -95,8 +96,10 @@ class Model:
         A = np.asarray(X).astype(self.dtype)
         return A.reshape(len(A), *self.shape) if self.shape is not None else A
 
-    def run(self, X: np.ndarray) -> dict[str, Any]:
-        """Every output (and the logits) at the rows of ``X``, in batches of :data:`CHUNK`."""
+    def run(self, X: np.ndarray, tick: Callable[[int], None] | None = None
+            ) -> dict[str, Any]:
+        """Every output (and the logits) at the rows of ``X``, in batches of :attr:`batch`;
+        ``tick(done)`` counts the samples run."""
         names = self.outputs + ([self.logits] if self.logits not in self.outputs else [])
         parts: dict[str, list[Any]] = {n: [] for n in names}
         for start in range(0, len(X), self.batch):
@@ -111,6 +114,8 @@ class Model:
                                  f"{_words(str(exc))}") from None
             for n, v in zip(names, values):
                 parts[n].append(v)
+            if tick is not None:
+                tick(min(start + self.batch, len(X)))
         return {n: _joined(v) for n, v in parts.items()}
 
 
@@ -208,10 +213,15 @@ def _agreement(a: dict[str, Any], b: dict[str, Any], names: list[str]) -> dict[s
 def _study(export: Model, source: Model | None, target: Any, X: np.ndarray,
            labels: np.ndarray | None, progress: Any) -> dict[str, Any]:
     """Both models at the rows of ``X`` (fed in the export's input dtype) against the exact
-    target at those fed values."""
+    target at those fed values; ``progress(done, n)`` counts half a sample for each of the
+    exact evaluation and the export's run."""
     fed = np.asarray(X).astype(export.dtype).astype(np.float64)
-    exact, best = exact_outputs(target, fed, progress)
-    mine = export.run(fed)
+    n = len(fed)
+    # one after the other: each already keeps both cores busy (BLAS, onnxruntime's threads),
+    # and side by side they ran slower than in turn
+    exact, best = exact_outputs(target, fed, None if progress is None
+                                else lambda done, _total: progress(done // 2, n))
+    mine = export.run(fed, None if progress is None else lambda done: progress((n + done) // 2, n))
     out: dict[str, Any] = {"samples": len(fed),
                            "outside": int(np.sum(~inside_box(fed, target.lower, target.upper))),
                            "export": compare(np.asarray(mine[export.logits], dtype=np.float64)

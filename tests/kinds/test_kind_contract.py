@@ -24,6 +24,7 @@ edits fails here, by name.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 from collections.abc import Callable
 from fractions import Fraction
@@ -31,6 +32,7 @@ from typing import Any
 
 import numpy as np
 import pytest
+from flint import fmpq, fmpq_mat
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
@@ -39,6 +41,7 @@ from exactnorm.certificate import read_networks
 from exactnorm.certificate.kinds import CODECS
 from exactnorm.checker.vocabulary import LAYER_KINDS
 from exactnorm.constructions.kinds import REALIZERS
+from exactnorm.exact.linalg import clear_denominators
 from exactnorm.model import layers as roles
 from exactnorm.model.interop.kinds import READERS
 from exactnorm.model.operators import OPERATORS
@@ -310,6 +313,39 @@ def test_float_evaluation_agrees_with_exact(kind):
         layer = t.layers[0]
         assert np.allclose(layer.evaluate_float(X), [[float(v) for v in layer.evaluate(
             tuple(api_q(a) for a in x))] for x in xs], rtol=1e-9, atol=1e-9)
+
+    check()
+
+
+@pytest.mark.parametrize("kind", ALL)
+def test_float_products_of_integers_are_exact_for_every_batch_size(kind):
+    """``apply_float`` multiplies a whole batch at once; on integer weights and inputs (every
+    sum an integer far below 2^53) it is the exact map entry for entry, for batches of 0, 1
+    and 5 samples, whatever the order of its sums: the residue evaluation relies on it
+    (``exactnorm.model.residues``, item 1). A fixed map gives its means, within rounding."""
+    @SETTINGS
+    @given(kind_targets(kind), st.integers(0, 3))
+    def check(t, seed):
+        op = t.layers[0].operator
+        if op.weight is not None:
+            num, _ = clear_denominators(op.weight)
+            exact_op = dataclasses.replace(op, weight=fmpq_mat(num))
+            float_op = dataclasses.replace(op, weight=np.array(
+                [[float(int(v)) for v in row] for row in num.tolist()]))
+        else:
+            exact_op = float_op = op
+        rng = np.random.default_rng(seed)
+        for n in (0, 1, 5):
+            A = rng.integers(-9, 10, size=(n, op.shape[1]))
+            got = float_op.apply_float(A.astype(np.float64))
+            assert got.shape == (n, op.shape[0])
+            want = [[_q(v) for v in exact_op.apply(tuple(fmpq(int(a)) for a in row))]
+                    for row in A]
+            if op.weight is not None:
+                assert got.tolist() == [[float(v) for v in row] for row in want]
+            elif n:
+                assert np.allclose(got, [[float(v) for v in row] for row in want],
+                                   rtol=1e-15, atol=0)
 
     check()
 

@@ -77,3 +77,30 @@ def test_an_onnx_model_with_a_wide_tensor_runs_in_smaller_batches(tmp_path):
     X = np.arange(2 * (wide.batch + 3), dtype=np.float64).reshape(-1, 2) / 4
     out = wide.run(X)["y"]  # several batches, joined in order
     assert np.array_equal(out, np.repeat((X.sum(1) * 200_000)[:, None], 2, axis=1))
+
+
+@pytest.mark.parametrize("block", [[], [0], [1, 2], [0, 1, 2]])
+def test_the_im2col_export_reads_only_the_patch_rows_its_kernel_uses(block):
+    """The float64 ONNX form of a masked kernel (``read_patch``) gathers and multiplies only
+    the kernel's nonzero columns: no column of zeros is left, each kept column is the whole
+    kernel's, and its product equals the whole patch's on dyadic inputs (sums exact)."""
+    from exactnorm.outputs.export.kinds.conv import read_patch
+
+    rng = np.random.default_rng(len(block))
+    W = np.zeros((4, 27))
+    for c in block:
+        W[:, c * 9:(c + 1) * 9] = rng.integers(-4, 5, size=(4, 9)) / 8
+    op = _layer(W).operator
+    V, idx = read_patch(op)
+    full = np.where(op.geometry.patch_index >= 0, op.geometry.patch_index, 75)
+    if block:
+        assert V.shape[1] == int(np.sum(np.any(W != 0, axis=0)))
+        assert np.all(np.any(V != 0, axis=0))
+    else:  # an all-zero kernel keeps one column: no empty tensor in the graph
+        assert V.shape == (4, 1) and not V.any()
+    for k in range(V.shape[1]):
+        j = next(j for j in range(27) if np.array_equal(full[j], idx[k]))
+        assert np.array_equal(W[:, j], V[:, k])
+    A = rng.integers(0, 9, size=(6, 75)) / 8
+    padded = np.concatenate([A, np.zeros((6, 1))], axis=1)
+    assert np.array_equal(np.matmul(V, padded[:, idx]), np.matmul(W, padded[:, full]))

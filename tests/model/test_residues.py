@@ -135,3 +135,52 @@ def test_one_plan_serves_every_batch():
         N, D = exact_batch(g, X, plan)
         assert [[fmpq(v, D) for v in row] for row in N] == reference(g, X)
     assert math.gcd(D, 2) in (1, 2) and Fraction(D).denominator == 1
+
+
+def _residues_of(values: list[int], primes: list[int]) -> np.ndarray:
+    """Symmetric residues ``(K, 1, m)`` of Python integers, as the batch holds them."""
+    return np.array([[[v % p - (p if 2 * (v % p) > p else 0) for v in values]]
+                     for p in primes], dtype=np.float64)
+
+
+@pytest.mark.parametrize("K", [1, 3, 9, 17])
+def test_signs_and_base_extension_against_python_integers(K):
+    """Item 3's fixed-point sign and item 5's base extension on integers ``|N| ≤ 2^-9·M``:
+    the largest allowed, ±1, 0, values just around ``±2^-65·M`` (the exact rebuild's edge) and
+    random ones, against Python's own arithmetic."""
+    pool = primes_below(22, 40)
+    basis = residues._Basis(pool[:K])
+    M = basis.M
+    edge = M >> 65
+    rng = np.random.default_rng(K)
+    values = [0, 1, -1, M >> 9, -(M >> 9), edge, -edge, edge + 1, -(edge + 1), 2 * edge + 3,
+              *(int(v) for v in rng.integers(-2**40, 2**40, 20)),
+              *(int.from_bytes(rng.bytes(40), "big") % (M >> 9) * s for s in (1, -1)
+                for _ in range(20))]
+    values = [v for v in values if abs(v) <= M >> 9]  # item 2's bound
+    res = _residues_of(values, pool[:K])
+    pos, t = basis.positive(res)
+    assert pos[0].tolist() == [v > 0 for v in values]
+    assert basis.integers(t.reshape(K, -1)) == values
+    more = pool[K:K + 6]
+    extended = basis.extend(t, more)
+    assert np.array_equal(np.mod(extended, np.array(more, dtype=float).reshape(-1, 1, 1)),
+                          np.array([[[v % q for v in values]] for q in more], dtype=float))
+
+
+def test_batches_on_threads_and_chunks_give_the_same_outputs(monkeypatch):
+    """The batches run side by side (:func:`exact_outputs`): one thread or two, batches of 1
+    sample or 5, the outputs and the exact argmax are the same."""
+    from exactnorm.outputs import data_eval
+
+    g = small_resnet(2)
+    X = samples(g.widths[0], 11, seed=17, scale=1.0)
+    runs = []
+    for threads, chunk in ((1, 64), (2, 1), (2, 5)):
+        monkeypatch.setattr(data_eval, "EXACT_THREADS", threads)
+        monkeypatch.setattr(data_eval, "EXACT_CHUNK", chunk)
+        runs.append(exact_outputs(g, X))
+    for values, best in runs[1:]:
+        assert np.array_equal(values, runs[0][0]) and np.array_equal(best, runs[0][1])
+    exact = reference(g, X)
+    assert runs[0][0].tolist() == [[int(v.p) / int(v.q) for v in row] for row in exact]

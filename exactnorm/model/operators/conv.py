@@ -121,16 +121,24 @@ class Conv:
 
     def apply_float(self, A: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
         """On the patches of the batch (padding pixels read an appended zero): the rounding of
-        the ONNX export's im2col form."""
+        the ONNX export's im2col form, each output the kernel row times its patch. The patch
+        rows are gathered sample-last (each gathered entry a contiguous run of the batch) so
+        that one matrix product per group covers every position of every sample: a product
+        per sample of a small kernel ran at a tenth of the speed."""
         A = np.asarray(A)
-        padded = np.concatenate([A, np.zeros((len(A), 1), dtype=A.dtype)], axis=1)
+        n, P = len(A), self.geometry.positions
+        cols = np.empty((A.shape[1] + 1, n), dtype=A.dtype)
+        cols[:-1] = A.T
+        cols[-1] = 0
         if self.groups == 1:
             W, idx = self._used_columns
-            return np.matmul(W.astype(dtype), padded[:, idx]).reshape(len(A), -1)
-        G, P = self.groups, self.geometry.positions
-        W = self._floats.astype(dtype).reshape(G, self.channels // G, -1)
-        patches = padded[:, self.geometry.patch_index].reshape(len(A), G, -1, P)
-        return np.matmul(W, patches).reshape(len(A), -1)
+            Z = W.astype(dtype) @ cols[idx].reshape(len(idx), P * n)
+        else:
+            G = self.groups
+            rows = self.geometry.patch_size // G
+            W = self._floats.astype(dtype).reshape(G, self.channels // G, rows)
+            Z = np.matmul(W, cols[self.geometry.patch_index].reshape(G, rows, P * n))
+        return Z.reshape(self.channels, P, n).transpose(2, 0, 1).reshape(n, self.channels * P)
 
     def interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
         return box_image(self, lo, hi)

@@ -206,7 +206,7 @@ class WindowMeans:
 
     def apply_float(self, A: np.ndarray, dtype: Any = np.float64) -> np.ndarray:
         A = np.asarray(A)
-        return A[:, self.windows].mean(axis=2, dtype=dtype).reshape(len(A), -1)
+        return A[:, self.windows].mean(axis=2, dtype=dtype).reshape(len(A), self.shape[0])
 
     def interval(self, lo: Vector, hi: Vector) -> tuple[Vector, Vector]:
         return self.apply(lo), self.apply(hi)

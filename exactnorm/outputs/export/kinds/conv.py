@@ -1,7 +1,10 @@
 """The ``conv`` kind's exporter: in ONNX ``Conv`` (kernel ``[c, C/G, kh, kw]``, ``group`` G, no
 bias) on NCHW and the normalization per channel (float32), or the im2col form — ``Gather`` of
-the patches (padding pixels read an appended zero), ``MatMul`` with the kernel matrix of the
-whole patch (a grouped kernel block-diagonal, zeros between its groups) and the normalization on
+the patch rows the kernel reads (padding pixels read an appended zero), ``MatMul`` with the
+kernel matrix of the whole patch restricted to those rows (a grouped kernel block-diagonal; a
+channel block's masked kernel reads one block's rows, so the columns of exact zeros are neither
+gathered nor multiplied, as in the float copy's
+:meth:`~exactnorm.model.operators.conv.Conv.apply_float`) and the normalization on
 ``(N, c, positions)`` (float64: onnxruntime has no double ``Conv``); in PyTorch a ``Conv2d``
 with ``groups`` and without bias and a ``BatchNorm2d``; in npz ``V{j}`` (the 4-d kernel, whose
 second axis ``C/G`` gives the groups), the normalization's arrays and ``geometry{j}`` = ``[C, H,
@@ -25,7 +28,7 @@ from exactnorm.outputs.export.kinds.base import (
     norm_arrays,
 )
 
-__all__ = ["ConvExporter", "EXPORTER"]
+__all__ = ["ConvExporter", "EXPORTER", "read_patch"]
 
 
 def _op(layer: FloatLayer) -> Conv:
@@ -50,6 +53,21 @@ def _whole_patch(op: Conv) -> np.ndarray:
     return out
 
 
+def read_patch(op: Conv) -> tuple[np.ndarray, np.ndarray]:
+    """The im2col form's kernel and patch index, restricted to the patch rows the kernel reads
+    (a column of the whole-patch kernel with a nonzero entry; at least one, so that no tensor
+    of the graph is empty). The dropped columns are exact zeros: every output is the same sum
+    of the same nonzero products."""
+    W = _whole_patch(op)
+    idx = np.where(op.geometry.patch_index >= 0, op.geometry.patch_index,
+                   op.geometry.input_size)
+    used = np.flatnonzero(np.any(W != 0, axis=0))
+    if len(used) == W.shape[1]:
+        return W, idx
+    used = used if len(used) else np.arange(1)
+    return W[:, used], idx[used]
+
+
 class ConvExporter:
     """Exporter of the ``conv`` kind (module doc)."""
 
@@ -72,11 +90,10 @@ class ConvExporter:
             return g.normalization(j, v, stats, trailing=2), op.output_shape
         pad = g.node("Pad", [g.flat(layer.input), g.const(f"pads{j}", [0, 0, 0, 1], True)],
                      f"pad{j}", f"layer{j}_pad", mode="constant")
-        idx = np.where(geo.patch_index >= 0, geo.patch_index, geo.input_size)
+        W, idx = read_patch(op)
         patches = g.node("Gather", [pad, g.const(f"idx{j}", idx, True)], f"patch{j}",
                          f"layer{j}_patches", axis=1)
-        v = g.node("MatMul", [g.const(f"V{j}", _whole_patch(op)), patches], f"v{j}",
-                   f"layer{j}_matmul")
+        v = g.node("MatMul", [g.const(f"V{j}", W), patches], f"v{j}", f"layer{j}_matmul")
         u = g.normalization(j, v, stats, trailing=1)
         return g.node("Flatten", [u], f"flat_out{j}", f"layer{j}_flatten", axis=1), None
 
