@@ -55,12 +55,13 @@ def peak_rss_mb() -> float:
     return max(own, kids) / 1024
 
 
-def write_csv(name: str, columns: list[str], rows: list[list[Any]]) -> Path:
-    """Write ``results/<name>.csv`` with a ``# machine`` header line."""
+def write_csv(name: str, columns: list[str], rows: list[list[Any]], **facts: Any) -> Path:
+    """Write ``results/<name>.csv`` with a ``# machine`` header line (and ``facts`` on it)."""
     RESULTS.mkdir(parents=True, exist_ok=True)
     path = RESULTS / f"{name}.csv"
     with open(path, "w", newline="") as fh:
-        fh.write("# " + ", ".join(f"{k}={v}" for k, v in machine().items()) + "\n")
+        header = {**machine(), **facts}
+        fh.write("# " + ", ".join(f"{k}={v}" for k, v in header.items()) + "\n")
         w = csv.writer(fh)
         w.writerow(columns)
         w.writerows(rows)

@@ -10,6 +10,13 @@ is the child's user + system time (``resource.getrusage``), which a loaded machi
 less than wall time; both are written with the load average to
 ``results/dry_run.csv``.
 
+Each command runs twice: as the environment runs it (``wall_s``, ``cpu_s``: with
+``PYTHONDONTWRITEBYTECODE=1``, as on the development machines, every module of exactnorm is
+compiled again on every run, about half of a small model's dry run), and with the package's
+bytecode compiled beforehand into a temporary ``PYTHONPYCACHEPREFIX`` (``cpu_s_bytecode``: what
+an installed package, or a checkout run twice, does). The CSV header says which the environment
+does.
+
     python benchmarks/bench_dry_run.py [--quick]
 """
 
@@ -78,12 +85,21 @@ def corpus(folder: Path, quick: bool) -> dict[str, Path]:
     return models
 
 
-def dry_run(argv: list[str], cwd: Path) -> tuple[float, float, dict]:
+def compiled_bytecode(prefix: Path) -> dict[str, str]:
+    """The package's bytecode compiled into ``prefix``, and the environment that reads it."""
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(prefix)}
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "exactnorm")],
+                   env=env, check=True)
+    return {"PYTHONPYCACHEPREFIX": str(prefix)}
+
+
+def dry_run(argv: list[str], cwd: Path, env: dict[str, str] | None = None
+            ) -> tuple[float, float, dict]:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     r = subprocess.run([sys.executable, "-m", "exactnorm", *argv, "--dry-run", "--json"],
                        cwd=cwd, capture_output=True, text=True, check=False,
-                       env={**os.environ, "PYTHONPATH": str(HERE.parent)})
+                       env={**os.environ, "PYTHONPATH": str(HERE.parent), **(env or {})})
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -101,6 +117,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
+        bytecode = compiled_bytecode(folder / "pycache")
         for name, path in corpus(folder, args.quick).items():
             # an .npz target carries its own box; an ONNX model is given one
             box = [] if path.suffix == ".npz" else ["--box", "0:1"]
@@ -110,16 +127,19 @@ def main() -> None:
                                           str(path)]))
             for verb, argv in runs:
                 wall, cpu, obj = dry_run(argv, folder)
-                assert not (folder / "c.json").exists()
+                _, cpu_compiled, again = dry_run(argv, folder, bytecode)
+                assert not (folder / "c.json").exists() and again["details"] == obj["details"]
                 plan = obj["details"]["plan"]
                 estimate = plan.get("estimate", {})
-                rows.append([name, verb, round(wall, 3), round(cpu, 3),
+                rows.append([name, verb, round(wall, 3), round(cpu, 3), round(cpu_compiled, 3),
                              plan.get("construction", ""), estimate.get("seconds", ""),
                              os.getloadavg()[0]])
                 say(f"{name:28} {verb:9} wall {wall:6.2f} s  cpu {cpu:6.2f} s  "
-                    f"{verdict(cpu, TARGET_SECONDS, higher_is_better=False)} (CPU)")
-    path = write_csv("dry_run", ["model", "verb", "wall_s", "cpu_s", "construction",
-                                 "estimated_s", "load_1min"], rows)
+                    f"{verdict(cpu, TARGET_SECONDS, higher_is_better=False)} (CPU); "
+                    f"{cpu_compiled:5.2f} s with bytecode")
+    path = write_csv("dry_run", ["model", "verb", "wall_s", "cpu_s", "cpu_s_bytecode",
+                                 "construction", "estimated_s", "load_1min"], rows,
+                     bytecode="not written" if sys.dont_write_bytecode else "written")
     say(f"wrote {path}")
 
 
