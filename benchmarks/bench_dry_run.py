@@ -12,10 +12,9 @@ less than wall time; both are written with the load average to
 
 Each command runs twice: as the environment runs it (``wall_s``, ``cpu_s``: with
 ``PYTHONDONTWRITEBYTECODE=1``, as on the development machines, every module of exactnorm is
-compiled again on every run, about half of a small model's dry run), and with the package's
-bytecode compiled beforehand into a temporary ``PYTHONPYCACHEPREFIX`` (``cpu_s_bytecode``: what
-an installed package, or a checkout run twice, does). The CSV header says which the environment
-does.
+compiled again on every run, about half of a small model's dry run), and on a copy of the
+package whose bytecode was compiled beforehand (``cpu_s_bytecode``: what an installed package,
+or a checkout run twice, does). The CSV header says which the environment does.
 
     python benchmarks/bench_dry_run.py [--quick]
 """
@@ -26,6 +25,7 @@ import argparse
 import json
 import os
 import resource
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -85,12 +85,15 @@ def corpus(folder: Path, quick: bool) -> dict[str, Path]:
     return models
 
 
-def compiled_bytecode(prefix: Path) -> dict[str, str]:
-    """The package's bytecode compiled into ``prefix``, and the environment that reads it."""
-    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(prefix)}
-    subprocess.run([sys.executable, "-m", "compileall", "-q", str(HERE.parent / "exactnorm")],
-                   env=env, check=True)
-    return {"PYTHONPYCACHEPREFIX": str(prefix)}
+def compiled_copy(folder: Path) -> dict[str, str]:
+    """A copy of the package with its bytecode compiled next to it (as pip installs it; a
+    ``PYTHONPYCACHEPREFIX`` would hide the dependencies' own bytecode), and the environment
+    that imports it."""
+    shutil.copytree(HERE.parent / "exactnorm", folder / "exactnorm",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(folder / "exactnorm")],
+                   check=True)
+    return {"PYTHONPATH": str(folder)}
 
 
 def dry_run(argv: list[str], cwd: Path, env: dict[str, str] | None = None
@@ -117,7 +120,7 @@ def main() -> None:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        bytecode = compiled_bytecode(folder / "pycache")
+        bytecode = compiled_copy(folder / "installed")
         for name, path in corpus(folder, args.quick).items():
             # an .npz target carries its own box; an ONNX model is given one
             box = [] if path.suffix == ".npz" else ["--box", "0:1"]
