@@ -504,9 +504,12 @@ def report(records: list[dict[str, Any]], *, docs: bool) -> None:
     if docs:
         loads = sorted(_num(r["load_1min"]) for r in records if r.get("load_1min"))
         load = f"{loads[0]}–{loads[-1]}" if loads else str(m["load_1min"])
+        unrecorded = ("; —: a row of an earlier run that did not record it"
+                      if len(loads) < len(records) else "")
         header = (f"Measured by `python benchmarks/bench_estimates.py` on {m['cpu']}, "
                   f"{m['cores']} cores, with a 1-minute load of {load} from other work on the "
-                  f"machine (each row's in its last column): the wall times are inflated by it "
+                  f"machine (each row's in its last column{unrecorded}): the wall times are "
+                  f"inflated by it "
                   f"(the estimate is for a quiet machine), CPU times far less. Worst ratio of "
                   f"CPU time, peak memory and bytes: {worst:.2f}; of wall time: "
                   f"{worst_wall:.2f}.")
