@@ -25,8 +25,8 @@ there the exact frozen network may differ from the target (nothing is claimed).
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +41,8 @@ from exactnorm.exact.files import require_file
 from exactnorm.model.network import FloatNetwork
 from exactnorm.model.residues import ResiduePlan, exact_batch
 
-__all__ = ["load_data", "exact_outputs", "float_copy", "compare", "inside_box",
-           "MAX_DATA_BYTES", "CHUNK", "EXACT_CHUNK"]
+__all__ = ["load_data", "exact_outputs", "float_copy", "compare", "inside_box", "on_threads",
+           "residue_plan", "MAX_DATA_BYTES", "CHUNK", "EXACT_CHUNK", "EXACT_THREADS"]
 
 #: the largest data file read (the checker's default certificate limit)
 MAX_DATA_BYTES = DEFAULT_MAX_BYTES
@@ -184,17 +184,62 @@ def exact_outputs(target: Any, X: np.ndarray, progress: Hook = None
         if progress is not None:
             progress(start + len(N), n)
 
-    with threadpool_limits(limits=1, user_api="blas"):
-        keep(0, one(0))  # alone: it fills the plan's caches that the others read
-        if len(starts) > 1:
-            pool = ThreadPoolExecutor(max_workers=EXACT_THREADS,
-                                      thread_name_prefix="exactnorm-residues")
-            try:
-                for start, batch in zip(starts[1:], pool.map(one, starts[1:])):
-                    keep(start, batch)
-            finally:  # on an interrupt: no batch is started after the current ones
-                pool.shutdown(wait=False, cancel_futures=True)
+    on_threads(one, starts[:1], keep)  # alone: it fills the plan's caches the others read
+    on_threads(one, starts[1:], keep)
     return values, best
+
+
+def on_threads(work: Callable[[int], Any], starts: Sequence[int],
+               keep: Callable[[int, Any], None]) -> None:
+    """``keep(start, work(start))`` for every start, in order, the works running on
+    :data:`EXACT_THREADS` threads with one BLAS thread each (:func:`exact_outputs` says why).
+
+    The threads are daemons and the caller waits a quarter second at a time: on an interrupt
+    (or an error of a work, raised here at its turn) no work is started after the running ones
+    and the command exits without waiting for them (a batch can take seconds)."""
+    order = list(starts)
+    if not order:
+        return
+    results: dict[int, Any] = {}
+    pending = iter(order)
+    ready = threading.Condition()
+    stop = threading.Event()
+
+    def worker() -> None:
+        while not stop.is_set():
+            with ready:
+                start = next(pending, None)
+            if start is None:
+                return
+            try:
+                result: Any = work(start)
+            except BaseException as exc:  # noqa: BLE001 - raised in the caller at its turn
+                result = _Failed(exc)
+            with ready:
+                results[start] = result
+                ready.notify_all()
+
+    with threadpool_limits(limits=1, user_api="blas"):
+        for k in range(min(EXACT_THREADS, len(order))):
+            threading.Thread(target=worker, daemon=True, name=f"exactnorm-batch{k}").start()
+        try:
+            for start in order:
+                with ready:
+                    while start not in results:
+                        ready.wait(0.25)
+                    result = results.pop(start)
+                if isinstance(result, _Failed):
+                    raise result.error
+                keep(start, result)
+        finally:
+            stop.set()
+
+
+class _Failed:
+    """A work's exception, carried to the caller's thread."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
 
 
 def residue_plan(target: Any) -> ResiduePlan:
@@ -226,15 +271,22 @@ def float_chunk(copy: Any) -> int:
 
 
 def run_float(copy: Any, X: np.ndarray, dtype: Any, progress: Hook = None) -> np.ndarray:
-    """``copy.forward`` in batches of :func:`float_chunk` samples, as float64 results."""
-    out = []
-    chunk = float_chunk(copy)
-    with np.errstate(all="ignore"):
-        for start in range(0, len(X), chunk):
-            out.append(np.asarray(copy.forward(X[start:start + chunk], dtype), dtype=np.float64))
-            if progress is not None:
-                progress(min(start + chunk, len(X)), len(X))
-    return np.concatenate(out) if out else np.zeros((0, 0))
+    """``copy.forward`` in batches of half :func:`float_chunk` samples, two at a time
+    (:func:`on_threads`: the same memory as one whole batch), as float64 results."""
+    chunk = max(1, float_chunk(copy) // EXACT_THREADS)
+    out: dict[int, np.ndarray] = {}
+
+    def one(start: int) -> np.ndarray:
+        with np.errstate(all="ignore"):  # per thread: float32 copies overflow by design
+            return np.asarray(copy.forward(X[start:start + chunk], dtype), dtype=np.float64)
+
+    def keep(start: int, Y: np.ndarray) -> None:
+        out[start] = Y
+        if progress is not None:
+            progress(min(start + chunk, len(X)), len(X))
+
+    on_threads(one, range(0, len(X), chunk), keep)
+    return np.concatenate([out[s] for s in sorted(out)]) if out else np.zeros((0, 0))
 
 
 def compare(Y: np.ndarray, exact: np.ndarray, best: np.ndarray,

@@ -238,3 +238,49 @@ def test_deadline_and_signals_become_interrupts():
     assert caught.value.signal_name == "SIGTERM"
     # the previous handlers are back
     assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+_BATCHES_ON_THREADS = """
+import time
+from exactnorm.exact.interrupts import handling_interrupts
+from exactnorm.outputs.data_eval import on_threads
+
+def work(start):
+    if start == 0:
+        return start
+    t = time.monotonic()
+    while time.monotonic() - t < 30:  # a long batch holding the interpreter lock at times
+        sum(range(10_000))
+    return start
+
+def keep(start, result):
+    if start == 0:
+        print("running", flush=True)
+
+try:
+    with handling_interrupts():
+        on_threads(work, range(6), keep)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    raise SystemExit(130)
+"""
+
+
+def test_sigint_while_data_batches_run_on_threads():
+    """The exact target and the float copies on data run their batches on threads
+    (``on_threads``): SIGINT to the process ends it within 2 s though two batches of 30 s are
+    running, and no traceback comes from any thread."""
+    proc = subprocess.Popen([sys.executable, "-c", _BATCHES_ON_THREADS], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=checkout_env())
+    try:
+        assert proc.stdout.readline() == "running\n"
+        time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        t0 = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        elapsed = time.monotonic() - t0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 130 and out == "interrupted\n" and err == "", (out, err)
+    assert elapsed < WITHIN, elapsed
