@@ -8,18 +8,24 @@ the plan (its estimate is the one the command prints), the construction, writing
 its workers (``resource.getrusage``; on a shared machine the fairer measure) and the wall time,
 the peak RSS of the process and of its largest worker, the file's bytes (and its uncompressed
 bytes), the checker's work units and budget. Corpus cases run with the command line's default
-options (``jobs`` auto); calibration cases with one process.
+options (``jobs`` auto); calibration cases with one process. A transformer of
+``tests/model/data`` (token ids in) is what ``exactnorm certify model.onnx`` does with it: the
+plan of every slot (the estimate it prints is all slots together), the slots built, one
+document written and checked (docs/transformers.md).
 
 Usage::
 
     python benchmarks/bench_estimates.py                 # the corpus: CSV + docs table
-    python benchmarks/bench_estimates.py --only pipe-64-64-10 lenet
+    python benchmarks/bench_estimates.py --only pipe-64-64-10 lenet  # other rows kept
     python benchmarks/bench_estimates.py --fit           # calibration cases, then print FITTED
     python benchmarks/bench_estimates.py --fit --corpus  # fit on calibration and corpus
 
 The corpus table replaces the block between the ``bench_estimates`` markers of
-``docs/performance.md`` (``--no-docs`` leaves it). Ratios are estimate / measured; the goal is
-every ratio within [1/2, 2].
+``docs/performance.md`` (``--no-docs`` leaves it); with ``--only`` the other corpus rows are
+kept as ``results/estimates.csv`` holds them, each with the 1-minute load it was measured at.
+The measured rows of every run are kept in ``results/estimates_rows.tmp`` (the latest of each
+case; ``--rows`` refits from them). Ratios are estimate / measured; the goal is every ratio
+within [1/2, 2].
 """
 
 from __future__ import annotations
@@ -47,6 +53,7 @@ from _common import machine, say, write_csv  # noqa: E402
 
 DOCS = ROOT / "docs" / "performance.md"
 BEGIN, END = "<!-- bench_estimates:begin -->", "<!-- bench_estimates:end -->"
+TRANSFORMERS = ROOT / "tests" / "model" / "data"
 CACHE = Path(os.environ.get("EXACTNORM_BENCH_CACHE", Path(tempfile.gettempdir())
                             / "exactnorm-bench-models"))
 
@@ -134,6 +141,10 @@ def _load(kind: str, arg: Any) -> Any:
                                           input_shape=INPUT_SHAPE)
         if kind == "resnet":
             return api.load_target(HERE / arg, box="0:1")
+        if kind == "transformer":
+            from exactnorm.model.interop.transformer import transformer_from_onnx
+
+            return transformer_from_onnx(TRANSFORMERS / arg)
         if kind == "random":
             from exactnorm.model.targets import random_target
 
@@ -199,6 +210,9 @@ CORPUS: dict[str, tuple[str, Any, dict[str, Any]]] = {
     "mlp-784-128-10": ("mlp", (784, 128, 10), {}),
     "lenet": ("lenet", None, {}),
     "resnet8": ("resnet", "resnet8_digits.onnx", {}),
+    # the transformers of docs/transformers.md: every slot planned and built, one document
+    **{stem: ("transformer", f"{stem}.onnx", {})
+       for stem in ("tiny_preln", "modadd_1l_preln", "modadd_1l_postln", "modadd_2l_preln")},
 }
 
 _T1 = {"construction": "theorem1", "jobs": 1}
@@ -246,24 +260,60 @@ def _peak() -> tuple[int, int]:
             resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024)
 
 
+def _certify_steps(kind: str) -> tuple[Any, Any, Any]:
+    """``plan(target, **options)``, ``build(target, plan)`` and ``write(result, path)`` as
+    ``exactnorm certify`` runs them: a transformer is planned and built slot by slot and
+    written as one document (docs/transformers.md), any other target as one certificate."""
+    if kind == "transformer":
+        from exactnorm.api import certify_transformer, plan_transformer
+        from exactnorm.certificate import save_certificate
+
+        return (plan_transformer, lambda _target, plan: certify_transformer(plan),
+                lambda result, path: save_certificate(result.document, path))
+    from exactnorm import api
+    from exactnorm.certificate import write_certificate
+
+    return api.plan_certify, api.certify_target, write_certificate
+
+
+def _gamma_bits(result: Any) -> int:
+    """The largest γ's bits: from the construction's reports, or for a transformer from its
+    document's slots (the largest numerator or common denominator of a layer's γ)."""
+    if not hasattr(result, "document"):
+        return max((r.gamma_bits for r in result.reports), default=0)
+    from fractions import Fraction
+
+    def bits(gamma: Any) -> int:
+        if isinstance(gamma, dict):
+            return max(abs(int(x)).bit_length() for x in [*gamma["num"], gamma["den"]])
+        return max(max(abs(q.numerator).bit_length(), q.denominator.bit_length())
+                   for q in map(Fraction, gamma))
+
+    return max((bits(layer["gamma"]) for slot in result.document["slots"].values()
+                for layer in slot["network"]["layers"]), default=0)
+
+
 def run_one(name: str, folder: Path) -> dict[str, Any]:
     """The steps of ``exactnorm certify`` on case ``name``, timed per phase (module doc)."""
     from exactnorm import api
-    from exactnorm.certificate import write_certificate
     from exactnorm.constructions.costs import footprint_dict
 
     kind, arg, options = ALL[name]
+    plan_of, build, write = _certify_steps(kind)
     out: dict[str, Any] = {"case": name}
     c0, w0 = _cpu(), time.perf_counter()
     target = _load(kind, arg)
     out["load"] = [_cpu() - c0, time.perf_counter() - w0]
     c0, w0 = _cpu(), time.perf_counter()
-    plan = api.plan_certify(target, **options)
+    plan = plan_of(target, **options)
     out["plan"] = [_cpu() - c0, time.perf_counter() - w0]
     est = plan.estimate
-    jobs = plan.options.get("jobs", 1)
-    out.update(construction=plan.construction, block=plan.options.get("block"), jobs=jobs,
-               note=plan.summary)
+    if kind == "transformer":
+        jobs, construction, block = plan.jobs, "transformer", None
+    else:
+        jobs, construction = plan.options.get("jobs", 1), plan.construction
+        block = plan.options.get("block")
+    out.update(construction=construction, block=block, jobs=jobs, note=plan.summary)
     out["estimate"] = {"seconds": est.seconds, "wall": est.wall(jobs),
                        "build": est.build_seconds, "write": est.write_seconds,
                        "check": est.check_seconds, "peak": est.peak_bytes,
@@ -277,12 +327,12 @@ def run_one(name: str, folder: Path) -> dict[str, Any]:
     c0, w0 = _cpu(), time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        c = api.certify_target(target, plan)
+        c = build(target, plan)
     out["build"] = [_cpu() - c0, time.perf_counter() - w0]
-    out["gamma_bits"] = max((r.gamma_bits for r in c.reports), default=0)
+    out["gamma_bits"] = _gamma_bits(c)
     path = folder / f"{name}.json.gz"
     c0, w0 = _cpu(), time.perf_counter()
-    out["gz"] = write_certificate(c, path)
+    out["gz"] = write(c, path)
     out["write"] = [_cpu() - c0, time.perf_counter() - w0]
     del c
     with gzip.open(path, "rb") as fh:
@@ -351,38 +401,70 @@ def print_fitted(coefs: dict[str, dict[str, float]], note: str) -> None:
 
 # ------------------------------------------------------------------ the table
 
+#: the columns of results/estimates.csv: one record per corpus case
+COLUMNS = ["case", "construction", "block", "jobs", "est_cpu_s", "cpu_s", "est_wall_s", "wall_s",
+           "est_peak_bytes", "peak_bytes", "est_gz", "gz", "est_gamma_bits", "gamma_bits",
+           "est_units", "units", "load_1min"]
+CSV = HERE / "results" / "estimates.csv"
+ROWS = HERE / "results" / "estimates_rows.tmp"
+
+
+def record(r: dict[str, Any]) -> dict[str, Any]:
+    """A measured row as the CSV keeps it (estimate and measurement side by side)."""
+    e = r["estimate"]
+    return {"case": r["case"], "construction": r["construction"], "block": r.get("block"),
+            "jobs": r["jobs"], "est_cpu_s": f"{e['seconds']:.3f}",
+            "cpu_s": f"{sum(r[p][0] for p in ('build', 'write', 'check')):.3f}",
+            "est_wall_s": f"{e['wall']:.3f}",
+            "wall_s": f"{sum(r[p][1] for p in ('build', 'write', 'check')):.3f}",
+            "est_peak_bytes": e["peak"], "peak_bytes": max(r["peak"], r["worker_peak"]),
+            "est_gz": e["gz"], "gz": r["gz"], "est_gamma_bits": e["gamma_bits"],
+            "gamma_bits": r["gamma_bits"], "est_units": e["units"], "units": r["units"],
+            "load_1min": r.get("load_1min")}
+
+
+def stored_records() -> list[dict[str, Any]]:
+    """The records of results/estimates.csv (none when it is missing)."""
+    import csv
+
+    if not CSV.exists():
+        return []
+    lines = [line for line in CSV.read_text().splitlines() if not line.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+def _num(v: Any) -> float:
+    return float(v) if v not in (None, "") else float("nan")
+
+
 def _ratio(est: float, meas: float) -> float:
     return est / meas if meas else float("inf")
 
 
-def table(rows: list[dict[str, Any]]) -> list[str]:
+def ratios(rec: dict[str, Any]) -> dict[str, float]:
+    """Estimate / measured of CPU time, wall time, peak memory and gz bytes (NaN: no
+    estimate)."""
+    return {k: _ratio(_num(rec[f"est_{v}"]), _num(rec[v])) for k, v in
+            (("cpu", "cpu_s"), ("wall", "wall_s"), ("peak", "peak_bytes"), ("gz", "gz"))}
+
+
+def table(records: list[dict[str, Any]]) -> list[str]:
     head = ("| model | plan | est. CPU | measured CPU | ratio | est. wall | measured wall | ratio "
-            "| est. peak | peak | ratio | est. gz | gz | ratio |")
-    lines = [head, "|" + "---|" * 14]
-    for r in rows:
-        e = r["estimate"]
-        cpu = sum(r[p][0] for p in ("build", "write", "check"))
-        wall = sum(r[p][1] for p in ("build", "write", "check"))
-        peak = max(r["peak"], r["worker_peak"])
+            "| est. peak | peak | ratio | est. gz | gz | ratio | load |")
+    lines = [head, "|" + "---|" * 15]
+    for r in records:
+        q = ratios(r)
         plan = r["construction"] + (f" k={r['block']}" if r.get("block") else "") \
             + f", jobs {r['jobs']}"
+        mib = 2**20
         lines.append(
-            f"| {r['case']} | {plan} | {e['seconds']:.1f} s | {cpu:.1f} s | "
-            f"{_ratio(e['seconds'], cpu):.2f} | {e['wall']:.1f} s | {wall:.1f} s | "
-            f"{_ratio(e['wall'], wall):.2f} | {e['peak'] / 2**20:.0f} MiB | "
-            f"{peak / 2**20:.0f} MiB | {_ratio(e['peak'], peak):.2f} | "
-            f"{e['gz'] / 2**20:.2f} MiB | {r['gz'] / 2**20:.2f} MiB | "
-            f"{_ratio(e['gz'], r['gz']):.2f} |")
+            f"| {r['case']} | {plan} | {_num(r['est_cpu_s']):.1f} s | {_num(r['cpu_s']):.1f} s | "
+            f"{q['cpu']:.2f} | {_num(r['est_wall_s']):.1f} s | {_num(r['wall_s']):.1f} s | "
+            f"{q['wall']:.2f} | {_num(r['est_peak_bytes']) / mib:.0f} MiB | "
+            f"{_num(r['peak_bytes']) / mib:.0f} MiB | {q['peak']:.2f} | "
+            f"{_num(r['est_gz']) / mib:.2f} MiB | {_num(r['gz']) / mib:.2f} MiB | "
+            f"{q['gz']:.2f} | {r.get('load_1min') or '—'} |")
     return lines
-
-
-def ratios(r: dict[str, Any]) -> dict[str, float]:
-    e = r["estimate"]
-    cpu = sum(r[p][0] for p in ("build", "write", "check"))
-    wall = sum(r[p][1] for p in ("build", "write", "check"))
-    return {"cpu": _ratio(e["seconds"], cpu), "wall": _ratio(e["wall"], wall),
-            "peak": _ratio(e["peak"], max(r["peak"], r["worker_peak"])),
-            "gz": _ratio(e["gz"], r["gz"])}
 
 
 def update_docs(lines: list[str], header: str) -> None:
@@ -395,11 +477,51 @@ def update_docs(lines: list[str], header: str) -> None:
                     encoding="utf-8")
 
 
+def stored_rows() -> dict[str, dict[str, Any]]:
+    """The measured rows of earlier runs (JSON lines, one per case, the latest kept)."""
+    if not ROWS.exists():
+        return {}
+    rows = [json.loads(line) for line in ROWS.read_text().splitlines() if line]
+    return {r["case"]: r for r in rows}
+
+
+def report(records: list[dict[str, Any]], *, docs: bool) -> None:
+    """The corpus records: printed, written to results/estimates.csv and (``docs``) to the
+    table of docs/performance.md."""
+    lines = table(records)
+    say("\n" + "\n".join(lines))
+
+    def worst_of(keys: tuple[str, ...]) -> float:
+        return max((max(v, 1 / v) for r in records for k, v in ratios(r).items()
+                    if k in keys and v == v), default=1.0)
+
+    worst, worst_wall = worst_of(("cpu", "peak", "gz")), worst_of(("wall",))
+    m = machine()
+    say(f"\nworst ratio of CPU time, peak and bytes (estimate/measured or its inverse): "
+        f"{worst:.2f} (goal ≤ 2); of wall time: {worst_wall:.2f} (the estimate is for a quiet "
+        f"machine; load {m['load_1min']})")
+    write_csv("estimates", COLUMNS, [[r.get(c) for c in COLUMNS] for r in records])
+    if docs:
+        loads = sorted(_num(r["load_1min"]) for r in records if r.get("load_1min"))
+        load = f"{loads[0]}–{loads[-1]}" if loads else str(m["load_1min"])
+        unrecorded = ("; —: a row of an earlier run that did not record it"
+                      if len(loads) < len(records) else "")
+        header = (f"Measured by `python benchmarks/bench_estimates.py` on {m['cpu']}, "
+                  f"{m['cores']} cores, with a 1-minute load of {load} from other work on the "
+                  f"machine (each row's in its last column{unrecorded}): the wall times are "
+                  f"inflated by it "
+                  f"(the estimate is for a quiet machine), CPU times far less. Worst ratio of "
+                  f"CPU time, peak memory and bytes: {worst:.2f}; of wall time: "
+                  f"{worst_wall:.2f}.")
+        update_docs(lines, header)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--one", help=argparse.SUPPRESS)
     ap.add_argument("--folder", default=None, help=argparse.SUPPRESS)
-    ap.add_argument("--only", nargs="*", default=None, help="case names")
+    ap.add_argument("--only", nargs="*", default=None,
+                    help="case names (the other corpus rows are kept as they are)")
     ap.add_argument("--fit", action="store_true", help="run the calibration cases and fit")
     ap.add_argument("--corpus", action="store_true", help="with --fit: fit on the corpus too")
     ap.add_argument("--no-docs", action="store_true", help="leave docs/performance.md")
@@ -411,6 +533,9 @@ def main() -> None:
         return
     say("machine:", ", ".join(f"{k}={v}" for k, v in machine().items()))
     if args.only is not None:
+        unknown = [n for n in args.only if n not in ALL]
+        if unknown:
+            ap.error(f"unknown case(s) {', '.join(unknown)}; cases: {', '.join(ALL)}")
         names = args.only
     elif args.fit:
         names = list(CALIBRATION) + (list(CORPUS) if args.corpus else [])
@@ -422,7 +547,7 @@ def main() -> None:
         rows = [json.loads(line) for line in Path(args.rows).read_text().splitlines() if line]
         rows = [r for r in rows if r["case"] in names]
     else:
-        log = (HERE / "results" / "estimates_rows.tmp").open("w")
+        kept = stored_rows()  # the rows file keeps the latest row of every case measured
         for name in names:
             _prepare(*ALL[name][:2])
         for name in names:
@@ -434,10 +559,10 @@ def main() -> None:
                 continue
             row["load_1min"] = round(os.getloadavg()[0], 2)
             rows.append(row)
-            log.write(json.dumps(row) + "\n")
-            log.flush()
-            q = ratios(row)
-            say(f"{name:24s} {row['construction']:9s} ok={row['ok']} "
+            kept[name] = row
+            ROWS.write_text("".join(json.dumps(r) + "\n" for r in kept.values()))
+            q = ratios(record(row))
+            say(f"{name:24s} {row['construction']:11s} ok={row['ok']} "
                 f"cpu {sum(row[p][0] for p in ('build', 'write', 'check')):7.2f} s "
                 f"(est {row['estimate']['seconds']:7.2f}) ratios cpu {q['cpu']:.2f} "
                 f"wall {q['wall']:.2f} peak {q['peak']:.2f} gz {q['gz']:.2f} | "
@@ -454,38 +579,14 @@ def main() -> None:
         print_fitted(fit(rows), f"{time.strftime('%Y-%m-%d')}, {len(rows)} cases, "
                                 f"load {machine()['load_1min']}")
         return
-    lines = table(rows)
-    say("\n" + "\n".join(lines))
-    def worst_of(keys: tuple[str, ...]) -> float:
-        return max((max(v, 1 / v) for r in rows for k, v in ratios(r).items() if k in keys),
-                   default=1.0)
-
-    worst = worst_of(("cpu", "peak", "gz"))
-    worst_wall = worst_of(("wall",))
-    say(f"\nworst ratio of CPU time, peak and bytes (estimate/measured or its inverse): "
-        f"{worst:.2f} (goal ≤ 2); of wall time: {worst_wall:.2f} (the estimate is for a quiet "
-        f"machine; load {machine()['load_1min']})")
-    m = machine()
-    write_csv("estimates", ["case", "construction", "block", "jobs", "est_cpu_s", "cpu_s",
-                            "est_wall_s", "wall_s", "est_peak_bytes", "peak_bytes", "est_gz",
-                            "gz", "est_gamma_bits", "gamma_bits", "est_units", "units"],
-              [[r["case"], r["construction"], r.get("block"), r["jobs"],
-                f"{r['estimate']['seconds']:.3f}",
-                f"{sum(r[p][0] for p in ('build', 'write', 'check')):.3f}",
-                f"{r['estimate']['wall']:.3f}",
-                f"{sum(r[p][1] for p in ('build', 'write', 'check')):.3f}",
-                r["estimate"]["peak"], max(r["peak"], r["worker_peak"]),
-                r["estimate"]["gz"], r["gz"], r["estimate"]["gamma_bits"], r["gamma_bits"],
-                r["estimate"]["units"], r["units"]] for r in rows])
-    if not args.no_docs and args.only is None:
-        loads = sorted(r["load_1min"] for r in rows if "load_1min" in r)
-        load = f"{loads[0]}–{loads[-1]}" if loads else str(m["load_1min"])
-        header = (f"Measured by `python benchmarks/bench_estimates.py` on {m['cpu']}, "
-                  f"{m['cores']} cores, with a 1-minute load of {load} from other work on the "
-                  f"machine: the wall times are inflated by it (the estimate is for a quiet "
-                  f"machine), CPU times far less. Worst ratio of CPU time, peak memory and "
-                  f"bytes: {worst:.2f}; of wall time: {worst_wall:.2f}.")
-        update_docs(lines, header)
+    # the corpus's records: this run's, and (with --only) every other case's as stored
+    new = {r["case"]: record(r) for r in rows if r["case"] in CORPUS}
+    old = {} if args.only is None else {r["case"]: r for r in stored_records()}
+    records = [new.get(n) or old[n] for n in CORPUS if n in new or n in old]
+    if not new:
+        say("no corpus case measured: results/estimates.csv and the docs table left as they are")
+        return
+    report(records, docs=not args.no_docs)
 
 
 if __name__ == "__main__":

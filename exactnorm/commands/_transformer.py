@@ -12,7 +12,6 @@ from typing import Any
 from exactnorm.commands._common import (
     console,
     err_console,
-    human_duration,
     progress_hook,
     set_interrupt_note,
     verdict_line,
@@ -78,10 +77,10 @@ def transformer_plan_facts(plan: Any) -> dict[str, Any]:
     printed)."""
     return json_ready({
         "construction": "transformer slots", "summary": plan.summary, "jobs": plan.jobs,
-        "seed_rule": plan.seed_rule, "estimate": plan.estimate,
+        "seed_rule": plan.seed_rule, "estimate": plan.estimate.as_dict(plan.jobs),
         "slots": [{"name": sp.name, "widths": list(sp.target.widths),
                    "construction": sp.plan.construction, "note": sp.plan.note,
-                   "estimate": sp.plan.estimate} for sp in plan.slots]})
+                   "estimate": sp.plan.estimates()} for sp in plan.slots]})
 
 
 def run_transformer(args: argparse.Namespace, path: str) -> int:
@@ -110,10 +109,12 @@ def run_transformer(args: argparse.Namespace, path: str) -> int:
     facts = {"widths": [], "kinds": ["transformer"], "slots": len(plan.slots)}
     if args.dry_run:
         console.print(f"plan for {path}: {plan.summary}", markup=False)
-        for sp in plan.slots:
+        from exactnorm.constructions.costs import short_seconds
+
+        for sp in plan.slots:  # a slot's seconds are its process's (one each)
             e = sp.plan.estimate
             console.print(f"  slot {sp.name}: widths {list(sp.target.widths)}, "
-                          f"{sp.plan.construction}, ≈ {human_duration(e.seconds)}, frozen depth "
+                          f"{sp.plan.construction}, ≈ {short_seconds(e.seconds)}, frozen depth "
                           f"{e.depth}", markup=False)
         console.print("nothing was built (--dry-run): the same command without --dry-run "
                       "builds this plan", markup=False)

@@ -64,8 +64,19 @@ def plan_slots(tr: Transformer, seeds: dict[str, int], **options: Any) -> list[S
 
 
 def slots_estimate(plans: list[SlotPlan]) -> Estimate:
-    """The cost model's estimate of all slots together (a planning aid, not certified)."""
-    return combined_estimate([p.plan.estimate for p in plans])
+    """The cost model's estimate of all slots together (a planning aid, not certified): their
+    footprints added (:func:`~exactnorm.constructions.choice.combined_estimate`), the slots as
+    the parallel tasks (one process each), so that with several processes the build takes at
+    least its largest slot."""
+    est = combined_estimate([p.plan.estimate for p in plans])
+    builds = [p.plan.estimate.build_seconds for p in plans]
+    total = sum(builds)
+    largest = max(builds) / total if total > 0 else 1.0
+    tasks = max(1, len(plans))
+    fp = est.footprint
+    return replace(est, tasks=tasks, largest_task=largest,
+                   footprint=None if fp is None else replace(fp, tasks=tasks,
+                                                             largest_task=largest))
 
 
 def realize_slot(target: TargetNetwork, plan: CertifyPlan) -> Construction:
