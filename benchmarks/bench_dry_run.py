@@ -3,8 +3,9 @@ printed without any work, in a fresh process each, wall and CPU time against the
 
 The corpus is the one the estimates are fitted on: scikit-learn MLPs on the 8×8 digits (64-8-10,
 64-64-10 with a ``StandardScaler``, float32 and float64 as skl2onnx writes them), the trained
-784-128-10 MLP (``mlp_models``), LeNet-5 (``cnn_models``, its ONNX graph) and the three committed
-ResNet-8 ONNX files. Each run is ``exactnorm certify MODEL --box 0:1 --dry-run --json``; its
+784-128-10 MLP (``mlp_models``), LeNet-5 (``cnn_models``, its ONNX graph), the three committed
+ResNet-8 ONNX files and the trained transformers of ``tests/model/data`` (their token box is
+their own: no ``--box``). Each run is ``exactnorm certify MODEL --box 0:1 --dry-run --json``; its
 object is checked to be a plan (verdict ``PLAN``, exit 0) and that no file was written. CPU time
 is the child's user + system time (``resource.getrusage``), which a loaded machine inflates far
 less than wall time; both are written with the load average to
@@ -37,6 +38,7 @@ import numpy as np
 from _common import say, verdict, write_csv
 
 HERE = Path(__file__).resolve().parent
+TRANSFORMERS = HERE.parent / "tests" / "model" / "data"
 TARGET_SECONDS = 2.0
 
 
@@ -69,6 +71,8 @@ def corpus(folder: Path, quick: bool) -> dict[str, Path]:
     sys.path.insert(0, str(HERE))
     models = {f"resnet8-{p.stem.removeprefix('resnet8_digits').strip('_') or '8-16-32'}": p
               for p in sorted(HERE.glob("resnet8_digits*.onnx"))}
+    models.update({f"transformer-{name}": TRANSFORMERS / f"{name}.onnx" for name in
+                   ("tiny_preln", "modadd_1l_preln", "modadd_1l_postln", "modadd_2l_preln")})
     try:
         models.update(_sklearn_models(folder))
     except ImportError as exc:
@@ -123,7 +127,8 @@ def main() -> None:
         bytecode = compiled_copy(folder / "installed")
         for name, path in corpus(folder, args.quick).items():
             # an .npz target carries its own box; an ONNX model is given one
-            box = [] if path.suffix == ".npz" else ["--box", "0:1"]
+            box = [] if path.suffix == ".npz" or name.startswith("transformer") \
+                else ["--box", "0:1"]
             runs = [("certify", ["certify", str(path), *box, "--out", "c.json"])]
             if name.startswith(("mlp", "pipeline")) and path.suffix != ".npz":
                 runs.append(("capacity", ["capacity", str(path), *box, "--target",
