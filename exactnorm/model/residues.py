@@ -84,6 +84,7 @@ import numpy as np
 from flint import fmpq, fmpz, fmpz_mat
 
 from exactnorm.exact.linalg import clear_denominators
+from exactnorm.exact.modular import common_denominator
 from exactnorm.model.batch import as_columns
 from exactnorm.model.operators.base import matrix_shape
 from exactnorm.model.values import Scaled
@@ -148,14 +149,6 @@ def _pow2_mod(shifts: np.ndarray, p: int) -> np.ndarray:
     values, inverse = np.unique(shifts, return_inverse=True)
     table = np.array([pow(2, int(v), p) for v in values], dtype=np.float64)
     return table[inverse].reshape(shifts.shape)
-
-
-def _vector_residues(v: Sequence[Any], primes: Sequence[int]) -> tuple[np.ndarray, int]:
-    """Exact numbers ``v = v_n / D``: residues ``(K, len(v))`` of ``v_n`` and ``D``."""
-    fr = [Fraction(int(fmpq(x).p), int(fmpq(x).q)) for x in v]
-    den = math.lcm(*(x.denominator for x in fr)) if fr else 1
-    nums = [int(x * den) for x in fr]
-    return np.array([[n % p for n in nums] for p in primes], dtype=np.float64), den
 
 
 def _mod(u: np.ndarray, P: np.ndarray) -> np.ndarray:
@@ -286,8 +279,11 @@ class ResiduePlan:
         self.weight_den = [1 if layer.operator.weight is None
                            else int(clear_denominators(layer.operator.weight)[1])
                            for layer in target.layers]
-        self.bias_den = [_vector_residues(layer.bias, [2])[1] for layer in target.layers]
-        self._numerators: dict[int, Any] = {}
+        # each bias as integer numerators over its least common denominator
+        biases = [common_denominator(layer.bias) for layer in target.layers]
+        self.bias_den = [int(den) for _, den in biases]
+        self._bias_numerators = [[int(v) for v in nums] for nums, _ in biases]
+        self._weight_numerators: dict[int, list[int] | None] = {}
         self._residues: dict[tuple[int, int], tuple[np.ndarray | None, np.ndarray]] = {}
         self._scaled: dict[tuple[int, tuple[int, ...], int, int], Any] = {}
         self._bases: dict[tuple[int, ...], _Basis] = {}
@@ -322,17 +318,15 @@ class ResiduePlan:
         """Layer ``i``'s (0-based) weight numerator (``None`` for a fixed map) and bias
         numerator modulo ``p``."""
         if (i, p) not in self._residues:
-            layer = self.target.layers[i]
-            if i not in self._numerators:
-                op = layer.operator
-                num = None if op.weight is None else \
+            op = self.target.layers[i].operator
+            if i not in self._weight_numerators:
+                self._weight_numerators[i] = None if op.weight is None else \
                     [int(v) for v in clear_denominators(op.weight)[0].entries()]
-                fr = [Fraction(int(fmpq(x).p), int(fmpq(x).q)) for x in layer.bias]
-                self._numerators[i] = (num, [int(x * self.bias_den[i]) for x in fr])
-            num, bias = self._numerators[i]
+            num = self._weight_numerators[i]
             W = None if num is None else np.array([v % p for v in num], dtype=np.float64) \
-                .reshape(matrix_shape(layer.operator.weight)[0], -1)
-            self._residues[(i, p)] = (W, np.array([v % p for v in bias], dtype=np.float64))
+                .reshape(matrix_shape(op.weight)[0], -1)
+            self._residues[(i, p)] = (W, np.array([v % p for v in self._bias_numerators[i]],
+                                                  dtype=np.float64))
         return self._residues[(i, p)]
 
     def scaled(self, i: int, primes: tuple[int, ...], weight_factor: int,

@@ -42,7 +42,8 @@ from exactnorm.model.network import FloatNetwork
 from exactnorm.model.residues import ResiduePlan, exact_batch
 
 __all__ = ["load_data", "exact_outputs", "float_copy", "compare", "inside_box", "on_threads",
-           "residue_plan", "MAX_DATA_BYTES", "CHUNK", "EXACT_CHUNK", "EXACT_THREADS"]
+           "residue_plan", "exact_argmax", "MAX_DATA_BYTES", "CHUNK", "EXACT_CHUNK",
+           "EXACT_THREADS"]
 
 #: the largest data file read (the checker's default certificate limit)
 MAX_DATA_BYTES = DEFAULT_MAX_BYTES
@@ -143,11 +144,15 @@ def inside_box(X: np.ndarray, lower: Sequence[Any], upper: Sequence[Any]) -> np.
     return out
 
 
-def _argmax(row: list[int]) -> int:
-    """The index of the largest entry, the lowest on ties (exact integers)."""
+def exact_argmax(values: Sequence[Any]) -> int:
+    """The index of the largest of exact values (integers, rationals), the lowest on ties.
+
+    >>> exact_argmax([1, 3, 3, 2])
+    1
+    """
     k = 0
-    for i in range(1, len(row)):
-        if row[i] > row[k]:
+    for i in range(1, len(values)):
+        if values[i] > values[k]:
             k = i
     return k
 
@@ -180,7 +185,7 @@ def exact_outputs(target: Any, X: np.ndarray, progress: Hook = None
         N, D = batch
         for s, row in enumerate(N, start):
             values[s] = [v / D for v in row]
-            best[s] = _argmax(row)
+            best[s] = exact_argmax(row)
         if progress is not None:
             progress(start + len(N), n)
 
@@ -274,19 +279,19 @@ def run_float(copy: Any, X: np.ndarray, dtype: Any, progress: Hook = None) -> np
     """``copy.forward`` in batches of half :func:`float_chunk` samples, two at a time
     (:func:`on_threads`: the same memory as one whole batch), as float64 results."""
     chunk = max(1, float_chunk(copy) // EXACT_THREADS)
-    out: dict[int, np.ndarray] = {}
+    out: list[np.ndarray] = []  # on_threads keeps the batches in order
 
     def one(start: int) -> np.ndarray:
         with np.errstate(all="ignore"):  # per thread: float32 copies overflow by design
             return np.asarray(copy.forward(X[start:start + chunk], dtype), dtype=np.float64)
 
     def keep(start: int, Y: np.ndarray) -> None:
-        out[start] = Y
+        out.append(Y)
         if progress is not None:
             progress(min(start + chunk, len(X)), len(X))
 
     on_threads(one, range(0, len(X), chunk), keep)
-    return np.concatenate([out[s] for s in sorted(out)]) if out else np.zeros((0, 0))
+    return np.concatenate(out) if out else np.zeros((0, 0))
 
 
 def compare(Y: np.ndarray, exact: np.ndarray, best: np.ndarray,

@@ -38,6 +38,7 @@ from exactnorm.certificate import float_network, read_target
 from exactnorm.errors import ExactnormError, InputError, MissingExtraError, require_extra
 from exactnorm.exact.files import atomic_write
 from exactnorm.model.network import FloatNetwork, TargetNetwork
+from exactnorm.outputs.data_eval import exact_argmax
 from exactnorm.outputs.stages import Stages, declared_depth, refuse_invalid
 
 __all__ = [
@@ -464,7 +465,7 @@ def float_error_study(doc: dict[str, Any], target: Any, *,
         values = [target.evaluate(x) for x in xs]
         exact = np.array([[int(v.p) / int(v.q) for v in y] for y in values]).reshape(
             points, -1)
-        best = np.array([_argmax(y) for y in values], dtype=np.int64)
+        best = np.array([exact_argmax(y) for y in values], dtype=np.int64)
         X = np.array([[int(v.p) / int(v.q) for v in x] for x in xs]).reshape(points, -1)
         if copy is None:
             copy = float_copy(doc, progress=progress)
@@ -478,15 +479,6 @@ def float_error_study(doc: dict[str, Any], target: Any, *,
         return out, ""
     except (ExactnormError, ValueError) as exc:
         return None, f"not measured: {str(exc)[:200]}"
-
-
-def _argmax(values: Sequence[Any]) -> int:
-    """The index of the largest exact value (the lowest such index on a tie)."""
-    k = 0
-    for i in range(1, len(values)):
-        if values[i] > values[k]:
-            k = i
-    return k
 
 
 def _float_error_lines(errors: dict[str, dict[str, Any]] | None, why: str) -> list[str]:
