@@ -141,7 +141,10 @@ def test_sigint_during_the_784_128_10_mlp_certify(tmp_path):
 
 
 def test_timeout_ends_the_workers_with_exit_124(tmp_path):
-    save_target(random_target((20, 20, 20), seed=3), tmp_path / "t.json")
+    # two systems of 576 unknowns: about 10 s of building on two workers, so that the deadline
+    # falls inside the build on a quiet machine too (20-20-20 ended its build near 6 s, and a
+    # deadline during the check of the written bytes has another note)
+    save_target(random_target((24, 24, 24), seed=3), tmp_path / "t.json")
     proc = subprocess.run([sys.executable, "-m", "exactnorm", "certify", "t.json", "--out",
                            "c.json", "--jobs", "2", "--distribution", "bits:40",
                            "--construction", "theorem1", "--timeout", "6"], cwd=tmp_path,
